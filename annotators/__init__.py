@@ -1,0 +1,1 @@
+"""Pure text logic for storybench. Nothing in this package imports Apache Beam."""

@@ -1,0 +1,69 @@
+"""Chinese text cleaning (LOT section 3 and its appendix: "all spaces are deleted").
+
+`clean_chinese` deletes whitespace next to Chinese characters or full-width punctuation,
+turns ASCII punctuation used in Chinese prose into its full-width form, folds full-width
+letters and digits to ASCII, and makes ellipses uniform ("..." / "。。。" -> "……").
+Spaces between two Latin words survive ("Harry Potter"); decimals ("3.5") are untouched.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HAN_RE = re.compile(f"[{HAN}]")
+# Full-width punctuation used in Chinese prose (after normalisation).
+ZH_PUNCT = "，。！？；：、“”‘’（）《》〈〉「」『』【】…—～·"
+_WIDE = f"{HAN}{re.escape(ZH_PUNCT)}"
+_SPACE_NEAR_WIDE = re.compile(f"(?<=[{_WIDE}])[ \\t\\u3000\\u00a0]+|[ \\t\\u3000\\u00a0]+(?=[{_WIDE}])")
+_ASCII_TO_WIDE = {",": "，", "!": "！", "?": "？", ";": "；", ":": "：", "(": "（", ")": "）"}
+_ASCII_NEAR_HAN = re.compile(f"(?<=[{HAN}])[,!?;:()]|[,!?;:()](?=[{HAN}])")
+_ELLIPSIS = re.compile(r"\.{3,}|。{3,}|…+")
+_DOT_AFTER_HAN = re.compile(f"(?<=[{HAN}])\\.(?!\\d)")
+_MANY_BLANK_LINES = re.compile(r"\n\s*\n+")
+_DASHES = re.compile(r"[－—]{2,}|-{2,}")
+
+
+def han_count(text: str) -> int:
+    """Number of Chinese (Han) characters in `text`."""
+    return len(_HAN_RE.findall(text))
+
+
+def han_ratio(text: str) -> float:
+    """Share of Han characters among the non-space characters (0.0 for empty text)."""
+    chars = [c for c in text if not c.isspace()]
+    return han_count(text) / len(chars) if chars else 0.0
+
+
+def _fold_width(text: str) -> str:
+    """Full-width ASCII letters/digits -> ASCII; leaves Chinese punctuation alone."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if 0xFF10 <= code <= 0xFF19 or 0xFF21 <= code <= 0xFF3A or 0xFF41 <= code <= 0xFF5A:
+            out.append(chr(code - 0xFEE0))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def normalize_punctuation(text: str) -> str:
+    """ASCII punctuation beside Chinese -> full-width; ellipses -> "……"; dash runs -> "——"."""
+    text = _ASCII_NEAR_HAN.sub(lambda m: _ASCII_TO_WIDE[m.group(0)], text)
+    text = _ELLIPSIS.sub("……", text)
+    text = _DOT_AFTER_HAN.sub("。", text)
+    return _DASHES.sub("——", text)
+
+
+def clean_chinese(text: str, *, keep_paragraphs: bool = True) -> str:
+    """Normalise a Chinese story: NFC, width folding, punctuation, no spaces near Chinese.
+
+    Paragraph breaks are kept as single newlines when `keep_paragraphs`, else removed.
+    Known-bad inputs guarded against: CRLF, NBSP/ideographic spaces, zero-width characters.
+    """
+    text = unicodedata.normalize("NFC", text).replace("\r\n", "\n").replace("\r", "\n")
+    text = re.sub("[\u200b-\u200d\ufeff]", "", text)
+    text = normalize_punctuation(_fold_width(text))
+    lines = [_SPACE_NEAR_WIDE.sub("", line).strip() for line in text.split("\n")]
+    lines = [re.sub(r"[ \t]{2,}", " ", line) for line in lines if line]
+    return ("\n" if keep_paragraphs else "").join(lines)

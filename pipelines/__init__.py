@@ -1,0 +1,1 @@
+"""Apache Beam jobs of storybench: wiring only (`python -m pipelines.<job> --help`)."""
