@@ -168,8 +168,10 @@ class ReadFiles(beam.PTransform):
 
 # ----------------------------------------------------------------------------- stages
 class _StageFn(beam.DoFn):
-    def __init__(self, stage: str, fn: Callable, input_id: Callable, setup: Callable | None):
+    def __init__(self, stage: str, fn: Callable, input_id: Callable, setup: Callable | None,
+                 grouped: bool):
         self._stage, self._fn, self._input_id, self._setup = stage, fn, input_id, setup
+        self._grouped = grouped
         self._counters: dict[str, Any] = {}
 
     def setup(self):
@@ -181,43 +183,56 @@ class _StageFn(beam.DoFn):
             self._counters[outcome] = Metrics.counter(self._stage, outcome)
         self._counters[outcome].inc()
 
-    def process(self, element):
+    def _outcomes(self, element, side):
+        """(input_id, list of outputs | Drop) per input record held by `element`."""
         try:
-            result = self._fn(element)
-            if not isinstance(result, Drop):
-                result = list(result)
+            if self._grouped:
+                return [(i, r if isinstance(r, Drop) else list(r))
+                        for i, r in self._fn(element, **side)]
+            result = self._fn(element, **side)
+            return [(self._input_id(element), result if isinstance(result, Drop) else list(result))]
         except Exception as exc:  # bad input must not crash the job; it is recorded instead
             tb = traceback.format_exc(limit=3).strip().splitlines()[-1]
-            result = Drop("internal_error", f"{type(exc).__name__}: {exc} | {tb}"[:2000])
-        yield TaggedOutput(TALLY, (f"{self._stage}|read", 1))
-        if isinstance(result, Drop):
-            self._count(f"rejected/{result.reason}")
-            row = Reject(self._stage, str(self._input_id(element)), result.reason, result.detail)
-            yield TaggedOutput(REJECTS, row.to_row())
-            yield TaggedOutput(TALLY, (f"{self._stage}|rejected", 1))
-            yield TaggedOutput(TALLY, (f"{self._stage}|rejected/{result.reason}", 1))
-            return
-        self._count("written")
-        yield TaggedOutput(TALLY, (f"{self._stage}|written", 1))
-        if result:
-            yield TaggedOutput(TALLY, (f"{self._stage}|outputs", len(result)))
-        yield from result
+            drop = Drop("internal_error", f"{type(exc).__name__}: {exc} | {tb}"[:2000])
+            return [(self._input_id(element), drop)]
+
+    def process(self, element, **side):
+        for input_id, result in self._outcomes(element, side):
+            yield TaggedOutput(TALLY, (f"{self._stage}|read", 1))
+            if isinstance(result, Drop):
+                self._count(f"rejected/{result.reason}")
+                yield TaggedOutput(REJECTS, Reject(self._stage, str(input_id), result.reason,
+                                                   result.detail).to_row())
+                yield TaggedOutput(TALLY, (f"{self._stage}|rejected", 1))
+                yield TaggedOutput(TALLY, (f"{self._stage}|rejected/{result.reason}", 1))
+                continue
+            self._count("written")
+            yield TaggedOutput(TALLY, (f"{self._stage}|written", 1))
+            if result:
+                yield TaggedOutput(TALLY, (f"{self._stage}|outputs", len(result)))
+            yield from result
 
 
 class Stage(beam.PTransform):
     """Apply a pure `fn(record) -> iterable of outputs | Drop` and account for every input.
 
-    Returns a DoOutputsTuple with the main output, `rejects` (rows of REJECTS_SCHEMA) and
-    `tally` ((key, n) pairs for JobReport). Register the stage with `report.stage(...)`.
+    With `grouped=True`, `fn(element)` instead returns `[(input_id, outputs | Drop), ...]`,
+    one pair per input record the element holds (after a GroupByKey / CoGroupByKey), so
+    dedup and join steps keep the same accounting. `side_inputs` (name -> AsList/AsDict/...)
+    reach `fn` as keyword arguments. Returns a DoOutputsTuple with the main
+    output, `rejects` (rows of REJECTS_SCHEMA) and `tally`; register it with `report.add`.
     """
 
     def __init__(self, stage: str, fn: Callable, *, input_id: Callable = lambda e: e[0],
-                 setup: Callable | None = None):
+                 setup: Callable | None = None, grouped: bool = False,
+                 side_inputs: dict[str, Any] | None = None):
         super().__init__(f"Stage[{stage}]")
-        self._args = (stage, fn, input_id, setup)
+        self._args = (stage, fn, input_id, setup, grouped)
+        self._side = side_inputs or {}
 
     def expand(self, pcoll):
-        return pcoll | beam.ParDo(_StageFn(*self._args)).with_outputs(REJECTS, TALLY, main="main")
+        return pcoll | beam.ParDo(_StageFn(*self._args), **self._side).with_outputs(
+            REJECTS, TALLY, main="main")
 
 
 # ----------------------------------------------------------------------------- writing
