@@ -1,0 +1,70 @@
+"""The STORIUM- and edits-specific sections of CARD.md: every definition the outputs rely on,
+stated exactly (the issue asks the card to state the split and USER definitions)."""
+from __future__ import annotations
+
+SPLIT_DEFINITION = (
+    "A story's size is the number of whitespace-separated words over the `description` of "
+    "all its entries (every entry of every scene in the file, including entries rejected for "
+    "other reasons; cards are ignored). Stories are taken by size, largest first (ties: "
+    "smaller `story_id` first); each goes to the split whose assigned words divided by its "
+    "ratio is smallest (ties: train, then validation, then test). Exact fractions; a split "
+    "with ratio 0 receives nothing. Duplicate `game_pid`s: only the smallest input path is kept.")
+
+PACK_DEFINITION = (
+    "One example per character entry (role not `narrator`, not redacted) with text. Segments "
+    "in order: character (name + description); the scene's latest establishment before the "
+    "entry as `place` (its place card) and `establishment` (its text); `history` (last "
+    "`history` story entries and last `character_history` entries by the same character, "
+    "oldest first, the establishment excluded); `challenge` (card played on) and `card` "
+    "(cards played); `entry`. Empty segments are left out. Lengths from the Cassowary solver "
+    "(kiwisolver): required 1 <= tokens <= true_tokens and sum = min(budget, sum of "
+    "true_tokens); strong: entry == {entry} at {weight:g}x strong, every other segment == "
+    "{other} at strong. Cuts keep the beginning of cards, character and entry text, and the "
+    "end of history and establishment text. Examples with more segments than budget tokens "
+    "are rejected (`budget_below_segments`).")
+
+USER_DEFINITION = (
+    "Tokens = the text lower-cased, every character outside a-z and 0-9 replaced by a space, "
+    "split on whitespace. Generated tokens are aligned against published tokens with "
+    "`difflib.SequenceMatcher(None, gen, pub, autojunk={autojunk})`; every `equal` block "
+    "holding at least one token outside spaCy's English stop-word list ({n_stop} words) adds "
+    "its whole length to `matched`. Precision = matched / len(gen), recall = matched / "
+    "len(pub), F1 = 2PR/(P+R); each is 0 when undefined. ROUGE-L: longest common subsequence "
+    "of the same tokens (no stop-word removal), same P/R/F1 formulas. Summary means are "
+    "unweighted means over edits; `kept_token_share` = sum(matched) / sum(len(gen)).")
+
+
+def storium_sections(stats: dict) -> str:
+    cfg = stats.get("config", {})
+    pack = cfg.get("pack", {})
+    lines = ["## Split (paper section 2: 8:1:1 by stories and by tokens)", "", SPLIT_DEFINITION, "",
+             "| split | stories | story share | words | word share | target share |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for name, s in stats.get("split", {}).items():
+        lines.append(f"| {name} | {s['stories']} | {s['story_share']:.4f} | {s['words']} "
+                     f"| {s['word_share']:.4f} | {s['target_share']:.4f} |")
+    lines += ["", "## Packed contexts (paper section 3.1.1)", "",
+              PACK_DEFINITION.format(entry=pack.get("entry_preferred"), weight=pack.get("entry_weight", 10),
+                                     other=pack.get("other_preferred")), "",
+              f"- budget: {pack.get('budget')} tokens", f"- tokenizer: `{cfg.get('tokenizer')}`", ""]
+    return "\n".join(lines)
+
+
+def edits_sections(stats: dict) -> str:
+    cfg = stats.get("config", {})
+    lines = ["## USER metric (paper section 4.2, appendix C)", "",
+             USER_DEFINITION.format(autojunk=cfg.get("autojunk"), n_stop=cfg.get("n_stop_words")), "",
+             "## Preserved text by part of speech (paper section 5)", ""]
+    pres = stats.get("preserved", {})
+    if pres.get("skipped"):
+        lines.append(f"Skipped: {pres['skipped']}. Only the part-of-speech and named-entity "
+                     "table (`preserved_pos`) is missing; every other output is complete.")
+    else:
+        lines += [f"- spaCy pipeline: `{cfg.get('spacy_model')}`",
+                  f"- edits analysed: {pres.get('edits')} (unalignable: {pres.get('unaligned', 0)})",
+                  f"- generated entities: {pres.get('entities_generated')}, kept: "
+                  f"{pres.get('entities_kept')}, kept and naming a character: "
+                  f"{pres.get('entities_kept_in_characters')}",
+                  "- per part of speech: table `preserved_pos`"]
+    return "\n".join(lines + [""])
+
