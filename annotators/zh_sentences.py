@@ -1,9 +1,9 @@
 """Chinese sentence splitting (SPEC "LOT"; LOT's own repo has none, PEERS.md 1.1).
 
-A sentence ends after a run of 。！？；… and any closing quotes/brackets that follow.
-A terminator inside a “…” quotation does not end the sentence when the quotation closes
-later in the same paragraph (so 他说：“好。走吧！”然后 stays one sentence); an unclosed
-quote never swallows the rest of a story. Newlines always end a sentence. A sentence with
+A sentence ends after a run of 。！？；… and any closing quotes/brackets that follow
+(so 他说：“好。”然后… splits after ”). Terminators inside a quotation end sentences too:
+quote-aware splitting was tried and let one unbalanced “ swallow whole real LOT stories.
+Newlines always end a sentence. A sentence with
 fewer than `min_han` Chinese characters is merged into its previous neighbour (the first
 one into its next), until none is short or one sentence is left.
 """
@@ -13,32 +13,22 @@ from annotators.zh_clean import han_count
 
 TERMINATORS = "。！？；…!?;"
 CLOSERS = "”’」』）)】》\"'"
-_OPEN_QUOTES = {"“": "”", "「": "」", "『": "』"}
 
 
 def _raw_pieces(paragraph: str) -> list[str]:
-    """Split one paragraph at terminator runs, honouring closed quotations."""
+    """Split one paragraph after each run of terminators and the closers that follow it."""
     pieces: list[str] = []
     start, i, n = 0, 0, len(paragraph)
-    open_stack: list[str] = []
     while i < n:
-        ch = paragraph[i]
-        if ch in _OPEN_QUOTES and paragraph.find(_OPEN_QUOTES[ch], i + 1) != -1:
-            open_stack.append(_OPEN_QUOTES[ch])
-        elif open_stack and ch == open_stack[-1]:
-            open_stack.pop()
-        if ch in TERMINATORS:
-            j = i + 1
-            while j < n and paragraph[j] in TERMINATORS:
-                j += 1
-            if not open_stack:
-                while j < n and paragraph[j] in CLOSERS:
-                    j += 1
-                pieces.append(paragraph[start:j])
-                start = j
-            i = j
+        if paragraph[i] not in TERMINATORS:
+            i += 1
             continue
-        i += 1
+        while i < n and paragraph[i] in TERMINATORS:
+            i += 1
+        while i < n and paragraph[i] in CLOSERS:
+            i += 1
+        pieces.append(paragraph[start:i])
+        start = i
     if start < n:
         pieces.append(paragraph[start:])
     return [p for p in pieces if p.strip()]

@@ -36,6 +36,7 @@ from schemas.common import REJECTS_SCHEMA, SCHEMA_VERSION, Reject
 LOG = logging.getLogger("storybench")
 REJECTS = "rejects"
 TALLY = "tally"
+READ_ERROR = "__read_error__"
 LOCAL_RUNNERS = {None, "", "DirectRunner", "FnApiRunner", "direct", "fnapi"}
 
 
@@ -164,6 +165,36 @@ class ReadFiles(beam.PTransform):
             | "Paths" >> beam.Create(self._paths)
             | "Read" >> beam.Map(lambda p: (names[p], read_bytes(p)))
         )
+
+
+class ReadParquetRows(beam.PTransform):
+    """(input_id "name:row", row dict) for every row of every matched parquet file, streamed.
+
+    A file that cannot be read yields one row {READ_ERROR: message} for the parser to reject.
+    """
+
+    def __init__(self, paths: Sequence[str], names: dict[str, str] | None = None,
+                 columns: Sequence[str] | None = None):
+        super().__init__()
+        self._paths = list(paths)
+        self._names = names or {p: p.rsplit("/", 1)[-1] for p in self._paths}
+        self._columns = list(columns) if columns else None
+
+    def expand(self, pbegin):
+        names, columns = self._names, self._columns
+
+        def rows(path: str):
+            number = 0
+            try:
+                with FileSystems.open(path, compression_type="uncompressed") as f:
+                    for batch in pq.ParquetFile(f).iter_batches(batch_size=1024, columns=columns):
+                        for row in batch.to_pylist():
+                            yield f"{names[path]}:{number}", row
+                            number += 1
+            except Exception as exc:  # a corrupt file becomes one record the parser rejects
+                yield f"{names[path]}:{number}", {READ_ERROR: f"{type(exc).__name__}: {exc}"}
+
+        return pbegin | "Paths" >> beam.Create(self._paths) | "Rows" >> beam.FlatMap(rows)
 
 
 # ----------------------------------------------------------------------------- stages

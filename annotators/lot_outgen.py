@@ -1,0 +1,39 @@
+"""OutGen (LOT section 3.4): title, outline of at most 8 RAKE phrases, story.
+
+The outline comes from `annotators.outline.extract_outline` (RAKE over jieba words), or
+from the input's own outline when `outline_from="input"` and the story has one. When the
+input has an outline, agreement counts (shared phrases) are kept for the dataset card.
+"""
+from __future__ import annotations
+
+from annotators.ids import stable_id
+from annotators.lot_story import PreparedStory
+from annotators.outcome import Drop
+from schemas.lot import OutGenExample
+
+
+def build_outgen(story: PreparedStory, split: str, *, seed: int,
+                 outline_from: str = "rake") -> OutGenExample | Drop:
+    from annotators.outline import extract_outline
+
+    text = story.joined
+    if outline_from == "input" and story.outline:
+        phrases = tuple(p for p in dict.fromkeys(story.outline) if p and p in text)
+        source = "input"
+        if not phrases:
+            return Drop("input_outline_unusable", "no phrase of the input outline is in the story")
+    else:
+        phrases = extract_outline(text, seed=seed, story_id=story.story_id)
+        if isinstance(phrases, Drop):
+            return phrases
+        source = "rake"
+    return OutGenExample(stable_id("outgen", story.story_id), story.story_id, split, story.title,
+                         tuple(phrases), text, source)
+
+
+def agreement_counts(predicted: tuple[str, ...], official: tuple[str, ...] | None) -> tuple[int, int, int]:
+    """(shared distinct phrases, predicted, official) for micro precision/recall/F1."""
+    if not official:
+        return (0, 0, 0)
+    pred, gold = set(predicted), set(official)
+    return (len(pred & gold), len(pred), len(gold))
