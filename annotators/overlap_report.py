@@ -1,0 +1,67 @@
+"""Per-task overlap figures and their markdown in the layout of LOT Table 14.
+
+Percent = sum o / sum n, "# 8-grams" = sum o, "# Exam" = examples with o > 0,
+"# Exam >10%" = examples with ratio > 0.1, "Max Percent" = the largest ratio.
+Every figure is order-independent (integer sums, a max), so runners agree byte for byte.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from schemas.lot import TASKS
+
+TASK_TITLES = {"clozet": "ClozeT", "senpos": "SenPos", "plotcom": "PlotCom", "outgen": "OutGen"}
+
+
+def summarize(task: str, split: str, reference: str, rows: Iterable[dict],
+              over_threshold: float = 0.1) -> dict:
+    """One summary row (Table 14 column) from the example rows of one task and split."""
+    rows = list(rows)
+    total_n = sum(r["n"] for r in rows)
+    total_o = sum(r["o"] for r in rows)
+    return {
+        "task": task, "split": split, "reference": reference, "n_examples": len(rows),
+        "ratio": total_o / total_n if total_n else 0.0,
+        "ngrams": total_o,
+        "examples": sum(1 for r in rows if r["o"] > 0),
+        "examples_over_10pct": sum(1 for r in rows if r["ratio"] > over_threshold),
+        "max_ratio": max((r["ratio"] for r in rows), default=0.0),
+        "total_ngrams": total_n,
+    }
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f}%"
+
+
+def _task_order(task: str) -> tuple:
+    return (TASKS.index(task), "") if task in TASKS else (len(TASKS), task)
+
+
+def table14_markdown(summaries: Sequence[dict], n: int = 8) -> str:
+    """Markdown blocks in Table 14's layout: one block per (split, reference kind)."""
+    blocks: dict[tuple[str, str], list[dict]] = {}
+    for row in summaries:
+        kind = "train" if row["reference"].endswith("/train") else row["reference"]
+        blocks.setdefault((row["split"], kind), []).append(row)
+    lines = [f"# {n}-gram overlap (LOT Table 14 layout)", ""]
+    if not blocks:
+        lines += ["No test examples were audited (see rejects/).", ""]
+    for (split, kind), rows in sorted(blocks.items()):
+        rows = sorted(rows, key=lambda r: _task_order(r["task"]))
+        title = ("the Training Sets (each task's own train split)" if kind == "train"
+                 else f"`{kind}`")
+        head = [TASK_TITLES.get(r["task"], r["task"]) for r in rows]
+        lines += [f"## {split} split: overlap with {title}", "",
+                  "| Tasks | " + " | ".join(head) + " |",
+                  "|---|" + "---:|" * len(rows)]
+        table = [("# Examples", lambda r: f"{r['n_examples']:,}"),
+                 ("Percent", lambda r: _pct(r["ratio"])),
+                 (f"# {n}-grams", lambda r: f"{r['ngrams']:,}"),
+                 ("# Exam", lambda r: f"{r['examples']:,}"),
+                 ("# Exam >10%", lambda r: f"{r['examples_over_10pct']:,}"),
+                 ("Max Percent", lambda r: _pct(r["max_ratio"]))]
+        for label, fmt in table:
+            lines.append(f"| {label} | " + " | ".join(fmt(r) for r in rows) + " |")
+        lines.append("")
+    return "\n".join(lines)
