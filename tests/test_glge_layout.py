@@ -10,7 +10,7 @@ import pytest
 
 from annotators.glge_layout import (glge_task, lot_task, read_parquet_rows, serialise_lot_row,
                                     split_lines)
-from annotators.glge_levels import GlgeConfig, build_levels, level_files, level_rows
+from annotators.glge_levels import GlgeConfig, build_levels, gets_harder, level_files, level_rows
 from annotators.outcome import Drop
 from schemas.glge import FILES, LEVELS_SCHEMA, GlgeTask
 
@@ -68,6 +68,17 @@ def test_build_levels_on_the_tiny_fixture():
     assert levels.summary["levels"]["hard"]["type_overlap"] == 0.0
     assert levels.summary["levels"]["easy"]["token_overlap"] == 5 / 8
     assert levels.summary["harder"] is True
+
+
+def test_gets_harder_flags_a_hard_level_easier_than_medium():
+    def rates(*values):
+        return {lv: {"type_overlap": v, "token_overlap": v}
+                for lv, v in zip(("easy", "medium", "medium+", "hard"), values)}
+
+    assert gets_harder(rates(0.9, 0.8, 0.7, 0.5))
+    assert gets_harder(rates(0.9, 0.9, 0.9, 0.9))
+    assert not gets_harder(rates(0.9, 0.4, 0.7, 0.5))      # random medium already harder than hard
+    assert gets_harder(rates(None, None, None, None))      # no test tokens: nothing to compare
 
 
 def test_level_files_copy_dev_test_and_subset_train():
