@@ -1,0 +1,57 @@
+"""Tokenizers for packing: the default regex one and a byte-level BPE over local GPT-2 files
+(here a tiny vocabulary written by the test, with the real files' layout)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from annotators.storium_pack import cut
+from annotators.storium_tokens import Gpt2Tokenizer, RegexTokenizer, _byte_to_unicode, make_tokenizer
+
+
+def test_regex_tokens_are_words_and_punctuation_runs():
+    text = "\"Hold it,\" she said -- don't!"
+    assert [text[a:b] for a, b in RegexTokenizer().spans(text)] == [
+        '"', "Hold", "it", ',"', "she", "said", "--", "don", "'", "t", "!"]
+    assert make_tokenizer("regex").name == r"regex:\w+|[^\w\s]+"
+
+
+def test_byte_table_is_a_bijection_with_space_as_G_dot():
+    table = _byte_to_unicode()
+    assert len(set(table.values())) == 256 and table[32] == "\u0120" and table[ord("a")] == "a"
+
+
+@pytest.fixture
+def tiny_gpt2(tmp_path):
+    table = _byte_to_unicode()
+    merges = ["t h", "th e", "\u0120 c", "\u0120c a", "\u0120ca t", "a t"]
+    vocab = {ch: i for i, ch in enumerate(table.values())}
+    for m in merges:
+        vocab["".join(m.split())] = len(vocab)
+    (tmp_path / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    (tmp_path / "merges.txt").write_text("#version: 0.2\n" + "\n".join(merges) + "\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_bpe_applies_ranked_merges(tiny_gpt2):
+    tok = Gpt2Tokenizer(str(tiny_gpt2))
+    text = "the cat sat"
+    pieces = [text[a:b] for a, b in tok.spans(text)]
+    assert pieces == ["the", " cat", " ", "s", "at"]
+    assert tok.name == f"gpt2-bpe:{tiny_gpt2.name}"
+
+
+def test_bpe_never_cuts_inside_a_character(tiny_gpt2):
+    tok = Gpt2Tokenizer(str(tiny_gpt2))
+    text = "é!"
+    spans = tok.spans(text)
+    assert spans == [(0, 1), (0, 1), (1, 2)]  # two byte pieces of 'é' map to the whole character
+    assert cut(text, spans, 1, "start") == "é"
+
+
+def test_gpt2_spec_without_files_fails_clearly(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        make_tokenizer(f"gpt2:{tmp_path}")
+    with pytest.raises(ValueError):
+        make_tokenizer("sentencepiece")
