@@ -59,7 +59,7 @@ def task_table(task: str, summary: dict[str, Any]) -> list[str]:
 
 def glge_section(stats: dict[str, Any]) -> str:
     """Markdown appended to the default card."""
-    lines = [DEFINITION, "## Levels per task", ""]
+    lines = ["", DEFINITION, "## Levels per task", ""]
     tasks = stats.get("glge") or {}
     if not tasks:
         lines += ["No task was built (see the accounting and rejects/).", ""]

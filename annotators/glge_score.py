@@ -48,6 +48,15 @@ def stop_word_set(name: str) -> frozenset[str]:
     return _STOP_WORDS[name]
 
 
+def preload(config: TokenConfig) -> None:
+    """Load the stop-word list (and jieba's dictionary) now: for `DoFn.setup`."""
+    stop_word_set(config.stop_words)
+    if config.tokenizer == "jieba":
+        from annotators.zh_tokens import load
+
+        load()
+
+
 def _has_letter_or_digit(token: str) -> bool:
     return any(ch.isalnum() for ch in token)
 

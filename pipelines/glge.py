@@ -21,7 +21,7 @@ from apache_beam.io.filesystems import FileSystems
 from annotators.glge_card import glge_section
 from annotators.glge_layout import glge_task, lot_task, read_parquet_rows
 from annotators.glge_levels import GlgeConfig, build_levels, level_files, level_rows
-from annotators.glge_score import STOP_WORD_LISTS, TOKENIZERS, TokenConfig
+from annotators.glge_score import STOP_WORD_LISTS, TOKENIZERS, TokenConfig, preload
 from annotators.outcome import Drop
 from pipelines.common import (JobReport, Stage, WriteTable, default_card, delete_matching,
                               expand_input, is_local_path, join, make_pipeline, parse_job_args,
@@ -114,6 +114,8 @@ def run(argv: Sequence[str] | None = None) -> None:
     args, options = parse_job_args(parser, argv)
     if not args.input and not args.lot:
         parser.error("give --input (GLGE layout) and/or --lot (LOT tables)")
+    if args.input and is_local_path(args.input) and not os.path.isdir(args.input):
+        parser.error(f"--input {args.input}: not a folder")
     config = GlgeConfig(en=TokenConfig(args.tokenizer, args.stop_words),
                         zh=TokenConfig(args.lot_tokenizer, args.lot_stop_words))
     specs = task_specs(args)
@@ -127,8 +129,10 @@ def run(argv: Sequence[str] | None = None) -> None:
     p = make_pipeline(options)
     tasks = p | "Tasks" >> beam.Create(specs)
     loaded = report.add("load", tasks | "Load" >> Stage("load", load_task, input_id=lambda s: s[0]))
+    langs = sorted({"zh" if kind in LOT_KINDS else "en" for _, kind, *_ in specs})
     levels = report.add("levels", loaded | "Levels" >> Stage(
-        "levels", lambda t: [build_levels(t, config, seed)], input_id=lambda t: t.task))
+        "levels", lambda t: [build_levels(t, config, seed)], input_id=lambda t: t.task,
+        setup=lambda: [preload(config.tokens_for(lang)) for lang in langs]))
     summaries = levels | "WriteFiles" >> beam.Map(write_task_files, output)
     report.extra("glge", summaries | "Summaries" >> beam.combiners.ToList()
                  | "SummaryDict" >> beam.Map(lambda pairs: dict(sorted(pairs))))

@@ -247,3 +247,12 @@ def test_shared_realistic_targets(tmp_path):
         levels = stats["glge"][task]["levels"]
         assert stats["glge"][task]["harder"]
         assert levels["hard"]["type_overlap"] < levels["medium"]["type_overlap"] < levels["easy"]["type_overlap"]
+
+
+def test_bad_command_lines_stop_before_running(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        run(["--output", str(tmp_path / "o")])
+    with pytest.raises(SystemExit):
+        run(["--input", str(tmp_path / "absent"), "--output", str(tmp_path / "o")])
+    assert "not a folder" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
