@@ -78,9 +78,14 @@ def reference_fields_of(record: dict, fields: Sequence[str]) -> list[str] | Drop
 
 
 def check_example(record: dict, fields: Sequence[str], *, list_fields: Sequence[str] = (),
-                  default_split: str | None = None) -> tuple[str, str] | Drop:
-    """(example_id, split) of a test example whose text fields are all present, else a Drop."""
-    example_id = record.get("example_id", record.get("id"))
+                  default_split: str | None = None,
+                  fallback_id: str | None = None) -> tuple[str, str] | Drop:
+    """(example_id, split) of a test example whose text fields are all present, else a Drop.
+
+    Without an `example_id` (or `id`) field, `fallback_id` (the input id "file:line") is used
+    when given: a user's JSON-lines test file needs no ids.
+    """
+    example_id = record.get("example_id", record.get("id", fallback_id))
     if example_id is None or str(example_id) == "":
         return Drop("missing_id", "no example_id (or id) field")
     split = record.get("split") or default_split

@@ -60,7 +60,8 @@ def row_fn(config: ng.OverlapConfig, roles: Roles, source_role: str | None):
         if role == "test" or roles.lot:
             fields = roles.test_fields[task]
             checked = ar.check_example(record, fields, list_fields=("outline",),
-                                       default_split=None if roles.lot else "test")
+                                       default_split=None if roles.lot else "test",
+                                       fallback_id=None if roles.lot else input_id)
             if isinstance(checked, Drop):
                 return checked
             example_id, split = checked
