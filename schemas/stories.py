@@ -25,6 +25,8 @@ STORIES_SCHEMA = with_version(
             pa.field("cluster_id", pa.string(), nullable=True),
             pa.field("cluster_size", pa.int64(), nullable=True),
             pa.field("cluster_members", pa.list_(pa.string()), nullable=True),
+            # added by pipelines.stories: codec and evidence ("gb18030 (meta)") of crawled text
+            pa.field("encoding", pa.string(), nullable=True),
         ]
     ),
     "stories",
@@ -48,6 +50,7 @@ class Story:
     cluster_id: str | None = None
     cluster_size: int | None = None
     cluster_members: tuple[str, ...] | None = None
+    encoding: str | None = None
 
     def to_row(self) -> dict[str, Any]:
         row = dataclasses.asdict(self)

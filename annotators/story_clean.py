@@ -1,0 +1,123 @@
+"""Clean one crawled story and filter it by language and length (LOT section 3, appendix).
+
+LOT's annotators deleted "noisy words (e.g., links)" and all spaces, and worked on 50-500
+word stories (paper section 3 "Story Filtering"; PEERS.md 1.3). In order:
+1. boilerplate lines go: short lines (at most `boilerplate_max_chars`) matching a site
+   furniture pattern (copyright, source/reprint notes, previous/next links, follow-us,
+   submissions); a long paragraph that merely mentions such a word is kept;
+2. e-mail addresses, then URLs (scheme, `www.` and bare common-TLD domains) are deleted,
+   and the empty brackets and doubled commas they leave are tidied;
+3. `zh_clean.clean_chinese` deletes spaces near Chinese and normalises punctuation; ASCII
+   double quotes in Chinese lines become “ ” pairs; lines with no letter, digit or Han go;
+4. filters: Han share of non-space characters below `min_han_ratio` -> `not_chinese`;
+   fewer than `min_words` / more than `max_words` jieba words (punctuation tokens not
+   counted) -> `too_short` / `too_long`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from annotators import zh_tokens
+from annotators.outcome import Drop
+from annotators.zh_clean import HAN, clean_chinese, han_ratio
+
+BOILERPLATE = (
+    r"转载", r"版权", r"本文(由|来自|来源|整理)", r"(来源|出处)[:：]", r"原文(地址|链接)", r"上一篇", r"下一篇",
+    r"点击(这里|查看|阅读|进入)", r"关注(我们|公众号|微信)", r"扫(码|一扫)", r"投稿", r"联系我们", r"责任编辑",
+    r"免责声明", r"侵权", r"更多.{0,6}(故事|精彩|内容)", r"分享到", r"(?i)copyright", r"©", r"(?i)all rights reserved",
+)
+
+_EMAIL = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
+_URL_CHARS = r"[A-Za-z0-9\-._~:/?#\[\]@!$&'*+,;=%]"
+_URL = re.compile(
+    rf"(?:https?|ftp)://{_URL_CHARS}+"
+    rf"|www\.[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+(?:/{_URL_CHARS}*)?"
+    rf"|(?<![A-Za-z0-9\-.@])[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.(?:com|cn|net|org|cc|info|top|xyz)\b(?:/{_URL_CHARS}*)?",
+    re.I)
+_EMPTY_BRACKETS = re.compile(r"[（(【\[「<《]\s*[）)】\]」>》]")
+_REPEATED = re.compile(r"([，、；：])[，、；：]+")
+_DANGLING = re.compile(r"[，、；：]+(?=[。！？…])")
+_LEADING = re.compile(r"^[，、；：。]+")
+_SPACE_BEFORE = re.compile(r"(?<=[\u3000-\u303f\uff00-\uffef])\s+|\s+(?=[\u3000-\u303f\uff00-\uffef])")
+_HAN_OR_ALNUM = re.compile(f"[{HAN}A-Za-z0-9]")
+
+
+@dataclasses.dataclass(frozen=True)
+class CleanConfig:
+    """Cleaning and filter settings."""
+
+    min_words: int = 50  # LOT appendix / PEERS.md 1.3: 50-500-word segments
+    max_words: int = 500  # same source
+    min_han_ratio: float = 0.5  # not in the paper: "mostly Chinese" as the language filter
+    boilerplate_max_chars: int = 80  # not in the paper: longer lines are story text
+    boilerplate: tuple[str, ...] = BOILERPLATE
+
+
+def is_boilerplate(line: str, config: CleanConfig) -> bool:
+    return len(line) <= config.boilerplate_max_chars and any(re.search(p, line) for p in config.boilerplate)
+
+
+def remove_emails(text: str) -> str:
+    return _EMAIL.sub("", text)
+
+
+def remove_urls(text: str) -> str:
+    return _URL.sub("", text)
+
+
+def tidy_removals(line: str) -> str:
+    """Clear what deletions leave behind: empty brackets, doubled or dangling commas."""
+    line = _EMPTY_BRACKETS.sub("", line)
+    line = _REPEATED.sub(r"\1", line)
+    line = _DANGLING.sub("", line)
+    return _LEADING.sub("", _SPACE_BEFORE.sub("", line)).strip()
+
+
+def pair_quotes(line: str) -> str:
+    """ASCII double quotes in a Chinese line -> alternating “ and ”."""
+    if '"' not in line or han_ratio(line) < 0.3:
+        return line
+    out, opening = [], True
+    for ch in line:
+        if ch == '"':
+            out.append("“" if opening else "”")
+            opening = not opening
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def clean_text(text: str, config: CleanConfig = CleanConfig()) -> str:
+    """Steps 1-3 of the module docstring; paragraphs stay one per line."""
+    lines = [line for line in text.replace("\r\n", "\n").split("\n")
+             if line.strip() and not is_boilerplate(line.strip(), config)]
+    lines = [tidy_removals(remove_urls(remove_emails(line))) for line in lines]
+    cleaned = clean_chinese("\n".join(lines))
+    kept = [pair_quotes(tidy_removals(line)) for line in cleaned.split("\n")]
+    return "\n".join(line for line in kept if _HAN_OR_ALNUM.search(line))
+
+
+def word_count(text: str) -> int:
+    """jieba words with at least one letter, digit or Han character."""
+    return sum(1 for w in zh_tokens.words(text) if any(ch.isalnum() for ch in w))
+
+
+def check_story(text: str, config: CleanConfig = CleanConfig()) -> Drop | None:
+    """Language, then length filter; None when the story is kept."""
+    if not text:
+        return Drop("empty_after_cleaning", "nothing left after removing boilerplate and links")
+    ratio = han_ratio(text)
+    if ratio < config.min_han_ratio:
+        return Drop("not_chinese", f"han ratio {ratio:.2f} < {config.min_han_ratio}")
+    words = word_count(text)
+    if words < config.min_words:
+        return Drop("too_short", f"{words} words < {config.min_words}")
+    if words > config.max_words:
+        return Drop("too_long", f"{words} words > {config.max_words}")
+    return None
+
+
+def clean_title(title: str) -> str:
+    """A title on one line, spaces near Chinese deleted, links and e-mails removed."""
+    return clean_chinese(tidy_removals(remove_urls(remove_emails(title))), keep_paragraphs=False)
