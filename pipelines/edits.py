@@ -9,7 +9,6 @@ spaCy English pipeline is installed, kept versus deleted tokens by part of speec
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from typing import Sequence
 
 import apache_beam as beam

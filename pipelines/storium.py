@@ -56,48 +56,28 @@ def _keep_winner(element):
     return [game]
 
 
-def _split_of(story_id, splits):
-    return splits[story_id]
-
-
 def _table(report, rows, output, name, schema, key):
     report.tally(rows | WriteTable(join(output, name), schema, key, name=name))
 
 
-def run(argv: Sequence[str] | None = None) -> None:
-    args, options = parse_job_args(_parser(), argv)
-    if args.budget < 1:
-        raise SystemExit("--budget must be at least 1")
-    split_cfg, pack_cfg = SplitConfig(tuple(args.ratios)), PackConfig(budget=args.budget)
-    ctx_cfg = ContextConfig(max(0, args.history), max(0, args.character_history))
-    tokenizer_name = make_tokenizer(args.tokenizer).name  # fail early on missing vocab files
-    paths = expand_input(args.games, (".json",))
-    config = {"split": dataclasses.asdict(split_cfg), "pack": dataclasses.asdict(pack_cfg),
-              "context": dataclasses.asdict(ctx_cfg), "tokenizer": tokenizer_name}
-    report = JobReport(args.output, "storium", config=config, seed=None,
-                       inputs=sorted(input_names(paths, args.games).values()), options=options,
-                       card=lambda stats: default_card(stats) + "\n" + storium_sections(stats))
-    p = make_pipeline(options)
-    files = p | "ReadGames" >> ReadFiles(paths, input_names(paths, args.games))
+def _games(p, report, paths, names):
+    """Parsed games, one per element, with duplicate game_pids rejected."""
+    files = p | "ReadGames" >> ReadFiles(paths, names)
     parsed = report.add("games", files | "Parse" >> Stage("games", lambda e: _as_list(parse_game(*e))))
-    games = report.add("dedupe", parsed
-                       | "ByPid" >> beam.Map(lambda g: (g.story_id, g))
-                       | "GroupPid" >> beam.GroupByKey()
-                       | "Winner" >> beam.FlatMap(_first_of_duplicates)
-                       | "Dedupe" >> Stage("dedupe", _keep_winner, input_id=lambda e: e[0].input_id))
-    sizes = (games | "Sizes" >> beam.Map(lambda g: (g.story_id, g.n_words))
-             | "AllSizes" >> beam.combiners.ToList())
-    splits = sizes | "Assign" >> beam.Map(assign_splits, split_cfg)
-    split_side = beam.pvalue.AsSingleton(splits)
-    report.extra("split", sizes | "SplitReport" >> beam.Map(
-        lambda s, a: split_report(s, a, split_cfg), a=split_side))
+    return report.add("dedupe", parsed
+                      | "ByPid" >> beam.Map(lambda g: (g.story_id, g))
+                      | "GroupPid" >> beam.GroupByKey()
+                      | "Winner" >> beam.FlatMap(_first_of_duplicates)
+                      | "Dedupe" >> Stage("dedupe", _keep_winner, input_id=lambda e: e[0].input_id))
 
+
+def _write_tables(report, games, split_side, out):
+    """stories, characters, scenes, entries and cards, each row with its story's split."""
     def with_split(label, pcoll):
         return pcoll | label >> beam.Map(lambda r, sp: sc.row(r, split=sp[r.story_id]), sp=split_side)
 
-    out = args.output
-    _table(report, games | "StoryRows" >> beam.Map(lambda g, sp: story_row(g, sp[g.story_id]), sp=split_side), out, "stories",
-           sc.STORIES_SCHEMA, lambda r: r["story_id"])
+    stories = games | "StoryRows" >> beam.Map(lambda g, sp: story_row(g, sp[g.story_id]), sp=split_side)
+    _table(report, stories, out, "stories", sc.STORIES_SCHEMA, lambda r: r["story_id"])
     chars = report.add("characters", games | "CharItems" >> beam.FlatMap(lambda g: g.character_items)
                        | "Characters" >> Stage("characters", _item))
     _table(report, with_split("CharRows", chars), out, "characters", sc.CHARACTERS_SCHEMA,
@@ -110,16 +90,43 @@ def run(argv: Sequence[str] | None = None) -> None:
     _table(report, with_split("EntryRows", entries), out, "entries", sc.ENTRIES_SCHEMA,
            lambda r: (r["story_id"], r["entry_index"]))
     cards = games | "Cards" >> beam.FlatMap(lambda g: g.cards)
-    _table(report, with_split("CardRows", cards), out, "cards", sc.CARDS_SCHEMA,
-           lambda r: r["card_use_id"])
+    _table(report, with_split("CardRows", cards), out, "cards", sc.CARDS_SCHEMA, lambda r: r["card_use_id"])
+
+
+def _write_packed(report, games, split_side, out, ctx_cfg, pack_cfg, spec):
+    """One Cassowary-packed example per character entry with text."""
     contexts = report.add("contexts", games | "Contexts" >> Stage(
         "contexts", lambda g: build_contexts(g, ctx_cfg), input_id=lambda g: g.input_id))
-    spec = args.tokenizer
     packed = report.add("pack", contexts | "Pack" >> Stage(
         "pack", lambda c: _as_list(pack(c, make_tokenizer(spec), pack_cfg)),
         input_id=lambda c: c.entry_id, setup=lambda: make_tokenizer(spec)))
-    packed_rows = packed | "PackedSplit" >> beam.Map(lambda r, sp: {**r, "split": sp[r["story_id"]]}, sp=split_side)
-    _table(report, packed_rows, out, "packed", sc.PACKED_SCHEMA, lambda r: r["example_id"])
+    rows = packed | "PackedSplit" >> beam.Map(lambda r, sp: {**r, "split": sp[r["story_id"]]}, sp=split_side)
+    _table(report, rows, out, "packed", sc.PACKED_SCHEMA, lambda r: r["example_id"])
+
+
+def run(argv: Sequence[str] | None = None) -> None:
+    args, options = parse_job_args(_parser(), argv)
+    if args.budget < 1:
+        raise SystemExit("--budget must be at least 1")
+    split_cfg, pack_cfg = SplitConfig(tuple(args.ratios)), PackConfig(budget=args.budget)
+    ctx_cfg = ContextConfig(max(0, args.history), max(0, args.character_history))
+    tokenizer_name = make_tokenizer(args.tokenizer).name  # fail early on missing vocab files
+    paths = expand_input(args.games, (".json",))
+    names = input_names(paths, args.games)
+    config = {"split": dataclasses.asdict(split_cfg), "pack": dataclasses.asdict(pack_cfg),
+              "context": dataclasses.asdict(ctx_cfg), "tokenizer": tokenizer_name}
+    report = JobReport(args.output, "storium", config=config, seed=None, inputs=sorted(names.values()),
+                       options=options,
+                       card=lambda stats: default_card(stats) + "\n" + storium_sections(stats))
+    p = make_pipeline(options)
+    games = _games(p, report, paths, names)
+    sizes = (games | "Sizes" >> beam.Map(lambda g: (g.story_id, g.n_words))
+             | "AllSizes" >> beam.combiners.ToList())  # the split is one global step
+    split_side = beam.pvalue.AsSingleton(sizes | "Assign" >> beam.Map(assign_splits, split_cfg))
+    report.extra("split", sizes | "SplitReport" >> beam.Map(
+        lambda s, a: split_report(s, a, split_cfg), a=split_side))
+    _write_tables(report, games, split_side, args.output)
+    _write_packed(report, games, split_side, args.output, ctx_cfg, pack_cfg, args.tokenizer)
     report.finish(p)
     run_pipeline(p)
 
