@@ -7,9 +7,10 @@ import pathlib
 import pandas as pd
 import pytest
 
-from annotators.storium_tokens import RegexTokenizer
+from annotators.storium_tokens import Gpt2Tokenizer
 from pipelines import storium
 from test_storium_split import reference_split
+from test_storium_tokens import write_tiny_gpt2
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "storium"
 GLOB = str(FIXTURES / "*.json")
@@ -27,8 +28,11 @@ def out(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
-    return run(tmp_path_factory.mktemp("storium_small") / "out", "--budget", "40", "--history", "1",
-               "--ratios", "1,1,1", "--direct_running_mode=multi_processing", "--direct_num_workers=2")
+    """A tight budget with history, another ratio and a (tiny) GPT-2 BPE vocabulary."""
+    base = tmp_path_factory.mktemp("storium_small")
+    vocab = write_tiny_gpt2(base)
+    return run(base / "out", "--budget", "40", "--history", "1", "--ratios", "1,1,1",
+               "--tokenizer", f"gpt2:{vocab}")
 
 
 def table(out, name) -> pd.DataFrame:
@@ -126,13 +130,17 @@ def test_small_budget_with_history(small):
     segs = list(packed.loc["game-lighthouse:108", "segments"])
     assert [s["kind"] for s in segs] == ["character", "place", "establishment", "history", "challenge", "entry"]
     history = segs[3]
-    assert history["source_id"] == "game-lighthouse:107" and history["true_tokens"] == 9
-    assert "The first boat turns. Then the second.".endswith(history["text"])  # keeps its end
-    assert len(RegexTokenizer().spans(history["text"])) == history["tokens"] < 9
+    bpe = Gpt2Tokenizer(str(small.parent))
+    text = "The first boat turns. Then the second."
+    assert history["source_id"] == "game-lighthouse:107" and history["true_tokens"] == len(bpe.spans(text))
+    assert text.endswith(history["text"])  # keeps its end
+    assert len(bpe.spans(history["text"])) == history["tokens"] < history["true_tokens"]
     entry = segs[-1]
     assert entry["text"].startswith("Mara counts the hulls")  # keeps its beginning
     assert packed.loc["game-lighthouse:108", "total_tokens"] == 40
     assert set(table(small, "stories").split) == {"train", "validation", "test"}
+    assert set(packed.tokenizer) == {f"gpt2-bpe:{small.parent.name}"}
+    assert f"tokenizer: `gpt2-bpe:{small.parent.name}`" in (small / "CARD.md").read_text()
 
 
 def test_deterministic_across_worker_count(out, tmp_path):

@@ -22,23 +22,28 @@ def test_byte_table_is_a_bijection_with_space_as_G_dot():
     assert len(set(table.values())) == 256 and table[32] == "\u0120" and table[ord("a")] == "a"
 
 
-@pytest.fixture
-def tiny_gpt2(tmp_path):
+def write_tiny_gpt2(folder):
+    """GPT-2's file layout (vocab.json + merges.txt) with a handful of merges."""
     table = _byte_to_unicode()
-    merges = ["t h", "th e", "\u0120 c", "\u0120c a", "\u0120ca t", "a t"]
+    merges = ["t h", "th e", "\u0120 c", "\u0120c a", "\u0120ca t", "a t", "\u0120 the"]
     vocab = {ch: i for i, ch in enumerate(table.values())}
     for m in merges:
         vocab["".join(m.split())] = len(vocab)
-    (tmp_path / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
-    (tmp_path / "merges.txt").write_text("#version: 0.2\n" + "\n".join(merges) + "\n", encoding="utf-8")
-    return tmp_path
+    (folder / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    (folder / "merges.txt").write_text("#version: 0.2\n" + "\n".join(merges) + "\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def tiny_gpt2(tmp_path):
+    return write_tiny_gpt2(tmp_path)
 
 
 def test_bpe_applies_ranked_merges(tiny_gpt2):
     tok = Gpt2Tokenizer(str(tiny_gpt2))
-    text = "the cat sat"
+    text = "the cat sat on the mat"
     pieces = [text[a:b] for a, b in tok.spans(text)]
-    assert pieces == ["the", " cat", " ", "s", "at"]
+    assert pieces == ["the", " cat", " ", "s", "at", " ", "o", "n", " the", " ", "m", "at"]
     assert tok.name == f"gpt2-bpe:{tiny_gpt2.name}"
 
 
