@@ -60,11 +60,17 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def input_order(input_id: str) -> tuple:
+    """Sort key for "file:line" ids: file name, then line number as a number."""
+    name, _, line = input_id.rpartition(":")
+    return (name, int(line)) if line.isdigit() else (input_id, -1)
+
+
 def _dedup(key_name: str, reason: str):
-    """Grouped stage fn: keep the first record by a content-based order, reject the rest."""
+    """Grouped stage fn: keep the earliest record in input order (file, line); reject the rest."""
     def fn(element):
         _, stories = element
-        ordered = sorted(stories, key=lambda s: (s.story_id, text_key(s.text), s.input_id))
+        ordered = sorted(stories, key=lambda s: (input_order(s.input_id), s.story_id, text_key(s.text)))
         kept = ordered[0]
         return [(kept.input_id, [kept])] + [
             (s.input_id, Drop(reason, f"same {key_name} as {kept.input_id}")) for s in ordered[1:]]

@@ -8,8 +8,8 @@ DEFINITIONS = """## How the data was built
 - **Stories**: JSON lines (`story` or `text`; optional `id`, `title`, `outline`, `source`, `url`,
   `license`) or a parquet stories table. `story_id` is the input `id`, else a hash of the text.
   Normalisation `{normalize}` (whitespace: spaces next to Chinese deleted, text otherwise
-  verbatim; full: also punctuation normalised). Exact duplicate texts and duplicate ids keep
-  the first story by (story_id, text hash, input position); the rest are rejects.
+  verbatim; full: also punctuation normalised). Exact duplicate texts (ignoring whitespace)
+  and duplicate ids keep the earliest story in input order (file, line); the rest are rejects.
 - **Sentences**: a sentence ends after a run of 。！？；… plus closing quotes/brackets (also
   inside quotations); a newline ends a sentence; a sentence with fewer than 10 Chinese characters merges into its previous neighbour (the first into the
   next). **Words**: jieba precise mode, HMM on, whitespace tokens dropped.

@@ -1,0 +1,81 @@
+"""Checks every LOT output must pass (issue 2, "What must hold"), written from the definitions."""
+from __future__ import annotations
+
+import glob
+import json
+import re
+
+import jieba
+import pandas as pd
+
+
+def squash(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def read_table(path) -> pd.DataFrame:
+    files = sorted(glob.glob(f"{path}/*.parquet"))
+    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+
+
+def check_lot_output(out, sources: dict[str, str]) -> dict[str, pd.DataFrame]:
+    """Assert the issue's invariants; `sources` maps story_id -> input story text."""
+    tables = {t: read_table(f"{out}/{t}") for t in ("clozet", "senpos", "plotcom", "outgen")}
+    for task, df in tables.items():
+        assert df.example_id.is_unique, task
+        assert (df.groupby("story_id").split.nunique() <= 1).all(), f"{task}: a story in two splits"
+        assert set(df.split) <= {"train", "val", "test"}
+    for row in tables["senpos"].itertuples():
+        parts = row.story.split("[MASK]")
+        assert len(parts) - 1 == row.n_candidates and 1 <= row.label <= row.n_candidates
+        rebuilt = "".join(parts[:row.label]) + row.sentence + "".join(parts[row.label:])
+        assert squash(rebuilt) in squash(sources[row.story_id]) if row.paragraph_index >= 0 \
+            else squash(rebuilt) == squash(sources[row.story_id]), row.example_id
+        assert len(row.sentence) >= 10
+        assert not squash(sources[row.story_id]).startswith(squash(row.sentence))
+        assert not squash(sources[row.story_id]).endswith(squash(row.sentence))
+    for row in tables["plotcom"].itertuples():
+        assert row.story.count("<MASK>") == 1
+        assert squash(row.story.replace("<MASK>", row.plot)) == squash(sources[row.story_id])
+    for row in tables["clozet"].itertuples():
+        right = row.plot0 if row.label == "0" else row.plot1
+        assert squash(row.story.replace("<mask>", right)) == squash(sources[row.story_id])
+        assert not squash(sources[row.story_id]).startswith(squash(right))
+    for row in tables["outgen"].itertuples():
+        phrases = list(row.outline)
+        assert 1 <= len(phrases) <= 8 and len(set(phrases)) == len(phrases)
+        for phrase in phrases:
+            assert phrase in row.story
+            assert len([w for w in jieba.lcut(phrase) if w.strip()]) <= 8
+        assert squash(row.story) == squash(sources[row.story_id])
+    plotcom_train = set(tables["plotcom"].query("split == 'train'").story_id)
+    assert not plotcom_train & set(tables["clozet"].story_id)
+    return tables
+
+
+def check_jsonl_exports(out, tables: dict[str, pd.DataFrame]) -> None:
+    """`<task>/<split>.jsonl` hold LongLM's fields, as many records as the table rows."""
+    fields = {"clozet": ["story", "plot0", "plot1", "label"], "senpos": ["story", "sentence", "label"],
+              "plotcom": ["story", "plot"], "outgen": ["title", "outline", "story"]}
+    for task, df in tables.items():
+        for split in ("train", "val", "test"):
+            with open(f"{out}/{task}/{split}.jsonl", encoding="utf-8") as f:
+                records = [json.loads(line) for line in f]
+            assert len(records) == (df.split == split).sum()
+            for rec in records:
+                assert list(rec) == fields[task]
+                if task == "clozet":
+                    assert rec["label"] in ("0", "1")
+                if task == "senpos":
+                    assert isinstance(rec["label"], int)
+
+
+def check_accounting(out) -> dict:
+    with open(f"{out}/stats.json", encoding="utf-8") as f:
+        stats = json.load(f)
+    assert stats["balanced"]
+    for name, stage in stats["stages"].items():
+        assert stage["read"] == stage["written"] + stage["rejected"], name
+    rejects = read_table(f"{out}/rejects")
+    assert len(rejects) == sum(s["rejected"] for s in stats["stages"].values())
+    return stats
