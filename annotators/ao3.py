@@ -13,7 +13,6 @@ blocks by structure, and "Notes for the Chapter:" / "Summary for the Chapter:" /
 """
 from __future__ import annotations
 
-import collections
 import dataclasses
 import json
 import re
@@ -129,6 +128,3 @@ def filter_reasons(meta: Ao3Part, chapters: list[Ao3Chapter], config: Ao3Config)
         reasons.append("too_few_chapters")
     return reasons
 
-
-def count_sources(parts: list[Ao3Part]) -> dict[str, int]:
-    return dict(collections.Counter(p.input_id for p in parts))

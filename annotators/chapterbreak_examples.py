@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from annotators.chapter_numerals import NUMERAL
 from annotators.en_tokens import DEFAULT_TOKENIZER, TokenIndex, get_tokenizer
 from annotators.headings import CHAPTER_PHRASE
 from annotators.ids import rng_for, stable_id
@@ -157,6 +156,3 @@ def _rows(book, book_id, source, boundary, gold_chapter, cut, gold_text, negs, s
             "heading_normalization": "rewrite_to_gold" if config.rewrite_headings else "none"})
     return rows
 
-
-__all__ = ["ExampleConfig", "BookChapter", "BookText", "chapter_examples", "rewrite_heading",
-           "suffix", "NUMERAL"]

@@ -19,12 +19,9 @@ safe on real books:
 from __future__ import annotations
 
 import dataclasses
-import re
 
-from annotators.chapter_numerals import NUMERAL, numeral_value
 from annotators.headings import (
-    CHAPTER_PHRASE, HeadingCandidate, chapter_candidate, illustration_candidate,
-    numeral_candidate, is_structural)
+    HeadingCandidate, chapter_candidate, illustration_candidate, is_structural, numeral_candidate)
 from annotators.outcome import Drop
 
 
@@ -197,6 +194,3 @@ def chapter_opening(chapter: DetectedChapter) -> str:
     parts = [p for p in (chapter.heading, chapter.body) if p]
     return "\n\n".join(parts)
 
-
-__all__ = ["ChapterConfig", "DetectedChapter", "detect_chapters", "chapter_opening",
-           "CHAPTER_PHRASE", "NUMERAL", "numeral_value"]
