@@ -2,13 +2,14 @@
 
 LOT's annotators deleted "noisy words (e.g., links)" and all spaces, and worked on 50-500
 word stories (paper section 3 "Story Filtering"; PEERS.md 1.3). In order:
-1. boilerplate lines go: short lines (at most `boilerplate_max_chars`) matching a site
-   furniture pattern (copyright, source/reprint notes, previous/next links, follow-us,
-   submissions); a long paragraph that merely mentions such a word is kept;
-2. e-mail addresses, then URLs (scheme, `www.` and bare common-TLD domains) are deleted,
+1. e-mail addresses, then URLs (scheme, `www.` and bare common-TLD domains) are deleted,
    and the empty brackets and doubled commas they leave are tidied;
-3. `zh_clean.clean_chinese` deletes spaces near Chinese and normalises punctuation; ASCII
-   double quotes in Chinese lines become “ ” pairs; lines with no letter, digit or Han go;
+2. `zh_clean.clean_chinese` deletes spaces near Chinese and normalises punctuation; ASCII
+   double quotes in Chinese lines become “ ” pairs;
+3. lines with no letter, digit or Han go, and so do boilerplate lines: short lines (at
+   most `boilerplate_max_chars`) matching a site-furniture pattern (copyright, source or
+   reprint notes, previous/next links, follow-us, submissions); a long paragraph that
+   merely mentions such a word is kept;
 4. filters: Han share of non-space characters below `min_han_ratio` -> `not_chinese`;
    fewer than `min_words` / more than `max_words` jieba words (punctuation tokens not
    counted) -> `too_short` / `too_long`.
@@ -38,8 +39,10 @@ _URL = re.compile(
 _EMPTY_BRACKETS = re.compile(r"[（(【\[「<《]\s*[）)】\]」>》]")
 _REPEATED = re.compile(r"([，、；：])[，、；：]+")
 _DANGLING = re.compile(r"[，、；：]+(?=[。！？…])")
+_ELLIPSIS = re.compile(r"…+")
 _LEADING = re.compile(r"^[，、；：。]+")
 _SPACE_BEFORE = re.compile(r"(?<=[\u3000-\u303f\uff00-\uffef])\s+|\s+(?=[\u3000-\u303f\uff00-\uffef])")
+_HAN = re.compile(f"[{HAN}]")
 _HAN_OR_ALNUM = re.compile(f"[{HAN}A-Za-z0-9]")
 
 
@@ -70,13 +73,13 @@ def tidy_removals(line: str) -> str:
     """Clear what deletions leave behind: empty brackets, doubled or dangling commas."""
     line = _EMPTY_BRACKETS.sub("", line)
     line = _REPEATED.sub(r"\1", line)
-    line = _DANGLING.sub("", line)
+    line = _ELLIPSIS.sub("……", _DANGLING.sub("", line))
     return _LEADING.sub("", _SPACE_BEFORE.sub("", line)).strip()
 
 
 def pair_quotes(line: str) -> str:
     """ASCII double quotes in a Chinese line -> alternating “ and ”."""
-    if '"' not in line or han_ratio(line) < 0.3:
+    if '"' not in line or not _HAN.search(line):
         return line
     out, opening = [], True
     for ch in line:
@@ -88,14 +91,28 @@ def pair_quotes(line: str) -> str:
     return "".join(out)
 
 
+def _clean_once(text: str, config: CleanConfig) -> str:
+    lines = [pair_quotes(tidy_removals(remove_urls(remove_emails(line)))) for line in text.split("\n")]
+    # Twice: zh_clean normalises punctuation before deleting spaces, so "说 :" needs a second pass.
+    cleaned = clean_chinese(clean_chinese("\n".join(lines)))
+    kept = [tidy_removals(line) for line in cleaned.split("\n")]
+    return "\n".join(line for line in kept if _HAN_OR_ALNUM.search(line) and not is_boilerplate(line, config))
+
+
 def clean_text(text: str, config: CleanConfig = CleanConfig()) -> str:
-    """Steps 1-3 of the module docstring; paragraphs stay one per line."""
-    lines = [line for line in text.replace("\r\n", "\n").split("\n")
-             if line.strip() and not is_boilerplate(line.strip(), config)]
-    lines = [tidy_removals(remove_urls(remove_emails(line))) for line in lines]
-    cleaned = clean_chinese("\n".join(lines))
-    kept = [pair_quotes(tidy_removals(line)) for line in cleaned.split("\n")]
-    return "\n".join(line for line in kept if _HAN_OR_ALNUM.search(line))
+    """Steps 1-3 of the module docstring, repeated until nothing changes (at most 4 rounds).
+
+    Boilerplate is judged on the cleaned line, so a line long only because of its URLs is
+    still recognised; repeating makes cleaning idempotent when a deletion brings ASCII
+    punctuation next to Chinese. Paragraphs stay one per line.
+    """
+    text = text.replace("\r\n", "\n")
+    for _ in range(4):
+        cleaned = _clean_once(text, config)
+        if cleaned == text:
+            break
+        text = cleaned
+    return text
 
 
 def word_count(text: str) -> int:
