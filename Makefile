@@ -9,7 +9,7 @@ SEED ?= 0
 setup:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,gcp]'
 
 test:
 	$(PY) -m pytest -n 2 tests
