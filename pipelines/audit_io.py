@@ -74,15 +74,17 @@ def stream_records(item, columns: Sequence[str] | None):
 class ReadRecords(beam.PTransform):
     """Check then stream the records of `sources` [(path, task, name)]; see module doc."""
 
-    def __init__(self, sources, report: JobReport, label: str, columns: Sequence[str] | None = None):
+    def __init__(self, sources, report: JobReport, label: str, columns: Sequence[str] | None = None,
+                 check: bool = True):
         super().__init__()
         self._sources, self._report, self._label = sorted(sources), report, label
-        self._columns = list(columns) if columns else None
+        self._columns, self._check = (list(columns) if columns else None), check
 
     def expand(self, pbegin):
         stage = f"{self._label}_files"
-        files = pbegin | "Files" >> beam.Create(self._sources)
-        ok = self._report.add(stage, files | Stage(stage, sniff_file, input_id=lambda e: e[2]))
+        ok = files = pbegin | "Files" >> beam.Create(self._sources)
+        if self._check:  # unchecked: a second read of files another ReadRecords checked
+            ok = self._report.add(stage, files | Stage(stage, sniff_file, input_id=lambda e: e[2]))
         return ok | "Stream" >> beam.FlatMap(stream_records, self._columns)
 
 

@@ -47,32 +47,43 @@ class Roles:
     lot: bool  # --lot: a row's split decides (train = reference); else by source
 
 
-def row_fn(config: ng.OverlapConfig, roles: Roles, source_role: str | None):
-    """Stage fn: a parsed row becomes a test ExampleGrams or reference token lists."""
+def row_fn(config: ng.OverlapConfig, roles: Roles, source_role: str | None,
+           quiet: bool = False):
+    """Stage fn: a parsed row becomes ("test", ExampleGrams) or ("reference", task, tokens).
+
+    In --lot mode the same files are read twice: the `lot_rows` Stage (source_role None)
+    checks every row, scores val/test rows and marks train rows ("train", task) without
+    tokenising them; the `lot_reference_rows` Stage (source_role "reference", quiet)
+    tokenises train rows only and skips, without a second rejects row, whatever the first
+    Stage rejected. Keeping the reference in its own PCollection lets it stream.
+    """
 
     def fn(item):
         input_id, task, kind, payload = item
         record = payload if isinstance(payload, (dict, Drop)) else ar.parse_record(kind, payload)
         if isinstance(record, Drop):
-            return record
-        role = source_role or ("reference" if record.get("split") == "train" else "test")
-        tokenize = tokenizer(config.tokenizer)
-        if role == "test" or roles.lot:
+            return [] if quiet else record
+        is_train = record.get("split") == "train"
+        if roles.lot and quiet and not is_train:
+            return []
+        if roles.lot or source_role == "test":
             fields = roles.test_fields[task]
             checked = ar.check_example(record, fields, list_fields=("outline",),
                                        default_split=None if roles.lot else "test",
                                        fallback_id=None if roles.lot else input_id)
             if isinstance(checked, Drop):
-                return checked
+                return [] if quiet else checked
             example_id, split = checked
         else:
             fields = ar.reference_fields_of(record, roles.reference_fields[task])
             if isinstance(fields, Drop):
                 return fields
         texts = ng.field_texts(record, fields)
-        if role == "reference":
-            return [("reference", task, ng.field_tokens(texts, tokenize, config))]
-        grams = ng.example_ngrams(texts, tokenize, config)
+        if source_role == "reference":
+            return [("reference", task, ng.field_tokens(texts, tokenizer(config.tokenizer), config))]
+        if is_train and roles.lot:
+            return [("train", task)]
+        grams = ng.example_ngrams(texts, tokenizer(config.tokenizer), config)
         return [("test", ng.ExampleGrams(task, split, example_id, grams))]
 
     return fn
@@ -108,11 +119,9 @@ class MatchReference(beam.DoFn):
             yield task, gram
 
 
-def audit(rows, report: JobReport, config: ng.OverlapConfig, roles: Roles, reference_of,
-          output: str):
-    """Score the test examples among `rows` (Stage outputs) and write every table."""
+def audit(rows, refs, report: JobReport, config: ng.OverlapConfig, reference_of, output: str):
+    """Score the test examples among `rows` against the reference docs `refs`; write tables."""
     tests = rows | "Tests" >> beam.Filter(lambda r: r[0] == "test") | "Ex" >> beam.Map(lambda r: r[1])
-    refs = rows | "Refs" >> beam.Filter(lambda r: r[0] == "reference")
     test_sets = (tests | "TestGrams" >> beam.Map(lambda e: (e.task, e.grams))
                  | "UnionPerTask" >> beam.CombinePerKey(_UnionSets())
                  | "TestSets" >> beam.combiners.ToDict())
@@ -192,6 +201,9 @@ def run(argv: Sequence[str] | None = None) -> None:
         records = p | "ReadLot" >> ReadRecords(sources, report, "lot", columns)
         rows = report.add("lot_rows", records | Stage("lot_rows", row_fn(config, roles, None),
                                                        setup=setup))
+        again = p | "ReadLotRef" >> ReadRecords(sources, report, "lot_ref", columns, check=False)
+        refs = report.add("lot_reference_rows", again | Stage(
+            "lot_reference_rows", row_fn(config, roles, "reference", quiet=True), setup=setup))
         labels = rows | "Label" >> beam.Map(lambda r: f"{r[1].task}/{r[1].split}" if r[0] == "test"
                                             else f"{r[1]}/train")
         expected = [f"{t}/{s}" for t in TASKS for s in SPLITS]
@@ -212,12 +224,13 @@ def run(argv: Sequence[str] | None = None) -> None:
         ref_rec = p | "ReadRef" >> ReadRecords(ref_src, report, "reference", list(ref_fields))
         rows_t = report.add("test_rows", test_rec | Stage("test_rows", row_fn(config, roles, "test"), setup=setup))
         rows_r = report.add("reference_rows", ref_rec | Stage("reference_rows", row_fn(config, roles, "reference"), setup=setup))
-        rows = (rows_t, rows_r) | "AllRows" >> beam.Flatten()
-        labels = rows | "Label" >> beam.Map(lambda r: task if r[0] == "test" else "reference")
+        rows, refs = rows_t, rows_r
+        labels = ((rows_t | "LabelT" >> beam.Map(lambda r: task)),
+                  (rows_r | "LabelR" >> beam.Map(lambda r: "reference"))) | "Labels" >> beam.Flatten()
         expected = [task, "reference"]
         reference_of = lambda _task: args.reference  # noqa: E731
     report.add("splits", count_check(labels, expected) | Stage("splits", ar.check_split))
-    audit(rows, report, config, roles, reference_of, args.output)
+    audit(rows, refs, report, config, reference_of, args.output)
     report.finish(p)
     run_pipeline(p)
 
