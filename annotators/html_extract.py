@@ -3,7 +3,9 @@
 `extract_links` gives the crawler the page's links in document order (absolute, without
 fragments, each once). `extract_story` applies a site spec's CSS selectors: the title is the
 first match's text with whitespace collapsed ("" when the selector finds nothing), the body
-is the first match's text with one line per block element (<p>, <br>, <div>, <li>, ...).
+is the first match's text with one line per block element (<p>, <br>, <div>, <li>, ...);
+newlines inside text nodes also end a line, because many story sites paste plain text
+with its line breaks into one element (Chinese has no spaces to lose there).
 Scripts, styles, forms and comments are dropped; anchor text is kept because story sites
 wrap ordinary words in tag links, and URL-looking text is removed later by `story_clean`.
 Known-bad inputs guarded against: broken markup (lxml repairs it), missing selectors,

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import pathlib
 
 import pytest
 from hypothesis import given, settings
@@ -13,8 +14,10 @@ from annotators.html_extract import extract_links, extract_story
 from annotators.http_fetch import FetchConfig, Fetcher, parse_retry_after, retry_delay
 from annotators.outcome import Drop
 from annotators.robots import agent_token, parse_robots, robots_for_status
-from annotators.site_spec import SpecError, host_key, normalize_url, parse_spec
+from annotators.site_spec import SpecError, host_key, load_spec, normalize_url, parse_spec
 from tests.fixtures.site.server import SiteServer
+
+SAMPLE_SPECS = sorted((pathlib.Path(__file__).resolve().parents[1] / "samples" / "sites").glob("*.*"))
 
 SPEC = {"name": "fables", "start_urls": ["http://Example.org:80/index.html#top"],
         "allowed_hosts": ["example.org"], "follow": r"/list/\d+\.html$", "story": r"/story/\d+\.html$",
@@ -44,6 +47,12 @@ def test_spec_yaml_and_errors():
         parse_spec(json.dumps({**SPEC, "delay": 3}))
     with pytest.raises(SpecError, match="unreadable"):
         parse_spec("{not json")
+
+
+@pytest.mark.parametrize("path", SAMPLE_SPECS, ids=lambda p: p.name)
+def test_shipped_example_specs_load(path):
+    spec = load_spec(str(path))
+    assert spec.name == path.stem and spec.is_follow(spec.start_urls[0]) and spec.license
 
 
 @pytest.mark.parametrize("url,base,expected", [

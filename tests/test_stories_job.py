@@ -7,7 +7,7 @@ import pathlib
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines import crawl, stories
+from pipelines import crawl, lot, stories
 from schemas.stories import STORIES_SCHEMA
 from tests.fixtures.site.make_site import STORIES
 from tests.fixtures.site.server import CRAWL_FLAGS, SLOW_SECONDS, WWW, SiteServer, site_spec
@@ -103,6 +103,12 @@ def test_stories_table_has_the_columns_pipelines_lot_reads(built):
     schema = pq.read_schema(built["out"] / "stories" / "part-00000-of-00001.parquet")
     for column in ("story_id", "title", "text", "source", "url", "license", "lang"):
         assert schema.field(column).type == STORIES_SCHEMA.field(column).type
+
+
+def test_pipelines_lot_reads_the_stories_table(built):
+    lot.run(["--stories", str(built["out"] / "stories"), "--output", str(built["tmp"] / "lot")])
+    stats = json.loads((built["tmp"] / "lot" / "stats.json").read_text(encoding="utf-8"))
+    assert stats["stages"]["parse"]["read"] == 7 and stats["stages"]["parse"]["rejected"] == 0
 
 
 @pytest.fixture(scope="module")
