@@ -62,8 +62,9 @@ def clean_chinese(text: str, *, keep_paragraphs: bool = True) -> str:
     Known-bad inputs guarded against: CRLF, NBSP/ideographic spaces, zero-width characters.
     """
     text = unicodedata.normalize("NFC", text).replace("\r\n", "\n").replace("\r", "\n")
-    text = re.sub("[\u200b-\u200d\ufeff]", "", text)
-    text = normalize_punctuation(_fold_width(text))
-    lines = [_SPACE_NEAR_WIDE.sub("", line).strip() for line in text.split("\n")]
+    text = _fold_width(re.sub("[\u200b-\u200d\ufeff]", "", text))
+    # Spaces go before and after punctuation is normalised: "说 :" -> "说:" -> "说："
+    lines = [_SPACE_NEAR_WIDE.sub("", normalize_punctuation(_SPACE_NEAR_WIDE.sub("", line))).strip()
+             for line in text.split("\n")]
     lines = [re.sub(r"[ \t]{2,}", " ", line) for line in lines if line]
     return ("\n" if keep_paragraphs else "").join(lines)
