@@ -93,8 +93,7 @@ def pair_quotes(line: str) -> str:
 
 def _clean_once(text: str, config: CleanConfig) -> str:
     lines = [pair_quotes(tidy_removals(remove_urls(remove_emails(line)))) for line in text.split("\n")]
-    # Twice: zh_clean normalises punctuation before deleting spaces, so "说 :" needs a second pass.
-    cleaned = clean_chinese(clean_chinese("\n".join(lines)))
+    cleaned = clean_chinese("\n".join(lines))
     kept = [tidy_removals(line) for line in cleaned.split("\n")]
     return "\n".join(line for line in kept if _HAN_OR_ALNUM.search(line) and not is_boilerplate(line, config))
 
