@@ -41,8 +41,21 @@ LOCAL_RUNNERS = {None, "", "DirectRunner", "FnApiRunner", "direct", "fnapi"}
 
 
 # ----------------------------------------------------------------------------- options
+def _alias_separators(parser: argparse.ArgumentParser) -> None:
+    """Accept `--prefix-lengths` and `--prefix_lengths` alike for every job flag."""
+    for action in list(parser._actions):
+        for opt in list(action.option_strings):
+            if not opt.startswith("--"):
+                continue
+            for alt in ("--" + opt[2:].replace("_", "-"), "--" + opt[2:].replace("-", "_")):
+                if alt not in parser._option_string_actions:
+                    action.option_strings.append(alt)
+                    parser._option_string_actions[alt] = action
+
+
 def parse_job_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None):
-    """Split argv into (job args, PipelineOptions)."""
+    """Split argv into (job args, PipelineOptions); job flags take `-` or `_` alike."""
+    _alias_separators(parser)
     args, beam_argv = parser.parse_known_args(argv)
     return args, PipelineOptions(beam_argv)
 

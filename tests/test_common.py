@@ -80,3 +80,17 @@ def test_stable_ids_and_rngs_do_not_depend_on_the_process():
     assert stable_hash("a", 1) == hashlib.sha256("a\x1f1".encode()).hexdigest()
     assert stable_id("story", "x") == stable_id("story", "x") != stable_id("story", "y")
     assert rng_for(1, "s").random() == rng_for(1, "s").random() != rng_for(2, "s").random()
+
+
+def test_job_flags_accept_dashes_and_underscores():
+    import argparse
+
+    from pipelines.common import parse_job_args
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--prefix_lengths")
+    parser.add_argument("--senpos-splits")
+    args, options = parse_job_args(parser, ["--prefix-lengths", "256", "--senpos_splits", "8,1,1",
+                                            "--direct_num_workers=2"])
+    assert (args.prefix_lengths, args.senpos_splits) == ("256", "8,1,1")
+    assert options.get_all_options()["direct_num_workers"] == 2

@@ -23,11 +23,20 @@ JOBS = {
     "glge": ["--input", str(FIX / "glge/tiny_data")],
     "storium": ["--games", str(FIX / "storium/g_*.json")],
     "edits": ["--edits", str(FIX / "storium/edits/*.jsonl")],
+    "stories": ["--input", str(FIX / "site/dumps/*")],
+    "overlap": ["--test", str(ROOT / "samples/lot/stories.jsonl"),
+                "--reference", str(ROOT / "samples/lot/stories.jsonl")],
+    "overlap_lot": ["--lot", "{lot}"],
+    "bias": ["--lot", "{lot}"],
 }
 
 
 @pytest.mark.parametrize("job", sorted(JOBS))
 def test_job_graph_validates_on_dataflow(job, tmp_path):
-    module = importlib.import_module(f"pipelines.{job}")
-    module.run(JOBS[job] + ["--output", str(tmp_path / "out")] + DATAFLOW)
+    from test_overlap_data import write_lot
+
+    write_lot(tmp_path / "lot", {"train": [0, 1, 2, 3], "val": [4, 5], "test": [6, 7]})
+    module = importlib.import_module(f"pipelines.{job.split('_')[0]}")
+    argv = [a.format(lot=tmp_path / "lot") for a in JOBS[job]]
+    module.run(argv + ["--output", str(tmp_path / "out")] + DATAFLOW)
     assert not (tmp_path / "out" / "stats.json").exists(), "a dry run must not run the job"
