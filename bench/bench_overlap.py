@@ -2,7 +2,7 @@
 peak memory for a reference 1x, 4x and 16x as large.
 
 Each scale runs `pipelines.overlap` in a fresh child process that reports its own peak RSS
-(`resource.getrusage(RUSAGE_SELF).ru_maxrss`, the in-process FnApiRunner included), so
+(`VmHWM` from /proc/self/status, the in-process FnApiRunner included), so
 runs do not share memory. Throughput of the reference side is the marginal rate between
 the smallest and largest reference, beside plain `jieba.lcut` on the same text in the same
 run. Text is generated from a seeded vocabulary (no data files needed).
@@ -25,9 +25,12 @@ _JIEBA_CHILD = ("import sys, time; from annotators.zh_tokens import load; tok = 
                 "lines = open(sys.argv[1], encoding='utf-8').read().split(chr(10)); "
                 "t = time.perf_counter(); [tok.lcut(x, HMM=True) for x in lines]; "
                 "print(time.perf_counter() - t, 0)")
+# Peak RSS is the child's own VmHWM: ru_maxrss survives exec on Linux, so it would report the
+# parent's size at fork time (e.g. ~1 GB after the LOT bench) instead of the audit's.
 _CHILD = ("import resource, sys, time; from pipelines.overlap import run; t = time.perf_counter(); "
-          "run(sys.argv[1:]); print(time.perf_counter() - t, "
-          "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+          "run(sys.argv[1:]); s = time.perf_counter() - t; "
+          "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')]; "
+          "print(s, hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
 
 
 def story(rng: random.Random, sentences: int = 6) -> str:
