@@ -71,6 +71,12 @@ class _Resources:
         self.config: OutlineConfig | None = None
         self.rake = None
         self._rake_cls = Rake
+        self.token_cache: dict[str, list[tuple[str, str]]] = {}
+
+    def tokens_of(self, text: str, config: OutlineConfig) -> list[tuple[str, str]]:
+        """Tokens of a paragraph, from the current story's cache (each paragraph cut once)."""
+        cached = self.token_cache.get(text)
+        return cached if cached is not None else _tokens(text, config)
 
     def rake_for(self, config: OutlineConfig):
         """The shared Rake object; rebuilt only when a different config is used."""
@@ -81,7 +87,7 @@ class _Resources:
                 max_length=config.max_words,
                 min_length=1,
                 sentence_tokenizer=_paragraphs,
-                word_tokenizer=lambda text: [k for k, _ in _tokens(text, config)],
+                word_tokenizer=lambda text: [k for k, _ in self.tokens_of(text, config)],
             )
             self.config = config
         return self.rake
@@ -132,7 +138,7 @@ def _surfaces(story: str, config: OutlineConfig) -> dict[str, str]:
     found: dict[str, str] = {}
     for paragraph in _paragraphs(story):
         run: list[tuple[str, str]] = []
-        for key, surface in _tokens(paragraph, config) + [(_DELIM, "")]:
+        for key, surface in res.tokens_of(paragraph, config) + [(_DELIM, "")]:
             if key not in ignore:
                 run.append((key, surface))
                 continue
@@ -154,10 +160,15 @@ def ranked_phrases(story: str, *, config: OutlineConfig = OutlineConfig()) -> li
     position). Phrases under `min_words` words are used only if nothing else exists.
     """
     with _LOCK:
-        rake = _resources().rake_for(config)
-        rake.extract_keywords_from_sentences(_paragraphs(story))
-        scored = rake.get_ranked_phrases_with_scores()
-        surfaces = _surfaces(story, config)
+        res = _resources()
+        rake = res.rake_for(config)
+        res.token_cache = {p: _tokens(p, config) for p in _paragraphs(story)}
+        try:
+            rake.extract_keywords_from_sentences(_paragraphs(story))
+            scored = rake.get_ranked_phrases_with_scores()
+            surfaces = _surfaces(story, config)
+        finally:
+            res.token_cache = {}
     opening_end = _opening_clause_end(story)
     keys: dict[str, tuple] = {}
     short: dict[str, tuple] = {}
