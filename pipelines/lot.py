@@ -1,6 +1,6 @@
 """`python -m pipelines.lot`: stories in, the four LOT datasets out (LOT paper section 3).
 
-Wiring only: parse -> prepare (clean, sentences, jieba words) -> dedup (text, id) ->
+Wiring only: parse -> dedup (text, id) -> prepare (clean, sentences, jieba words) ->
 {ClozeT + PlotCom val/test from annotations, PlotCom train, SenPos (+ reviews), OutGen}
 -> parquet tables, `<task>/<split>.jsonl` in LongLM's original fields, annotation/review
 tasks, rejects, stats.json (Table 3 + accounting) and CARD.md.
@@ -18,7 +18,8 @@ from annotators.lot_clozet import (ClozeTConfig, annotation_task, build_clozet, 
 from annotators.lot_outgen import agreement_counts, build_outgen
 from annotators.lot_senpos import SenPosConfig, apply_review, build_senpos, parse_review, review_task
 from annotators.lot_stats import Table3Accumulator, example_stats
-from annotators.lot_story import StoryConfig, parse_story_record, prepare_story, split_of, text_key
+from annotators.lot_story import (StoryConfig, normalize_text, parse_story_record, prepare_story, split_of,
+                                  text_key)
 from annotators.outcome import Drop
 from pipelines.common import (JobReport, ReadLines, ReadParquetRows, Stage, WriteJsonlGroups, WriteTable,
                               expand_input, input_names, join, make_pipeline, parse_job_args,
@@ -69,11 +70,11 @@ def input_order(input_id: str) -> tuple:
 def _dedup(key_name: str, reason: str):
     """Grouped stage fn: keep the earliest record in input order (file, line); reject the rest."""
     def fn(element):
-        _, stories = element
-        ordered = sorted(stories, key=lambda s: (input_order(s.input_id), s.story_id, text_key(s.text)))
+        _, records = element
+        ordered = sorted(records, key=lambda r: (input_order(r["input_id"]), r["story_id"], r["story"]))
         kept = ordered[0]
-        return [(kept.input_id, [kept])] + [
-            (s.input_id, Drop(reason, f"same {key_name} as {kept.input_id}")) for s in ordered[1:]]
+        return [(kept["input_id"], [kept])] + [
+            (r["input_id"], Drop(reason, f"same {key_name} as {kept['input_id']}")) for r in ordered[1:]]
     return fn
 
 
@@ -219,13 +220,15 @@ def run(argv=None):
         x for x in (args.annotations, args.senpos_reviews) if x], options=options, card=lot_card)
 
     parsed = report.add("parse", raw | Stage("parse", lambda e: _one(parse_story_record(*e))))
-    prepared = report.add("prepare", parsed | Stage(
+    # Dedup before tokenising: the shuffles carry small dicts and jieba runs once per story.
+    by_text = parsed | "KeyText" >> beam.Map(
+        lambda r: (text_key(normalize_text(r["story"], story_cfg.normalize)), r)) | "GroupText" >> beam.GroupByKey()
+    unique = report.add("dedup_text", by_text | Stage("dedup_text", _dedup("text", "duplicate_text"), grouped=True))
+    by_id = unique | "KeyId" >> beam.Map(lambda r: (r["story_id"], r)) | "GroupId" >> beam.GroupByKey()
+    distinct = report.add("dedup_id", by_id | Stage("dedup_id", _dedup("story_id", "duplicate_story_id"), grouped=True))
+    stories = report.add("prepare", distinct | Stage(
         "prepare", lambda r: _one(prepare_story(r, story_cfg)), input_id=lambda r: r["input_id"],
         setup=zh_tokens.load))
-    by_text = prepared | "KeyText" >> beam.Map(lambda s: (text_key(s.text), s)) | "GroupText" >> beam.GroupByKey()
-    unique = report.add("dedup_text", by_text | Stage("dedup_text", _dedup("text", "duplicate_text"), grouped=True))
-    by_id = unique | "KeyId" >> beam.Map(lambda s: (s.story_id, s)) | "GroupId" >> beam.GroupByKey()
-    stories = report.add("dedup_id", by_id | Stage("dedup_id", _dedup("story_id", "duplicate_story_id"), grouped=True))
 
     if args.annotations:
         ann_paths = expand_input(args.annotations, (".jsonl", ".json"))
