@@ -6,27 +6,28 @@ input has an outline, agreement counts (shared phrases) are kept for the dataset
 """
 from __future__ import annotations
 
+from annotators import zh_tokens
 from annotators.ids import stable_id
 from annotators.lot_story import PreparedStory
 from annotators.outcome import Drop
 from schemas.lot import OutGenExample
 
 
-def build_outgen(story: PreparedStory, split: str, *, seed: int,
-                 outline_from: str = "rake") -> OutGenExample | Drop:
+def build_outgen(story: PreparedStory, split: str, *, seed: int, outline_from: str = "rake",
+                 max_words: int = 8) -> OutGenExample | Drop:
     from annotators.outline import extract_outline
 
     text = story.joined
     if outline_from == "input" and story.outline:
-        phrases = tuple(p for p in dict.fromkeys(story.outline) if p and p in text)
-        source = "input"
-        if not phrases:
-            return Drop("input_outline_unusable", "no phrase of the input outline is in the story")
+        phrases, source = tuple(dict.fromkeys(story.outline)), "input"
     else:
-        phrases = extract_outline(text, seed=seed, story_id=story.story_id)
+        phrases, source = extract_outline(text, seed=seed, story_id=story.story_id), "rake"
         if isinstance(phrases, Drop):
             return phrases
-        source = "rake"
+    # The contract counts words with default jieba (HMM on); the extractor cuts with HMM off.
+    phrases = tuple(p for p in phrases if p and p in text and len(zh_tokens.words(p)) <= max_words)
+    if not phrases:
+        return Drop("no_usable_outline_phrase", f"no {source} phrase is a substring of <= {max_words} words")
     return OutGenExample(stable_id("outgen", story.story_id), story.story_id, split, story.title,
                          tuple(phrases), text, source)
 

@@ -1,7 +1,8 @@
 """SenPos (LOT section 3.2): remove one sentence, mark every candidate position `[MASK]`.
 
-Units are stories under 500 words (longer stories: each paragraph under 500 words). The
-removed sentence is never the first or last and has at least 10 Chinese characters; every
+A story under 500 words is the unit (LOT extracted paragraphs under 500 words from novels;
+storybench's inputs are already story-sized, and every example must rebuild its whole source
+story, so longer stories are rejected rather than cut). The removed sentence is never the first or last and has at least 10 Chinese characters; every
 position between two remaining adjacent sentences is a candidate, so the label (1-based over
 the `[MASK]`s) of sentence i is i. Val/test examples go out as review tasks and come back
 with candidates dropped so that exactly one position fits (`apply_review`).
@@ -25,44 +26,25 @@ class SenPosConfig:
     min_candidates: int = 2  # fewer positions is no task (LOT averages 6.9-8.1)
 
 
-def _units(story: PreparedStory, max_words: int) -> list[tuple[int, list[int]]]:
-    """(paragraph index or -1 for the whole story, sentence indices) under `max_words`."""
-    if sum(len(w) for w in story.words) < max_words:
-        return [(-1, list(range(len(story.sentences))))]
-    by_paragraph: dict[int, list[int]] = {}
-    for i, p in enumerate(story.paragraph_of):
-        by_paragraph.setdefault(p, []).append(i)
-    return [(p, idx) for p, idx in sorted(by_paragraph.items())
-            if sum(len(story.words[i]) for i in idx) < max_words]
-
-
 def build_senpos(story: PreparedStory, split: str, *, seed: int,
                  config: SenPosConfig = SenPosConfig()) -> list[tuple[SenPosExample, PreparedStory, int]] | Drop:
-    """One example per unit: (example, story, removed sentence index in the story)."""
-    units = _units(story, config.max_words)
-    if not units:
-        return Drop("no_unit_under_500_words", f"every paragraph has >= {config.max_words} words")
-    out = []
-    for paragraph, idx in units:
-        if len(idx) - 2 < config.min_candidates:
-            continue
-        eligible = [k for k in range(1, len(idx) - 1)
-                    if han_count(story.sentences[idx[k]]) >= config.min_removed_han]
-        if not eligible:
-            continue
-        k = rng_for(seed, "senpos", story.story_id, paragraph).choice(eligible)
-        rest = [story.sentences[i] for j, i in enumerate(idx) if j != k]
-        ex = SenPosExample(
-            example_id=stable_id("senpos", story.story_id, paragraph, k),
-            story_id=story.story_id, split=split, story=SENPOS_MASK.join(rest),
-            sentence=story.sentences[idx[k]], label=k, n_candidates=len(rest) - 1,
-            removed_index=idx[k], paragraph_index=paragraph)
-        out.append((ex, story, idx[k]))
-    if not out:
+    """[(example, story, removed sentence index)] for one story, or Drop."""
+    n_words = sum(len(w) for w in story.words)
+    if n_words >= config.max_words:
+        return Drop("over_500_words", f"{n_words} words >= {config.max_words}")
+    n = len(story.sentences)
+    eligible = [k for k in range(1, n - 1) if han_count(story.sentences[k]) >= config.min_removed_han]
+    if n - 2 < config.min_candidates or not eligible:
         return Drop("no_removable_sentence",
                     f"needs >= {config.min_candidates + 2} sentences with a middle one of "
                     f">= {config.min_removed_han} Chinese characters")
-    return out
+    k = rng_for(seed, "senpos", story.story_id).choice(eligible)
+    rest = [s for i, s in enumerate(story.sentences) if i != k]
+    ex = SenPosExample(
+        example_id=stable_id("senpos", story.story_id, k), story_id=story.story_id, split=split,
+        story=SENPOS_MASK.join(rest), sentence=story.sentences[k], label=k, n_candidates=n - 2,
+        removed_index=k)
+    return [(ex, story, k)]
 
 
 def review_task(example: SenPosExample) -> dict[str, Any]:

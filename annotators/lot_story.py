@@ -19,7 +19,7 @@ from annotators.ids import stable_hash, stable_id, unit_interval
 from annotators.outcome import Drop
 from annotators.text_decode import decode_bytes
 from annotators.zh_clean import clean_chinese, han_ratio
-from annotators.zh_sentences import split_paragraph_sentences
+from annotators.zh_sentences import split_sentences
 
 _SPACE_NEAR_WIDE = re.compile(r"(?<=[^\x00-\x7f])[ \t\u3000\u00a0]+|[ \t\u3000\u00a0]+(?=[^\x00-\x7f])")
 
@@ -42,7 +42,6 @@ class PreparedStory:
     text: str
     sentences: tuple[str, ...]
     words: tuple[tuple[str, ...], ...]
-    paragraph_of: tuple[int, ...]
     input_id: str = ""
     source: str = ""
     url: str = ""
@@ -108,15 +107,13 @@ def prepare_story(record: dict[str, Any], config: StoryConfig = StoryConfig()) -
         return Drop("story_too_long", f"{len(text)} characters > {config.max_chars}")
     if han_ratio(text) < config.min_han_ratio:
         return Drop("not_chinese", f"Han share {han_ratio(text):.2f} < {config.min_han_ratio}")
-    paragraphs = split_paragraph_sentences(text, min_han=config.min_sentence_han)
-    sentences = tuple(s for p in paragraphs for s in p)
+    sentences = tuple(split_sentences(text, min_han=config.min_sentence_han))
     if len(sentences) < config.min_sentences:
         return Drop("too_few_sentences", f"{len(sentences)} sentence(s) < {config.min_sentences}")
     tok = zh_tokens.load()
     words = tuple(tuple(w for w in tok.lcut(s, HMM=True) if w.strip()) for s in sentences)
-    paragraph_of = tuple(i for i, p in enumerate(paragraphs) for _ in p)
     outline = tuple(record["outline"]) if record.get("outline") else None
-    return PreparedStory(record["story_id"], record["title"], text, sentences, words, paragraph_of,
+    return PreparedStory(record["story_id"], record["title"], text, sentences, words,
                          record["input_id"], record["source"], record["url"], record["license"],
                          outline)
 

@@ -56,9 +56,3 @@ def split_sentences(text: str, *, min_han: int = 10) -> list[str]:
     for paragraph in text.split("\n"):
         pieces.extend(_raw_pieces(paragraph))
     return merge_short(pieces, min_han) if min_han > 0 else pieces
-
-
-def split_paragraph_sentences(text: str, *, min_han: int = 10) -> list[list[str]]:
-    """Sentences grouped by paragraph (newline-separated), short ones merged per paragraph."""
-    groups = [_raw_pieces(p) for p in text.split("\n")]
-    return [merge_short(g, min_han) if min_han > 0 else g for g in groups if g]

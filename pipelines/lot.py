@@ -124,10 +124,7 @@ def _senpos_fn(seed: int, splits, config: SenPosConfig):
         built = build_senpos(story, split_of(seed, story.story_id, splits), seed=seed, config=config)
         if isinstance(built, Drop):
             return built
-        return [(ex, example_stats("senpos", s, removed=r, candidates=ex.n_candidates,
-                                   indices=[i for i, p in enumerate(s.paragraph_of)
-                                            if ex.paragraph_index in (-1, p)]))
-                for ex, s, r in built]
+        return [(ex, example_stats("senpos", s, removed=r, candidates=ex.n_candidates)) for ex, s, r in built]
     return fn
 
 

@@ -18,7 +18,7 @@ DEFINITIONS = """## How the data was built
 - **ClozeT**: from annotations {{story_id, right_index, wrong}}; the right sentence is never the
   first; the wrong candidate must differ from it and be 1/2-2x its length; candidates in seeded
   random order; `label` "0" means plot0 is right. Placeholder `<mask>`.
-- **SenPos**: stories under 500 words (longer: each paragraph under 500 words); one sentence of
+- **SenPos**: stories under 500 words (jieba tokens, punctuation included); one sentence of
   >= 10 Chinese characters, never the first or last, removed (seeded); every position between two
   remaining adjacent sentences is a `[MASK]`; `label` is 1-based over the `[MASK]`s. Val/test are
   exported to `review/` and imported back with `--senpos-reviews`.

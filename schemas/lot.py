@@ -38,7 +38,6 @@ SENPOS_SCHEMA = with_version(pa.schema(_COMMON + [
     pa.field("label", pa.int64(), nullable=False),
     pa.field("n_candidates", pa.int64(), nullable=False),
     pa.field("removed_index", pa.int64(), nullable=False),
-    pa.field("paragraph_index", pa.int64(), nullable=False),
     pa.field("reviewed", pa.bool_(), nullable=False),
 ]), "senpos")
 
@@ -94,7 +93,6 @@ class SenPosExample:
     label: int
     n_candidates: int
     removed_index: int
-    paragraph_index: int = 0
     reviewed: bool = False
 
     def to_row(self) -> dict[str, Any]:

@@ -220,7 +220,7 @@ def test_real_stories_bias_table(tmp_path):
         senpos.append({"example_id": f"p{i:02d}", "story_id": f"r{i}", "split": split,
                        "story": rest[0] + "".join("[MASK]" + t for t in rest[1:]), "sentence": s[k],
                        "label": k, "n_candidates": len(rest) - 1, "removed_index": k,
-                       "paragraph_index": 0, "reviewed": False})
+                       "reviewed": False})
     write_task(tmp_path / "lot", "clozet", clozet)
     write_task(tmp_path / "lot", "senpos", senpos)
     bias.run(["--lot", str(tmp_path / "lot"), "--output", str(tmp_path / "out"), "--seed", "3"])

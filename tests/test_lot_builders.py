@@ -181,3 +181,19 @@ def test_senpos_answer_at_label_rebuilds_story(body, seed):
     parts = ex.story.split("[MASK]")
     assert squash("".join(parts[:ex.label]) + ex.sentence + "".join(parts[ex.label:])) == squash(text)
     assert 0 < removed < len(story.sentences) - 1
+
+
+def test_senpos_rejects_stories_of_500_words_or_more():
+    long_story = prepared(STORY * 12)
+    assert sum(len(w) for w in long_story.words) >= 500
+    assert build_senpos(long_story, "train", seed=0).reason == "over_500_words"
+
+
+def test_outgen_keeps_only_verbatim_short_input_phrases():
+    from annotators.lot_outgen import build_outgen
+
+    story = prepared(outline=["老木匠", "不在故事里的短语", "老木匠", "新桥修好的那天全村的人都来桥上走了一遍"])
+    ex = build_outgen(story, "train", seed=0, outline_from="input")
+    assert ex.outline == ("老木匠",) and ex.outline_source == "input"
+    rake = build_outgen(story, "train", seed=0)
+    assert 1 <= len(rake.outline) <= 8 and all(p in STORY for p in rake.outline)

@@ -67,7 +67,7 @@ def senpos_row(i: int, split: str, removed: int = 3) -> dict:
     rest = s[:removed] + s[removed + 1:]
     story = rest[0] + "".join("[MASK]" + t for t in rest[1:])
     return {**_base("senpos", i, split), "story": story, "sentence": s[removed], "label": removed,
-            "n_candidates": len(rest) - 1, "removed_index": removed, "paragraph_index": 0,
+            "n_candidates": len(rest) - 1, "removed_index": removed,
             "reviewed": False}
 
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from annotators.zh_clean import clean_chinese, han_count, han_ratio, normalize_punctuation
-from annotators.zh_sentences import merge_short, split_paragraph_sentences, split_sentences
+from annotators.zh_sentences import merge_short, split_sentences
 from annotators.zh_tokens import word_count, words
 
 
@@ -61,11 +61,10 @@ def test_one_short_sentence_stays():
     assert split_sentences("好。") == ["好。"]
 
 
-def test_newlines_end_sentences_and_group_paragraphs():
+def test_newlines_end_sentences():
     text = "第一段里小猫在屋顶上晒太阳睡着了\n第二段里小狗在院子门口等主人回家。主人很晚才骑着自行车回来。"
-    groups = split_paragraph_sentences(text)
-    assert groups == [["第一段里小猫在屋顶上晒太阳睡着了"],
-                      ["第二段里小狗在院子门口等主人回家。", "主人很晚才骑着自行车回来。"]]
+    assert split_sentences(text) == ["第一段里小猫在屋顶上晒太阳睡着了", "第二段里小狗在院子门口等主人回家。",
+                                     "主人很晚才骑着自行车回来。"]
 
 
 @settings(max_examples=150, deadline=None)
