@@ -12,7 +12,7 @@ import pytest
 
 from conftest import shared_path
 from pipelines import overlap
-from test_overlap_data import STORIES, TITLES, clozet_row, outgen_row, senpos_row, write_lot, write_task
+from test_overlap_data import STORIES, TITLES, clozet_row, senpos_row, write_lot, write_task
 
 FIELDS = {"clozet": ["story", "plot0", "plot1"], "senpos": ["story", "sentence"],
           "plotcom": ["story", "plot"], "outgen": ["title", "story", "outline"]}
