@@ -1,8 +1,8 @@
 """`Stage`: apply a pure annotator function to every record and account for each one.
 
 The function returns outputs or `annotators.outcome.Drop`; the stage yields the outputs,
-a rejects row per Drop (or exception: `internal_error`) and (key, n) tallies for JobReport,
-and counts `<stage>/<outcome>` Beam metrics for live monitoring.
+a rejects row per Drop (or exception: `internal_error`), (key, n) tallies for JobReport
+summed per bundle (jobs run in the global window), and `<stage>/<outcome>` Beam metrics.
 """
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ from typing import Any, Callable
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
+from apache_beam.transforms.window import GlobalWindow
+from apache_beam.utils.timestamp import MIN_TIMESTAMP
+from apache_beam.utils.windowed_value import WindowedValue
 
 from annotators.outcome import Drop
 from schemas.common import Reject
@@ -49,21 +52,33 @@ class _StageFn(beam.DoFn):
             drop = Drop("internal_error", f"{type(exc).__name__}: {exc} | {tb}"[:2000])
             return [(self._input_id(element), drop)]
 
+    def start_bundle(self):
+        self._tally: dict[str, int] = {}
+
+    def _add(self, key: str, n: int = 1):
+        self._tally[key] = self._tally.get(key, 0) + n
+
     def process(self, element, **side):
         for input_id, result in self._outcomes(element, side):
-            yield TaggedOutput(TALLY, (f"{self._stage}|read", 1))
+            self._add(f"{self._stage}|read")
             if isinstance(result, Drop):
                 self._count(f"rejected/{result.reason}")
+                self._add(f"{self._stage}|rejected")
+                self._add(f"{self._stage}|rejected/{result.reason}")
                 yield TaggedOutput(REJECTS, Reject(self._stage, str(input_id), result.reason,
                                                    result.detail).to_row())
-                yield TaggedOutput(TALLY, (f"{self._stage}|rejected", 1))
-                yield TaggedOutput(TALLY, (f"{self._stage}|rejected/{result.reason}", 1))
                 continue
             self._count("written")
-            yield TaggedOutput(TALLY, (f"{self._stage}|written", 1))
+            self._add(f"{self._stage}|written")
             if result:
-                yield TaggedOutput(TALLY, (f"{self._stage}|outputs", len(result)))
+                self._add(f"{self._stage}|outputs", len(result))
             yield from result
+
+    def finish_bundle(self):
+        """One tally element per key and bundle, not per record: the report's shuffle stays small."""
+        for key, n in sorted(self._tally.items()):
+            yield TaggedOutput(TALLY, WindowedValue((key, n), MIN_TIMESTAMP, [GlobalWindow()]))
+        self._tally = {}
 
 
 class Stage(beam.PTransform):
