@@ -14,9 +14,8 @@ import re
 from typing import Any
 
 from annotators.ids import rng_for, stable_id
-from annotators.lot_story import PreparedStory
+from annotators.lot_story import PreparedStory, decode_line
 from annotators.outcome import Drop
-from annotators.text_decode import decode_bytes
 from schemas.lot import CLOZET_MASK, PLOTCOM_MASK, ClozeTExample, PlotComExample
 
 
@@ -33,11 +32,11 @@ def _squash(text: str) -> str:
 
 def parse_annotation(input_id: str, raw: bytes) -> dict[str, Any] | Drop:
     """One JSON line {"story_id", "right_index", "wrong", ["right"], ["annotator"]}."""
-    decoded = decode_bytes(bytes(raw))
+    decoded = decode_line(bytes(raw))
     if isinstance(decoded, Drop):
         return decoded
     try:
-        obj = json.loads(decoded[0])
+        obj = json.loads(decoded)
     except json.JSONDecodeError as exc:
         return Drop("malformed_json", f"{exc.msg} at column {exc.colno}")
     if not isinstance(obj, dict):

@@ -17,7 +17,7 @@ from typing import Any
 from annotators import zh_tokens
 from annotators.ids import stable_hash, stable_id, unit_interval
 from annotators.outcome import Drop
-from annotators.text_decode import decode_bytes
+from annotators.charset import decode_bytes
 from annotators.zh_clean import clean_chinese, han_ratio
 from annotators.zh_sentences import split_sentences
 
@@ -54,13 +54,21 @@ class PreparedStory:
         return "".join(self.sentences)
 
 
+def decode_line(raw: bytes) -> str | Drop:
+    """One input line as text: BOM, then UTF-8, else GB18030/Big5 by detection (annotators.charset)."""
+    if b"\x00" in raw:
+        return Drop("undecodable", "NUL bytes: binary data")
+    decoded = decode_bytes(raw, html=False)
+    return Drop("undecodable", "not UTF-8, GB18030 or Big5") if decoded is None else decoded.text
+
+
 def parse_story_record(input_id: str, raw: bytes | dict) -> dict[str, Any] | Drop:
     """A raw JSON line (bytes) or parquet row (dict) -> a plain story dict, or Drop."""
     if isinstance(raw, (bytes, bytearray)):
-        decoded = decode_bytes(bytes(raw))
+        decoded = decode_line(bytes(raw))
         if isinstance(decoded, Drop):
             return decoded
-        line = decoded[0].strip()
+        line = decoded.strip()
         if not line:
             return Drop("blank_line", "empty line in a JSON lines file")
         try:

@@ -197,3 +197,8 @@ def test_outgen_keeps_only_verbatim_short_input_phrases():
     assert ex.outline == ("老木匠",) and ex.outline_source == "input"
     rake = build_outgen(story, "train", seed=0)
     assert 1 <= len(rake.outline) <= 8 and all(p in STORY for p in rake.outline)
+
+
+def test_parse_reads_big5_lines():
+    rec = parse_story_record("f:1", json.dumps({"story": "從前有一隻小貓在河邊釣魚"}, ensure_ascii=False).encode("big5"))
+    assert rec["story"] == "從前有一隻小貓在河邊釣魚"
