@@ -4,11 +4,19 @@ Chinese story sites often serve GBK with no HTTP charset, declare it only in a <
 declare nothing. The evidence is tried in WHATWG order: byte-order mark, the HTTP
 `Content-Type` charset, a <meta> charset in the first 4 KiB, then detection. A declared
 charset that does not decode the bytes strictly is ignored (sites lie), and the next piece
-of evidence is tried. Detection tries strict UTF-8 first; GB18030 and Big5 both accept most
-double-byte text, so each candidate is scored by how many of the decoded characters are
-among the most frequent Chinese characters (both scripts): the right codec gives
+of evidence is tried. A declared single-byte Latin charset (ISO-8859-1, Latin-1,
+windows-1252, US-ASCII) is weak evidence: cp1252/Latin-1 decode almost any bytes, and many
+Chinese servers send `charset=ISO-8859-1` by default. So when the bytes are not all ASCII,
+the later evidence (a non-Latin <meta> charset, then detection) is tried too, and the
+first strict decode that is UTF-8 or whose `common_score` beats the Latin text's by at
+least `LATIN_MARGIN` (plausible Chinese; Latin text scores 0) is used instead; otherwise
+the Latin charset stands. Detection tries strict UTF-8 first; GB18030 and Big5 both accept
+most double-byte text, so each candidate is scored by how many of the decoded characters
+are among the most frequent Chinese characters (both scripts): the right codec gives
 ordinary prose, the wrong one rare characters. GBK/GB2312 labels decode as GB18030 (a
-superset) and Big5 as Big5-HKSCS (a superset).
+superset), Big5 as Big5-HKSCS (a superset) and Latin-1/ASCII as windows-1252 (as browsers
+do). `latin_share` measures how much of a text
+looks like CJK bytes read as Latin-1 (mojibake), for callers that reject such text.
 """
 from __future__ import annotations
 
@@ -26,9 +34,12 @@ _HEADER = re.compile(r"charset\s*=\s*[\"']?\s*([A-Za-z0-9_:.\-]+)", re.I)
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 _ALIASES = {"gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030", "gb_2312-80": "gb18030",
             "cp936": "gb18030", "big5": "big5hkscs", "cp950": "big5hkscs", "x-big5": "big5hkscs",
-            "latin1": "cp1252", "iso-8859-1": "cp1252", "ascii": "cp1252", "us-ascii": "cp1252",
+            "latin1": "cp1252", "iso-8859-1": "cp1252", "iso8859-1": "cp1252", "ascii": "cp1252",
+            "us-ascii": "cp1252",
             "utf8": "utf-8"}
 DETECT = ("gb18030", "big5hkscs")
+WEAK = frozenset({"cp1252", "iso8859-15"})  # codec names of weak (Latin) declarations; Latin-1 is cp1252
+LATIN_MARGIN = 0.1  # common_score lead that overrules a weak declaration
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +90,16 @@ def common_score(text: str) -> float:
     return sum(c in COMMON for c in wide) / len(wide) if wide else 0.0
 
 
+def latin_share(text: str) -> float:
+    """Share of non-space characters in U+0080-U+00FF (Latin-1 letters and symbols).
+
+    GBK, Big5 or UTF-8 Chinese read as Latin-1/cp1252 is mostly such characters (every byte
+    of a Chinese character is >= 0x80); real prose, French or German included, has a few percent.
+    """
+    chars = [c for c in text if not c.isspace()]
+    return sum("\x80" <= c <= "\xff" for c in chars) / len(chars) if chars else 0.0
+
+
 def detect(body: bytes) -> Decoded | None:
     """UTF-8 if it decodes strictly; else the best-scoring of GB18030 and Big5."""
     text = _strict(body, "utf-8")
@@ -103,9 +124,32 @@ def decode_bytes(body: bytes, content_type: str | None = None, *, html: bool = T
     declared = [(header_charset(content_type), "http")]
     if html:
         declared.append((meta_charset(body), "meta"))
-    for label, evidence in declared:
+    for i, (label, evidence) in enumerate(declared):
         codec = codec_for(label)
         text = _strict(body, codec)
-        if text is not None:
-            return Decoded(text, codec, evidence)
+        if text is None:
+            continue
+        if codec in WEAK and not body.isascii():
+            better = _overrule_latin(body, text, declared[i + 1:])
+            if better is not None:
+                return better
+        return Decoded(text, codec, evidence)
     return detect(body)
+
+
+def _overrule_latin(body: bytes, latin: str, later: list[tuple[str | None, str]]) -> Decoded | None:
+    """The first later non-Latin declaration or detection that beats a weak Latin decode, if any."""
+    candidates = []
+    for label, evidence in later:
+        codec = codec_for(label)
+        text = _strict(body, codec) if codec not in WEAK else None
+        if text is not None:
+            candidates.append(Decoded(text, codec, evidence))
+    detected = detect(body)
+    if detected is not None:
+        candidates.append(detected)
+    floor = common_score(latin) + LATIN_MARGIN
+    for candidate in candidates:
+        if candidate.encoding == "utf-8" or common_score(candidate.text) >= floor:
+            return candidate
+    return None

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotators.charset import COMMON, decode_bytes, meta_charset
+from annotators.charset import COMMON, decode_bytes, latin_share, meta_charset
 from annotators.html_extract import extract_links, extract_story
 from annotators.http_fetch import FetchConfig, Fetcher, parse_retry_after, retry_delay
 from annotators.outcome import Drop
@@ -161,11 +161,38 @@ TRAD = "從前有一個小村子，村子裡住著一位老漁夫。他每天早
     (TRAD.encode("big5"), "text/html", "big5hkscs", "detected"),
     (STORY.encode("gbk"), "text/html; charset=utf-8", "gb18030", "detected"),  # a lying header is ignored
     (b"\xef\xbb\xbf" + STORY.encode("utf-8"), "text/html; charset=gbk", "utf-8-sig", "bom"),
+    # a Latin header is weak evidence: a <meta> or detection giving plausible Chinese wins
+    (b"<meta charset='gbk'>" + STORY.encode("gbk"), "text/html; charset=ISO-8859-1", "gb18030", "meta"),
+    (STORY.encode("gbk"), "text/html; charset=windows-1252", "gb18030", "detected"),
+    (TRAD.encode("big5"), "text/html; charset=latin1", "big5hkscs", "detected"),
+    (STORY.encode("utf-8"), "text/html; charset=us-ascii", "utf-8", "detected"),
+    (b'<meta charset="iso-8859-1">' + STORY.encode("gbk"), "text/html", "gb18030", "detected"),
 ])
 def test_decode_bytes_evidence_order(body, content_type, encoding, evidence):
     decoded = decode_bytes(body, content_type)
     assert (decoded.encoding, decoded.evidence) == (encoding, evidence)
     assert decoded.text.endswith(TRAD if encoding.startswith("big5") else STORY)
+
+
+def test_a_latin_declaration_stands_for_latin_text():
+    french = "<p>Un été à Paris : café crème, déjà fini. Ça va très bien.</p>"
+    for body, content_type in [(french.encode("latin-1"), "text/html; charset=ISO-8859-1"),
+                               (b"<meta charset='gbk'>" + french.encode("latin-1"), "text/html; charset=latin-1"),
+                               (b"<p>plain ASCII</p>", "text/html; charset=iso-8859-1")]:
+        decoded = decode_bytes(body, content_type)
+        assert (decoded.encoding, decoded.evidence) == ("cp1252", "http")
+        assert decoded.text == body.decode("latin-1")
+    # GBK of rare characters only: GB18030 decodes strictly but is not plausible prose, so Latin stands
+    rare = "魑魅魍魉饕餮".encode("gbk")
+    assert decode_bytes(rare, "text/html; charset=ISO-8859-1") == decode_bytes(rare, "text/html; charset=cp1252")
+    assert decode_bytes(rare, "text/html; charset=ISO-8859-1").encoding == "cp1252"
+
+
+def test_latin_share_separates_mojibake_from_latin_prose():
+    assert latin_share(STORY.encode("gbk").decode("cp1252")) == 1.0
+    assert latin_share(STORY.encode("utf-8").decode("latin-1")) == 1.0
+    assert latin_share("Un été à Paris, café crème et déjà fini.") == 7 / 32  # 7 accented letters of 32
+    assert latin_share(STORY) == 0.0 and latin_share(" \n") == 0.0
 
 
 def test_meta_charset_http_equiv_form():
