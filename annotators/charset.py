@@ -15,8 +15,8 @@ most double-byte text, so each candidate is scored by how many of the decoded ch
 are among the most frequent Chinese characters (both scripts): the right codec gives
 ordinary prose, the wrong one rare characters. GBK/GB2312 labels decode as GB18030 (a
 superset), Big5 as Big5-HKSCS (a superset) and Latin-1/ASCII as windows-1252 (as browsers
-do). `latin_share` measures how much of a text
-looks like CJK bytes read as Latin-1 (mojibake), for callers that reject such text.
+do). `latin_share` measures how much of a text looks like CJK bytes read as Latin-1
+(mojibake), for callers that reject such text.
 """
 from __future__ import annotations
 
