@@ -45,7 +45,7 @@ def parse_edit_line(data: bytes) -> Edit | Drop:
     chars = raw.get("characters")
     names = tuple(c for c in chars if isinstance(c, str)) if isinstance(chars, list) else ()
     story = raw.get("story_id")
-    return Edit(edit_id.strip(), raw["generated"], raw["published"],
+    return Edit(edit_id, raw["generated"], raw["published"],
                 raw.get("model") if isinstance(raw.get("model"), str) else "",
                 story if isinstance(story, str) else None, names)
 

@@ -80,7 +80,7 @@ def parse_cards(entry: Entry, raw: dict) -> list[Card]:
             cid = id_of(card.get("card_id"))
             cards.append(Card(
                 card_use_id=f"{entry.entry_id}:{usage}:{position}",
-                card_id=f"{entry.story_id}:{cid}" if cid else None,
+                card_id=cid or None,
                 story_id=entry.story_id, entry_id=entry.entry_id, usage=usage, position=position,
                 namespace=text_of(card.get("namespace")), name=text_of(card.get("name")),
                 description=text_of(card.get("description")),
@@ -100,8 +100,9 @@ def parse_entry(story_id: str, scene_index: int, entry_index: int, raw: Any,
     if seq in seen:
         return Drop("duplicate_seq_id", seq)
     seen.add(seq)
-    role = text_of(raw.get("role")) or "narrator"
     char_seq = id_of(raw.get("character_seq_id"))
+    # A missing role follows character_seq_id (PEERS.md 4.1: role is "character:<seq>" then).
+    role = text_of(raw.get("role")) or (f"character:{char_seq}" if char_seq else "narrator")
     if not char_seq and role.startswith("character:"):
         char_seq = role.split(":", 1)[1].strip()
     redacted = raw.get("redacted") is True

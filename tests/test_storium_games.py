@@ -54,7 +54,7 @@ def test_cards_record_how_they_were_used():
     uses = {(c.entry_id.split(":")[1], c.usage, c.position): c for c in game.cards}
     assert uses[("101", "place", 0)].name == "The Drowned Harbor"
     assert uses[("101", "challenge", 0)].success_stakes.startswith("The cottage holds")
-    assert uses[("102", "target_challenge", 0)].card_id == "game-lighthouse:c11"
+    assert uses[("102", "target_challenge", 0)].card_id == "c11"
     assert uses[("106", "played", 1)].namespace == "weakness"
     assert uses[("106", "played", 1)].card_use_id == "game-lighthouse:106:played:1"
     desert = load("g_desert.json")
@@ -73,7 +73,7 @@ def test_bad_entries_and_characters_become_items_with_reasons():
     assert entries["401"].role == "narrator"  # a null role means the narrator
     assert entries["402"].text == ""  # a null description is empty text
     quick = [c for c in game.cards if c.name == "Quick"][0]
-    assert quick.card_id == "game-orchard:9" and quick.description == ""
+    assert quick.card_id == "9" and quick.description == ""
     assert len(game.scenes) == 3 and [s.n_entries for s in game.scenes] == [6, 0, 0]
 
 
@@ -113,3 +113,13 @@ def test_story_row_counts():
     assert isinstance(load("g_lighthouse.json").entries()[0], Entry)
     assert isinstance(load("g_lighthouse.json").characters()[0], Character)
     assert all(isinstance(c, Card) for c in load("g_lighthouse.json").cards)
+
+
+def test_missing_role_follows_character_seq_id():
+    from annotators.storium_games import parse_entry
+
+    move = parse_entry("g", 0, 0, {"seq_id": "2", "format": "move", "character_seq_id": "1",
+                                   "description": "Ann draws her sword."}, set())
+    assert (move.role, move.character_id) == ("character:1", "g:1")
+    narration = parse_entry("g", 0, 1, {"seq_id": "3", "description": "Night falls."}, set())
+    assert (narration.role, narration.character_id) == ("narrator", None)
