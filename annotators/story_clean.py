@@ -1,9 +1,14 @@
 """Clean one crawled story and filter it by language and length (LOT section 3, appendix).
 
 LOT's annotators deleted "noisy words (e.g., links)" and all spaces, and worked on 50-500
-word stories (paper section 3 "Story Filtering"; PEERS.md 1.3). In order:
-1. e-mail addresses, then URLs (scheme, `www.` and bare common-TLD domains) are deleted,
-   and the empty brackets and doubled commas they leave are tidied;
+word stories (paper section 3 "Story Filtering"; PEERS.md 1.3). Before cleaning,
+`check_decoding` rejects text that is mostly U+0080-U+00FF characters (share above
+`max_latin_share`) as `mojibake`: Chinese bytes read with a wrong Latin charset, which
+cleaning would otherwise silently empty. In order:
+1. e-mail addresses (also obfuscated: `name[at]host.com`, `name(at)host.com`,
+   `name#host.com`), then URLs (scheme, `www.` and bare common-TLD domains) are deleted,
+   matched on a width-folded copy so full-width forms (`ｈｔｔｐ：／／…`, `name＠host.com`)
+   go too, and the empty brackets and doubled commas they leave are tidied;
 2. `zh_clean.clean_chinese` deletes spaces near Chinese and normalises punctuation; ASCII
    double quotes in Chinese lines become “ ” pairs;
 3. lines with no letter, digit or Han go, and so do boilerplate lines: short lines (at
@@ -20,6 +25,7 @@ import dataclasses
 import re
 
 from annotators import zh_tokens
+from annotators.charset import latin_share
 from annotators.outcome import Drop
 from annotators.zh_clean import HAN, clean_chinese, han_ratio
 
@@ -29,12 +35,20 @@ BOILERPLATE = (
     r"免责声明", r"侵权", r"更多.{0,6}(故事|精彩|内容)", r"分享到", r"(?i)copyright", r"©", r"(?i)all rights reserved",
 )
 
-_EMAIL = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
+_TLDS = r"(?:com|cn|net|org|cc|info|top|xyz)"
+_LOCAL = r"[A-Za-z0-9._%+\-]+"
+_AT = r"(?:@|[ \t]*[\[(【{<][ \t]*at[ \t]*[\])】}>][ \t]*)"  # name@, name[at], name (at), name【at】
+_DOT = r"(?:\.|[ \t]*[\[(【{<][ \t]*dot[ \t]*[\])】}>][ \t]*)"  # host.com, host[dot]com
+_EMAIL = re.compile(
+    rf"{_LOCAL}{_AT}[A-Za-z0-9\-]+(?:{_DOT}[A-Za-z0-9\-]+)*{_DOT}[A-Za-z]{{2,}}"
+    # name#host.com ("replace # with @"): only a whole local part, not a URL's #fragment
+    rf"|(?<![A-Za-z0-9._%+\-/?&=#]){_LOCAL}#[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.{_TLDS}\b",
+    re.I)
 _URL_CHARS = r"[A-Za-z0-9\-._~:/?#\[\]@!$&'*+,;=%]"
 _URL = re.compile(
     rf"(?:https?|ftp)://{_URL_CHARS}+"
     rf"|www\.[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+(?:/{_URL_CHARS}*)?"
-    rf"|(?<![A-Za-z0-9\-.@])[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.(?:com|cn|net|org|cc|info|top|xyz)\b(?:/{_URL_CHARS}*)?",
+    rf"|(?<![A-Za-z0-9\-.@])[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.{_TLDS}\b(?:/{_URL_CHARS}*)?",
     re.I)
 _EMPTY_BRACKETS = re.compile(r"[（(【\[「<《]\s*[）)】\]」>》]")
 _REPEATED = re.compile(r"([，、；：])[，、；：]+")
@@ -54,6 +68,7 @@ class CleanConfig:
     max_words: int = 500  # same source
     min_han_ratio: float = 0.5  # not in the paper: "mostly Chinese" as the language filter
     boilerplate_max_chars: int = 80  # not in the paper: longer lines are story text
+    max_latin_share: float = 0.5  # not in the paper: mojibake is ~1.0, French or German prose < 0.1
     boilerplate: tuple[str, ...] = BOILERPLATE
 
 
@@ -61,12 +76,34 @@ def is_boilerplate(line: str, config: CleanConfig) -> bool:
     return len(line) <= config.boilerplate_max_chars and any(re.search(p, line) for p in config.boilerplate)
 
 
+_FOLD = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}  # full-width ASCII forms -> ASCII
+
+
+def _remove_folded(pattern: re.Pattern, text: str) -> str:
+    """Delete `pattern`'s matches, found on a width-folded copy of `text` (same length).
+
+    A match does not end in full-width punctuation: `，` or `：` after a link is prose.
+    """
+    folded = text.translate(_FOLD)
+    if folded == text:
+        return pattern.sub("", text)
+    pieces, last = [], 0
+    for match in pattern.finditer(folded):
+        start, end = match.span()
+        while end > start and text[end - 1] != folded[end - 1] and not folded[end - 1].isalnum():
+            end -= 1
+        pieces.append(text[last:start])
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
 def remove_emails(text: str) -> str:
-    return _EMAIL.sub("", text)
+    return _remove_folded(_EMAIL, text)
 
 
 def remove_urls(text: str) -> str:
-    return _URL.sub("", text)
+    return _remove_folded(_URL, text)
 
 
 def tidy_removals(line: str) -> str:
@@ -117,6 +154,17 @@ def clean_text(text: str, config: CleanConfig = CleanConfig()) -> str:
 def word_count(text: str) -> int:
     """jieba words with at least one letter, digit or Han character."""
     return sum(1 for w in zh_tokens.words(text) if any(ch.isalnum() for ch in w))
+
+
+def check_decoding(text: str, encoding: str | None = None,
+                   config: CleanConfig = CleanConfig()) -> Drop | None:
+    """`mojibake` when most characters are Latin-1 letters/symbols (a wrong charset); else None."""
+    share = latin_share(text)
+    if share <= config.max_latin_share:
+        return None
+    read_as = f" as read with {encoding}" if encoding else ""
+    return Drop("mojibake", f"{share:.0%} of characters are U+0080-U+00FF{read_as} "
+                            f"(> {config.max_latin_share:.0%}): wrong charset")
 
 
 def check_story(text: str, config: CleanConfig = CleanConfig()) -> Drop | None:

@@ -4,7 +4,8 @@ Three sources feed `pipelines.stories` (SPEC "Crawl and clean"): rows of the cra
 cache (decoded with `charset`, read with the site spec's selectors), JSON lines with
 `story` or `text` (optional `title`, `source`, `url`, `license`, `id`, `outline`) and
 plain-text files (one story each, any of UTF-8/GBK/GB18030/Big5). Each step returns a
-record or a `Drop` with a reason; `to_story` then cleans and filters (`story_clean`).
+record or a `Drop` with a reason; `to_story` then rejects mojibake (a wrong charset), cleans
+and filters (`story_clean`).
 A page is a story only when it was fetched without error and its final URL matches the
 spec's `story` pattern; list pages and robots.txt are dropped as `not_story_page`.
 """
@@ -18,7 +19,7 @@ from annotators.html_extract import extract_story
 from annotators.ids import stable_id
 from annotators.outcome import Drop
 from annotators.site_spec import SiteSpec
-from annotators.story_clean import CleanConfig, check_story, clean_text, clean_title
+from annotators.story_clean import CleanConfig, check_decoding, check_story, clean_text, clean_title
 from schemas.stories import Story
 
 
@@ -95,7 +96,10 @@ def text_file_to_raw(input_id: str, raw: bytes, *, source: str, license: str) ->
 
 
 def to_story(raw: RawStory, config: CleanConfig = CleanConfig()) -> Story | Drop:
-    """Clean and filter; the story id is a stable hash of (source, input id or given id)."""
+    """Reject mojibake, clean and filter; the story id is a stable hash of (source, input id or given id)."""
+    dropped = check_decoding(raw.body, raw.encoding, config)
+    if dropped is not None:
+        return dropped
     text = clean_text(raw.body, config)
     dropped = check_story(text, config)
     if dropped is not None:

@@ -11,8 +11,9 @@ from annotators.near_dup import (NearDupConfig, Node, band_keys, bands_rows, clu
                                  verified_pairs)
 from annotators.outcome import Drop
 from annotators.site_spec import parse_spec
-from annotators.story_clean import CleanConfig, check_story, clean_text, clean_title, is_boilerplate
-from annotators.story_sources import json_line_to_raw, page_to_raw, text_file_to_raw, to_story
+from annotators.story_clean import (CleanConfig, check_decoding, check_story, clean_text, clean_title,
+                                    is_boilerplate, remove_emails, remove_urls)
+from annotators.story_sources import RawStory, json_line_to_raw, page_to_raw, text_file_to_raw, to_story
 from tests.fixtures.site.make_site import STORIES
 
 TEXT_01 = "\n".join(STORIES["01"][1])
@@ -34,6 +35,35 @@ def test_clean_text_exact(raw, expected):
     assert clean_text(raw) == expected
 
 
+@pytest.mark.parametrize("raw,expected", [
+    # full-width links and e-mails go whole (matched on a width-folded copy)
+    ("他的博客是ｈｔｔｐ：／／example.cn。", "他的博客是。"),
+    ("访问ｈｔｔｐｓ：／／ｅｘａｍｐｌｅ．ｃｎ／ａ，谢谢。", "访问，谢谢。"),
+    ("网址：ｗｗｗ．ｇｕｓｈｉ．ｃｏｍ，欢迎。", "网址：欢迎。"),
+    ("（ｈｔｔｐ：／／example.cn）结束了。", "结束了。"),
+    ("写信给abc＠163.com。", "写信给。"),
+    # obfuscated e-mails
+    ("作者邮箱abc[at]163.com。", "作者邮箱。"),
+    ("联系abc(at)163.com谢谢。", "联系谢谢。"),
+    ("联系abc（ａｔ）163.com谢谢。", "联系谢谢。"),
+    ("邮箱：zhang [AT] qq [dot] com，谢谢。", "邮箱：谢谢。"),
+    ("邮箱abc【at】sina.com.cn，谢谢。", "邮箱，谢谢。"),
+    ("邮箱abc#163.com，谢谢。", "邮箱，谢谢。"),
+    # full-width letters and digits that are not links are kept (folded to ASCII by clean_chinese)
+    ("Ａ组赢了，３比２。", "A组赢了，3比2。"),
+])
+def test_clean_text_removes_full_width_and_obfuscated_links_exact(raw, expected):
+    assert clean_text(raw) == expected
+
+
+def test_removal_on_the_folded_copy_keeps_the_original_text():
+    assert remove_urls("见ｈｔｔｐ：／／ａ．ｃｎ／ｘ，好。") == "见，好。"  # trailing full-width comma is prose
+    assert remove_urls("见http://a.cn/x,好。") == "见好。"  # ASCII behaviour unchanged
+    assert remove_emails("邮箱abc[at]163.com与ｘｙ＠ｑｑ．ｃｏｍ。") == "邮箱与。"
+    assert remove_emails("见http://a.com/p#b.com。") == "见http://a.com/p#b.com。"  # a URL fragment, not an e-mail
+    assert remove_emails("第3#楼的a.com") == "第3#楼的a.com"
+
+
 def test_long_paragraph_mentioning_a_boilerplate_word_is_kept():
     line = "小林把这个故事转载到了班级的墙报上，" + "同学们围在墙报前看了很久，" * 5 + "大家都说写得真好。"
     assert not is_boilerplate(line, CleanConfig()) and clean_text(line) == line
@@ -49,17 +79,29 @@ def test_check_story_reasons():
     assert check_story(TEXT_01, CleanConfig(max_words=60)).reason == "too_long"
 
 
+def test_check_decoding_rejects_mojibake_only():
+    mojibake = TEXT_01.encode("gbk").decode("cp1252")
+    assert check_decoding(mojibake, "cp1252 (http)") == Drop(
+        "mojibake", "100% of characters are U+0080-U+00FF as read with cp1252 (http) (> 50%): wrong charset")
+    assert check_decoding(TEXT_01) is None
+    assert check_decoding("Un été à Paris, café crème et déjà fini.") is None
+    raw = RawStory("p1", "", mojibake, "site", encoding="cp1252 (http)")
+    assert to_story(raw).reason == "mojibake"  # not empty_after_cleaning
+    assert clean_text(mojibake) == ""
+
+
 def test_clean_title():
     assert clean_title(" 借 伞 （http://x.example.com） ") == "借伞"
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.sampled_from(["小明", "走了", "。", "，", " ", "\n", "见http://a.example.com/x。", "写信给a@b.cn。",
-                                 "\"", "...", "Tom", "转载请注明出处", "3.5", "(", ")", "！"]), max_size=30))
+                                 "\"", "...", "Tom", "转载请注明出处", "3.5", "(", ")", "！",
+                                 "见ｈｔｔｐ：／／ａ．ｃｎ／ｘ，", "写信给a[at]b.cn。", "ｃ＠ｄ．ｃｏｍ"]), max_size=30))
 def test_clean_text_is_idempotent_and_leaves_no_links(pieces):
     once = clean_text("".join(pieces))
     assert clean_text(once) == once
-    assert "http" not in once and "@" not in once and "  " not in once
+    assert "http" not in once and "@" not in once and "[at]" not in once and "  " not in once
 
 
 # ------------------------------------------------------------------ sources
