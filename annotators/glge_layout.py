@@ -28,8 +28,8 @@ def split_lines(data: bytes) -> list[bytes]:
 
 
 def line_text(line: bytes) -> str:
-    """A line as text for scoring (already checked to be UTF-8; a CR is dropped)."""
-    return line.rstrip(b"\r").decode("utf-8")
+    """A line as text for scoring (already checked to be UTF-8; a CR and a BOM are dropped)."""
+    return line.rstrip(b"\r").decode("utf-8").lstrip("\ufeff")
 
 
 def _first_undecodable(name: str, lines: list[bytes]) -> Drop | None:

@@ -151,3 +151,10 @@ def test_read_parquet_rows():
     assert read_parquet_rows("p.parquet", sink.getvalue()) == lot_rows("plotcom")
     bad = read_parquet_rows("lot/plotcom/p.parquet", b"PAR1 truncated")
     assert bad.reason == "unreadable_table" and bad.detail.startswith("lot/plotcom/p.parquet: ")
+
+
+def test_line_text_drops_a_byte_order_mark_and_carriage_return():
+    from annotators.glge_layout import line_text, split_lines
+
+    lines = split_lines(b"\xef\xbb\xbfriver bank\r\nsea\n")
+    assert [line_text(x) for x in lines] == ["river bank", "sea"]
