@@ -70,10 +70,15 @@ DECISIONS = """
   the gold; a candidate identical to the gold is never used. Mode: `{negatives_from}`.
 - **Chapters (PG)**: a paragraph-initial line "chapter" + numeral (arabic/roman/words) with an
   optional capitalised title on the same line or the next paragraph; captions
-  "[Illustration: ... Chapter I.]" count; contents lists (3+ headings with < 40 words between,
-  or numbering segments averaging < 150 words a chapter) are dropped; numbering may restart
-  at 1 (volumes); prose before a first "Chapter 2" is chapter 1 whose heading was stripped;
-  trailing VOLUME/BOOK/PART lines are cut from chapter ends. Heading styles tried: {styles}.
+  "[Illustration: ... Chapter I.]" count (heading = "Chapter I." onwards, caption text
+  dropped); contents lists are dropped: single-spaced blocks of 2+ heading lines, runs of 3+
+  headings with < 40 words between that carry no prose or whose numbers are printed again
+  right after the run (short chapters whose numbering continues are kept), and numbering
+  segments averaging < 150 words a chapter; a heading far out of sequence between two
+  consecutive numbers is a stray line, not a chapter; numbering may restart at 1 (volumes);
+  prose before a first "Chapter 2" is chapter 1 whose heading was stripped; trailing
+  VOLUME/BOOK/PART lines (with their own short title line) are cut from chapter ends.
+  Heading styles tried: {styles}.
 - **AO3**: chapters from the work's markup; headings normalised to "Chapter N[: title]";
   words = the work's stated count when present, else whitespace words of the cleaned text.
 - **book_id** = SHA-256 of (source, path relative to the input glob) for PG, of the work id

@@ -7,9 +7,16 @@ safe on real books:
   with "Chapter 3 of ..." fail the title test;
 - a heading inside an illustration caption ("[Illustration: ... Chapter I.]") starts its
   chapter at the caption;
-- tables of contents are dropped: runs of 3+ headings with almost no prose between them
-  (the run's last entry too, when its number continues the run), and whole numbering
-  segments whose "chapters" average under a few lines;
+- tables of contents are dropped: single-spaced blocks (a heading whose paragraph, or the
+  paragraph after it, holds 2+ chapter-heading lines); runs of 3+ headings with almost no
+  text between them whose entries carry no prose or whose numbers are printed again right
+  after the run (a run of short chapters, each with a prose paragraph and the numbering
+  continuing, is kept); and whole numbering segments averaging under a few lines;
+- a heading far out of sequence between two consecutive numbers ("II", "XXX", "III") is a
+  stray line in prose, not a chapter;
+- a caption heading is the chapter phrase onwards ("CHAPTER V."), without the picture's text;
+- chapter bodies end where their prose ends: trailing VOLUME/BOOK/PART lines, with a short
+  title line of their own ("PART TWO" / "THE DEPARTURE"), are cut;
 - numbering may restart at 1 (volumes, e.g. Emma); when the first heading is number 2 and
   prose precedes it, that prose is the first chapter whose heading was stripped (PG-19 and
   older scrapes cut the heading together with the licence header);
@@ -21,7 +28,8 @@ from __future__ import annotations
 import dataclasses
 
 from annotators.headings import (
-    HeadingCandidate, chapter_candidate, illustration_candidate, is_structural, numeral_candidate)
+    HeadingCandidate, chapter_candidate, illustration_candidate, is_heading_like, is_structural,
+    numeral_candidate, title_like)
 from annotators.outcome import Drop
 
 
@@ -113,8 +121,49 @@ def _merge_duplicates(cands, words, config):
     return out
 
 
-def _drop_contents_runs(cands, words, config):
-    """Drop runs of >= toc_min_run headings with < toc_gap_words between them (contents lists)."""
+def _paragraph(lines: list[str], start: int) -> list[str]:
+    """The non-blank lines from `start` (after skipping blanks) up to the next blank line."""
+    k = start
+    while k < len(lines) and not lines[k].strip():
+        k += 1
+    out = []
+    while k < len(lines) and lines[k].strip():
+        out.append(lines[k])
+        k += 1
+    return out
+
+
+def _in_contents_block(cand: HeadingCandidate, lines: list[str]) -> bool:
+    """A single-spaced contents list: the heading's own paragraph, or the paragraph right
+    after it, holds two or more chapter-heading-shaped lines ("CHAPTER I. The Mail" /
+    "CHAPTER II. The Night" on consecutive lines). A real heading is followed by its title
+    and then prose, never by more headings."""
+    own = _paragraph(lines, cand.line)
+    if sum(1 for line in own if is_heading_like(line)) >= 2:
+        return True
+    after = _paragraph(lines, cand.body_start)
+    listed = sum(1 for line in after if is_heading_like(line))
+    return listed >= 2 and 2 * listed >= len(after)
+
+
+def _has_prose(lines: list[str], start: int, end: int) -> bool:
+    """Lines [start, end) hold a prose line: not blank, not heading- or title-shaped, 5+ words."""
+    for line in lines[start:end]:
+        text = line.strip()
+        if (len(text.split()) >= 5 and any(ch.isalpha() for ch in text)
+                and not is_heading_like(text) and not title_like(text)):
+            return True
+    return False
+
+
+def _drop_contents_runs(cands, lines, words, config):
+    """Drop runs of >= toc_min_run headings with < toc_gap_words between them (contents lists).
+
+    A close run is a contents list only when its entries carry no prose (titles, page
+    numbers) or its numbers are printed again right after it (the numbering goes back, as
+    when the real headings follow the list). A run of genuinely short chapters, each a
+    heading and a prose paragraph whose numbering simply continues, is kept.
+    """
     keep = [True] * len(cands)
     i = 0
     while i < len(cands):
@@ -123,10 +172,30 @@ def _drop_contents_runs(cands, words, config):
             j += 1
         if j - i + 1 >= config.toc_min_run:
             last_continues = cands[j].number == (cands[j - 1].number or 0) + 1
-            for k in range(i, j + (1 if last_continues else 0)):
-                keep[k] = False
+            stop = j + (1 if last_continues else 0)  # entries are cands[i:stop]
+            after = cands[stop] if stop < len(cands) else None
+            repeated = after is not None and (after.number or 0) <= (cands[stop - 1].number or 0)
+            prose = any(_has_prose(lines, cands[k].body_start, cands[k + 1].line)
+                        for k in range(i, min(stop, len(cands) - 1)))
+            if repeated or not prose:
+                for k in range(i, stop):
+                    keep[k] = False
         i = j + 1
     return [c for c, k in zip(cands, keep) if k], keep.count(False)
+
+
+def _drop_strays(cands):
+    """Drop a heading whose number jumps out of sequence while the next heading returns to it
+    ("CHAPTER II", "CHAPTER XXX.", "CHAPTER III"): a stray line in prose, not a chapter.
+    A jump forward must skip two or more numbers; a jump back must not be to 1 (a restart)."""
+    out = []
+    for n, cand in enumerate(cands):
+        if 0 < n < len(cands) - 1 and None not in (cands[n - 1].number, cand.number, cands[n + 1].number):
+            prev, nxt = cands[n - 1].number, cands[n + 1].number
+            if nxt == prev + 1 and (cand.number >= prev + 3 or 1 < cand.number < prev):
+                continue
+        out.append(cand)
+    return out, len(cands) - len(out)
 
 
 def _segments(cands):
@@ -141,8 +210,11 @@ def _segments(cands):
 
 
 def _validate(cands, lines, words, config):
-    cands = _merge_duplicates(cands, words, config)
-    cands, toc_run = _drop_contents_runs(cands, words, config)
+    blocks = [c for c in cands if _in_contents_block(c, lines)]
+    cands = _merge_duplicates([c for c in cands if not _in_contents_block(c, lines)], words, config)
+    cands, toc_run = _drop_contents_runs(cands, lines, words, config)
+    toc_run += len(blocks)
+    cands, strays = _drop_strays(cands)
     segs = _segments(cands)
     kept_segs, toc_seg = [], 0
     for n, seg in enumerate(segs):
@@ -156,16 +228,31 @@ def _validate(cands, lines, words, config):
     breaks = sum(1 for seg in kept_segs[1:] if seg[0].number != 1)
     if kept_segs and kept_segs[0][0].number not in (1, 2):
         breaks += 1
-    info = {"candidates": len(cands) + toc_run + toc_seg, "contents_entries": toc_run + toc_seg,
-            "kept": len(kept), "numbering_breaks": breaks}
+    info = {"candidates": len(cands) + toc_run + toc_seg + strays, "contents_entries": toc_run + toc_seg,
+            "stray_headings": strays, "kept": len(kept), "numbering_breaks": breaks}
     return kept, info
 
 
 def _body(lines: list[str], start: int, end: int) -> str:
-    """Lines [start, end) without surrounding blanks and trailing VOLUME/BOOK/PART headings."""
+    """Lines [start, end) without surrounding blanks and trailing division headings.
+
+    A division heading is a VOLUME/BOOK/PART line, optionally followed (after blank lines)
+    by a short title line of its own ("PART TWO", "", "THE DEPARTURE"); it belongs to the
+    next chapter's front, so the chapter ends where its own prose ends.
+    """
     chunk = lines[start:end]
-    while chunk and (not chunk[-1].strip() or is_structural(chunk[-1])):
-        chunk.pop()
+    while chunk:
+        if not chunk[-1].strip() or is_structural(chunk[-1]):
+            chunk.pop()
+            continue
+        k = len(chunk) - 2
+        while k >= 0 and not chunk[k].strip():
+            k -= 1
+        if (k >= 0 and len(chunk) - 1 - k <= 3 and is_structural(chunk[k])
+                and title_like(chunk[-1]) and len(chunk[-1].split()) <= 8):
+            del chunk[k:]
+            continue
+        break
     while chunk and not chunk[0].strip():
         chunk.pop(0)
     return "\n".join(chunk)

@@ -40,6 +40,12 @@ def is_blank(lines: list[str], i: int) -> bool:
     return i < 0 or i >= len(lines) or not lines[i].strip()
 
 
+def is_heading_like(line: str) -> bool:
+    """Line shape of a chapter heading or contents entry: "chapter" + a valid numeral first."""
+    match = HEADING_LINE.match(line)
+    return bool(match) and len(line.strip()) <= MAX_HEADING_CHARS and _numeral_ok(match.group("num"))
+
+
 def is_structural(line: str) -> bool:
     """A VOLUME / BOOK / PART heading line (kept out of chapter bodies)."""
     return bool(_STRUCTURAL.match(line)) and len(line.strip()) <= 70
@@ -139,7 +145,9 @@ def illustration_candidate(lines: list[str], i: int) -> HeadingCandidate | None:
     before = inner[:match.start()].lower()
     if re.search(r"(see|in|of|from|to)\s*$|\(\s*$", before):
         return None
-    heading = re.sub(r"\s+", " ", inner.strip("_* ")).strip("_* ")
+    # The heading is the chapter phrase and what follows it; the picture's own caption
+    # ("_The traveller at the gate._") is not part of the chapter and is dropped.
+    heading = " ".join(re.sub(r"[_*]+", " ", inner[match.start():]).split())
     title, body_start = _title_after(lines, end + 1)
     heading = f"{heading}\n{title}" if title else heading
     title = clean_title(title)

@@ -59,6 +59,19 @@ def test_fixture_book_examples_exact():
     assert [r["negative_chapter_indices"] for r in other] != [r["negative_chapter_indices"] for r in rows]
 
 
+def test_caption_gold_starts_with_a_clean_heading_and_prefix_has_no_contents():
+    config = ExampleConfig(prefix_lengths=(8192,), min_later_chapters=3, n_negatives=3)
+    book = gutenberg_book("stray_heading.txt", (FIX / "stray_heading.txt").read_bytes())
+    rows = chapter_examples(book["book_id"], "pg19", book_chapters(book), seed=1, config=config)
+    gold = next(r for r in rows if r["chapter_index"] == 3)
+    assert gold["gold"].startswith("CHAPTER IV.\nTHE CHAPEL\n\n")
+    assert all("Illustration" not in r["prefix"] and "_" not in r["gold"] for r in rows)
+    book = gutenberg_book("contents_single_spaced.txt", (FIX / "contents_single_spaced.txt").read_bytes())
+    rows = chapter_examples(book["book_id"], "pg19", book_chapters(book), seed=1, config=config)
+    assert rows[0]["prefix"].startswith("CHAPTER I.\nThe Mill\n\n")
+    assert all("Contents" not in r["prefix"] and "     The" not in r["prefix"] for r in rows)
+
+
 def test_too_few_chapters_is_a_drop_and_keep_headings_option():
     assert chapter_examples("b", "pg19", make_chapters(6), seed=0).reason == "no_usable_boundary"
     rows = chapter_examples("b", "pg19", make_chapters(7), seed=0, config=ExampleConfig(rewrite_headings=False))

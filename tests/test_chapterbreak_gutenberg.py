@@ -58,7 +58,7 @@ def test_fixture_modern_book_skips_contents_prose_and_reads_caption():
     chapters, info = chapters_of(FIX / "quarry_road_modern.txt")
     assert info == {"encoding": "cp1252", "boilerplate": "modern"}
     assert [c.number for c in chapters] == list(range(1, 9))
-    assert chapters[3].heading == "The old mill at dusk. Chapter 4."
+    assert chapters[3].heading == "Chapter 4."  # the picture's caption is not the heading
     assert chapters[3].body.startswith("Tobiah waited by the lighthouse")
     assert chapters[1].body.endswith("Chapter and verse, he said, were all he wanted.")
     assert "PREFACE" not in chapters[0].body
@@ -89,6 +89,54 @@ def test_prose_lines_beginning_with_chapter_are_not_headings():
     chapters, _ = detect_chapters(text)
     assert [c.numeral for c in chapters] == ["I", "II"]
     assert "Chapter 3 of the report" in chapters[0].body
+
+
+# ---- review regressions (fixtures written by make_fixtures.py)
+@pytest.mark.parametrize("name, numerals, first_heading", [
+    ("contents_single_spaced.txt", ["I", "II", "III", "IV", "V", "VI"], "CHAPTER I.\nThe Mill"),
+    ("contents_pages_1990.txt", ["1", "2", "3", "4", "5", "6"], "Chapter 1: The Mill")])
+def test_single_spaced_contents_list_is_not_a_chapter(name, numerals, first_heading):
+    chapters, info = chapters_of(FIX / name)
+    assert [c.numeral for c in chapters] == numerals
+    assert chapters[0].heading == first_heading
+    assert not chapters[0].body.lower().startswith("chapter") and len(chapters[0].body.split()) > 100
+    assert not any("The Harbour" in c.body for c in chapters)  # no contents line in any chapter
+
+
+def test_run_of_short_chapters_is_not_a_contents_list():
+    chapters, info = chapters_of(FIX / "short_chapters.txt")
+    assert [c.numeral for c in chapters] == ["I", "II", "III", "IV", "V", "VI", "VII", "VIII"]
+    assert chapters[2].body == "Corwin waited by the orchard with a lantern in hand, and nobody there\nsaid a word about it."
+    assert info == {"encoding": "utf-8", "boilerplate": "modern"}
+
+
+def test_two_line_part_heading_is_cut_from_the_chapter_end():
+    chapters, _ = chapters_of(FIX / "parts_two_line.txt")
+    assert [c.number for c in chapters] == [1, 2, 3, 4, 5, 6, 7]
+    assert chapters[2].body.endswith("turned.") and "PART TWO" not in chapters[2].body
+    assert "DEPARTURE" not in chapters[2].body and chapters[3].body.startswith("Agathe")
+
+
+def test_stray_heading_in_prose_and_emphasised_caption():
+    body, _ = clean_book((FIX / "stray_heading.txt").read_bytes())
+    chapters, info = detect_chapters(body)
+    assert [c.numeral for c in chapters] == ["I", "II", "III", "IV", "V", "VI", "VII"]
+    assert info["stray_headings"] == 1
+    assert "\n\nCHAPTER XXX.\n\n" in chapters[1].body
+    assert chapters[3].heading == "CHAPTER IV.\nTHE CHAPEL"
+
+
+def test_contents_run_rules_on_plain_text():
+    prose = "Words of the chapter go here and there. " * 40
+    short = "She came in, sat down by the fire, and said nothing at all to anyone."
+    heads = ["CHAPTER I.", "CHAPTER II.", "CHAPTER III.", "CHAPTER IV.", "CHAPTER V."]
+    text = "\n\n".join(f"{h}\n\n{prose if n in (0, 4) else short}" for n, h in enumerate(heads))
+    chapters, info = detect_chapters(text)  # three short chapters, numbering continues: kept
+    assert len(chapters) == 5 and info["contents_entries"] == 0
+    toc = "\n\n".join(f"{h}\n\n{short}" for h in heads[:3])  # synopses, then numbering goes back
+    chapters, info = detect_chapters(f"{toc}\n\n{text}")
+    assert [c.numeral for c in chapters] == ["I", "II", "III", "IV", "V"] and info["contents_entries"] == 3
+    assert chapters[0].body == prose.rstrip("\n")
 
 
 # ---- real books (../shared/data/gutenberg): count and where each chapter begins
