@@ -8,7 +8,6 @@ next Stage turns into a rejects row, so the job never crashes on it.
 """
 from __future__ import annotations
 
-import io
 from typing import Sequence
 
 import apache_beam as beam
@@ -18,7 +17,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from annotators import audit_records as ar
 from annotators.outcome import Drop
-from pipelines.common import JobReport, Stage, expand_input, input_names, join
+from pipelines.common import JobReport, Stage, expand_input, input_names, iter_lines, join
 
 PARQUET_BATCH = 1024
 
@@ -64,9 +63,9 @@ def stream_records(item, columns: Sequence[str] | None):
                         number += 1
                         yield f"{name}:{number}", task, kind, row
                 return
-            for raw in io.BufferedReader(f):
+            for raw in iter_lines(f):
                 number += 1
-                yield f"{name}:{number}", task, kind, raw.rstrip(b"\r\n")
+                yield f"{name}:{number}", task, kind, raw.rstrip(b"\r")
     except Exception as exc:  # a file that breaks mid-way: one rejects row, the rest kept
         yield f"{name}:{number + 1}", task, kind, Drop("unreadable", f"{type(exc).__name__}: {exc}"[:300])
 

@@ -17,13 +17,13 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipelines.files import (READ_ERROR, ReadFiles, ReadLines, ReadParquetRows, WriteJsonlGroups,
-                             WriteTable, delete_matching, expand_input, input_names, is_local_path, join,
+                             WriteTable, delete_matching, expand_input, input_names, is_local_path, iter_lines, join,
                              jsonl_line, read_bytes, write_bytes, write_text)
 from pipelines.report import LOCAL_RUNNERS, JobReport, default_card, runner_name
 from pipelines.stage import REJECTS, TALLY, Stage
 
 __all__ = ["READ_ERROR", "ReadFiles", "ReadLines", "ReadParquetRows", "WriteJsonlGroups", "WriteTable",
-           "delete_matching", "expand_input", "input_names", "is_local_path", "join", "jsonl_line",
+           "delete_matching", "expand_input", "input_names", "is_local_path", "iter_lines", "join", "jsonl_line",
            "read_bytes", "write_bytes", "write_text", "LOCAL_RUNNERS", "JobReport", "default_card",
            "runner_name", "REJECTS", "TALLY", "Stage", "parse_job_args", "make_pipeline", "run_pipeline"]
 

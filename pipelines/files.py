@@ -5,7 +5,6 @@ Writes are sorted and sharded by a stable hash, so bytes never depend on arrival
 """
 from __future__ import annotations
 
-import io
 import json
 from typing import Any, Callable, Iterable, Sequence
 
@@ -28,25 +27,36 @@ def join(*parts: str) -> str:
 
 
 # ----------------------------------------------------------------------------- files
-def expand_input(pattern: str, exts: Sequence[str] = ()) -> list[str]:
-    """Matched file paths for a file, glob or folder (a folder means its files with `exts`).
+def _match(pattern: str) -> list[str]:
+    try:
+        return sorted({m.path for m in FileSystems.match([pattern])[0].metadata_list})
+    except Exception:  # a glob with no match raises on some filesystems
+        return []
 
-    Raises FileNotFoundError with the pattern when nothing matches, at construction time.
-    """
-    patterns = [pattern]
+
+def _is_folder(pattern: str) -> bool:
     if is_local_path(pattern):
         import os
 
-        if os.path.isdir(pattern):
-            patterns = [os.path.join(pattern, f"*{e}") for e in exts] or [os.path.join(pattern, "*")]
-    paths: list[str] = []
-    for pat in patterns:
-        try:
-            result = FileSystems.match([pat])[0]
-        except Exception:  # a glob with no match raises on some filesystems
-            continue
-        paths.extend(m.path for m in result.metadata_list)
-    paths = sorted(set(paths))
+        return os.path.isdir(pattern)
+    return not any(c in pattern for c in "*?[") and not _match(pattern)
+
+
+def expand_input(pattern: str, exts: Sequence[str] = ()) -> list[str]:
+    """Matched file paths for a file, glob or folder (local or `gs://`).
+
+    A folder means its files with the first of `exts` (in order of preference) that has any:
+    a LOT task folder holds parquet parts and `<split>.jsonl` exports of the same rows, and
+    must be read once. Raises FileNotFoundError naming the pattern when nothing matches.
+    """
+    if _is_folder(pattern):
+        folder = pattern.rstrip("/")
+        for ext in exts or ("",):
+            paths = _match(f"{folder}/*{ext}")
+            if paths:
+                return paths
+        raise FileNotFoundError(f"no {'/'.join(exts) or ''} files in folder {pattern!r}")
+    paths = _match(pattern)
     if not paths:
         raise FileNotFoundError(f"no input files match {pattern!r}")
     return paths
@@ -89,6 +99,24 @@ def delete_matching(pattern: str) -> None:
         FileSystems.delete(paths)
 
 
+def iter_lines(f, chunk: int = 1 << 20):
+    """Lines of a binary file object without their b"\\n", streamed chunk by chunk.
+
+    Works on any object with read(n), including Beam's decompressing file wrappers, which
+    io.BufferedReader cannot wrap.
+    """
+    rest = b""
+    while True:
+        data = f.read(chunk)
+        if not data:
+            break
+        lines = (rest + data).split(b"\n")
+        rest = lines.pop()
+        yield from lines
+    if rest:
+        yield rest
+
+
 class ReadLines(beam.PTransform):
     """(input_id "name:line", raw bytes) for every line of every matched file, streamed."""
 
@@ -102,8 +130,8 @@ class ReadLines(beam.PTransform):
 
         def lines(path: str):
             with FileSystems.open(path, compression_type="uncompressed") as f:
-                for number, raw in enumerate(io.BufferedReader(f), start=1):
-                    yield f"{names[path]}:{number}", raw.rstrip(b"\r\n")
+                for number, raw in enumerate(iter_lines(f), start=1):
+                    yield f"{names[path]}:{number}", raw.rstrip(b"\r")
 
         return pbegin | "Paths" >> beam.Create(self._paths) | "Lines" >> beam.FlatMap(lines)
 

@@ -212,7 +212,7 @@ def run(argv=None):
               "splits": {t: list(v) for t, v in splits.items()}, "outline_from": args.outline_from,
               "senpos_reviewed_only": args.senpos_reviewed_only}
     p = make_pipeline(options)
-    raw, inputs = _read_records(p, "Stories", args.stories, (".jsonl", ".json", ".parquet"))
+    raw, inputs = _read_records(p, "Stories", args.stories, (".parquet", ".jsonl", ".json"))
     report = JobReport(out, "lot", config=config, seed=seed, inputs=[args.stories] + [
         x for x in (args.annotations, args.senpos_reviews) if x], options=options, card=lot_card)
 

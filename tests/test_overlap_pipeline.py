@@ -2,6 +2,7 @@
 independent re-computation of every figure written plainly here from the issue's definition."""
 from __future__ import annotations
 
+import gzip
 import json
 import pathlib
 
@@ -132,11 +133,14 @@ def corpus_run(tmp_path_factory):
     """--test TABLE --reference GLOB with text, JSON-lines, parquet and bad files."""
     root = tmp_path_factory.mktemp("corpus")
     stories = ["".join(s) for s in STORIES]
-    _mystories(root / "outgen", stories)
+    rows = _mystories(root / "outgen", stories)
+    # A LOT task folder also holds <split>.jsonl exports of the same rows: read only the parquet.
+    (root / "outgen" / "test.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     ref = root / "ref"
     ref.mkdir()
     unrelated = "今天的天气很好，我们一起去公园散步，看见湖面上有几只白色的天鹅在游泳。"
-    (ref / "novels.txt").write_text("\n".join([unrelated, stories[1], "", stories[4]]) + "\n")
+    (ref / "novels.txt").write_text("\n".join([unrelated, stories[1], ""]) + "\n")
+    (ref / "more_novels.txt.gz").write_bytes(gzip.compress((stories[4] + "\n").encode("utf-8")))
     (ref / "more.jsonl").write_text(json.dumps({"text": stories[7]}, ensure_ascii=False) + "\n{oops\n"
                                     + json.dumps({"n": 1}) + "\n")
     pq.write_table(pa.table({"text": [unrelated * 2]}), ref / "shelf.parquet")
