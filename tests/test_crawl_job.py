@@ -17,7 +17,7 @@ FIRST_RUN = [  # every request of a full crawl, in order (breadth-first, robots.
     "/stories/story-04.html", "/stories/story-05.html", "/mirror/story-05.html",
     "/list/page-2.html", "/stories/story-06.html", "/stories/story-07-old.html",
     "/stories/story-07.html", "/stories/story-08.html", "/stories/story-08.html",
-    "/stories/story-08.html", "/stories/story-09.html", "/stories/story-10.html",
+    "/stories/story-08.html", "/stories/story-09.html", "/stories/story-17.html", "/stories/story-10.html",
     "/stories/story-11.html", "/stories/story-12.pdf", "/stories/story-13.html",
     "/stories/story-15.html", "/stories/story-16.html", "/stories/story-16.html",
     "/stories/story-16.html",
@@ -44,6 +44,7 @@ ROWS = {  # cache row per URL path: (kind, status, error, attempts)
     "/stories/vip/story-14.html": ("story", None, "robots_disallowed", 0),
     "/stories/story-15.html": ("story", 302, "off_host_redirect", 1),
     "/stories/story-16.html": ("story", None, "retries_exhausted", 3),
+    "/stories/story-17.html": ("story", 200, None, 1),
 }
 
 
@@ -103,6 +104,8 @@ def test_cache_rows_record_status_and_reason(full_crawl):
     assert rows["/stories/story-16.html"]["detail"] == "timeout on all 3 tries"
     assert rows["/stories/story-02.html"]["body"] == (WWW / "stories" / "story-02.html").read_bytes()
     assert json.loads(rows["/stories/story-01.html"]["headers"])["content-type"] == "text/html; charset=utf-8"
+    assert json.loads(rows["/stories/story-17.html"]["headers"])["content-type"] == "text/html; charset=ISO-8859-1"
+    assert rows["/stories/story-17.html"]["body"] == (WWW / "stories" / "story-17.html").read_bytes()
 
 
 def test_second_run_requests_nothing(full_crawl):
@@ -113,11 +116,11 @@ def test_second_run_requests_nothing(full_crawl):
 def test_stats_account_for_every_url(full_crawl):
     stats = json.loads((full_crawl["tmp"] / "crawl" / "stats.json").read_text(encoding="utf-8"))
     stage = stats["stages"]["crawl"]
-    assert (stage["read"], stage["written"], stage["rejected"]) == (21, 15, 6)
+    assert (stage["read"], stage["written"], stage["rejected"]) == (22, 16, 6)
     assert stage["rejected_by_reason"] == {"http_404": 1, "not_html": 1, "off_host_redirect": 1,
                                            "retries_exhausted": 1, "robots_disallowed": 1, "too_large": 1,
                                            }
-    assert stats["requested_pages_total"] == 19
+    assert stats["requested_pages_total"] == 20
     rejects = pq.read_table(full_crawl["tmp"] / "crawl" / "rejects").to_pylist()
     assert len(rejects) == 6 and {r["stage"] for r in rejects} == {"crawl"}
 

@@ -21,6 +21,12 @@ STORY_04 = "\n".join([
     "小林后来把这件事写在了自己的博客上，很多人都留言说很感动。",
     "老奶奶的孙女后来给小林发来邮件，说奶奶常常提起他。"
     "从那以后，每逢下雨，小林都会在包里多放一把伞，遇到没带伞的人就借给他们。"])
+STORY_17 = "\n".join([  # GBK served as ISO-8859-1: decoded by its <meta>; full-width link and [at] e-mail gone
+    "放学回家的路上，小明发现书包里的钥匙不见了。他沿着来时的路一边走一边找，天慢慢黑了下来。",
+    "卖菜的王大爷看见他着急的样子，就问他出了什么事。听说钥匙丢了，王大爷放下手里的活，打着手电陪他一起找。",
+    "他们在学校门口的花坛旁边找到了钥匙，上面还挂着妈妈给他编的红绳。小明高兴得跳了起来，连声说谢谢。",
+    "后来小明把这件事写成了作文，贴在班级的网页上。"
+    "老师在作文后面写道：想认识王大爷的同学可以写信到，他很喜欢收到孩子们的信。"])
 EXPECTED = {  # url path -> (title, text, encoding, cluster members as url paths)
     "/stories/story-01.html": ("小松鼠的冬粮", TEXT["01"], "utf-8 (http)",
                                ["/stories/story-01.html", "/stories/story-06.html"]),
@@ -31,6 +37,7 @@ EXPECTED = {  # url path -> (title, text, encoding, cluster members as url paths
                               ["/mirror/story-05.html", "/stories/story-05.html"]),
     "/stories/story-07.html": ("灯塔看守人", TEXT["07"], "utf-8 (meta)", ["/stories/story-07-old.html"]),
     "/stories/story-08.html": ("迟到的信", TEXT["08"], "utf-8 (meta)", ["/stories/story-08.html"]),
+    "/stories/story-17.html": ("丢失的钥匙", STORY_17, "gb18030 (meta)", ["/stories/story-17.html"]),
 }
 REJECTS = {  # (stage, url path, reason)
     ("pages", "/robots.txt", "not_story_page"), ("pages", "/index.html", "not_story_page"),
@@ -85,9 +92,9 @@ def test_stats_balance_and_count_every_cached_page(built):
     stats = json.loads((built["out"] / "stats.json").read_text(encoding="utf-8"))
     assert stats["balanced"]
     flow = {name: (s["read"], s["written"], s["rejected"]) for name, s in stats["stages"].items()}
-    assert flow == {"page_files": (2, 2, 0), "pages": (21, 11, 10), "clean": (11, 9, 2),
-                    "exact_dedup": (9, 8, 1), "near_dedup": (8, 7, 1)}
-    assert stats["tables"] == {"rejects": 14, "stories": 7}
+    assert flow == {"page_files": (2, 2, 0), "pages": (22, 12, 10), "clean": (12, 10, 2),
+                    "exact_dedup": (10, 9, 1), "near_dedup": (9, 8, 1)}
+    assert stats["tables"] == {"rejects": 14, "stories": 8}
     assert len(stats["duplicate_clusters"]) == 2
     card = (built["out"] / "CARD.md").read_text(encoding="utf-8")
     assert "smallest (url, input_id)" in card and f"{built['base']}/stories/story-06.html" in card
@@ -108,7 +115,7 @@ def test_stories_table_has_the_columns_pipelines_lot_reads(built):
 def test_pipelines_lot_reads_the_stories_table(built):
     lot.run(["--stories", str(built["out"] / "stories"), "--output", str(built["tmp"] / "lot")])
     stats = json.loads((built["tmp"] / "lot" / "stats.json").read_text(encoding="utf-8"))
-    assert stats["stages"]["parse"]["read"] == 7 and stats["stages"]["parse"]["rejected"] == 0
+    assert stats["stages"]["parse"]["read"] == 8 and stats["stages"]["parse"]["rejected"] == 0
 
 
 @pytest.fixture(scope="module")
