@@ -58,7 +58,7 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def _edge(text: str, last: bool) -> str:
-    pieces = split_sentences(text, min_han=0)
+    pieces = split_sentences(text)  # the SPEC sentence rule, as the LOT builder splits
     return (pieces[-1] if last else pieces[0]) if pieces else ""
 
 

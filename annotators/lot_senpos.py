@@ -65,10 +65,14 @@ def parse_review(obj: Any) -> dict[str, Any] | Drop:
     if not isinstance(obj, dict) or not isinstance(obj.get("example_id"), str):
         return Drop("malformed_review", "needs an object with a string example_id")
     review = obj.get("review", obj)
+    if not isinstance(review, dict):
+        return Drop("malformed_review", "review must be an object {accept, drop}")
+    if not isinstance(review.get("accept", True), bool):
+        return Drop("malformed_review", "accept must be true or false")
     drop = review.get("drop", [])
     if not isinstance(drop, list) or not all(isinstance(d, int) and not isinstance(d, bool) for d in drop):
         return Drop("malformed_review", "drop must be a list of candidate positions")
-    return {"example_id": obj["example_id"], "accept": bool(review.get("accept", True)),
+    return {"example_id": obj["example_id"], "accept": review.get("accept", True),
             "drop": sorted(set(drop)), "reviewer": str(review.get("reviewer", obj.get("reviewer", "")))}
 
 

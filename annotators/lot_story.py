@@ -21,6 +21,7 @@ from annotators.charset import decode_bytes
 from annotators.zh_clean import clean_chinese, han_ratio
 from annotators.zh_sentences import split_sentences
 
+PLACEHOLDERS = ("<mask>", "[MASK]", "<MASK>")  # LOT's markers (PEERS.md 1.2)
 _SPACE_NEAR_WIDE = re.compile(r"(?<=[^\x00-\x7f])[ \t\u3000\u00a0]+|[ \t\u3000\u00a0]+(?=[^\x00-\x7f])")
 
 
@@ -115,6 +116,9 @@ def prepare_story(record: dict[str, Any], config: StoryConfig = StoryConfig()) -
         return Drop("story_too_long", f"{len(text)} characters > {config.max_chars}")
     if han_ratio(text) < config.min_han_ratio:
         return Drop("not_chinese", f"Han share {han_ratio(text):.2f} < {config.min_han_ratio}")
+    marker = next((m for m in PLACEHOLDERS if m in text), None)
+    if marker:
+        return Drop("contains_placeholder", f"the story contains {marker!r}, which marks removed text")
     sentences = tuple(split_sentences(text, min_han=config.min_sentence_han))
     if len(sentences) < config.min_sentences:
         return Drop("too_few_sentences", f"{len(sentences)} sentence(s) < {config.min_sentences}")

@@ -81,7 +81,7 @@ def _dedup(key_name: str, reason: str):
 def _clozet_fn(seed: int, splits, config: ClozeTConfig):
     def fn(element):
         story_id, group = element
-        stories, anns = list(group["story"]), sorted(group["ann"], key=lambda a: a["input_id"])
+        stories, anns = list(group["story"]), sorted(group["ann"], key=lambda a: input_order(a["input_id"]))
         if not stories:
             return [(a["input_id"], Drop("unknown_story", f"no story with id {story_id!r}")) for a in anns]
         story, split = stories[0], split_of(seed, story_id, splits)
@@ -131,7 +131,7 @@ def _senpos_fn(seed: int, splits, config: SenPosConfig):
 def _review_fn(reviewed_only: bool):
     def fn(element):
         example_id, group = element
-        examples, reviews = list(group["example"]), sorted(group["review"], key=lambda r: r[0])
+        examples, reviews = list(group["example"]), sorted(group["review"], key=lambda r: input_order(r[0]))
         if not examples:
             return [(rid, Drop("unknown_example", f"no SenPos val/test example {example_id}")) for rid, _ in reviews]
         (ex, stats), out = examples[0], []

@@ -104,7 +104,7 @@ def expected_table(rows_by_task, seed=0):
                     pre, suf = r["story"].split("<mask>")
                     cands = [r["plot0"], r["plot1"]]
                     ctx, n = W(pre + suf), 2
-                    s_pre, s_suf = split_sentences(pre, min_han=0), split_sentences(suf, min_han=0)
+                    s_pre, s_suf = split_sentences(pre), split_sentences(suf)
                     before, after = W(s_pre[-1] if s_pre else ""), W(s_suf[0] if s_suf else "")
                     picks = {"length": first_best([len(W(c)) for c in cands]),
                              "bleu1": first_best([bleu(W(c), ctx, 1) for c in cands]),
@@ -115,8 +115,8 @@ def expected_table(rows_by_task, seed=0):
                 else:
                     segs = r["story"].split("[MASK]")
                     n = len(segs) - 1
-                    left = [(split_sentences(segs[i], min_han=0) or [""])[-1] for i in range(n)]
-                    right = [(split_sentences(segs[i + 1], min_han=0) or [""])[0] for i in range(n)]
+                    left = [(split_sentences(segs[i]) or [""])[-1] for i in range(n)]
+                    right = [(split_sentences(segs[i + 1]) or [""])[0] for i in range(n)]
                     adj = [[s for s in (left[i], right[i]) if s.strip()] for i in range(n)]
                     s = r["sentence"]
                     mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731

@@ -202,3 +202,19 @@ def test_outgen_keeps_only_verbatim_short_input_phrases():
 def test_parse_reads_big5_lines():
     rec = parse_story_record("f:1", json.dumps({"story": "從前有一隻小貓在河邊釣魚"}, ensure_ascii=False).encode("big5"))
     assert rec["story"] == "從前有一隻小貓在河邊釣魚"
+
+
+def test_stories_holding_a_placeholder_are_rejected():
+    assert prepared(STORY.replace("老木匠带着", "<MASK>老木匠带着")).reason == "contains_placeholder"
+
+
+@pytest.mark.parametrize("obj", [{"example_id": "x", "review": None}, {"example_id": "x", "review": []},
+                                 {"example_id": "x", "review": {"accept": "false"}}])
+def test_malformed_reviews(obj):
+    assert parse_review(obj).reason == "malformed_review"
+
+
+def test_input_order_is_numeric_by_line():
+    from pipelines.lot import input_order
+
+    assert sorted(["r.jsonl:10", "r.jsonl:9", "a.jsonl:11"], key=input_order) == ["a.jsonl:11", "r.jsonl:9", "r.jsonl:10"]
