@@ -3,8 +3,8 @@
 Each baseline picks a candidate index (0-based: ClozeT plot0/plot1, SenPos the k-th
 `[MASK]`); ties always go to the lowest index. Words are the non-whitespace jieba tokens
 of the overlap definition (punctuation included, placeholders removed). "Adjacent
-sentences" of a position are the last sentence before it and the first after it (raw
-sentence pieces, annotators.zh_sentences with no merging); an empty side is left out.
+sentences" of a position are the last sentence before it and the first after it (the SPEC
+sentence rule of annotators.zh_sentences, as LOT built the segments); an empty side is left out.
 Known-bad inputs: a ClozeT story without exactly one `<mask>`, a label that is not a valid
 candidate, a SenPos story without `[MASK]`.
 """
