@@ -52,7 +52,13 @@ class BookChapter:
 
 
 def rewrite_heading(opening: str, heading: str, numeral: str, gold_numeral: str) -> str:
-    """A negative's opening with its heading's chapter number replaced by the gold's numeral."""
+    """A negative's opening with its heading's chapter number replaced by the gold's numeral.
+
+    An arabic chapter number repeated in the heading's title ("Chapter 5: The 5th Day") is
+    rewritten too (digit runs equal to it: "Chapter 2: The 2th Day"), since it would tell
+    the negative's position; roman and word numerals are rewritten in the "chapter" phrase
+    only, so a title's "I" or "One" is never touched.
+    """
     if not heading or not numeral or not gold_numeral or numeral == gold_numeral:
         return opening
     match = CHAPTER_PHRASE.search(heading)
@@ -63,7 +69,12 @@ def rewrite_heading(opening: str, heading: str, numeral: str, gold_numeral: str)
         if not found:
             return opening
         start, end = found.span()
-    return heading[:start] + gold_numeral + heading[end:] + opening[len(heading):]
+    new = heading[:start] + gold_numeral + heading[end:]
+    if numeral.isdigit() and gold_numeral.isdigit():
+        tail = new[start + len(gold_numeral):]
+        tail = re.sub(rf"(?<!\d){re.escape(numeral)}(?!\d)", gold_numeral, tail)
+        new = new[:start + len(gold_numeral)] + tail
+    return new + opening[len(heading):]
 
 
 class BookText:

@@ -79,8 +79,17 @@ DECISIONS = """
   prose before a first "Chapter 2" is chapter 1 whose heading was stripped; trailing
   VOLUME/BOOK/PART lines (with their own short title line) are cut from chapter ends.
   Heading styles tried: {styles}.
-- **AO3**: chapters from the work's markup; headings normalised to "Chapter N[: title]";
-  words = the work's stated count when present, else whitespace words of the cleaned text.
+- **AO3**: chapters from the work's markup (JSON lines: a `chapters` list, or the long-fic
+  dump's `text` split at its "\\t<n>. <title>" heading lines, whose count must equal
+  `num_chaps`; the dump is the paper's already-filtered set, so its works need no rating or
+  language field); tag fields may be strings or lists; blank lines are skipped; headings
+  normalised to "Chapter N[: title]", where N is the chapter's position and numbering in
+  the source title is dropped ("9. Chapter 12" -> "Chapter 9", "4. The Storm" -> "Chapter 4:
+  The Storm"; a title that is only a number, "Part 5", is dropped); in a negative, the
+  chapter number and any arabic number in its heading equal to it are rewritten to the
+  gold's ("Chapter 5: The 5th Day" -> "Chapter 2: The 2th Day"), so no heading tells the
+  position; words = the work's stated count when present ("12,345" accepted), else
+  whitespace words of the cleaned text.
 - **book_id** = SHA-256 of (source, path relative to the input glob) for PG, of the work id
   for AO3; example ids hash the boundary, seed and prefix length.
 """

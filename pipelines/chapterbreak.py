@@ -175,8 +175,22 @@ class _StageWithPool(beam.PTransform):
         return keyed | Stage("examples", lambda e: self._fn(e[0], e[1]), input_id=lambda e: e[0]["input_id"])
 
 
+def _ao3_paths(pattern: str) -> list[str]:
+    """Every AO3 input a file, glob or folder names: a folder may hold pages and JSON lines
+    side by side, and both are read (`expand_input` on a folder keeps one format)."""
+    found, missing = [], None
+    for ext in HTML_EXTS + JSONL_EXTS:
+        try:
+            found += [x for x in expand_input(pattern, (ext,)) if x not in found]
+        except FileNotFoundError as exc:
+            missing = exc
+    if not found:
+        raise missing or FileNotFoundError(pattern)
+    return sorted(found)
+
+
 def _ao3(p, args, cfg, report):
-    paths = expand_input(args.ao3, HTML_EXTS + JSONL_EXTS)
+    paths = _ao3_paths(args.ao3)
     names = input_names(paths, args.ao3)
     html = [x for x in paths if x.lower().endswith(HTML_EXTS)]
     lines = [x for x in paths if x.lower().endswith(JSONL_EXTS)]

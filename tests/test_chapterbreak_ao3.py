@@ -1,15 +1,18 @@
 """Unit tests: AO3 pages, downloads and JSON lines -> works; notes removal; Appendix A filters."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import pathlib
 
 import pytest
 from conftest import shared_path
 
-from annotators.ao3 import Ao3Config, assemble, filter_reasons, parse_html, parse_json_line
+from annotators.ao3 import (
+    Ao3Config, assemble, filter_reasons, normalise_heading, parse_html, parse_json_line, split_dump_text)
 from annotators.ao3_text import clean_chapter_text
-from annotators.chapterbreak_books import ao3_book
+from annotators.chapterbreak_books import ao3_book, book_chapters
+from annotators.chapterbreak_examples import ExampleConfig, chapter_examples
 from annotators.outcome import Drop
 
 FIX = pathlib.Path(__file__).parent / "fixtures" / "chapterbreak" / "ao3"
@@ -92,3 +95,63 @@ def test_filters_are_flags(cfg, reasons):
                        "chapters": ["a b c"] * 3}).encode()
     meta, chapters = assemble("1", parse_json_line("x:1", line))
     assert filter_reasons(meta, chapters, cfg) == reasons
+
+
+# ---- review regressions: tag lists, blank lines, the long-fic dump, numbering in titles
+def _variants():
+    return (FIX / "dump_variants.jsonl").read_bytes().split(b"\n")
+
+
+def test_list_valued_tags_and_comma_counts_are_accepted():
+    (part,) = parse_json_line("dump_variants.jsonl:1", _variants()[0])
+    assert (part.work_id, part.title, part.rating, part.language, part.words) == \
+        ("6601", "Reed Lanterns", "General Audiences", "English", 12345)
+    book = ao3_book("6601", [part])
+    assert book["info"]["stated_words"] == 12345 and len(book["chapters"]) == 12
+
+
+def test_blank_json_line_is_no_work():
+    assert parse_json_line("dump_variants.jsonl:2", _variants()[1]) == []
+    assert parse_json_line("x:9", b"  \r") == []
+
+
+def test_long_fic_dump_text_is_split_at_its_heading_lines():
+    (part,) = parse_json_line("dump_variants.jsonl:3", _variants()[2])
+    assert (part.work_id, part.words, part.posted, part.prefiltered) == ("6602", 15000, 12, True)
+    assert [c.heading for c in part.chapters] == [f"Chapter {n}" for n in range(1, 13)]
+    assert all(not c.text.startswith(("\t", "Notes")) and "Thanks for reading" not in c.text for c in part.chapters)
+    assert part.chapters[0].text.startswith("Edmer slept near the bridge as the tide turned.")
+    book = ao3_book("6602", [part])  # the dump is ChapterBreak's filtered set: no rating field needed
+    assert book["source"] == "ao3" and len(book["chapters"]) == 12
+    assert filter_reasons(dataclasses.replace(part, prefiltered=False), list(part.chapters), Ao3Config()) == \
+        ["language_unknown", "rating_unknown"]
+    bad = parse_json_line("dump_variants.jsonl:4", _variants()[3])
+    assert bad == Drop("chapter_count_mismatch", "num_chaps=13 but 12 chapter headings in `text`")
+
+
+def test_split_dump_text_fallback_and_no_headings():
+    text = "Chapter 1: Start\n\nOne two.\n\nChapter 3 of the book was read aloud.\n\nChapter 2\n\nThree."
+    assert split_dump_text(text) == [("Chapter 1: Start", "\nOne two.\n\nChapter 3 of the book was read aloud.\n"),
+                                     ("Chapter 2", "\nThree.")]
+    assert split_dump_text("Just prose.\n\n3. A list item") == []
+    line = json.dumps({"9": {"title": "T", "num_chaps": 2, "text": "no headings here"}}).encode()
+    assert parse_json_line("x:1", line).reason == "no_chapter_headings"
+
+
+@pytest.mark.parametrize("position, title, heading", [
+    (2, "2. Chapter 4", "Chapter 2"), (9, "9. Chapter 12", "Chapter 9"), (3, "Chapter 3: The Storm", "Chapter 3: The Storm"),
+    (4, "4. The Storm", "Chapter 4: The Storm"), (5, "Part 5", "Chapter 5"), (6, "101 Dalmatians", "Chapter 6: 101 Dalmatians"),
+    (7, "", "Chapter 7")])
+def test_normalise_heading_drops_numbering_only_titles(position, title, heading):
+    assert normalise_heading(position, title) == heading
+
+
+def test_ao3_negatives_do_not_leak_their_number():
+    (part,) = parse_json_line("dump_variants.jsonl:1", _variants()[0])
+    book = ao3_book("6601", [part])
+    rows = chapter_examples(book["book_id"], "ao3", book_chapters(book), seed=2,
+                            config=ExampleConfig(prefix_lengths=(64,)))
+    for row in rows:
+        first = row["gold"].split("\n")[0]
+        assert first == f"Chapter {row['chapter_index'] + 1}"
+        assert all(neg.split("\n")[0] == first for neg in row["negatives"])

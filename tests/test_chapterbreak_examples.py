@@ -27,8 +27,12 @@ def test_tokenizer_counts_and_cuts_verbatim():
 def test_rewrite_heading_keeps_gold_style():
     assert rewrite_heading("CHAPTER VII\nTHE ROAD\n\nBody", "CHAPTER VII\nTHE ROAD", "VII", "III") == \
         "CHAPTER III\nTHE ROAD\n\nBody"
+    # an arabic chapter number repeated in the title is rewritten too (it would tell the position)
     assert rewrite_heading("Chapter 12: Chapter 12 Redux\n\nx", "Chapter 12: Chapter 12 Redux", "12", "3") == \
-        "Chapter 3: Chapter 12 Redux\n\nx"
+        "Chapter 3: Chapter 3 Redux\n\nx"
+    assert rewrite_heading("Chapter 5: The 5th Day of 15\n\nOn day 5", "Chapter 5: The 5th Day of 15", "5", "2") == \
+        "Chapter 2: The 2th Day of 15\n\nOn day 5"
+    assert rewrite_heading("CHAPTER IV\nI AM BORN\n\nx", "CHAPTER IV\nI AM BORN", "IV", "I") == "CHAPTER I\nI AM BORN\n\nx"
     assert rewrite_heading("The mill. Chapter IV.\n\nI went", "The mill. Chapter IV.", "IV", "II") == \
         "The mill. Chapter II.\n\nI went"
 

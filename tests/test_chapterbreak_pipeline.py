@@ -54,6 +54,11 @@ def test_accounting_and_books_table(built):
     assert b.loc["hallow_fen_1990s.txt", "n_chapters"] == 8 and b.loc["empty.txt", "reason"] == "empty_file"
     assert b.loc["ao3:4401", "status"] == "ok" and b.loc["ao3:4402", "reason"] == "not_general_audiences"
     assert b.loc["works.jsonl:3", "reason"] == "malformed_json"
+    assert b.loc["ao3:6601", "status"] == "ok" and b.loc["ao3:6602", "n_chapters"] == 12  # list tags; long-fic dump
+    assert b.loc["dump_variants.jsonl:4", "reason"] == "chapter_count_mismatch"
+    assert "dump_variants.jsonl:2" not in b.index  # a blank line is not a book
+    lines = stats["stages"]["ao3_lines"]
+    assert (lines["read"], lines["rejected"], lines["outputs"]) == (7, 2, 4)
     rejects = table(out, "rejects")
     assert len(rejects) == (b["status"] == "rejected").sum()
     if (books / "pg_2017_pg11.txt").exists():
