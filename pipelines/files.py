@@ -117,13 +117,17 @@ def iter_lines(f, chunk: int = 1 << 20):
         yield rest
 
 
-class ReadLines(beam.PTransform):
-    """(input_id "name:line", raw bytes) for every line of every matched file, streamed."""
+class _FromPaths(beam.PTransform):
+    """Base of the readers: a fixed list of paths and each path's stable name for input ids."""
 
     def __init__(self, paths: Sequence[str], names: dict[str, str] | None = None):
         super().__init__()
         self._paths = list(paths)
         self._names = names or {p: p.rsplit("/", 1)[-1] for p in self._paths}
+
+
+class ReadLines(_FromPaths):
+    """(input_id "name:line", raw bytes) for every line of every matched file, streamed."""
 
     def expand(self, pbegin):
         names = self._names
@@ -136,13 +140,8 @@ class ReadLines(beam.PTransform):
         return pbegin | "Paths" >> beam.Create(self._paths) | "Lines" >> beam.FlatMap(lines)
 
 
-class ReadFiles(beam.PTransform):
+class ReadFiles(_FromPaths):
     """(input_id, whole-file bytes) for every matched file: one element per book/page/game."""
-
-    def __init__(self, paths: Sequence[str], names: dict[str, str] | None = None):
-        super().__init__()
-        self._paths = list(paths)
-        self._names = names or {p: p.rsplit("/", 1)[-1] for p in self._paths}
 
     def expand(self, pbegin):
         names = self._names
@@ -153,7 +152,7 @@ class ReadFiles(beam.PTransform):
         )
 
 
-class ReadParquetRows(beam.PTransform):
+class ReadParquetRows(_FromPaths):
     """(input_id "name:row", row dict) for every row of every matched parquet file, streamed.
 
     A file that cannot be read yields one row {READ_ERROR: message} for the parser to reject.
@@ -161,9 +160,7 @@ class ReadParquetRows(beam.PTransform):
 
     def __init__(self, paths: Sequence[str], names: dict[str, str] | None = None,
                  columns: Sequence[str] | None = None):
-        super().__init__()
-        self._paths = list(paths)
-        self._names = names or {p: p.rsplit("/", 1)[-1] for p in self._paths}
+        super().__init__(paths, names)
         self._columns = list(columns) if columns else None
 
     def expand(self, pbegin):
