@@ -215,6 +215,6 @@ def test_malformed_reviews(obj):
 
 
 def test_input_order_is_numeric_by_line():
-    from pipelines.lot import input_order
+    from annotators.lot_steps import input_order
 
     assert sorted(["r.jsonl:10", "r.jsonl:9", "a.jsonl:11"], key=input_order) == ["a.jsonl:11", "r.jsonl:9", "r.jsonl:10"]
