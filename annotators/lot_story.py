@@ -5,7 +5,7 @@ one JSON line or parquet row (`story` or `text`, optional `id`, `title`, `outlin
 `url`, `license`); `prepare_story` cleans it, splits sentences (annotators.zh_sentences) and
 tokenises each sentence once with jieba, so later steps never tokenise again.
 Known-bad inputs: malformed JSON, non-objects, missing/empty/whitespace-only stories,
-non-Chinese text, one- or two-sentence stories, huge records.
+non-Chinese text, one- or two-sentence stories, huge records, HTML junk, LOT placeholders.
 """
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from annotators.zh_clean import clean_chinese, han_ratio
 from annotators.zh_sentences import split_sentences
 
 PLACEHOLDERS = ("<mask>", "[MASK]", "<MASK>")  # LOT's markers (PEERS.md 1.2)
+# HTML left in a story (a tag or an entity): junk from a bad scrape, cleaned by pipelines.stories.
+_HTML_JUNK = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?/?>|&(?:nbsp|amp|lt|gt|quot|#\d+|#x[0-9a-fA-F]+);")
 _SPACE_NEAR_WIDE = re.compile(r"(?<=[^\x00-\x7f])[ \t\u3000\u00a0]+|[ \t\u3000\u00a0]+(?=[^\x00-\x7f])")
 
 
@@ -119,6 +121,9 @@ def prepare_story(record: dict[str, Any], config: StoryConfig = StoryConfig()) -
     marker = next((m for m in PLACEHOLDERS if m in text), None)
     if marker:
         return Drop("contains_placeholder", f"the story contains {marker!r}, which marks removed text")
+    junk = _HTML_JUNK.search(text)
+    if junk:
+        return Drop("html_markup", f"HTML {junk.group(0)!r} in the story; clean it with pipelines.stories")
     sentences = tuple(split_sentences(text, min_han=config.min_sentence_han))
     if len(sentences) < config.min_sentences:
         return Drop("too_few_sentences", f"{len(sentences)} sentence(s) < {config.min_sentences}")

@@ -218,3 +218,13 @@ def test_input_order_is_numeric_by_line():
     from annotators.lot_steps import input_order
 
     assert sorted(["r.jsonl:10", "r.jsonl:9", "a.jsonl:11"], key=input_order) == ["a.jsonl:11", "r.jsonl:9", "r.jsonl:10"]
+
+
+@pytest.mark.parametrize("junk", ["<p>", "<br/>", '<a href="x.html">', "&nbsp;", "&#12288;"])
+def test_stories_with_html_junk_are_rejected(junk):
+    assert prepared(STORY.replace("老木匠带着", junk + "老木匠带着")).reason == "html_markup"
+
+
+def test_book_title_marks_are_not_html():
+    story = prepared(STORY.replace("新桥修好的那天", "新桥修好的那天，大家读着《桥》这本书"))
+    assert not isinstance(story, Drop)
