@@ -176,17 +176,8 @@ class _StageWithPool(beam.PTransform):
 
 
 def _ao3_paths(pattern: str) -> list[str]:
-    """Every AO3 input a file, glob or folder names: a folder may hold pages and JSON lines
-    side by side, and both are read (`expand_input` on a folder keeps one format)."""
-    found, missing = [], None
-    for ext in HTML_EXTS + JSONL_EXTS:
-        try:
-            found += [x for x in expand_input(pattern, (ext,)) if x not in found]
-        except FileNotFoundError as exc:
-            missing = exc
-    if not found:
-        raise missing or FileNotFoundError(pattern)
-    return sorted(found)
+    """Every AO3 input a file, glob or folder names: a folder may hold pages and JSON lines."""
+    return expand_input(pattern, HTML_EXTS + JSONL_EXTS, mixed=True)
 
 
 def _ao3(p, args, cfg, report):

@@ -42,19 +42,24 @@ def _is_folder(pattern: str) -> bool:
     return not any(c in pattern for c in "*?[") and not _match(pattern)
 
 
-def expand_input(pattern: str, exts: Sequence[str] = ()) -> list[str]:
+def expand_input(pattern: str, exts: Sequence[str] = (), *, mixed: bool = False) -> list[str]:
     """Matched file paths for a file, glob or folder (local or `gs://`).
 
     A folder means its files with the first of `exts` (in order of preference) that has any:
     a LOT task folder holds parquet parts and `<split>.jsonl` exports of the same rows, and
-    must be read once. Raises FileNotFoundError naming the pattern when nothing matches.
+    must be read once. With `mixed`, a folder means its files with any of `exts` (an AO3
+    folder of pages and JSON lines). Raises FileNotFoundError naming the pattern when
+    nothing matches.
     """
     if _is_folder(pattern):
         folder = pattern.rstrip("/")
+        found: list[str] = []
         for ext in exts or ("",):
-            paths = _match(f"{folder}/*{ext}")
-            if paths:
-                return paths
+            found += _match(f"{folder}/*{ext}")
+            if found and not mixed:
+                return found
+        if found:
+            return sorted(set(found))
         raise FileNotFoundError(f"no {'/'.join(exts) or ''} files in folder {pattern!r}")
     paths = _match(pattern)
     if not paths:
