@@ -1,38 +1,37 @@
-# story# The audits every LOT release ships with: 8-gram overlap (Table 14) and bias baselines (Table 13).
-audit-lot:
-	$(PY) -m pipelines.overlap --lot output/lot --output output/audit/overlap
-	$(PY) -m pipelines.bias --lot output/lot --output output/audit/bias --seed $(SEED)
-
-bench: `make setup` then `make test`; `make build-lot` builds LOT from the embedded sample.
+# storybench: `make setup` then `make test`; `make build-lot` builds LOT from the embedded sample.
+# A bare `make` prints the targets below (it runs no job).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 SEED ?= 0
 
-.PHONY: setup test build-lot audit-lot bench clean
+.DEFAULT_GOAL := help
+.PHONY: help setup test build-lot audit-lot bench clean
 
-setup:
+help: ## list the targets and what each does
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+setup: ## create .venv and install storybench with its test and Dataflow extras
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,gcp]'
 
-test:
+test: ## run the test suite on 2 processes
 	$(PY) -m pytest -n 2 tests
 
 # The 48-story sample is too small for SenPos's paper proportions (20000/800/863), so the
 # sample build uses 8:1:1 for SenPos; every other default is the paper's.
-build-lot:
+build-lot: ## build the four LOT datasets from the embedded sample into output/lot
 	$(PY) -m pipelines.lot --stories samples/lot/stories.jsonl \
 	  --annotations samples/lot/clozet_annotations.jsonl --output output/lot --seed $(SEED) \
 	  --senpos-splits 8,1,1
 
-# The audits every LOT release ships with: 8-gram overlap (Table 14) and bias baselines (Table 13).
-audit-lot:
+audit-lot: ## 8-gram overlap (LOT Table 14) and bias baselines (Table 13) of output/lot
 	$(PY) -m pipelines.overlap --lot output/lot --output output/audit/overlap
 	$(PY) -m pipelines.bias --lot output/lot --output output/audit/bias --seed $(SEED)
 
-bench:
+bench: ## speed and memory against plain-Python/jieba baselines, into output/bench
 	$(PY) -m bench.run
 
-clean:
+clean: ## delete output/
 	rm -rf output

@@ -18,7 +18,7 @@ SAMPLE = ROOT / "samples" / "lot" / "stories.jsonl"
 
 
 def scaled_corpus(path: pathlib.Path, copies: int) -> list[dict]:
-    from annotators.zh_sentences import split_sentences
+    from annotators.text.zh_sentences import split_sentences
 
     base = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     out = []

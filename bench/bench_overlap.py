@@ -21,7 +21,7 @@ _PARTS = ["小明", "老奶奶", "猎人", "小兔子", "邮递员", "在河边"
           "一只受伤的小鸟", "一座旧房子", "因为下雨", "所以", "但是", "大家都", "高兴地", "笑了起来", "找到了",
           "回家的路", "第二天", "又来到了", "村口的大树下", "想了想", "决定", "帮助它", "悄悄地", "离开了"]
 _HAN = "天地人山水风雨花草树鸟鱼马牛羊狗猫米面书画歌舞春夏秋冬东西南北金木火土日月星云河湖海江门窗"
-_JIEBA_CHILD = ("import sys, time; from annotators.zh_tokens import load; tok = load(); "
+_JIEBA_CHILD = ("import sys, time; from annotators.text.zh_tokens import load; tok = load(); "
                 "lines = open(sys.argv[1], encoding='utf-8').read().split(chr(10)); "
                 "t = time.perf_counter(); [tok.lcut(x, HMM=True) for x in lines]; "
                 "print(time.perf_counter() - t, 0)")

@@ -1,7 +1,7 @@
 """Agreement of our OutGen outlines with LOT's official ones (phrase P/R/F1).
 
 Reads ../shared/data/lot/outgen_val_sample.jsonl (161 {"story", "outline"} records) and
-scores `annotators.outline.ranked_phrases` (top `max_phrases`, order ignored) against
+scores `annotators.lot.outline.ranked_phrases` (top `max_phrases`, order ignored) against
 the official outlines: all stories, the first half (where the rules were tuned) and the
 second half (held out). Usage: `python -m bench.outline_agreement [PATH]`.
 """
@@ -11,7 +11,7 @@ import json
 import pathlib
 import sys
 
-from annotators.outline import OutlineConfig, outline_scores, ranked_phrases
+from annotators.lot.outline import OutlineConfig, outline_scores, ranked_phrases
 
 DEFAULT_SAMPLE = (
     pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "lot" / "outgen_val_sample.jsonl"

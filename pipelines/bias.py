@@ -15,13 +15,13 @@ from typing import Sequence
 
 import apache_beam as beam
 
-from annotators import audit_records as ar
-from annotators import bias_baselines as bb
-from annotators.bias_report import accuracy_row, prediction_rows, table13_markdown
-from annotators.candidate_classifier import NaiveBayes
-from annotators.outcome import Drop
-from pipelines.audit_io import ReadRecords, count_check, lot_sources
-from pipelines.common import (JobReport, Stage, WriteTable, default_card, join, make_pipeline,
+from annotators.audits import records as ar
+from annotators.audits import bias as bb
+from annotators.audits.bias_report import accuracy_row, prediction_rows, table13_markdown
+from annotators.audits.classifier import NaiveBayes
+from annotators.core.outcome import Drop
+from pipelines.engine.records import ReadRecords, count_check, lot_sources
+from pipelines.engine import (JobReport, Stage, WriteTable, default_card, join, make_pipeline,
                               parse_job_args, run_pipeline, write_text)
 from schemas.audit import BIAS_PREDICTIONS_SCHEMA, BIAS_SUMMARY_SCHEMA
 from schemas.lot import SPLITS

@@ -12,15 +12,15 @@ import functools
 
 import apache_beam as beam
 
-from annotators.ao3 import Ao3Config, parse_html, parse_json_line
-from annotators.chapterbreak_books import (
+from annotators.chapterbreak.ao3 import Ao3Config, parse_html, parse_json_line
+from annotators.chapterbreak.books import (
     AO3, PG, ao3_book, book_chapters, book_id_for, book_summary, chapter_rows, gutenberg_book)
-from annotators.chapterbreak_examples import ExampleConfig, chapter_examples, suffix, BookText
-from annotators.chapterbreak_report import card, dataset_stats, released_json, released_name
-from annotators.chapterbreak_subsets import subset_examples
-from annotators.chapters import ChapterConfig
-from annotators.outcome import Drop
-from pipelines.common import (
+from annotators.chapterbreak.examples import ExampleConfig, chapter_examples, suffix, BookText
+from annotators.chapterbreak.card import card, dataset_stats, released_json, released_name
+from annotators.chapterbreak.subsets import subset_examples
+from annotators.chapterbreak.chapters import ChapterConfig
+from annotators.core.outcome import Drop
+from pipelines.engine import (
     JobReport, ReadFiles, ReadLines, Stage, WriteTable, default_card, expand_input, input_names,
     join, make_pipeline, parse_job_args, run_pipeline, write_text)
 from schemas.chapterbreak import BOOKS_SCHEMA, CHAPTERS_SCHEMA, EXAMPLES_SCHEMA, BookRow

@@ -13,12 +13,12 @@ from typing import Sequence
 
 import apache_beam as beam
 
-from annotators.outcome import Drop
-from annotators.storium_card import edits_sections
-from annotators.storium_edits import parse_edit_line, score_edit, summarize
-from annotators.storium_preserved import analyze_doc, load_spacy, merge_counts, pos_rows, spacy_status
-from annotators.user_metric import UserConfig
-from pipelines.common import (JobReport, ReadLines, Stage, WriteTable, default_card, expand_input,
+from annotators.core.outcome import Drop
+from annotators.storium.card import edits_sections
+from annotators.storium.edits import parse_edit_line, score_edit, summarize
+from annotators.storium.preserved import analyze_doc, load_spacy, merge_counts, pos_rows, spacy_status
+from annotators.storium.user_metric import UserConfig
+from pipelines.engine import (JobReport, ReadLines, Stage, WriteTable, default_card, expand_input,
                               input_names, join, make_pipeline, parse_job_args, run_pipeline)
 from schemas import storium as sc
 

@@ -18,12 +18,12 @@ from typing import Sequence
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
-from annotators.glge_card import glge_section
-from annotators.glge_layout import glge_task, lot_task, read_parquet_rows
-from annotators.glge_levels import GlgeConfig, build_levels, level_files, level_rows
-from annotators.glge_score import STOP_WORD_LISTS, TOKENIZERS, TokenConfig, preload
-from annotators.outcome import Drop
-from pipelines.common import (JobReport, Stage, WriteTable, default_card, delete_matching,
+from annotators.glge.card import glge_section
+from annotators.glge.layout import glge_task, lot_task, read_parquet_rows
+from annotators.glge.levels import GlgeConfig, build_levels, level_files, level_rows
+from annotators.glge.score import STOP_WORD_LISTS, TOKENIZERS, TokenConfig, preload
+from annotators.core.outcome import Drop
+from pipelines.engine import (JobReport, Stage, WriteTable, default_card, delete_matching,
                               expand_input, is_local_path, join, make_pipeline, parse_job_args,
                               read_bytes, run_pipeline, write_bytes)
 from schemas.glge import FILES, LEVELS, LEVELS_SCHEMA

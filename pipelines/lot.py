@@ -1,6 +1,6 @@
 """`python -m pipelines.lot`: stories in, the four LOT datasets out (LOT paper section 3).
 
-Wiring only (the steps are annotators.lot_steps): parse -> dedup (text, id) -> prepare
+Wiring only (the steps are annotators.lot.steps): parse -> dedup (text, id) -> prepare
 (clean, sentences, jieba words) -> {ClozeT + PlotCom val/test from annotations, PlotCom train,
 SenPos (+ reviews), OutGen} -> parquet tables, `<task>/<split>.jsonl` in LongLM's original
 fields, annotation/review tasks, rejects, stats.json (Table 3 + accounting) and CARD.md.
@@ -11,15 +11,15 @@ import argparse
 
 import apache_beam as beam
 
-from annotators import zh_tokens
-from annotators import lot_steps as steps
-from annotators.lot_clozet import ClozeTConfig, annotation_task, parse_annotation
-from annotators.lot_senpos import SenPosConfig, review_task
-from annotators.lot_stats import Table3Accumulator
-from annotators.lot_story import StoryConfig, normalize_text, parse_story_record, prepare_story, text_key
-from pipelines.common import (JobReport, ReadLines, ReadParquetRows, Stage, WriteJsonlGroups, WriteTable,
+from annotators.text import zh_tokens
+from annotators.lot import steps
+from annotators.lot.clozet import ClozeTConfig, annotation_task, parse_annotation
+from annotators.lot.senpos import SenPosConfig, review_task
+from annotators.lot.stats import Table3Accumulator
+from annotators.lot.story import StoryConfig, normalize_text, parse_story_record, prepare_story, text_key
+from pipelines.engine import (JobReport, ReadLines, ReadParquetRows, Stage, WriteJsonlGroups, WriteTable,
                               expand_input, input_names, join, make_pipeline, parse_job_args, run_pipeline)
-from pipelines.lot_card import lot_card
+from annotators.lot.card import lot_card
 from schemas.lot import SCHEMAS, SPLITS, TASKS, to_jsonl
 
 # LOT Table 3 sizes (train, val, test): default split proportions per task.
@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--normalize", choices=("whitespace", "full"), default="whitespace",
                     help="whitespace: only delete spaces (text kept verbatim); full: also "
-                         "normalise punctuation (annotators.zh_clean)")
+                         "normalise punctuation (annotators.text.zh_clean)")
     ap.add_argument("--outline-from", choices=("rake", "input"), default="rake")
     for task, default in PAPER_SPLITS.items():
         ap.add_argument(f"--{task}-splits", type=_proportions, default=_proportions(default),

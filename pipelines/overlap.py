@@ -17,14 +17,14 @@ from typing import Sequence
 
 import apache_beam as beam
 
-from annotators import audit_records as ar
-from annotators import ngram_overlap as ng
-from annotators.outcome import Drop
-from annotators.overlap_report import summarize, table14_markdown
-from pipelines.common import (JobReport, Stage, WriteTable, default_card, expand_input,
+from annotators.audits import records as ar
+from annotators.audits import overlap as ng
+from annotators.core.outcome import Drop
+from annotators.audits.overlap_report import summarize, table14_markdown
+from pipelines.engine import (JobReport, Stage, WriteTable, default_card, expand_input,
                               input_names, join, make_pipeline, parse_job_args, run_pipeline,
                               write_text)
-from pipelines.audit_io import ReadRecords, count_check, lot_sources
+from pipelines.engine.records import ReadRecords, count_check, lot_sources
 from schemas.audit import OVER_THRESHOLD_SCHEMA, OVERLAP_EXAMPLES_SCHEMA, OVERLAP_SUMMARY_SCHEMA
 from schemas.lot import SPLITS, TASKS, TEXT_FIELDS
 

@@ -1,10 +1,10 @@
 """`python -m pipelines.stories --pages DIR/pages --site SPEC --output OUT` (and/or `--input GLOB`).
 
 Beam wiring of LOT's story cleaning (paper section 3 and appendix; PEERS.md 1.3): cached
-pages or local dumps -> RawStory (`annotators.story_sources`) -> cleaned and filtered Story
-(`annotators.story_clean`) -> exact duplicates collapsed (GroupByKey on the text hash) ->
+pages or local dumps -> RawStory (`annotators.stories.sources`) -> cleaned and filtered Story
+(`annotators.stories.clean`) -> exact duplicates collapsed (GroupByKey on the text hash) ->
 near-duplicates collapsed (MinHash LSH band keys, GroupByKey, verified edges, one global
-connected-components step; `annotators.near_dup`). Writes `OUT/stories` (the stories table
+connected-components step; `annotators.stories.near_dup`). Writes `OUT/stories` (the stories table
 `pipelines.lot --stories` reads), `rejects/`, `stats.json` and `CARD.md`.
 """
 from __future__ import annotations
@@ -17,14 +17,14 @@ import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from annotators import zh_tokens
-from annotators.near_dup import (NearDupConfig, Node, band_keys, clusters, cluster_id, exact_groups,
+from annotators.text import zh_tokens
+from annotators.stories.near_dup import (NearDupConfig, Node, band_keys, clusters, cluster_id, exact_groups,
                                  text_key, verified_pairs)
-from annotators.outcome import Drop
-from annotators.site_spec import parse_spec
-from annotators.story_clean import CleanConfig
-from annotators.story_sources import json_line_to_raw, page_to_raw, text_file_to_raw, to_story
-from pipelines.common import (JobReport, ReadFiles, ReadLines, Stage, WriteTable, default_card, expand_input,
+from annotators.core.outcome import Drop
+from annotators.stories.site_spec import parse_spec
+from annotators.stories.clean import CleanConfig
+from annotators.stories.sources import json_line_to_raw, page_to_raw, text_file_to_raw, to_story
+from pipelines.engine import (JobReport, ReadFiles, ReadLines, Stage, WriteTable, default_card, expand_input,
                               input_names, join, make_pipeline, parse_job_args, read_bytes, run_pipeline)
 from schemas.stories import STORIES_SCHEMA
 

@@ -13,15 +13,15 @@ from typing import Sequence
 
 import apache_beam as beam
 
-from annotators.outcome import Drop
-from annotators.storium_context import ContextConfig, build_contexts
-from annotators.storium_pack import PackConfig, pack
-from annotators.storium_split import SplitConfig, assign_splits, parse_ratios, split_report
-from annotators.storium_tokens import make_tokenizer
-from annotators.storium_games import parse_game, story_row
-from pipelines.common import (JobReport, ReadFiles, Stage, WriteTable, default_card, expand_input,
+from annotators.core.outcome import Drop
+from annotators.storium.context import ContextConfig, build_contexts
+from annotators.storium.pack import PackConfig, pack
+from annotators.storium.split import SplitConfig, assign_splits, parse_ratios, split_report
+from annotators.storium.tokens import make_tokenizer
+from annotators.storium.games import parse_game, story_row
+from pipelines.engine import (JobReport, ReadFiles, Stage, WriteTable, default_card, expand_input,
                               input_names, join, make_pipeline, parse_job_args, run_pipeline)
-from annotators.storium_card import storium_sections
+from annotators.storium.card import storium_sections
 from schemas import storium as sc
 
 

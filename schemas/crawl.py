@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from annotators.ids import stable_id
+from schemas.ids import stable_id
 from schemas.common import with_version
 
 PAGES_SCHEMA = with_version(

@@ -1,0 +1,108 @@
+"""Reading audit inputs: which files are text, which records are usable, and why not.
+
+Pure checks shared by the overlap and bias jobs. Known-bad inputs they turn into reasons
+instead of crashes: binary or non-UTF-8 files (`not_text`), a parquet file that is not one
+(`not_parquet`), broken JSON lines (`bad_json`), examples missing a text field
+(`missing_field`), a field of the wrong type (`bad_field_type`), rows without an id or with
+an unknown split, and empty splits (`empty_split`).
+"""
+from __future__ import annotations
+
+import codecs
+import json
+from typing import Sequence
+
+from annotators.core.outcome import Drop
+from schemas.lot import SPLITS
+
+JSONL_EXTS = (".jsonl", ".json", ".ndjson")
+PARQUET_EXTS = (".parquet",)
+COMPRESSED_EXTS = (".gz", ".bz2", ".zst", ".deflate")
+# Fields a JSON-lines or parquet reference contributes when none are named (`--reference-fields`).
+REFERENCE_FIELDS = ("title", "text", "story", "content", "outline", "plot", "plot0", "plot1",
+                    "sentence")
+SNIFF_BYTES = 1 << 16
+
+
+def file_kind(path: str) -> str:
+    """"parquet", "jsonl" or "text" from the name (a .gz/.bz2 suffix is looked through)."""
+    name = path.lower()
+    for ext in COMPRESSED_EXTS:
+        if name.endswith(ext):
+            name = name[: -len(ext)]
+    if name.endswith(PARQUET_EXTS):
+        return "parquet"
+    if name.endswith(JSONL_EXTS):
+        return "jsonl"
+    return "text"
+
+
+def sniff_text(head: bytes) -> Drop | None:
+    """None when the first bytes of a file look like UTF-8 text, else a `not_text` Drop."""
+    if b"\x00" in head:
+        return Drop("not_text", "NUL bytes in the first 64 KiB (a binary file?)")
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError as exc:
+        return Drop("not_text", f"not UTF-8 at byte {exc.start}")
+    return None
+
+
+def decode_line(raw: bytes) -> str | Drop:
+    try:
+        return raw.decode("utf-8-sig" if raw.startswith(codecs.BOM_UTF8) else "utf-8")
+    except UnicodeDecodeError as exc:
+        return Drop("not_utf8", f"invalid UTF-8 at byte {exc.start}")
+
+
+def parse_record(kind: str, raw: bytes) -> dict | Drop:
+    """A text line becomes {"text": line}; a JSON line must be a JSON object."""
+    text = decode_line(raw)
+    if isinstance(text, Drop) or kind == "text":
+        return text if isinstance(text, Drop) else {"text": text}
+    try:
+        record = json.loads(text)
+    except ValueError as exc:
+        return Drop("bad_json", str(exc)[:200])
+    if not isinstance(record, dict):
+        return Drop("bad_json", f"a JSON {type(record).__name__}, not an object")
+    return record
+
+
+def reference_fields_of(record: dict, fields: Sequence[str]) -> list[str] | Drop:
+    """The names of `fields` that `record` holds as text (str or list of str)."""
+    present = [f for f in fields if isinstance(record.get(f), (str, list, tuple))]
+    if not present:
+        return Drop("no_text_fields", f"none of {list(fields)} in keys {sorted(record)[:10]}")
+    return present
+
+
+def check_example(record: dict, fields: Sequence[str], *, list_fields: Sequence[str] = (),
+                  default_split: str | None = None,
+                  fallback_id: str | None = None) -> tuple[str, str] | Drop:
+    """(example_id, split) of a test example whose text fields are all present, else a Drop.
+
+    Without an `example_id` (or `id`) field, `fallback_id` (the input id "file:line") is used
+    when given: a user's JSON-lines test file needs no ids.
+    """
+    example_id = record.get("example_id", record.get("id", fallback_id))
+    if example_id is None or str(example_id) == "":
+        return Drop("missing_id", "no example_id (or id) field")
+    split = record.get("split") or default_split
+    if split not in SPLITS:
+        return Drop("unknown_split", f"split {split!r} is not one of {SPLITS}")
+    for field in fields:
+        value = record.get(field)
+        if value is None:
+            return Drop("missing_field", field)
+        ok = (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+              if field in list_fields else isinstance(value, str))
+        if not ok:
+            return Drop("bad_field_type", f"{field}: {type(value).__name__}")
+    return str(example_id), str(split)
+
+
+def check_split(item: tuple[str, int]) -> list[str] | Drop:
+    """A (task/split label, row count) pair: empty splits are reported, never silently 0%."""
+    label, count = item
+    return Drop("empty_split", f"{label} has no rows") if count == 0 else [label]

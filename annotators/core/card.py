@@ -1,0 +1,30 @@
+"""The human-readable CARD.md every job writes: a summary of its stats.json.
+
+Job-specific cards (`annotators/<benchmark>/card.py`) add their sections below this one.
+"""
+from __future__ import annotations
+
+import json
+
+
+def default_card(stats: dict) -> str:
+    """A human-readable summary of stats.json: counts, accounting, config, provenance."""
+    lines = [f"# storybench `{stats['job']}` output", "",
+             f"- schema version: {stats['schema_version']}", f"- seed: {stats.get('seed')}",
+             f"- runner: {stats.get('runner')}", f"- apache-beam: {stats.get('beam_version')}",
+             f"- inputs: {', '.join(stats.get('inputs', [])) or '-'}", "",
+             "## Accounting (read = written + rejected per stage)", "",
+             "| stage | read | written | rejected | outputs | balanced | reject reasons |",
+             "|---|---:|---:|---:|---:|---|---|"]
+    for name, s in stats["stages"].items():
+        reasons = ", ".join(f"{k}: {v}" for k, v in s["rejected_by_reason"].items()) or "-"
+        lines.append(f"| {name} | {s['read']} | {s['written']} | {s['rejected']} | {s['outputs']} "
+                     f"| {'yes' if s['balanced'] else 'NO'} | {reasons} |")
+    lines += ["", "## Tables", "", "| table | rows |", "|---|---:|"]
+    lines += [f"| {k} | {v} |" for k, v in stats["tables"].items()]
+    if stats.get("exports"):
+        lines += ["", "## Exports", "", "| file | records |", "|---|---:|"]
+        lines += [f"| {k} | {v} |" for k, v in stats["exports"].items()]
+    lines += ["", "## Config", "", "```json", json.dumps(stats.get("config", {}), indent=2,
+              ensure_ascii=False, sort_keys=True), "```", ""]
+    return "\n".join(lines)

@@ -1,0 +1,28 @@
+"""Stable ids and per-record randomness.
+
+Every id and every sampled choice derives from a SHA-256 of its parts (and the job seed),
+never from Python's `hash()` (salted per process), global `random`, or arrival order, so
+outputs are identical on any runner and worker count.
+"""
+from __future__ import annotations
+
+import random
+
+from schemas.ids import stable_hash, stable_id
+
+__all__ = ["stable_hash", "stable_id", "stable_int", "rng_for", "unit_interval"]
+
+
+def stable_int(*parts: object) -> int:
+    """A 64-bit integer from `stable_hash`: for bucketing and shard assignment."""
+    return int(stable_hash(*parts)[:16], 16)
+
+
+def rng_for(seed: int, *parts: object) -> random.Random:
+    """A private `random.Random` seeded by (job seed, record identity)."""
+    return random.Random(stable_int("rng", seed, *parts))
+
+
+def unit_interval(seed: int, *parts: object) -> float:
+    """A deterministic pseudo-random number in [0, 1) for (seed, parts)."""
+    return stable_int("unit", seed, *parts) / float(1 << 64)

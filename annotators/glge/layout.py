@@ -1,0 +1,138 @@
+"""Reading and checking tasks in the GLGE layout (PEERS.md 3.2; GLGE paper section 2.4).
+
+`{task}_data/org_data/{train,dev,test}.{src,tgt}`: one example per line, src and tgt aligned.
+A line is the bytes up to each b"\\n"; a final line without a newline still counts, and a
+trailing newline does not add an empty line. A broken task (missing split, empty file,
+bytes that are not UTF-8, src/tgt line counts that differ) is a `Drop` naming file and
+line, so the job writes nothing for it. LOT's PlotCom and OutGen tables become tasks too
+(`lot_task`), serialised as stated in `serialise_lot_row`.
+"""
+from __future__ import annotations
+
+import io
+from typing import Any, Iterable
+
+from annotators.core.outcome import Drop
+from schemas.glge import FILES, SIDES, SPLITS, GlgeTask
+
+LOT_SPLITS = {"train": "train", "val": "dev", "test": "test"}
+LOT_FIELDS = {"plotcom": ("story", "plot"), "outgen": ("title", "outline", "story")}
+
+
+def split_lines(data: bytes) -> list[bytes]:
+    """The lines of a file without their b"\\n" (a b"\\r" before it is kept)."""
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return lines
+
+
+def line_text(line: bytes) -> str:
+    """A line as text for scoring (already checked to be UTF-8; a CR and a BOM are dropped)."""
+    return line.rstrip(b"\r").decode("utf-8").lstrip("\ufeff")
+
+
+def _first_undecodable(name: str, lines: list[bytes]) -> Drop | None:
+    for number, line in enumerate(lines, start=1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            byte = line[exc.start:exc.start + 1].hex()
+            return Drop("undecodable", f"{name} line {number}: byte 0x{byte} at column "
+                                       f"{exc.start + 1} is not UTF-8 ({exc.reason})")
+    return None
+
+
+def check_task(task: GlgeTask) -> GlgeTask | Drop:
+    """The task unchanged if all six files are present, non-empty, UTF-8 and aligned."""
+    for key in FILES:
+        if task.files.get(key) is None:
+            return Drop("missing_split", f"{task.names[key]}: file not found "
+                                         f"(task {task.task} needs {', '.join(FILES)})")
+        if not task.files[key]:
+            return Drop("empty_file", f"{task.names[key]} line 1: file is empty")
+    lines = {key: split_lines(task.files[key]) for key in FILES}
+    for key in FILES:
+        bad = _first_undecodable(task.names[key], lines[key])
+        if bad:
+            return bad
+    for split in SPLITS:
+        src, tgt = (f"{split}.{side}" for side in SIDES)
+        n_src, n_tgt = len(lines[src]), len(lines[tgt])
+        if n_src != n_tgt:
+            longer = src if n_src > n_tgt else tgt
+            return Drop("line_count_mismatch",
+                        f"{task.names[src]} has {n_src} lines but {task.names[tgt]} has {n_tgt}; "
+                        f"{task.names[longer]} line {min(n_src, n_tgt) + 1} has no partner")
+    return task
+
+
+def glge_task(task: str, files: dict[str, bytes | None], prefix: str = "") -> GlgeTask | Drop:
+    """A checked task from raw file bytes (None = file absent)."""
+    names = {key: f"{prefix}{task}_data/org_data/{key}" for key in FILES}
+    return check_task(GlgeTask(task, "en", dict(files), names, origin="glge"))
+
+
+# ----------------------------------------------------------------------------- LOT tables
+def _one_line(text: str) -> str:
+    return " ".join(text.splitlines()) if ("\n" in text or "\r" in text) else text
+
+
+def serialise_lot_row(kind: str, row: dict[str, Any]) -> tuple[str, str]:
+    """(src, tgt) of a LOT row. PlotCom: story with <MASK> -> plot. OutGen: LongLM's
+    `title#phrase1#...#phraseK<extra_id_1>` (PEERS.md 1.4) -> story. Line breaks inside a
+    field become spaces so each example stays on one line."""
+    if kind == "plotcom":
+        src, tgt = row["story"], row["plot"]
+    else:
+        src, tgt = "#".join([row["title"], *row["outline"]]) + "<extra_id_1>", row["story"]
+    return _one_line(src), _one_line(tgt)
+
+
+def _row_problem(kind: str, row: dict[str, Any]) -> str | None:
+    if row.get("split") not in LOT_SPLITS:
+        return f"split {row.get('split')!r} is not one of {sorted(LOT_SPLITS)}"
+    if not isinstance(row.get("example_id"), str):
+        return "example_id is missing or not a string"
+    for field in LOT_FIELDS[kind]:
+        value = row.get(field)
+        ok = (isinstance(value, list) and all(isinstance(v, str) for v in value)
+              if field == "outline" else isinstance(value, str))
+        if not ok:
+            return f"field {field!r} is missing or has the wrong type"
+    return None
+
+
+def read_parquet_rows(name: str, data: bytes) -> list[dict[str, Any]] | Drop:
+    """Rows of one parquet file, or a Drop naming the file when it cannot be read."""
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(io.BytesIO(data)).to_pylist()
+    except Exception as exc:  # truncated or non-parquet bytes
+        return Drop("unreadable_table", f"{name}: not a readable parquet file ({exc})"[:1000])
+
+
+def lot_task(task: str, kind: str, tables: Iterable[tuple[str, list[dict]]]) -> GlgeTask | Drop:
+    """A LOT PlotCom/OutGen table as a GLGE task: val -> dev, rows in example_id order."""
+    by_split: dict[str, list] = {s: [] for s in SPLITS}
+    folder = None
+    for name, rows in sorted(tables, key=lambda t: t[0]):
+        folder = folder or name.rsplit("/", 1)[0]
+        for number, row in enumerate(rows, start=1):
+            problem = _row_problem(kind, row)
+            if problem:
+                return Drop("bad_row", f"{name} row {number}: {problem}")
+            by_split[LOT_SPLITS[row["split"]]].append((row["example_id"], name, number, row))
+    folder = folder or kind
+    for lot_split, split in LOT_SPLITS.items():
+        if not by_split[split]:
+            return Drop("missing_split", f"{folder}/*.parquet: no rows with split {lot_split!r}")
+    files: dict[str, bytes | None] = {}
+    names = {key: f"{folder}/*.parquet [{key}]" for key in FILES}
+    for split in SPLITS:
+        pairs = [serialise_lot_row(kind, r) for *_, r in sorted(by_split[split], key=lambda e: e[:3])]
+        for side, index in (("src", 0), ("tgt", 1)):
+            text = "".join(p[index] + "\n" for p in pairs)
+            files[f"{split}.{side}"] = text.encode("utf-8")
+    return check_task(GlgeTask(task, "zh", files, names, origin="lot"))

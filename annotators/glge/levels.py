@@ -1,0 +1,103 @@
+"""GLGE Easy / Medium / Medium+ / Hard for one checked task (GLGE paper section 2.4).
+
+Easy is the original. Medium: a seeded random floor(n/2) of train ("Low-resource").
+Hard: the floor(n/4) training examples with the lowest low-frequency score ("Low-frequency").
+Medium+: the floor(n/2) lowest (the released "medium+" folder, PEERS.md 3.2). Dev and test
+are the Easy files, byte for byte; chosen training lines keep their original order.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Iterator
+
+from annotators.glge.layout import line_text, split_lines
+from annotators.glge.score import (TokenConfig, low_frequency_order, lowest, medium_indices,
+                                   overlap, score_parts, term_frequencies, tokens)
+from annotators.core.ids import stable_id
+from schemas.glge import FILES, LEVELS, GlgeTask, LevelRow, TaskLevels
+
+
+@dataclasses.dataclass(frozen=True)
+class GlgeConfig:
+    """Level sizes and tokenising; defaults are the paper's values (GLGE section 2.4)."""
+
+    medium_fraction: float = 0.5         # GLGE 2.4: "randomly reduce ... to 50%"
+    hard_fraction: float = 0.25          # GLGE 2.4: "top 25% ... with minimum word frequency score"
+    medium_plus_fraction: float = 0.5    # released medium+ (PEERS.md 3.2): 50% lowest score
+    en: TokenConfig = TokenConfig()      # GLGE tasks: whitespace tokens, spaCy English stop words
+    zh: TokenConfig = TokenConfig(tokenizer="jieba", stop_words="spacy_zh")  # LOT tasks
+
+    def tokens_for(self, lang: str) -> TokenConfig:
+        return self.zh if lang == "zh" else self.en
+
+
+def build_levels(task: GlgeTask, config: GlgeConfig, seed: int) -> TaskLevels:
+    """Score every training target against the test targets and choose each level's lines."""
+    tok = config.tokens_for(task.lang)
+    train = [tokens(line_text(x), tok) for x in split_lines(task.files["train.tgt"])]
+    test = [tokens(line_text(x), tok) for x in split_lines(task.files["test.tgt"])]
+    tf = term_frequencies(test)
+    parts = [score_parts(toks, tf) for toks in train]
+    order = low_frequency_order(parts)
+    ranks: list[int | None] = [None] * len(train)
+    for rank, i in enumerate(order):
+        ranks[i] = rank
+    n = len(train)
+    selected = {
+        "easy": tuple(range(n)),
+        "medium": medium_indices(n, seed, task.task, config.medium_fraction),
+        "medium+": lowest(order, n, config.medium_plus_fraction),
+        "hard": lowest(order, n, config.hard_fraction),
+    }
+    summary = _summary(task, train, test, selected, n - len(order))
+    return TaskLevels(
+        task=task.task, files=task.files,
+        scores=tuple(total / count if count else None for total, count in parts),
+        n_tokens=tuple(count for _, count in parts), ranks=tuple(ranks),
+        selected=selected, summary=summary)
+
+
+def _summary(task: GlgeTask, train: list, test: list, selected: dict, unscorable: int) -> dict:
+    levels = {}
+    for level in LEVELS:
+        types = {t for i in selected[level] for t in train[i]}
+        levels[level] = {"train_size": len(selected[level]), **overlap(test, types)}
+    sizes = {split: len(split_lines(task.files[f"{split}.src"])) for split in ("train", "dev", "test")}
+    return {"origin": task.origin, "lang": task.lang, "sizes": sizes,
+            "unscorable_train_targets": unscorable, "levels": levels,
+            "harder": gets_harder(levels)}
+
+
+def gets_harder(levels: dict[str, dict]) -> bool:
+    """Overlap rates never rise along easy -> medium -> hard and easy -> medium+ -> hard.
+
+    Subsets can only lower them (hard is inside medium+, both inside easy); the real check is
+    medium -> hard, which holds when the low-frequency choice beats the random one.
+    """
+    def rate(level: str, key: str) -> float:
+        return levels[level][key] or 0.0
+
+    steps = (("easy", "medium"), ("medium", "hard"), ("easy", "medium+"), ("medium+", "hard"))
+    return all(rate(a, k) >= rate(b, k) for a, b in steps for k in ("type_overlap", "token_overlap"))
+
+
+def level_files(levels: TaskLevels) -> Iterator[tuple[str, str, bytes]]:
+    """(level, file key, bytes) for every output file: train subsets, dev/test verbatim."""
+    train = {side: split_lines(levels.files[f"train.{side}"]) for side in ("src", "tgt")}
+    for level in LEVELS:
+        for key in FILES:
+            if level == "easy" or not key.startswith("train."):
+                yield level, key, levels.files[key]
+            else:
+                lines = train[key.split(".")[1]]
+                yield level, key, b"".join(lines[i] + b"\n" for i in levels.selected[level])
+
+
+def level_rows(levels: TaskLevels) -> Iterator[dict[str, Any]]:
+    """One LEVELS_SCHEMA row per training line per level it belongs to."""
+    for level in LEVELS:
+        for i in levels.selected[level]:
+            yield LevelRow(
+                example_id=stable_id("glge", levels.task, level, i), task=levels.task,
+                level=level, split="train", line_index=i, score=levels.scores[i],
+                n_tokens=levels.n_tokens[i], low_freq_rank=levels.ranks[i]).to_row()

@@ -1,0 +1,124 @@
+"""GLGE low-frequency score and level selections (GLGE paper section 2.4, equation 1).
+
+Score(y) = sum of TF(w) over the tokens w of target y / number of y's tokens, where TF(w)
+counts w among the tokens of all test-set targets. Tokens: the lower-cased target split
+on whitespace (or by jieba for Chinese), keeping tokens that hold a letter or digit and are
+not stop words. A target with no tokens left has no score and is never selected for Hard or
+Medium+; ties go to the lower line index. Medium is a seeded random floor(n/2), chosen by
+a stable hash of (seed, task, line index), never by arrival order.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import Counter
+from fractions import Fraction
+from typing import Iterable, Sequence
+
+from annotators.core.ids import stable_int
+
+TOKENIZERS = ("whitespace", "jieba")
+STOP_WORD_LISTS = ("spacy_en", "spacy_zh", "none")
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenConfig:
+    """How targets become tokens; the paper names neither tokenizer nor stop words."""
+
+    tokenizer: str = "whitespace"   # GLGE data is pre-tokenised (PEERS.md 3.4)
+    stop_words: str = "spacy_en"    # GLGE 2.4 "remove the stop words"; list unpublished
+    lowercase: bool = True          # GLGE data is lower-cased BERT-uncased text (PEERS.md 3.1)
+
+
+_STOP_WORDS: dict[str, frozenset[str]] = {}
+
+
+def stop_word_set(name: str) -> frozenset[str]:
+    """The named stop-word list, loaded once per process (spaCy's lists, no model)."""
+    if name not in STOP_WORD_LISTS:
+        raise ValueError(f"unknown stop-word list {name!r}; choose from {STOP_WORD_LISTS}")
+    if name not in _STOP_WORDS:
+        if name == "spacy_en":
+            from spacy.lang.en.stop_words import STOP_WORDS
+        elif name == "spacy_zh":
+            from spacy.lang.zh.stop_words import STOP_WORDS
+        else:
+            STOP_WORDS = ()
+        _STOP_WORDS[name] = frozenset(w.lower() for w in STOP_WORDS)
+    return _STOP_WORDS[name]
+
+
+def preload(config: TokenConfig) -> None:
+    """Load the stop-word list (and jieba's dictionary) now: for `DoFn.setup`."""
+    stop_word_set(config.stop_words)
+    if config.tokenizer == "jieba":
+        from annotators.text.zh_tokens import load
+
+        load()
+
+
+def _has_letter_or_digit(token: str) -> bool:
+    return any(ch.isalnum() for ch in token)
+
+
+def tokens(text: str, config: TokenConfig = TokenConfig()) -> list[str]:
+    """The scored tokens of one target (see the module docstring)."""
+    if config.tokenizer not in TOKENIZERS:
+        raise ValueError(f"unknown tokenizer {config.tokenizer!r}; choose from {TOKENIZERS}")
+    text = text.lower() if config.lowercase else text
+    if config.tokenizer == "jieba":
+        from annotators.text.zh_tokens import words
+
+        raw = words(text)
+    else:
+        raw = text.split()
+    stop = stop_word_set(config.stop_words)
+    return [t for t in raw if _has_letter_or_digit(t) and t not in stop]
+
+
+def term_frequencies(test_tokens: Iterable[Sequence[str]]) -> Counter:
+    """TF(w): occurrences of w among the tokens of all test targets."""
+    tf: Counter = Counter()
+    for toks in test_tokens:
+        tf.update(toks)
+    return tf
+
+
+def score_parts(toks: Sequence[str], tf: Counter) -> tuple[int, int]:
+    """(sum of TF over the tokens, number of tokens): the exact fraction behind Score(y)."""
+    return sum(tf.get(t, 0) for t in toks), len(toks)
+
+
+def score(toks: Sequence[str], tf: Counter) -> float | None:
+    """Score(y) of equation 1, or None when y has no tokens left."""
+    total, count = score_parts(toks, tf)
+    return total / count if count else None
+
+
+def low_frequency_order(parts: Sequence[tuple[int, int]]) -> list[int]:
+    """Indices of scorable lines, lowest exact score first, ties by lower index."""
+    scorable = [i for i, (_, count) in enumerate(parts) if count]
+    return sorted(scorable, key=lambda i: (Fraction(parts[i][0], parts[i][1]), i))
+
+
+def lowest(order: Sequence[int], n: int, fraction: float) -> tuple[int, ...]:
+    """The first floor(n * fraction) lines of `order` (fewer if fewer are scorable), in line order."""
+    return tuple(sorted(order[:math.floor(n * fraction)]))
+
+
+def medium_indices(n: int, seed: int, task: str, fraction: float = 0.5) -> tuple[int, ...]:
+    """Seeded random floor(n * fraction) of range(n), in line order (GLGE 2.4 "Low-resource")."""
+    keyed = sorted(range(n), key=lambda i: (stable_int("glge_medium", seed, task, i), i))
+    return tuple(sorted(keyed[:math.floor(n * fraction)]))
+
+
+def overlap(test_tokens: Sequence[Sequence[str]], train_types: set[str]) -> dict:
+    """How much of the test targets' vocabulary the training targets cover (type and token rates)."""
+    test_types = {t for toks in test_tokens for t in toks}
+    n_tokens = sum(len(toks) for toks in test_tokens)
+    covered = sum(1 for toks in test_tokens for t in toks if t in train_types)
+    shared = len(test_types & train_types)
+    return {"test_types": len(test_types), "shared_types": shared,
+            "type_overlap": shared / len(test_types) if test_types else None,
+            "test_tokens": n_tokens, "covered_tokens": covered,
+            "token_overlap": covered / n_tokens if n_tokens else None}

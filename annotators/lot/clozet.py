@@ -1,0 +1,112 @@
+"""ClozeT (LOT section 3.1) from human annotations, and PlotCom (section 3.3).
+
+An annotation names a story, the index of the right sentence (never the first: index 0) in
+`split_sentences` order, and a wrong candidate an annotator wrote. `build_clozet` validates
+it against the story and puts the two candidates in seeded random order (label "0" means
+plot0 is right). PlotCom training examples remove one random non-first sentence; PlotCom
+val/test are ClozeT val/test (incomplete story + right candidate).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from typing import Any
+
+from annotators.core.ids import rng_for, stable_id
+from annotators.lot.story import PreparedStory, decode_line
+from annotators.core.outcome import Drop
+from schemas.lot import CLOZET_MASK, PLOTCOM_MASK, ClozeTExample, PlotComExample
+
+
+@dataclasses.dataclass(frozen=True)
+class ClozeTConfig:
+    # LOT appendix (ClozeT guideline): the rewrite is 1/2 to 2 times the original length.
+    min_length_ratio: float = 0.5
+    max_length_ratio: float = 2.0
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def parse_annotation(input_id: str, raw: bytes) -> dict[str, Any] | Drop:
+    """One JSON line {"story_id", "right_index", "wrong", ["right"], ["annotator"]}."""
+    decoded = decode_line(bytes(raw))
+    if isinstance(decoded, Drop):
+        return decoded
+    try:
+        obj = json.loads(decoded)
+    except json.JSONDecodeError as exc:
+        return Drop("malformed_json", f"{exc.msg} at column {exc.colno}")
+    if not isinstance(obj, dict):
+        return Drop("not_an_object", f"a JSON {type(obj).__name__}, not an object")
+    index = obj.get("right_index")
+    if not isinstance(obj.get("story_id"), (str, int)) or isinstance(index, bool) or not isinstance(index, int):
+        return Drop("malformed_annotation", "needs story_id and an integer right_index")
+    if not isinstance(obj.get("wrong"), str) or not obj["wrong"].strip():
+        return Drop("empty_wrong_candidate", "the wrong candidate is missing or empty")
+    right = obj.get("right")
+    return {"input_id": input_id, "story_id": str(obj["story_id"]), "right_index": index,
+            "wrong": obj["wrong"].strip(), "right": right if isinstance(right, str) else None,
+            "annotator": str(obj.get("annotator") or "")}
+
+
+def check_annotation(story: PreparedStory, ann: dict[str, Any], config: ClozeTConfig) -> Drop | None:
+    """The reason an annotation cannot be used with `story`, or None."""
+    n, i = len(story.sentences), ann["right_index"]
+    if i == 0:
+        return Drop("first_sentence", "the right sentence may not be the first sentence")
+    if not 0 < i < n:
+        return Drop("index_out_of_range", f"right_index {i} not in 1..{n - 1}")
+    right = story.sentences[i]
+    if ann["right"] is not None and _squash(ann["right"]) != _squash(right):
+        return Drop("right_sentence_mismatch", f"annotation says {ann['right']!r}, story has {right!r}")
+    if _squash(ann["wrong"]) == _squash(right):
+        return Drop("wrong_equals_right", "the wrong candidate equals the right sentence")
+    ratio = len(_squash(ann["wrong"])) / max(1, len(_squash(right)))
+    if not config.min_length_ratio <= ratio <= config.max_length_ratio:
+        return Drop("wrong_length_ratio", f"wrong/right length {ratio:.2f} outside "
+                                          f"[{config.min_length_ratio}, {config.max_length_ratio}]")
+    return None
+
+
+def masked(story: PreparedStory, index: int, mask: str) -> str:
+    return "".join(mask if k == index else s for k, s in enumerate(story.sentences))
+
+
+def build_clozet(story: PreparedStory, ann: dict[str, Any], split: str, *, seed: int,
+                 config: ClozeTConfig = ClozeTConfig()) -> ClozeTExample | Drop:
+    problem = check_annotation(story, ann, config)
+    if problem is not None:
+        return problem
+    i, right, wrong = ann["right_index"], story.sentences[ann["right_index"]], ann["wrong"]
+    example_id = stable_id("clozet", story.story_id, i, wrong)
+    right_first = rng_for(seed, "clozet", example_id).random() < 0.5
+    plot0, plot1 = (right, wrong) if right_first else (wrong, right)
+    return ClozeTExample(example_id, story.story_id, split, masked(story, i, CLOZET_MASK),
+                         plot0, plot1, "0" if right_first else "1", i, ann["annotator"])
+
+
+def plotcom_from_clozet(story: PreparedStory, example: ClozeTExample) -> PlotComExample:
+    """PlotCom val/test: the ClozeT story with the right candidate as the target."""
+    i = example.right_index
+    return PlotComExample(stable_id("plotcom", story.story_id, i), story.story_id, example.split,
+                          masked(story, i, PLOTCOM_MASK), story.sentences[i], i, "clozet")
+
+
+def build_plotcom_train(story: PreparedStory, *, seed: int) -> PlotComExample:
+    """PlotCom training: one random non-first sentence becomes `<MASK>`."""
+    i = rng_for(seed, "plotcom", story.story_id).randrange(1, len(story.sentences))
+    return PlotComExample(stable_id("plotcom", story.story_id, i), story.story_id, "train",
+                          masked(story, i, PLOTCOM_MASK), story.sentences[i], i, "auto")
+
+
+def annotation_task(story: PreparedStory) -> dict[str, Any]:
+    """A ClozeT annotation task: numbered sentences and what to fill in."""
+    return {"story_id": story.story_id, "title": story.title, "story": story.joined,
+            "sentences": [{"index": k, "text": s} for k, s in enumerate(story.sentences)],
+            "instructions": "Pick right_index (never 0) and write `wrong`: a minimal edit of that "
+                            "sentence that breaks commonsense, 1/2 to 2 times its length.",
+            "annotation": {"story_id": story.story_id, "right_index": None, "right": None,
+                           "wrong": None, "annotator": None}}

@@ -1,0 +1,149 @@
+"""Stories in, prepared stories out: parsing, light cleaning, sentences and jieba words.
+
+LOT (paper section 3) builds every task from cleaned stories. `parse_story_record` reads
+one JSON line or parquet row (`story` or `text`, optional `id`, `title`, `outline`, `source`,
+`url`, `license`); `prepare_story` cleans it, splits sentences (annotators.text.zh_sentences) and
+tokenises each sentence once with jieba, so later steps never tokenise again.
+Known-bad inputs: malformed JSON, non-objects, missing/empty/whitespace-only stories,
+non-Chinese text, one- or two-sentence stories, huge records, HTML junk, LOT placeholders.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from typing import Any
+
+from annotators.text import zh_tokens
+from annotators.core.ids import stable_hash, stable_id, unit_interval
+from annotators.core.outcome import Drop
+from annotators.text.charset import decode_bytes
+from annotators.text.zh_clean import clean_chinese, han_ratio
+from annotators.text.zh_sentences import split_sentences
+
+PLACEHOLDERS = ("<mask>", "[MASK]", "<MASK>")  # LOT's markers (PEERS.md 1.2)
+# HTML left in a story (a tag or an entity): junk from a bad scrape, cleaned by pipelines.stories.
+_HTML_JUNK = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?/?>|&(?:nbsp|amp|lt|gt|quot|#\d+|#x[0-9a-fA-F]+);")
+_SPACE_NEAR_WIDE = re.compile(r"(?<=[^\x00-\x7f])[ \t\u3000\u00a0]+|[ \t\u3000\u00a0]+(?=[^\x00-\x7f])")
+
+
+@dataclasses.dataclass(frozen=True)
+class StoryConfig:
+    normalize: str = "whitespace"  # "whitespace": only spaces removed; "full": clean_chinese
+    min_han_ratio: float = 0.5  # LOT is Chinese; below this share of Han characters: not_chinese
+    min_sentences: int = 3  # one- or two-sentence stories make no LOT example
+    max_chars: int = 20000  # huge records (whole novels, junk dumps) are rejected
+    min_sentence_han: int = 10  # SPEC: a sentence under 10 Chinese characters merges
+
+
+@dataclasses.dataclass(frozen=True)
+class PreparedStory:
+    """A cleaned story with its sentences (per paragraph) and jieba words per sentence."""
+
+    story_id: str
+    title: str
+    text: str
+    sentences: tuple[str, ...]
+    words: tuple[tuple[str, ...], ...]
+    input_id: str = ""
+    source: str = ""
+    url: str = ""
+    license: str = ""
+    outline: tuple[str, ...] | None = None
+
+    @property
+    def joined(self) -> str:
+        """The story as one line (LOT's released stories have no line breaks)."""
+        return "".join(self.sentences)
+
+
+def decode_line(raw: bytes) -> str | Drop:
+    """One input line as text: BOM, then UTF-8, else GB18030/Big5 by detection (annotators.text.charset)."""
+    if b"\x00" in raw:
+        return Drop("undecodable", "NUL bytes: binary data")
+    decoded = decode_bytes(raw, html=False)
+    return Drop("undecodable", "not UTF-8, GB18030 or Big5") if decoded is None else decoded.text
+
+
+def parse_story_record(input_id: str, raw: bytes | dict) -> dict[str, Any] | Drop:
+    """A raw JSON line (bytes) or parquet row (dict) -> a plain story dict, or Drop."""
+    if isinstance(raw, (bytes, bytearray)):
+        decoded = decode_line(bytes(raw))
+        if isinstance(decoded, Drop):
+            return decoded
+        line = decoded.strip()
+        if not line:
+            return Drop("blank_line", "empty line in a JSON lines file")
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            return Drop("malformed_json", f"{exc.msg} at column {exc.colno}")
+    else:
+        obj = raw
+        if isinstance(obj, dict) and "__read_error__" in obj:
+            return Drop("unreadable_file", str(obj["__read_error__"]))
+    if not isinstance(obj, dict):
+        return Drop("not_an_object", f"a JSON {type(obj).__name__}, not an object")
+    story = obj.get("story", obj.get("text"))
+    if not isinstance(story, str):
+        return Drop("missing_story", "no string field 'story' or 'text'")
+    if not story.strip():
+        return Drop("empty_story", "the story is empty or whitespace only")
+    outline = obj.get("outline")
+    if not (isinstance(outline, list) and all(isinstance(p, str) for p in outline)):
+        outline = None
+    raw_id = obj.get("id", obj.get("story_id"))
+    return {
+        "story_id": str(raw_id) if raw_id not in (None, "") else stable_id("story", story),
+        "title": str(obj.get("title") or ""), "story": story, "input_id": input_id,
+        "source": str(obj.get("source") or ""), "url": str(obj.get("url") or ""),
+        "license": str(obj.get("license") or ""), "outline": outline,
+    }
+
+
+def normalize_text(text: str, mode: str) -> str:
+    """'whitespace': only spaces next to non-ASCII go (the text is otherwise kept verbatim)."""
+    if mode == "full":
+        return clean_chinese(text)
+    lines = (_SPACE_NEAR_WIDE.sub("", line).strip() for line in text.replace("\r", "\n").split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
+def prepare_story(record: dict[str, Any], config: StoryConfig = StoryConfig()) -> PreparedStory | Drop:
+    """Clean, filter and split one parsed story; tokenises each sentence once."""
+    text = normalize_text(record["story"], config.normalize)
+    if not text:
+        return Drop("empty_story", "nothing left after cleaning")
+    if len(text) > config.max_chars:
+        return Drop("story_too_long", f"{len(text)} characters > {config.max_chars}")
+    if han_ratio(text) < config.min_han_ratio:
+        return Drop("not_chinese", f"Han share {han_ratio(text):.2f} < {config.min_han_ratio}")
+    marker = next((m for m in PLACEHOLDERS if m in text), None)
+    if marker:
+        return Drop("contains_placeholder", f"the story contains {marker!r}, which marks removed text")
+    junk = _HTML_JUNK.search(text)
+    if junk:
+        return Drop("html_markup", f"HTML {junk.group(0)!r} in the story; clean it with pipelines.stories")
+    sentences = tuple(split_sentences(text, min_han=config.min_sentence_han))
+    if len(sentences) < config.min_sentences:
+        return Drop("too_few_sentences", f"{len(sentences)} sentence(s) < {config.min_sentences}")
+    tok = zh_tokens.load()
+    words = tuple(tuple(w for w in tok.lcut(s, HMM=True) if w.strip()) for s in sentences)
+    outline = tuple(record["outline"]) if record.get("outline") else None
+    return PreparedStory(record["story_id"], record["title"], text, sentences, words,
+                         record["input_id"], record["source"], record["url"], record["license"],
+                         outline)
+
+
+def text_key(text: str) -> str:
+    """Exact-duplicate key: the text without any whitespace."""
+    return stable_hash("text", re.sub(r"\s+", "", text))
+
+
+def split_of(seed: int, story_id: str, proportions: tuple[float, float, float]) -> str:
+    """train/val/test for a story from a stable hash of (seed, story id) and the proportions."""
+    total = sum(proportions)
+    u = unit_interval(seed, "split", story_id) * total
+    if u < proportions[0]:
+        return "train"
+    return "val" if u < proportions[0] + proportions[1] else "test"

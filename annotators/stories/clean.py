@@ -1,0 +1,187 @@
+"""Clean one crawled story and filter it by language and length (LOT section 3, appendix).
+
+LOT's annotators deleted "noisy words (e.g., links)" and all spaces, and worked on 50-500
+word stories (paper section 3 "Story Filtering"; PEERS.md 1.3). Before cleaning,
+`check_decoding` rejects text that is mostly U+0080-U+00FF characters (share above
+`max_latin_share`) as `mojibake`: Chinese bytes read with a wrong Latin charset, which
+cleaning would otherwise silently empty. In order:
+1. e-mail addresses (also obfuscated: `name[at]host.com`, `name(at)host.com`,
+   `name#host.com`), then URLs (scheme, `www.` and bare common-TLD domains) are deleted,
+   matched on a width-folded copy so full-width forms (`ｈｔｔｐ：／／…`, `name＠host.com`)
+   go too, and the empty brackets and doubled commas they leave are tidied;
+2. `zh_clean.clean_chinese` deletes spaces near Chinese and normalises punctuation; ASCII
+   double quotes in Chinese lines become “ ” pairs;
+3. lines with no letter, digit or Han go, and so do boilerplate lines: short lines (at
+   most `boilerplate_max_chars`) matching a site-furniture pattern (copyright, source or
+   reprint notes, previous/next links, follow-us, submissions); a long paragraph that
+   merely mentions such a word is kept;
+4. filters: Han share of non-space characters below `min_han_ratio` -> `not_chinese`;
+   fewer than `min_words` / more than `max_words` jieba words (punctuation tokens not
+   counted) -> `too_short` / `too_long`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from annotators.text import zh_tokens
+from annotators.text.charset import latin_share
+from annotators.core.outcome import Drop
+from annotators.text.zh_clean import HAN, clean_chinese, han_ratio
+
+BOILERPLATE = (
+    r"转载", r"版权", r"本文(由|来自|来源|整理)", r"(来源|出处)[:：]", r"原文(地址|链接)", r"上一篇", r"下一篇",
+    r"点击(这里|查看|阅读|进入)", r"关注(我们|公众号|微信)", r"扫(码|一扫)", r"投稿", r"联系我们", r"责任编辑",
+    r"免责声明", r"侵权", r"更多.{0,6}(故事|精彩|内容)", r"分享到", r"(?i)copyright", r"©", r"(?i)all rights reserved",
+)
+
+_TLDS = r"(?:com|cn|net|org|cc|info|top|xyz)"
+_LOCAL = r"[A-Za-z0-9._%+\-]+"
+_AT = r"(?:@|[ \t]*[\[(【{<][ \t]*at[ \t]*[\])】}>][ \t]*)"  # name@, name[at], name (at), name【at】
+_DOT = r"(?:\.|[ \t]*[\[(【{<][ \t]*dot[ \t]*[\])】}>][ \t]*)"  # host.com, host[dot]com
+_EMAIL = re.compile(
+    rf"{_LOCAL}{_AT}[A-Za-z0-9\-]+(?:{_DOT}[A-Za-z0-9\-]+)*{_DOT}[A-Za-z]{{2,}}"
+    # name#host.com ("replace # with @"): only a whole local part, not a URL's #fragment
+    rf"|(?<![A-Za-z0-9._%+\-/?&=#]){_LOCAL}#[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.{_TLDS}\b",
+    re.I)
+_URL_CHARS = r"[A-Za-z0-9\-._~:/?#\[\]@!$&'*+,;=%]"
+_URL = re.compile(
+    rf"(?:https?|ftp)://{_URL_CHARS}+"
+    rf"|www\.[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+(?:/{_URL_CHARS}*)?"
+    rf"|(?<![A-Za-z0-9\-.@])[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.{_TLDS}\b(?:/{_URL_CHARS}*)?",
+    re.I)
+_EMPTY_BRACKETS = re.compile(r"[（(【\[「<《]\s*[）)】\]」>》]")
+_REPEATED = re.compile(r"([，、；：])[，、；：]+")
+_DANGLING = re.compile(r"[，、；：]+(?=[。！？…])")
+_ELLIPSIS = re.compile(r"…+")
+_LEADING = re.compile(r"^[，、；：。]+")
+_SPACE_BEFORE = re.compile(r"(?<=[\u3000-\u303f\uff00-\uffef])\s+|\s+(?=[\u3000-\u303f\uff00-\uffef])")
+_HAN = re.compile(f"[{HAN}]")
+_HAN_OR_ALNUM = re.compile(f"[{HAN}A-Za-z0-9]")
+
+
+@dataclasses.dataclass(frozen=True)
+class CleanConfig:
+    """Cleaning and filter settings."""
+
+    min_words: int = 50  # LOT appendix / PEERS.md 1.3: 50-500-word segments
+    max_words: int = 500  # same source
+    min_han_ratio: float = 0.5  # not in the paper: "mostly Chinese" as the language filter
+    boilerplate_max_chars: int = 80  # not in the paper: longer lines are story text
+    max_latin_share: float = 0.5  # not in the paper: mojibake is ~1.0, French or German prose < 0.1
+    boilerplate: tuple[str, ...] = BOILERPLATE
+
+
+def is_boilerplate(line: str, config: CleanConfig) -> bool:
+    return len(line) <= config.boilerplate_max_chars and any(re.search(p, line) for p in config.boilerplate)
+
+
+_FOLD = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}  # full-width ASCII forms -> ASCII
+
+
+def _remove_folded(pattern: re.Pattern, text: str) -> str:
+    """Delete `pattern`'s matches, found on a width-folded copy of `text` (same length).
+
+    A match does not end in full-width punctuation: `，` or `：` after a link is prose.
+    """
+    folded = text.translate(_FOLD)
+    if folded == text:
+        return pattern.sub("", text)
+    pieces, last = [], 0
+    for match in pattern.finditer(folded):
+        start, end = match.span()
+        while end > start and text[end - 1] != folded[end - 1] and not folded[end - 1].isalnum():
+            end -= 1
+        pieces.append(text[last:start])
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def remove_emails(text: str) -> str:
+    return _remove_folded(_EMAIL, text)
+
+
+def remove_urls(text: str) -> str:
+    return _remove_folded(_URL, text)
+
+
+def tidy_removals(line: str) -> str:
+    """Clear what deletions leave behind: empty brackets, doubled or dangling commas."""
+    line = _EMPTY_BRACKETS.sub("", line)
+    line = _REPEATED.sub(r"\1", line)
+    line = _ELLIPSIS.sub("……", _DANGLING.sub("", line))
+    return _LEADING.sub("", _SPACE_BEFORE.sub("", line)).strip()
+
+
+def pair_quotes(line: str) -> str:
+    """ASCII double quotes in a Chinese line -> alternating “ and ”."""
+    if '"' not in line or not _HAN.search(line):
+        return line
+    out, opening = [], True
+    for ch in line:
+        if ch == '"':
+            out.append("“" if opening else "”")
+            opening = not opening
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _clean_once(text: str, config: CleanConfig) -> str:
+    lines = [pair_quotes(tidy_removals(remove_urls(remove_emails(line)))) for line in text.split("\n")]
+    cleaned = clean_chinese("\n".join(lines))
+    kept = [tidy_removals(line) for line in cleaned.split("\n")]
+    return "\n".join(line for line in kept if _HAN_OR_ALNUM.search(line) and not is_boilerplate(line, config))
+
+
+def clean_text(text: str, config: CleanConfig = CleanConfig()) -> str:
+    """Steps 1-3 of the module docstring, repeated until nothing changes (at most 4 rounds).
+
+    Boilerplate is judged on the cleaned line, so a line long only because of its URLs is
+    still recognised; repeating makes cleaning idempotent when a deletion brings ASCII
+    punctuation next to Chinese. Paragraphs stay one per line.
+    """
+    text = text.replace("\r\n", "\n")
+    for _ in range(4):
+        cleaned = _clean_once(text, config)
+        if cleaned == text:
+            break
+        text = cleaned
+    return text
+
+
+def word_count(text: str) -> int:
+    """jieba words with at least one letter, digit or Han character."""
+    return sum(1 for w in zh_tokens.words(text) if any(ch.isalnum() for ch in w))
+
+
+def check_decoding(text: str, encoding: str | None = None,
+                   config: CleanConfig = CleanConfig()) -> Drop | None:
+    """`mojibake` when most characters are Latin-1 letters/symbols (a wrong charset); else None."""
+    share = latin_share(text)
+    if share <= config.max_latin_share:
+        return None
+    read_as = f" as read with {encoding}" if encoding else ""
+    return Drop("mojibake", f"{share:.0%} of characters are U+0080-U+00FF{read_as} "
+                            f"(> {config.max_latin_share:.0%}): wrong charset")
+
+
+def check_story(text: str, config: CleanConfig = CleanConfig()) -> Drop | None:
+    """Language, then length filter; None when the story is kept."""
+    if not text:
+        return Drop("empty_after_cleaning", "nothing left after removing boilerplate and links")
+    ratio = han_ratio(text)
+    if ratio < config.min_han_ratio:
+        return Drop("not_chinese", f"han ratio {ratio:.2f} < {config.min_han_ratio}")
+    words = word_count(text)
+    if words < config.min_words:
+        return Drop("too_short", f"{words} words < {config.min_words}")
+    if words > config.max_words:
+        return Drop("too_long", f"{words} words > {config.max_words}")
+    return None
+
+
+def clean_title(title: str) -> str:
+    """A title on one line, spaces near Chinese deleted, links and e-mails removed."""
+    return clean_chinese(tidy_removals(remove_urls(remove_emails(title))), keep_paragraphs=False)

@@ -1,0 +1,142 @@
+"""Exact and near-duplicate stories: MinHash LSH band keys, verified pairs, stable clusters.
+
+The same story is often posted on several sites or at several URLs of one site, sometimes
+with a character changed (SPEC "Crawl and clean"; LOT's split must keep near-duplicates
+together). Each story is shingled into character n-grams; a datasketch MinHash gives
+`num_perm` values, cut into LSH bands (b bands of r rows, chosen by datasketch's
+MinHashLSH for `threshold`). Stories sharing any band are candidates; a candidate pair is
+an edge only when the exact Jaccard similarity of the shingle sets is >= `threshold`, so
+LSH never merges stories by chance. Clusters are connected components of the edges; the
+representative is the member with the smallest (url, input_id), a rule independent of
+arrival order. Members are `Node`s, so a cluster can be computed without the texts.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Iterable, NamedTuple
+
+import numpy as np
+
+from annotators.core.ids import stable_hash, stable_id
+
+
+@dataclasses.dataclass(frozen=True)
+class NearDupConfig:
+    """Not in the LOT paper; text-dedup style defaults."""
+
+    threshold: float = 0.8  # Jaccard of character shingles that makes two stories one
+    num_perm: int = 128
+    shingle: int = 5  # characters per shingle
+    seed: int = 1  # MinHash permutation seed
+
+
+class Node(NamedTuple):
+    """A story as a cluster member; tuple order is the representative rule."""
+
+    url: str
+    input_id: str
+    story_id: str
+    members: tuple[str, ...]  # input_ids the story already stands for (its exact duplicates)
+
+
+def text_key(text: str) -> str:
+    """Exact-duplicate key: the cleaned text's SHA-256."""
+    return stable_hash("text", text)
+
+
+def shingles(text: str, n: int) -> set[str]:
+    """Character n-grams of the text without whitespace (the whole text if shorter)."""
+    chars = "".join(text.split())
+    if len(chars) <= n:
+        return {chars} if chars else set()
+    return {chars[i:i + n] for i in range(len(chars) - n + 1)}
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 1.0
+
+
+@functools.lru_cache(maxsize=16)
+def bands_rows(threshold: float, num_perm: int) -> tuple[int, int]:
+    """(b, r) that datasketch's MinHashLSH picks for this threshold and permutation count."""
+    from datasketch import MinHashLSH
+
+    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+    return lsh.b, lsh.r
+
+
+def band_keys(text: str, config: NearDupConfig = NearDupConfig()) -> list[str]:
+    """One key per LSH band: stories sharing a key are near-duplicate candidates."""
+    from datasketch import MinHash
+
+    grams = shingles(text, config.shingle)
+    mh = MinHash(num_perm=config.num_perm, seed=config.seed)
+    mh.update_batch([g.encode("utf-8") for g in sorted(grams)])
+    b, r = bands_rows(config.threshold, config.num_perm)
+    values = np.asarray(mh.hashvalues, dtype="<u8")
+    return [f"{i:03d}-{stable_hash(values[i * r:(i + 1) * r].tobytes().hex())[:24]}" for i in range(b)]
+
+
+def verified_pairs(members: Iterable[tuple[Node, str]], config: NearDupConfig = NearDupConfig()
+                   ) -> list[tuple[Node, Node, float]]:
+    """Pairs of one band group whose exact shingle Jaccard reaches the threshold, sorted."""
+    ordered = sorted(members, key=lambda m: m[0])
+    sets = [shingles(text, config.shingle) for _, text in ordered]
+    pairs = []
+    for i in range(len(ordered)):
+        for j in range(i + 1, len(ordered)):
+            if ordered[i][0] == ordered[j][0]:
+                continue
+            score = jaccard(sets[i], sets[j])
+            if score >= config.threshold:
+                pairs.append((ordered[i][0], ordered[j][0], round(score, 6)))
+    return pairs
+
+
+@dataclasses.dataclass(frozen=True)
+class Assignment:
+    """Where one member of a multi-story cluster goes."""
+
+    representative: Node
+    cluster_id: str
+    members: tuple[str, ...]  # every input_id the cluster stands for, sorted
+    best_score: float  # highest Jaccard of this member's edges
+
+
+def clusters(edges: Iterable[tuple[Node, Node, float]]) -> dict[str, Assignment]:
+    """Connected components of the edges -> story_id: Assignment (only multi-story clusters)."""
+    parent: dict[Node, Node] = {}
+    best: dict[Node, float] = {}
+
+    def find(node: Node) -> Node:
+        while parent.setdefault(node, node) != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    for a, b, score in sorted(edges):
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)  # the root is always the component's smallest node
+        best[a], best[b] = max(best.get(a, 0.0), score), max(best.get(b, 0.0), score)
+    groups: dict[Node, list[Node]] = {}
+    for node in sorted(parent):
+        groups.setdefault(find(node), []).append(node)
+    out: dict[str, Assignment] = {}
+    for root, nodes in groups.items():
+        members = tuple(sorted({m for n in nodes for m in n.members}))
+        cluster = cluster_id(members)
+        for node in nodes:
+            out[node.story_id] = Assignment(root, cluster, members, best.get(node, 0.0))
+    return out
+
+
+def cluster_id(members: Iterable[str]) -> str:
+    return stable_id("cluster", *sorted(members))
+
+
+def exact_groups(stories: Iterable[Node]) -> tuple[Node, list[Node]]:
+    """(representative, the others) of one exact-duplicate group."""
+    ordered = sorted(stories)
+    return ordered[0], ordered[1:]

@@ -1,0 +1,162 @@
+"""Read one STORIUM game export (format 0.9.2) into plain records (paper section 2).
+
+Layout: ../shared/data/storium/SCHEMA.md; what the original read: PEERS.md 4.1. One file is
+one game; a game without characters or scenes, unreadable JSON, or a non-object is dropped
+with a reason. Entries and characters are kept as (id, record-or-Drop) items so a bad entry
+(no `seq_id`, duplicate `seq_id`, not an object) becomes its own rejects row while the rest
+of the game is used. Guards against: BOM, null/number fields, `"unchanged"` hand contexts,
+cards that are not objects, scenes without `entries`.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from annotators.core.outcome import Drop
+from schemas.storium import Card, Character, Entry, Game, Scene
+
+CARD_USES = (  # entry field -> how the card was used (SCHEMA.md, SceneEntry)
+    ("place_card", "place"),
+    ("challenge_cards", "challenge"),
+    ("target_challenge_card", "target_challenge"),
+    ("cards_played_on_challenge", "played"),
+    ("cards_for_pickup", "pickup"),
+)
+
+
+def text_of(value: Any) -> str:
+    """A text field as str: null and non-strings (numbers, lists) become ''."""
+    return value if isinstance(value, str) else ""
+
+
+def id_of(value: Any) -> str:
+    """An id field as str ('' when missing); integer ids are accepted as their digits."""
+    if isinstance(value, bool) or value is None:
+        return ""
+    return str(value).strip() if isinstance(value, (str, int)) else ""
+
+
+def description_words(raw_game: dict) -> int:
+    """Split size (PEERS.md 4.2): whitespace words of `description` over all entries."""
+    total = 0
+    for scene in raw_game.get("scenes") or []:
+        entries = scene.get("entries") if isinstance(scene, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict):
+                total += len(text_of(entry.get("description")).split())
+    return total
+
+
+def load_game_json(data: bytes) -> dict | Drop:
+    """Decode bytes (UTF-8, optional BOM) into the game object, or a Drop."""
+    try:
+        raw = json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        return Drop("unreadable_json", f"not UTF-8: {exc}"[:300])
+    except ValueError as exc:
+        return Drop("unreadable_json", str(exc)[:300])
+    if not isinstance(raw, dict):
+        return Drop("not_a_game", f"top-level JSON is {type(raw).__name__}, not an object")
+    return raw
+
+
+def parse_character(story_id: str, raw: Any) -> Character | Drop:
+    if not isinstance(raw, dict):
+        return Drop("character_not_object", type(raw).__name__)
+    seq = id_of(raw.get("character_seq_id"))
+    if not seq:
+        return Drop("missing_character_seq_id", text_of(raw.get("name"))[:200])
+    return Character(f"{story_id}:{seq}", story_id, seq, text_of(raw.get("name")),
+                     text_of(raw.get("description")))
+
+
+def parse_cards(entry: Entry, raw: dict) -> list[Card]:
+    """Every card an entry carries, tagged with how it was used."""
+    cards = []
+    for field, usage in CARD_USES:
+        value = raw.get(field)
+        items = value if isinstance(value, list) else [value]
+        for position, card in enumerate(c for c in items if isinstance(c, dict)):
+            cid = id_of(card.get("card_id"))
+            cards.append(Card(
+                card_use_id=f"{entry.entry_id}:{usage}:{position}",
+                card_id=cid or None,
+                story_id=entry.story_id, entry_id=entry.entry_id, usage=usage, position=position,
+                namespace=text_of(card.get("namespace")), name=text_of(card.get("name")),
+                description=text_of(card.get("description")),
+                success_stakes=text_of(card.get("success_stakes")),
+                failure_stakes=text_of(card.get("failure_stakes"))))
+    return cards
+
+
+def parse_entry(story_id: str, scene_index: int, entry_index: int, raw: Any,
+                seen: set) -> Entry | Drop:
+    """One scene entry, or the reason it cannot be used."""
+    if not isinstance(raw, dict):
+        return Drop("entry_not_object", type(raw).__name__)
+    seq = id_of(raw.get("seq_id"))
+    if not seq:
+        return Drop("missing_seq_id", f"scene {scene_index}, position {entry_index}")
+    if seq in seen:
+        return Drop("duplicate_seq_id", seq)
+    seen.add(seq)
+    char_seq = id_of(raw.get("character_seq_id"))
+    # A missing role follows character_seq_id (PEERS.md 4.1: role is "character:<seq>" then).
+    role = text_of(raw.get("role")) or (f"character:{char_seq}" if char_seq else "narrator")
+    if not char_seq and role.startswith("character:"):
+        char_seq = role.split(":", 1)[1].strip()
+    redacted = raw.get("redacted") is True
+    return Entry(
+        entry_id=f"{story_id}:{seq}", story_id=story_id, scene_index=scene_index,
+        entry_index=entry_index, seq_id=seq, format=text_of(raw.get("format")), role=role,
+        character_id=f"{story_id}:{char_seq}" if char_seq and role != "narrator" else None,
+        text="" if redacted else text_of(raw.get("description")), redacted=redacted)
+
+
+def _scenes_and_entries(story_id: str, raw_scenes: list) -> tuple[list, list, list]:
+    scenes, items, cards, seen, position = [], [], [], set(), 0
+    for s_index, raw_scene in enumerate(raw_scenes):
+        scene = raw_scene if isinstance(raw_scene, dict) else {}
+        raw_entries = scene.get("entries") if isinstance(scene.get("entries"), list) else []
+        for e_index, raw_entry in enumerate(raw_entries):
+            result = parse_entry(story_id, s_index, position, raw_entry, seen)
+            items.append((f"{story_id}:scene{s_index}:entry{e_index}", result))
+            if isinstance(result, Entry):
+                cards.extend(parse_cards(result, raw_entry))
+            position += 1
+        scenes.append(Scene(f"{story_id}:{s_index}", story_id, s_index, len(raw_entries),
+                            scene.get("is_final") is True, scene.get("is_ended") is True))
+    return scenes, items, cards
+
+
+def parse_game(input_id: str, data: bytes) -> Game | Drop:
+    """A whole game from its file bytes (PEERS.md 4.1), or why it cannot be used."""
+    raw = load_game_json(data)
+    if isinstance(raw, Drop):
+        return raw
+    story_id = id_of(raw.get("game_pid"))
+    if not story_id:
+        return Drop("missing_game_pid", "no game_pid")
+    chars, scenes = raw.get("characters"), raw.get("scenes")
+    if not isinstance(chars, list) or not chars:
+        return Drop("no_characters", f"game {story_id}")
+    if not isinstance(scenes, list) or not scenes:
+        return Drop("no_scenes", f"game {story_id}")
+    char_items = [(f"{story_id}:character{i}", parse_character(story_id, c)) for i, c in enumerate(chars)]
+    if not any(isinstance(c, Character) for _, c in char_items):
+        return Drop("no_characters", f"game {story_id}: no character has a character_seq_id")
+    scene_rows, entry_items, cards = _scenes_and_entries(story_id, scenes)
+    return Game(story_id=story_id, input_id=input_id, n_words=description_words(raw),
+                character_items=tuple(char_items), scenes=tuple(scene_rows),
+                entry_items=tuple(entry_items), cards=tuple(cards))
+
+
+def story_row(game: Game, split: str) -> dict:
+    """The stories-table row: id, split, size and counts (paper section 2, Table A2)."""
+    entries = game.entries()
+    return {"story_id": game.story_id, "input_id": game.input_id, "split": split,
+            "n_words": game.n_words, "n_characters": len(game.characters()),
+            "n_scenes": len(game.scenes), "n_entries": len(entries),
+            "n_character_entries": sum(e.character_id is not None for e in entries),
+            "n_cards": len(game.cards),
+            "is_completed": any(s.is_final and s.is_ended for s in game.scenes)}

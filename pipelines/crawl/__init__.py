@@ -1,0 +1,162 @@
+"""`python -m pipelines.crawl --site SPEC --output DIR`: polite, resumable crawl of one site.
+
+Not a Beam job on purpose: politeness means one request at a time per host, which a single
+process does best (SPEC "Crawl and clean"). The loop is `pipelines.crawl.crawler`; this module
+is the command line, the page cache `DIR/pages` (parquet parts written atomically every
+`--flush_every` rows and on exit, Ctrl-C included) and the report: `DIR/rejects/` (pages
+that failed, with reasons), `DIR/stats.json` and `DIR/CARD.md`. Re-running with the same
+`--output` requests nothing already in the cache.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import sys
+from typing import Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+
+from pipelines.crawl.crawler import Crawler, Progress
+from pipelines.crawl.fetch import FetchConfig, Fetcher
+from annotators.stories.site_spec import SiteSpec, parse_spec
+from pipelines.engine import default_card, join, read_bytes, write_bytes, write_text
+from schemas.common import REJECTS_SCHEMA, SCHEMA_VERSION, Reject
+from schemas.crawl import PAGES_SCHEMA, Page
+
+LOG = logging.getLogger("storybench.crawl")
+
+
+class PageCache:
+    """The parquet part files of `DIR/pages`: read them all, append new rows in batches."""
+
+    def __init__(self, folder: str, flush_every: int = 20):
+        self.folder, self.flush_every = folder, max(1, flush_every)
+        self._buffer: list[Page] = []
+        self._parts = self._existing_parts()
+
+    def _existing_parts(self) -> list[str]:
+        try:
+            found = FileSystems.match([join(self.folder, "part-*.parquet")])[0].metadata_list
+        except Exception:  # no folder yet
+            return []
+        return sorted(m.path for m in found)
+
+    def load(self) -> list[Page]:
+        """Every cached row; an unreadable part is renamed `*.corrupt` and its URLs refetched."""
+        pages: list[Page] = []
+        for path in self._parts:
+            try:
+                table = pq.read_table(pa.BufferReader(read_bytes(path)))
+            except Exception as exc:
+                LOG.warning("unreadable cache part %s (%s): renamed, its pages will be refetched", path, exc)
+                FileSystems.rename([path], [path + ".corrupt"])
+                continue
+            pages.extend(Page.from_row(row) for row in table.to_pylist())
+        self._parts = [p for p in self._parts if FileSystems.exists(p)]
+        return pages
+
+    def add(self, page: Page) -> None:
+        self._buffer.append(page)
+        if len(self._buffer) >= self.flush_every:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write buffered rows as the next part file (temp name, then rename: never half a file)."""
+        if not self._buffer:
+            return
+        name = f"part-{len(self._parts):05d}.parquet"
+        table = pa.Table.from_pylist([p.to_row() for p in self._buffer], schema=PAGES_SCHEMA)
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink, compression="zstd")
+        tmp, final = join(self.folder, f"_tmp-{name}"), join(self.folder, name)
+        write_bytes(tmp, sink.getvalue().to_pybytes())
+        FileSystems.rename([tmp], [final])
+        self._parts.append(final)
+        self._buffer.clear()
+
+
+def crawl_stats(spec: SiteSpec, config: FetchConfig, pages: list[Page], progress: Progress,
+                spec_path: str) -> dict:
+    """stats.json: every URL decided is a page (written) or a failure (rejected)."""
+    reasons: dict[str, int] = {}
+    for page in pages:
+        if page.error:
+            reasons[page.error] = reasons.get(page.error, 0) + 1
+    rejected = sum(reasons.values())
+    stage = {"read": len(pages), "written": len(pages) - rejected, "rejected": rejected,
+             "outputs": len(pages) - rejected, "rejected_by_reason": dict(sorted(reasons.items())),
+             "balanced": True}
+    return {"job": "crawl", "schema_version": SCHEMA_VERSION, "seed": None, "runner": "single-process",
+            "beam_version": "-", "inputs": [spec_path],
+            "config": {"site": spec.to_json(), "fetch": dataclasses.asdict(config)},
+            "stages": {"crawl": stage}, "tables": {"pages": len(pages)}, "exports": {},
+            "balanced": True, "this_run": dataclasses.asdict(progress),
+            "requested_pages_total": sum(1 for p in pages if p.requested and p.kind != "robots")}
+
+
+def write_report(output: str, stats: dict, pages: list[Page]) -> None:
+    rows = [Reject("crawl", p.url, p.error, p.detail).to_row()
+            for p in sorted(pages, key=lambda p: p.url) if p.error]
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pylist(rows, schema=REJECTS_SCHEMA), sink, compression="zstd")
+    write_bytes(join(output, "rejects", "part-00000-of-00001.parquet"), sink.getvalue().to_pybytes())
+    write_text(join(output, "stats.json"), json.dumps(stats, indent=2, ensure_ascii=False) + "\n")
+    card = default_card(stats) + (
+        "\n## Crawl\n\nPolite single-process crawl: robots.txt obeyed (disallowed URLs recorded, "
+        "never requested), one request at a time, `delay_seconds` between requests to a host, "
+        "retries with exponential backoff honouring Retry-After, at most `max_redirects` "
+        "redirects and only to `allowed_hosts`. `pages/` is the raw cache; re-running with the "
+        f"same --output requests nothing cached. This run: {stats['this_run']}.\n")
+    write_text(join(output, "CARD.md"), card)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    d = FetchConfig()
+    parser = argparse.ArgumentParser(prog="python -m pipelines.crawl", description=__doc__.splitlines()[0])
+    parser.add_argument("--site", required=True, help="site spec (JSON, or YAML by extension)")
+    parser.add_argument("--output", required=True, help="output folder; DIR/pages is the cache")
+    parser.add_argument("--user_agent", default=d.user_agent)
+    parser.add_argument("--timeout", type=float, default=d.timeout_seconds, help="seconds per request")
+    parser.add_argument("--max_tries", type=int, default=d.max_tries)
+    parser.add_argument("--backoff_base", type=float, default=d.backoff_base)
+    parser.add_argument("--max_retry_after", type=float, default=d.max_retry_after)
+    parser.add_argument("--max_pages", type=int, default=None, help="override the spec's max_pages")
+    parser.add_argument("--flush_every", type=int, default=20, help="cache rows per parquet part")
+    return parser
+
+
+def run(argv: Sequence[str] | None = None) -> Progress:
+    """Crawl; returns this run's Progress. Ctrl-C flushes the cache and the report, then re-raises."""
+    args = build_parser().parse_args(argv)
+    spec = parse_spec(read_bytes(args.site).decode("utf-8"), yaml_format=args.site.endswith((".yaml", ".yml")))
+    if args.max_pages is not None:
+        spec = dataclasses.replace(spec, max_pages=args.max_pages)
+    config = FetchConfig(args.user_agent, args.timeout, args.max_tries, args.backoff_base,
+                         max_retry_after=args.max_retry_after)
+    cache = PageCache(join(args.output, "pages"), args.flush_every)
+    fetcher = Fetcher(config, max_bytes=spec.max_bytes, max_redirects=spec.max_redirects)
+    crawler = Crawler(spec, fetcher, cache.load(), cache.add,
+                      lambda p: LOG.info("crawl %s: %s", spec.name, p.line()))
+    try:
+        progress = crawler.run()
+    except KeyboardInterrupt:
+        crawler.progress.stopped = "interrupted"
+        raise
+    finally:
+        cache.flush()
+        pages = sorted(crawler.cache.values(), key=lambda p: p.url)
+        write_report(args.output, crawl_stats(spec, config, pages, crawler.progress, args.site), pages)
+        LOG.info("crawl %s %s: %s", spec.name, crawler.progress.stopped, crawler.progress.line())
+    return progress
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    try:
+        run()
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,211 @@
+"""One polite HTTP fetch with `requests`: delay per host, retries with backoff, redirect and
+size caps (SPEC "Crawl and clean"; LOT section 3 crawled public story sites).
+
+A `Fetcher` is synchronous, so it never has more than one request in flight to any host;
+before each request it waits until `delay_seconds` (or a longer robots.txt Crawl-delay)
+have passed since the previous response from that host ended. 429, 5xx, timeouts and
+connection errors are retried up to `max_tries` with exponential backoff
+(`backoff_base * 2**(try-1)`, capped), honouring Retry-After (seconds or HTTP date); a
+Retry-After above `max_retry_after` gives up at once rather than hammer the host.
+Redirects are followed by hand (at most `max_redirects`), and every hop is first checked by
+the caller's `gate` (allowed host, robots.txt, already fetched), so an off-host target is
+never requested. Bodies over `max_bytes` and non-HTML content types are dropped with a reason.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import email.utils
+import json
+import time
+from typing import Callable
+
+import requests
+
+from annotators.stories.site_spec import host_key, normalize_url
+
+REDIRECTS = (301, 302, 303, 307, 308)
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+@dataclasses.dataclass(frozen=True)
+class FetchConfig:
+    """Politeness and robustness settings (no paper values exist; common crawler practice)."""
+
+    user_agent: str = "storybench/0.1 (+https://github.com/storybench/storybench; research crawler)"
+    timeout_seconds: float = 30.0
+    max_tries: int = 4  # one request and three retries
+    backoff_base: float = 1.0  # seconds before the first retry; doubles every try
+    backoff_max: float = 60.0
+    max_retry_after: float = 300.0  # a server asking for a longer pause is left alone
+
+
+@dataclasses.dataclass(frozen=True)
+class FetchResult:
+    """What one URL gave. `error` is a short reason code, None when the page is usable."""
+
+    url: str
+    final_url: str
+    status: int | None
+    headers: dict
+    body: bytes
+    fetched_at: str
+    error: str | None = None
+    detail: str = ""
+    attempts: int = 0
+    redirects: tuple[str, ...] = ()
+
+    def headers_json(self) -> str:
+        return json.dumps(self.headers, sort_keys=True, ensure_ascii=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Attempt:
+    status: int | None
+    headers: dict
+    body: bytes = b""
+    error: str | None = None
+    detail: str = ""
+    retry_after: str | None = None
+
+    @property
+    def retryable(self) -> bool:
+        return self.error in ("timeout", "connection_error") or (
+            self.error is None and self.status is not None and (self.status == 429 or self.status >= 500))
+
+
+def retry_delay(attempt: int, retry_after: str | None, config: FetchConfig,
+                now: dt.datetime | None = None) -> float | None:
+    """Seconds to wait after failed try number `attempt`, or None to give up (too long)."""
+    backoff = min(config.backoff_max, config.backoff_base * 2 ** (attempt - 1))
+    asked = parse_retry_after(retry_after, now or dt.datetime.now(dt.timezone.utc))
+    if asked is None:
+        return backoff
+    if asked > config.max_retry_after:
+        return None
+    return max(backoff, asked)
+
+
+def parse_retry_after(value: str | None, now: dt.datetime) -> float | None:
+    """Retry-After as seconds: delta-seconds or an HTTP date; None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    return max(0.0, (when - now).total_seconds())
+
+
+def _utc_now() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Fetcher:
+    """Fetch URLs one at a time; `sleep`/`clock`/`now` are injectable for tests."""
+
+    def __init__(self, config: FetchConfig, *, max_bytes: int, max_redirects: int = 5,
+                 session: requests.Session | None = None, sleep: Callable = time.sleep,
+                 clock: Callable = time.monotonic, now: Callable = _utc_now):
+        self.config, self.max_bytes, self.max_redirects = config, max_bytes, max_redirects
+        self.session = session or requests.Session()
+        self.session.headers.update({"User-Agent": config.user_agent,
+                                     "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1"})
+        self._sleep, self._clock, self.now = sleep, clock, now
+        self._last_end: dict[str, float] = {}
+        self._delay: dict[str, float] = {}
+        self.requests_made = 0
+
+    def set_delay(self, host: str, seconds: float) -> None:
+        self._delay[host] = max(0.0, seconds)
+
+    def _wait_turn(self, host: str) -> None:
+        last = self._last_end.get(host)
+        if last is not None:
+            remaining = last + self._delay.get(host, 0.0) - self._clock()
+            if remaining > 0:
+                self._sleep(remaining)
+
+    def _attempt(self, url: str, html_only: bool) -> _Attempt:
+        """One GET (no redirects followed), reading the body only when it will be kept."""
+        host = host_key(url)
+        self._wait_turn(host)
+        self.requests_made += 1
+        try:
+            with self.session.get(url, stream=True, allow_redirects=False,
+                                  timeout=self.config.timeout_seconds) as resp:
+                headers = {k.lower(): v for k, v in sorted(resp.headers.items())}
+                if resp.status_code in REDIRECTS or resp.status_code == 429 or resp.status_code >= 500:
+                    return _Attempt(resp.status_code, headers, retry_after=headers.get("retry-after"))
+                return self._read_body(resp, headers, html_only)
+        except requests.Timeout as exc:
+            return _Attempt(None, {}, error="timeout", detail=str(exc)[:300])
+        except requests.RequestException as exc:
+            return _Attempt(None, {}, error="connection_error", detail=f"{type(exc).__name__}: {exc}"[:300])
+        finally:
+            self._last_end[host] = self._clock()
+
+    def _read_body(self, resp: requests.Response, headers: dict, html_only: bool) -> _Attempt:
+        status = resp.status_code
+        media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if html_only and media and media not in HTML_TYPES:
+            return _Attempt(status, headers, error="not_html", detail=media)
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            return _Attempt(status, headers, error="too_large", detail=f"content-length {declared}")
+        body = bytearray()
+        for chunk in resp.iter_content(64 * 1024):
+            body.extend(chunk)
+            if len(body) > self.max_bytes:
+                return _Attempt(status, headers, error="too_large", detail=f"over {self.max_bytes} bytes")
+        if html_only and not media and b"<html" not in bytes(body[:2048]).lower():
+            return _Attempt(status, headers, error="not_html", detail="no content-type, no <html>")
+        return _Attempt(status, headers, bytes(body))
+
+    def _with_retries(self, url: str, html_only: bool) -> tuple[_Attempt, int]:
+        for attempt in range(1, self.config.max_tries + 1):
+            result = self._attempt(url, html_only)
+            if not result.retryable:
+                return result, attempt
+            why = result.error or f"http_{result.status}"
+            if attempt == self.config.max_tries:
+                return dataclasses.replace(result, error="retries_exhausted",
+                                           detail=f"{why} on all {attempt} tries"), attempt
+            wait = retry_delay(attempt, result.retry_after, self.config)
+            if wait is None:
+                return dataclasses.replace(result, error="retry_after_too_long",
+                                           detail=f"{why}, Retry-After {result.retry_after}"), attempt
+            self._sleep(wait)
+        raise AssertionError("unreachable")
+
+    def fetch(self, url: str, *, gate: Callable[[str], str | None] = lambda u: None,
+              html_only: bool = True) -> FetchResult:
+        """Fetch `url`, following allowed redirects; `gate(hop)` returns a refusal reason or None."""
+        current, hops, tries = url, [], 0
+        while True:
+            result, n = self._with_retries(current, html_only)
+            tries += n
+            location = result.headers.get("location")
+            if result.error or result.status not in REDIRECTS or not location:
+                return self._result(url, current, result, tries, hops)
+            target = normalize_url(location, base=current)
+            refusal = "bad_redirect" if target is None else gate(target)
+            if refusal is None and len(hops) >= self.max_redirects:
+                refusal = "too_many_redirects"
+            if refusal:
+                failed = dataclasses.replace(result, error=refusal, detail=f"redirect to {location}")
+                return self._result(url, current, failed, tries, hops)
+            hops.append(target)
+            current = target
+
+    def _result(self, url, final, attempt: _Attempt, tries: int, hops: list) -> FetchResult:
+        error, detail = attempt.error, attempt.detail
+        if error is None and attempt.status is not None and not 200 <= attempt.status < 300:
+            error, detail = f"http_{attempt.status}", f"status {attempt.status}"
+        return FetchResult(url, final, attempt.status, attempt.headers, attempt.body, self.now(),
+                           error, detail, tries, tuple(hops))

@@ -1,0 +1,277 @@
+"""Reading and writing files from Beam jobs: inputs matched by glob, sorted parquet tables
+and JSON lines, all through Beam's FileSystems (local paths now, `gs://` on Dataflow).
+
+Writes are sorted and sharded by a stable hash, so bytes never depend on arrival order.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Iterable, Sequence
+
+import apache_beam as beam
+import pyarrow as pa
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+
+from annotators.core.ids import stable_int
+
+READ_ERROR = "__read_error__"
+
+
+def is_local_path(path: str) -> bool:
+    return "://" not in path
+
+
+def join(*parts: str) -> str:
+    return FileSystems.join(*parts) if parts else ""
+
+
+# ----------------------------------------------------------------------------- files
+def _match(pattern: str) -> list[str]:
+    try:
+        return sorted({m.path for m in FileSystems.match([pattern])[0].metadata_list})
+    except Exception:  # a glob with no match raises on some filesystems
+        return []
+
+
+def _is_folder(pattern: str) -> bool:
+    if is_local_path(pattern):
+        import os
+
+        return os.path.isdir(pattern)
+    return not any(c in pattern for c in "*?[") and not _match(pattern)
+
+
+def expand_input(pattern: str, exts: Sequence[str] = (), *, mixed: bool = False) -> list[str]:
+    """Matched file paths for a file, glob or folder (local or `gs://`).
+
+    A folder means its files with the first of `exts` (in order of preference) that has any:
+    a LOT task folder holds parquet parts and `<split>.jsonl` exports of the same rows, and
+    must be read once. With `mixed`, a folder means its files with any of `exts` (an AO3
+    folder of pages and JSON lines). Raises FileNotFoundError naming the pattern when
+    nothing matches.
+    """
+    if _is_folder(pattern):
+        folder = pattern.rstrip("/")
+        found: list[str] = []
+        for ext in exts or ("",):
+            found += _match(f"{folder}/*{ext}")
+            if found and not mixed:
+                return found
+        if found:
+            return sorted(set(found))
+        raise FileNotFoundError(f"no {'/'.join(exts) or ''} files in folder {pattern!r}")
+    paths = _match(pattern)
+    if not paths:
+        raise FileNotFoundError(f"no input files match {pattern!r}")
+    return paths
+
+
+def input_names(paths: Sequence[str], pattern: str) -> dict[str, str]:
+    """Each path relative to the glob-free folder of `pattern`: ids stable across machines."""
+    cut = min([i for i, c in enumerate(pattern) if c in "*?["] or [len(pattern)])
+    fixed = pattern[:cut]
+    if is_local_path(fixed):
+        import os
+
+        fixed = fixed + "/" if os.path.isdir(fixed) and not fixed.endswith("/") else fixed
+    prefix = fixed.rsplit("/", 1)[0] + "/" if "/" in fixed else ""
+    return {p: p[len(prefix):] if prefix and p.startswith(prefix) else p.rsplit("/", 1)[-1]
+            for p in paths}
+
+
+def read_bytes(path: str) -> bytes:
+    with FileSystems.open(path, mime_type="application/octet-stream", compression_type="uncompressed") as f:
+        return f.read()
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    with FileSystems.create(path, mime_type="application/octet-stream", compression_type="uncompressed") as f:
+        f.write(data)
+
+
+def write_text(path: str, text: str) -> None:
+    write_bytes(path, text.encode("utf-8"))
+
+
+def delete_matching(pattern: str) -> None:
+    """Delete stale outputs (construction time), so a re-run never mixes old shards."""
+    try:
+        paths = [m.path for m in FileSystems.match([pattern])[0].metadata_list]
+    except Exception:
+        return
+    if paths:
+        FileSystems.delete(paths)
+
+
+def iter_lines(f, chunk: int = 1 << 20):
+    """Lines of a binary file object without their b"\\n", streamed chunk by chunk.
+
+    Works on any object with read(n), including Beam's decompressing file wrappers, which
+    io.BufferedReader cannot wrap.
+    """
+    rest = b""
+    while True:
+        data = f.read(chunk)
+        if not data:
+            break
+        lines = (rest + data).split(b"\n")
+        rest = lines.pop()
+        yield from lines
+    if rest:
+        yield rest
+
+
+class _FromPaths(beam.PTransform):
+    """Base of the readers: a fixed list of paths and each path's stable name for input ids."""
+
+    def __init__(self, paths: Sequence[str], names: dict[str, str] | None = None):
+        super().__init__()
+        self._paths = list(paths)
+        self._names = names or {p: p.rsplit("/", 1)[-1] for p in self._paths}
+
+
+class ReadLines(_FromPaths):
+    """(input_id "name:line", raw bytes) for every line of every matched file, streamed."""
+
+    def expand(self, pbegin):
+        names = self._names
+
+        def lines(path: str):
+            with FileSystems.open(path, compression_type="uncompressed") as f:
+                for number, raw in enumerate(iter_lines(f), start=1):
+                    yield f"{names[path]}:{number}", raw.rstrip(b"\r")
+
+        return pbegin | "Paths" >> beam.Create(self._paths) | "Lines" >> beam.FlatMap(lines)
+
+
+class ReadFiles(_FromPaths):
+    """(input_id, whole-file bytes) for every matched file: one element per book/page/game."""
+
+    def expand(self, pbegin):
+        names = self._names
+        return (
+            pbegin
+            | "Paths" >> beam.Create(self._paths)
+            | "Read" >> beam.Map(lambda p: (names[p], read_bytes(p)))
+        )
+
+
+class ReadParquetRows(_FromPaths):
+    """(input_id "name:row", row dict) for every row of every matched parquet file, streamed.
+
+    A file that cannot be read yields one row {READ_ERROR: message} for the parser to reject.
+    """
+
+    def __init__(self, paths: Sequence[str], names: dict[str, str] | None = None,
+                 columns: Sequence[str] | None = None):
+        super().__init__(paths, names)
+        self._columns = list(columns) if columns else None
+
+    def expand(self, pbegin):
+        names, columns = self._names, self._columns
+
+        def rows(path: str):
+            number = 0
+            try:
+                with FileSystems.open(path, compression_type="uncompressed") as f:
+                    for batch in pq.ParquetFile(f).iter_batches(batch_size=1024, columns=columns):
+                        for row in batch.to_pylist():
+                            yield f"{names[path]}:{number}", row
+                            number += 1
+            except Exception as exc:  # a corrupt file becomes one record the parser rejects
+                yield f"{names[path]}:{number}", {READ_ERROR: f"{type(exc).__name__}: {exc}"}
+
+        return pbegin | "Paths" >> beam.Create(self._paths) | "Rows" >> beam.FlatMap(rows)
+
+
+def _shard_of(key: Any, shards: int) -> int:
+    return stable_int("shard", json.dumps(key, ensure_ascii=False, default=str)) % shards
+
+
+def _parquet_bytes(rows: list[dict], schema: pa.Schema) -> bytes:
+    table = pa.Table.from_pylist(rows, schema=schema)
+    for field in schema:
+        if not field.nullable and table.column(field.name).null_count:
+            raise ValueError(f"null values in non-nullable field {field.name!r}")
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    return sink.getvalue().to_pybytes()
+
+
+class WriteTable(beam.PTransform):
+    """Write row dicts as a parquet table folder `path/part-SSSSS-of-NNNNN.parquet`.
+
+    Rows are spread over `shards` by a stable hash of `sort_key(row)` and sorted within each
+    shard, so the bytes do not depend on arrival order. Every shard file is written, empty
+    ones included, so an empty table is still a readable folder. Returns the (key, n) tally.
+    """
+
+    def __init__(self, path: str, schema: pa.Schema, sort_key: Callable[[dict], Any], *,
+                 name: str | None = None, shards: int = 1):
+        super().__init__(f"WriteTable[{name or path.rstrip('/').rsplit('/', 1)[-1]}]")
+        self._path, self._schema, self._key, self._shards = path, schema, sort_key, max(1, shards)
+        self._name = name or path.rstrip("/").rsplit("/", 1)[-1]
+
+    def expand(self, rows):
+        path, schema, key, shards, name = self._path, self._schema, self._key, self._shards, self._name
+        delete_matching(join(path, "part-*.parquet"))
+
+        def write_shard(item):
+            shard, keyed = item
+            ordered = sorted((kv for kv in keyed if kv is not None), key=lambda kv: kv[0])
+            data = _parquet_bytes([row for _, row in ordered], schema)
+            write_bytes(join(path, f"part-{shard:05d}-of-{shards:05d}.parquet"), data)
+            return (f"table|{name}", len(ordered))
+
+        def keyed(row):
+            k = _sortable(key(row))
+            return (_shard_of(k, shards), (k, row))
+
+        seeds = rows.pipeline | "Shards" >> beam.Create([(i, None) for i in range(shards)])
+        return (
+            (rows | "Key" >> beam.Map(keyed), seeds)
+            | "Join" >> beam.Flatten()
+            | "Group" >> beam.GroupByKey()
+            | "Write" >> beam.Map(write_shard)
+        )
+
+
+def _sortable(key: Any) -> Any:
+    """Make a sort key totally ordered (None sorts first) and JSON-stable."""
+    if isinstance(key, (list, tuple)):
+        return tuple(_sortable(k) for k in key)
+    return ("", "") if key is None else (type(key).__name__, key)
+
+
+def jsonl_line(record: dict) -> str:
+    return json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+class WriteJsonlGroups(beam.PTransform):
+    """Write records to `path_for(group)` as sorted JSON lines, one file per group.
+
+    Elements are (group, sort_key, record dict). Every group in `groups` gets a file, empty
+    or not. Used for LOT's `<task>/<split>.jsonl` and other original-layout exports.
+    """
+
+    def __init__(self, path_for: Callable[[Any], str], groups: Iterable[Any], label: str):
+        super().__init__(f"WriteJsonl[{label}]")
+        self._path_for, self._groups, self._label = path_for, list(groups), label
+
+    def expand(self, items):
+        path_for = self._path_for
+
+        def write_group(item):
+            group, keyed = item
+            ordered = sorted((kv for kv in keyed if kv is not None), key=lambda kv: kv[0])
+            write_text(path_for(group), "".join(jsonl_line(rec) for _, rec in ordered))
+            return (f"jsonl|{self._label}/{group}", len(ordered))
+
+        seeds = items.pipeline | "Groups" >> beam.Create([(g, None) for g in self._groups])
+        return (
+            (items | "Key" >> beam.Map(lambda e: (e[0], (_sortable(e[1]), e[2]))), seeds)
+            | "Join" >> beam.Flatten()
+            | "Group" >> beam.GroupByKey()
+            | "Write" >> beam.Map(write_group)
+        )

@@ -1,0 +1,109 @@
+"""Streaming readers shared by the audit jobs (overlap, bias). Wiring only.
+
+`ReadRecords` checks each file once (a `<label>_files` Stage: binary or non-UTF-8 text and
+broken parquet become rejects), then streams its records without holding a file in memory:
+text/JSON lines line by line (.gz/.bz2 decompressed on the fly), parquet batch by batch
+with only the needed columns. A file that breaks mid-way yields a Drop marker, which the
+next Stage turns into a rejects row, so the job never crashes on it.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import apache_beam as beam
+import pyarrow.parquet as pq
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+
+from annotators.audits import records as ar
+from annotators.core.outcome import Drop
+from pipelines.engine import JobReport, Stage, expand_input, input_names, iter_lines, join
+
+PARQUET_BATCH = 1024
+
+
+def _open(path: str, kind: str):
+    compression = CompressionTypes.UNCOMPRESSED if kind == "parquet" else CompressionTypes.AUTO
+    return FileSystems.open(path, compression_type=compression)
+
+
+def sniff_file(item) -> list | Drop:
+    """Stage fn over (path, task, name): keep a readable file, reject anything else."""
+    path, task, name = item
+    kind = ar.file_kind(path)
+    try:
+        with _open(path, kind) as f:
+            if kind == "parquet":
+                pq.ParquetFile(f).schema_arrow  # reads the footer only
+                return [item]
+            head = f.read(ar.SNIFF_BYTES)
+    except Exception as exc:  # unreadable, truncated, or not the format its name says
+        reason = "not_parquet" if kind == "parquet" else "unreadable"
+        return Drop(reason, f"{type(exc).__name__}: {exc}"[:300])
+    dropped = ar.sniff_text(head)
+    return dropped if dropped else [item]
+
+
+def stream_records(item, columns: Sequence[str] | None):
+    """(input_id, task, kind, payload) for every record of one checked file, streamed.
+
+    payload is raw line bytes (text, JSON lines), a row dict (parquet) or a Drop.
+    """
+    path, task, name = item
+    kind = ar.file_kind(path)
+    number = 0
+    try:
+        with _open(path, kind) as f:
+            if kind == "parquet":
+                pf = pq.ParquetFile(f)
+                have = set(pf.schema_arrow.names)
+                cols = [c for c in columns if c in have] if columns else None
+                for batch in pf.iter_batches(batch_size=PARQUET_BATCH, columns=cols):
+                    for row in batch.to_pylist():
+                        number += 1
+                        yield f"{name}:{number}", task, kind, row
+                return
+            for raw in iter_lines(f):
+                number += 1
+                yield f"{name}:{number}", task, kind, raw.rstrip(b"\r")
+    except Exception as exc:  # a file that breaks mid-way: one rejects row, the rest kept
+        yield f"{name}:{number + 1}", task, kind, Drop("unreadable", f"{type(exc).__name__}: {exc}"[:300])
+
+
+class ReadRecords(beam.PTransform):
+    """Check then stream the records of `sources` [(path, task, name)]; see module doc."""
+
+    def __init__(self, sources, report: JobReport, label: str, columns: Sequence[str] | None = None,
+                 check: bool = True):
+        super().__init__()
+        self._sources, self._report, self._label = sorted(sources), report, label
+        self._columns, self._check = (list(columns) if columns else None), check
+
+    def expand(self, pbegin):
+        stage = f"{self._label}_files"
+        ok = files = pbegin | "Files" >> beam.Create(self._sources)
+        if self._check:  # unchecked: a second read of files another ReadRecords checked
+            ok = self._report.add(stage, files | Stage(stage, sniff_file, input_id=lambda e: e[2]))
+        return ok | "Stream" >> beam.FlatMap(stream_records, self._columns)
+
+
+def count_check(labels, expected: Sequence[str]):
+    """(label, count) for every expected label (0 when absent) and every label seen."""
+    seeds = labels.pipeline | "Expected" >> beam.Create([(e, 0) for e in expected])
+    return ((labels | "One" >> beam.Map(lambda label: (label, 1)), seeds)
+            | "Counts" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum))
+
+
+def lot_sources(lot_dir: str, tasks: Sequence[str]) -> tuple[list, list[str]]:
+    """[(path, task, "task/file")] for the parquet files of each LOT task folder present."""
+    sources, inputs = [], []
+    for task in tasks:
+        folder = join(lot_dir, task)
+        try:
+            paths = expand_input(folder, (".parquet",))
+        except FileNotFoundError:
+            continue  # a missing task folder shows up as empty splits in rejects
+        names = input_names(paths, lot_dir)
+        sources += [(path, task, names[path]) for path in paths]
+        inputs.append(folder)
+    return sources, inputs

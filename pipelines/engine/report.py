@@ -1,0 +1,115 @@
+"""`JobReport`: adds up stage tallies into stats.json (read = written + rejected per stage),
+writes the rejects table and a human-readable CARD.md.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Callable, Iterable, Sequence
+
+import apache_beam as beam
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+
+from pipelines.engine.files import WriteTable, join, write_text
+from pipelines.engine.stage import REJECTS, TALLY
+from annotators.core.card import default_card
+from schemas.common import REJECTS_SCHEMA, SCHEMA_VERSION
+
+LOG = logging.getLogger("storybench")
+LOCAL_RUNNERS = {None, "", "DirectRunner", "FnApiRunner", "direct", "fnapi"}
+
+
+def runner_name(options: PipelineOptions) -> str:
+    runner = options.view_as(StandardOptions).runner
+    return "FnApiRunner" if runner in LOCAL_RUNNERS else str(runner)
+
+
+def _nest_tallies(pairs: Iterable[tuple[str, int]], stages: Sequence[str]) -> dict:
+    totals: dict[str, int] = {}
+    for key, n in pairs:
+        totals[key] = totals.get(key, 0) + n
+    out: dict[str, Any] = {"stages": {}, "tables": {}, "exports": {}}
+    for stage in stages:
+        reasons = {k.split("|", 1)[1][len("rejected/"):]: v for k, v in sorted(totals.items())
+                   if k.startswith(f"{stage}|rejected/")}
+        read, written = totals.get(f"{stage}|read", 0), totals.get(f"{stage}|written", 0)
+        rejected = totals.get(f"{stage}|rejected", 0)
+        out["stages"][stage] = {
+            "read": read, "written": written, "rejected": rejected,
+            "outputs": totals.get(f"{stage}|outputs", 0),
+            "rejected_by_reason": reasons, "balanced": read == written + rejected,
+        }
+    for key, n in sorted(totals.items()):
+        kind, _, name = key.partition("|")
+        if kind == "table":
+            out["tables"][name] = n
+        elif kind == "jsonl":
+            out["exports"][name] = n
+    out["balanced"] = all(s["balanced"] for s in out["stages"].values())
+    return out
+
+
+class JobReport:
+    """Collects stage tallies, rejects and job-specific summaries; writes the report files.
+
+    Usage in a job: `report = JobReport(output, job, config, seed, inputs)`, then for each
+    Stage result `report.add(stage_name, result)`, `report.tally(write_result)` for table
+    writes, `report.extra(name, pcoll_of_one_value)`, finally `report.finish(pipeline)`.
+    """
+
+    def __init__(self, output: str, job: str, *, config: dict, seed: int | None,
+                 inputs: Sequence[str], options: PipelineOptions,
+                 card: Callable[[dict], str] = default_card):
+        self.output, self.job, self.config, self.seed = output, job, config, seed
+        self.inputs, self.card, self.runner = list(inputs), card, runner_name(options)
+        self.stages: list[str] = []
+        self._tallies: list = []
+        self._rejects: list = []
+        self._extras: dict[str, Any] = {}
+
+    def add(self, stage: str, result) -> Any:
+        """Register a Stage's outputs; returns its main output."""
+        if stage not in self.stages:
+            self.stages.append(stage)
+        self._tallies.append(result[TALLY])
+        self._rejects.append(result[REJECTS])
+        return result["main"]
+
+    def reject_rows(self, pcoll) -> None:
+        """Extra rejects rows produced outside a Stage (already counted by a tally)."""
+        self._rejects.append(pcoll)
+
+    def tally(self, pcoll) -> None:
+        self._tallies.append(pcoll)
+
+    def extra(self, name: str, pcoll) -> None:
+        """A PCollection holding exactly one JSON-able value, stored under stats[name]."""
+        self._extras[name] = pcoll
+
+    def finish(self, p: beam.Pipeline) -> None:
+        rejects = (self._rejects or [p | "NoRejects" >> beam.Create([])]) | "AllRejects" >> beam.Flatten()
+        self.tally(rejects | WriteTable(join(self.output, "rejects"), REJECTS_SCHEMA,
+                                        lambda r: (r["stage"], r["input_id"], r["reason"], r["detail"]),
+                                        name="rejects"))
+        totals = (
+            self._tallies
+            | "AllTallies" >> beam.Flatten()
+            | "SumTallies" >> beam.CombinePerKey(sum)
+            | "TallyList" >> beam.combiners.ToList()
+        )
+        extras = {name: beam.pvalue.AsSingleton(pc) for name, pc in sorted(self._extras.items())}
+        totals | "WriteReport" >> beam.Map(self._write, **extras)
+
+    def _write(self, pairs, **extras):
+        import apache_beam
+
+        stats = {"job": self.job, "schema_version": SCHEMA_VERSION, "seed": self.seed,
+                 "runner": self.runner, "beam_version": apache_beam.__version__,
+                 "inputs": self.inputs, "config": self.config}
+        stats.update(_nest_tallies(pairs, self.stages))
+        stats.update(extras)
+        write_text(join(self.output, "stats.json"),
+                   json.dumps(stats, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+        write_text(join(self.output, "CARD.md"), self.card(stats))
+        if not stats["balanced"]:
+            LOG.error("accounting does not balance: %s", stats["stages"])

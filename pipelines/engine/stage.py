@@ -1,0 +1,103 @@
+"""`Stage`: apply a pure annotator function to every record and account for each one.
+
+The function returns outputs or `annotators.core.outcome.Drop`; the stage yields the outputs,
+a rejects row per Drop (or exception: `internal_error`), (key, n) tallies for JobReport
+summed per bundle (jobs run in the global window), and `<stage>/<outcome>` Beam metrics.
+"""
+from __future__ import annotations
+
+import traceback
+from typing import Any, Callable
+
+import apache_beam as beam
+from apache_beam.metrics import Metrics
+from apache_beam.pvalue import TaggedOutput
+from apache_beam.transforms.window import GlobalWindow
+from apache_beam.utils.timestamp import MIN_TIMESTAMP
+from apache_beam.utils.windowed_value import WindowedValue
+
+from annotators.core.outcome import Drop
+from schemas.common import Reject
+
+REJECTS = "rejects"
+TALLY = "tally"
+
+
+class _StageFn(beam.DoFn):
+    def __init__(self, stage: str, fn: Callable, input_id: Callable, setup: Callable | None,
+                 grouped: bool):
+        self._stage, self._fn, self._input_id, self._setup = stage, fn, input_id, setup
+        self._grouped = grouped
+        self._counters: dict[str, Any] = {}
+
+    def setup(self):
+        if self._setup is not None:
+            self._setup()
+
+    def _count(self, outcome: str):
+        if outcome not in self._counters:
+            self._counters[outcome] = Metrics.counter(self._stage, outcome)
+        self._counters[outcome].inc()
+
+    def _outcomes(self, element, side):
+        """(input_id, list of outputs | Drop) per input record held by `element`."""
+        try:
+            if self._grouped:
+                return [(i, r if isinstance(r, Drop) else list(r))
+                        for i, r in self._fn(element, **side)]
+            result = self._fn(element, **side)
+            return [(self._input_id(element), result if isinstance(result, Drop) else list(result))]
+        except Exception as exc:  # bad input must not crash the job; it is recorded instead
+            tb = traceback.format_exc(limit=3).strip().splitlines()[-1]
+            drop = Drop("internal_error", f"{type(exc).__name__}: {exc} | {tb}"[:2000])
+            return [(self._input_id(element), drop)]
+
+    def start_bundle(self):
+        self._tally: dict[str, int] = {}
+
+    def _add(self, key: str, n: int = 1):
+        self._tally[key] = self._tally.get(key, 0) + n
+
+    def process(self, element, **side):
+        for input_id, result in self._outcomes(element, side):
+            self._add(f"{self._stage}|read")
+            if isinstance(result, Drop):
+                self._count(f"rejected/{result.reason}")
+                self._add(f"{self._stage}|rejected")
+                self._add(f"{self._stage}|rejected/{result.reason}")
+                yield TaggedOutput(REJECTS, Reject(self._stage, str(input_id), result.reason,
+                                                   result.detail).to_row())
+                continue
+            self._count("written")
+            self._add(f"{self._stage}|written")
+            if result:
+                self._add(f"{self._stage}|outputs", len(result))
+            yield from result
+
+    def finish_bundle(self):
+        """One tally element per key and bundle, not per record: the report's shuffle stays small."""
+        for key, n in sorted(self._tally.items()):
+            yield TaggedOutput(TALLY, WindowedValue((key, n), MIN_TIMESTAMP, [GlobalWindow()]))
+        self._tally = {}
+
+
+class Stage(beam.PTransform):
+    """Apply a pure `fn(record) -> iterable of outputs | Drop` and account for every input.
+
+    With `grouped=True`, `fn(element)` instead returns `[(input_id, outputs | Drop), ...]`,
+    one pair per input record the element holds (after a GroupByKey / CoGroupByKey), so
+    dedup and join steps keep the same accounting. `side_inputs` (name -> AsList/AsDict/...)
+    reach `fn` as keyword arguments. Returns a DoOutputsTuple with the main
+    output, `rejects` (rows of REJECTS_SCHEMA) and `tally`; register it with `report.add`.
+    """
+
+    def __init__(self, stage: str, fn: Callable, *, input_id: Callable = lambda e: e[0],
+                 setup: Callable | None = None, grouped: bool = False,
+                 side_inputs: dict[str, Any] | None = None):
+        super().__init__(f"Stage[{stage}]")
+        self._args = (stage, fn, input_id, setup, grouped)
+        self._side = side_inputs or {}
+
+    def expand(self, pcoll):
+        return pcoll | beam.ParDo(_StageFn(*self._args), **self._side).with_outputs(
+            REJECTS, TALLY, main="main")

@@ -1,0 +1,21 @@
+"""The stable id scheme every table's `*_id` follows (part of the output contract).
+
+An id is a prefix plus the start of a SHA-256 of its parts: never Python's `hash()` (salted
+per process) or arrival order, so ids are identical on any runner and worker count.
+"""
+from __future__ import annotations
+
+import hashlib
+
+_SEP = "\x1f"
+
+
+def stable_hash(*parts: object) -> str:
+    """Hex SHA-256 of the parts, joined with a unit separator (str() of each part)."""
+    joined = _SEP.join(str(p) for p in parts)
+    return hashlib.sha256(joined.encode("utf-8")).hexdigest()
+
+
+def stable_id(prefix: str, *parts: object, length: int = 16) -> str:
+    """A short readable id such as `story-1a2b...` from the record's content parts."""
+    return f"{prefix}-{stable_hash(prefix, *parts)[:length]}"

@@ -1,0 +1,128 @@
+"""Pipeline tests: `python -m pipelines.chapterbreak` on fixtures (+ real books when present)."""
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+
+import pandas as pd
+import pytest
+
+from conftest import SHARED_DATA
+from pipelines.chapterbreak import run
+
+FIX = pathlib.Path(__file__).parents[1] / "fixtures" / "chapterbreak"
+REAL = ["pg_2017/pg11.txt", "pg_2024/pg84.txt"]
+ARGS = ["--prefix_lengths", "256,8192", "--subsets", "cause,dialogue", "--seed", "7"]
+
+
+def _inputs(root: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
+    books, ao3 = root / "books", root / "ao3"
+    shutil.copytree(FIX / "books", books)
+    shutil.copytree(FIX / "ao3", ao3)
+    for rel in REAL:
+        if (SHARED_DATA / "gutenberg" / rel).exists():
+            shutil.copy(SHARED_DATA / "gutenberg" / rel, books / rel.replace("/", "_"))
+    for page in ("where.html", "hogwarts.html", "drabbles.html"):
+        if (SHARED_DATA / "ao3" / page).exists():
+            shutil.copy(SHARED_DATA / "ao3" / page, ao3 / page)
+    return books, ao3
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cb")
+    books, ao3 = _inputs(root / "in")
+    out = root / "out"
+    run(["--gutenberg", str(books / "*.txt"), "--ao3", str(ao3), "--output", str(out)] + ARGS)
+    return out, books, ao3
+
+
+def table(out, name):
+    return pd.read_parquet(out / name)
+
+
+def test_accounting_and_books_table(built):
+    out, books, ao3 = built
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["balanced"] and all(s["read"] == s["written"] + s["rejected"] for s in stats["stages"].values())
+    gb = stats["stages"]["gutenberg_books"]
+    assert gb["read"] == len(list(books.glob("*.txt")))
+    assert gb["rejected_by_reason"] == {"binary_file": 1, "empty_file": 1, "no_chapter_headings": 1,
+                                        "too_few_chapters": 1}
+    b = table(out, "books").set_index("input_id")
+    assert b.loc["hallow_fen_1990s.txt", "n_chapters"] == 8 and b.loc["empty.txt", "reason"] == "empty_file"
+    assert b.loc["ao3:4401", "status"] == "ok" and b.loc["ao3:4402", "reason"] == "not_general_audiences"
+    assert b.loc["works.jsonl:3", "reason"] == "malformed_json"
+    assert b.loc["ao3:6601", "status"] == "ok" and b.loc["ao3:6602", "n_chapters"] == 12  # list tags; long-fic dump
+    assert b.loc["dump_variants.jsonl:4", "reason"] == "chapter_count_mismatch"
+    assert "dump_variants.jsonl:2" not in b.index  # a blank line is not a book
+    lines = stats["stages"]["ao3_lines"]
+    assert (lines["read"], lines["rejected"], lines["outputs"]) == (7, 2, 4)
+    rejects = table(out, "rejects")
+    assert len(rejects) == (b["status"] == "rejected").sum()
+    if (books / "pg_2017_pg11.txt").exists():
+        assert b.loc["pg_2017_pg11.txt", "n_chapters"] == 12
+        assert b.loc["ao3:692", "reason"] == "too_few_words" and b.loc["drabbles.html", "reason"] == "no_work_text"
+    card = (out / "CARD.md").read_text()
+    assert "words_punct_v1" in card and "| pg19 | chapter |" in card
+
+
+def test_chapter_examples_hold_the_invariants(built):
+    out, _, _ = built
+    chapters = table(out, "chapters")
+    ex = table(out, "examples")
+    by_key = {(r.book_id, r.chapter_index): r for r in chapters.itertuples()}
+    chap = ex[ex.boundary == "chapter"]
+    assert set(chap.prefix_length) == {256, 8192} and len(chap) > 0
+    for r in chap.itertuples():
+        k, gold = by_key[(r.book_id, r.chapter_index - 1)], by_key[(r.book_id, r.chapter_index)]
+        assert r.prefix.endswith(k.text[-200:]) or k.text.endswith(r.prefix)
+        assert r.prefix_tokens <= r.prefix_length and r.gold_tokens <= 128
+        opening = f"{gold.heading}\n\n{gold.text}" if gold.heading else gold.text
+        assert opening.startswith(r.gold)
+        assert len(r.negatives) == 5 and len(set(r.negative_chapter_indices)) == 5
+        for neg, j in zip(r.negatives, r.negative_chapter_indices):
+            later = by_key[(r.book_id, j)]
+            assert j > r.chapter_index and neg != r.gold
+            assert later.text.startswith(neg.split("\n\n", 1)[1][:40].rstrip())
+            if gold.numeral:
+                assert gold.numeral in neg.split("\n")[0]
+    counts = chap.groupby("boundary_id").size()
+    assert (counts == 2).all()
+
+
+def test_released_layout_matches_examples(built):
+    out, _, _ = built
+    ex = table(out, "examples")
+    for kind, name in (("chapter", "chapterbreak_ctx_256.json"), ("cause", "chapterbreak_cause_ctx_8192.json")):
+        data = json.loads((out / "released" / name).read_text())
+        assert set(data) == {"pg19", "ao3"}
+        length = int(name.rsplit("_", 1)[1].split(".")[0])
+        rows = ex[(ex.boundary == kind) & (ex.prefix_length == length)]
+        assert sum(len(v) for s in data.values() for v in s.values()) == len(rows)
+        for source, works in data.items():
+            for book_id, items in works.items():
+                mine = rows[rows.book_id == book_id].sort_values("cut_offset")
+                assert [i["pos"] for i in items] == list(mine.gold)
+                assert [i["negs"] for i in items] == [list(n) for n in mine.negatives]
+
+
+def test_deterministic_on_two_workers(built, tmp_path):
+    out, books, ao3 = built
+    out2 = tmp_path / "out2"
+    run(["--gutenberg", str(books / "*.txt"), "--ao3", str(ao3), "--output", str(out2)] + ARGS
+        + ["--direct_running_mode=multi_processing", "--direct_num_workers=2"])
+    files = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(out2) for p in out2.rglob("*") if p.is_file())
+    for rel in files:
+        assert (out / rel).read_bytes() == (out2 / rel).read_bytes(), rel
+
+
+def test_out_of_book_option(tmp_path):
+    run(["--gutenberg", str(FIX / "books" / "*.txt"), "--output", str(tmp_path), "--negatives", "out_of_book",
+         "--prefix_lengths", "128"])
+    ex = table(tmp_path, "examples")
+    assert len(ex) > 0
+    for r in ex.itertuples():
+        assert r.book_id not in set(r.negative_book_ids) and len(r.negatives) == 5

@@ -1,0 +1,226 @@
+"""Unit tests of the crawl annotators: site specs, robots.txt, retry timing, charsets, HTML."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import pathlib
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from annotators.text.charset import COMMON, decode_bytes, latin_share, meta_charset
+from annotators.stories.html_extract import extract_links, extract_story
+from pipelines.crawl.fetch import FetchConfig, Fetcher, parse_retry_after, retry_delay
+from annotators.core.outcome import Drop
+from pipelines.crawl.robots import agent_token, parse_robots, robots_for_status
+from annotators.stories.site_spec import SpecError, host_key, load_spec, normalize_url, parse_spec
+from tests.fixtures.site.server import SiteServer
+
+SAMPLE_SPECS = sorted((pathlib.Path(__file__).resolve().parents[2] / "samples" / "sites").glob("*.*"))
+
+SPEC = {"name": "fables", "start_urls": ["http://Example.org:80/index.html#top"],
+        "allowed_hosts": ["example.org"], "follow": r"/list/\d+\.html$", "story": r"/story/\d+\.html$",
+        "title": "h1", "body": "#content", "license": "CC BY-SA 4.0"}
+
+
+# ------------------------------------------------------------------ site specs
+def test_spec_normalises_urls_and_matches_pages():
+    spec = parse_spec(json.dumps(SPEC))
+    assert spec.start_urls == ("http://example.org:80/index.html",)
+    assert spec.follow == (r"/list/\d+\.html$",) and spec.delay_seconds == 1.0 and spec.max_redirects == 5
+    assert spec.is_story("http://example.org/story/12.html")
+    assert not spec.is_story("http://evil.example/story/12.html")
+    assert spec.is_follow("https://example.org/list/2.html") and not spec.wanted("http://example.org/about")
+
+
+def test_spec_yaml_and_errors():
+    yaml_text = "\n".join(f"{k}: {json.dumps(v)}" for k, v in SPEC.items())
+    assert parse_spec(yaml_text, yaml_format=True).name == "fables"
+    with pytest.raises(SpecError, match="lacks"):
+        parse_spec(json.dumps({k: v for k, v in SPEC.items() if k != "body"}))
+    with pytest.raises(SpecError, match="bad regex"):
+        parse_spec(json.dumps({**SPEC, "story": "(unclosed"}))
+    with pytest.raises(SpecError, match="not on an allowed host"):
+        parse_spec(json.dumps({**SPEC, "allowed_hosts": ["other.org"]}))
+    with pytest.raises(SpecError, match="unknown"):
+        parse_spec(json.dumps({**SPEC, "delay": 3}))
+    with pytest.raises(SpecError, match="unreadable"):
+        parse_spec("{not json")
+
+
+@pytest.mark.parametrize("path", SAMPLE_SPECS, ids=lambda p: p.name)
+def test_shipped_example_specs_load(path):
+    spec = load_spec(str(path))
+    assert spec.name == path.stem and spec.is_follow(spec.start_urls[0]) and spec.license
+
+
+@pytest.mark.parametrize("url,base,expected", [
+    ("../b.html#x", "http://h.org/a/c.html", "http://h.org/b.html"),
+    ("HTTP://H.org", None, "http://h.org/"),
+    ("mailto:a@b.org", "http://h.org/", None),
+    ("javascript:void(0)", "http://h.org/", None),
+    ("/p?q=1#f", "https://h.org:8443/x", "https://h.org:8443/p?q=1"),
+])
+def test_normalize_url(url, base, expected):
+    assert normalize_url(url, base) == expected
+
+
+def test_host_key_drops_default_ports():
+    assert host_key("http://a.org:80/x") == "a.org"
+    assert host_key("https://a.org:443/") == "a.org"
+    assert host_key("http://127.0.0.1:8000/") == "127.0.0.1:8000"
+
+
+# ------------------------------------------------------------------ robots.txt
+ROBOTS = """\ufeff# comments and odd spacing are fine
+User-agent: *
+Disallow: /private/
+Allow: /private/open.html
+Disallow: /*.pdf$
+Crawl-delay: 2
+
+User-agent: storybench
+User-agent: other
+Disallow: /only-us/
+"""
+
+
+def test_robots_star_group_longest_match_and_wildcards():
+    robots = parse_robots(ROBOTS.encode("utf-8"), "somebot")
+    assert not robots.allowed("http://h/private/x.html")
+    assert robots.allowed("http://h/private/open.html")
+    assert not robots.allowed("http://h/files/book.pdf") and robots.allowed("http://h/files/book.pdf?x=1")
+    assert robots.allowed("http://h/robots.txt") and robots.crawl_delay == 2.0
+
+
+def test_robots_own_group_replaces_star_group():
+    robots = parse_robots(ROBOTS, agent_token("storybench/0.1 (+https://x)"))
+    assert not robots.allowed("http://h/only-us/a") and robots.allowed("http://h/private/x.html")
+    assert robots.crawl_delay is None
+
+
+def test_robots_fetch_outcomes():
+    assert robots_for_status(404, b"", "a").allowed("http://h/anything")
+    blocked = robots_for_status(503, b"", "a")
+    assert not blocked.allowed("http://h/index.html") and "nothing fetched" in blocked.note
+    assert not robots_for_status(None, b"", "a", "connection_error").allowed("http://h/")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet="abc/._-?=", max_size=20))
+def test_robots_disallow_root_blocks_every_path_but_robots_txt(path):
+    robots = parse_robots("User-agent: *\nDisallow: /\n", "x")
+    url = "http://h/" + path
+    assert robots.allowed(url) == (url.split("?")[0] == "http://h/robots.txt")
+
+
+# ------------------------------------------------------------------ retry timing
+NOW = dt.datetime(2024, 5, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
+
+
+def test_retry_delay_backoff_and_retry_after():
+    config = FetchConfig(backoff_base=0.5, backoff_max=3.0, max_retry_after=60)
+    assert [retry_delay(a, None, config, NOW) for a in (1, 2, 3, 4)] == [0.5, 1.0, 2.0, 3.0]
+    assert retry_delay(1, "7", config, NOW) == 7.0
+    assert retry_delay(3, "1", config, NOW) == 2.0  # backoff is longer than what was asked
+    assert retry_delay(1, "Wed, 01 May 2024 12:00:30 GMT", config, NOW) == 30.0
+    assert retry_delay(1, "3600", config, NOW) is None  # too long: give up, do not hammer
+    assert parse_retry_after("soon", NOW) is None and parse_retry_after("", NOW) is None
+
+
+def test_fetcher_retries_redirect_cap_and_size_cap():
+    sleeps: list[float] = []
+    with SiteServer() as site:
+        fetcher = Fetcher(FetchConfig(backoff_base=0.01, max_tries=4), max_bytes=500, max_redirects=3,
+                          sleep=sleeps.append)
+        flaky = fetcher.fetch(f"{site.base}/stories/story-08.html")
+        assert (flaky.status, flaky.error, flaky.attempts) == (200, "too_large", 3)
+        assert flaky.detail.startswith("content-length")
+        assert sleeps == [1.0, 0.02]  # Retry-After: 1, then backoff 0.01 * 2
+        busy = fetcher.fetch(f"{site.base}/busy")
+        assert (busy.status, busy.error, busy.attempts) == (429, "retry_after_too_long", 1)
+        loop = fetcher.fetch(f"{site.base}/loop/0")
+        assert (loop.error, loop.redirects) == ("too_many_redirects", tuple(
+            f"{site.base}/loop/{i}" for i in (1, 2, 3)))
+        refused = fetcher.fetch(f"{site.base}/loop/0", gate=lambda u: "off_host_redirect")
+        assert (refused.error, refused.final_url, refused.attempts) == (
+            "off_host_redirect", f"{site.base}/loop/0", 1)
+        assert site.paths().count("/loop/4") == 0 and site.paths().count("/loop/1") == 1
+
+
+# ------------------------------------------------------------------ charsets
+STORY = "从前有一个小村子，村子里住着一位老渔夫。他每天早上都出海打鱼，晚上回家的时候总是很开心。"
+TRAD = "從前有一個小村子，村子裡住著一位老漁夫。他每天早上都出海打魚，晚上回家的時候總是很開心。"
+
+
+@pytest.mark.parametrize("body,content_type,encoding,evidence", [
+    (STORY.encode("utf-8"), "text/html; charset=UTF-8", "utf-8", "http"),
+    (b'<meta charset="gbk">' + STORY.encode("gbk"), "text/html", "gb18030", "meta"),
+    (STORY.encode("gbk"), None, "gb18030", "detected"),
+    (TRAD.encode("big5"), "text/html", "big5hkscs", "detected"),
+    (STORY.encode("gbk"), "text/html; charset=utf-8", "gb18030", "detected"),  # a lying header is ignored
+    (b"\xef\xbb\xbf" + STORY.encode("utf-8"), "text/html; charset=gbk", "utf-8-sig", "bom"),
+    # a Latin header is weak evidence: a <meta> or detection giving plausible Chinese wins
+    (b"<meta charset='gbk'>" + STORY.encode("gbk"), "text/html; charset=ISO-8859-1", "gb18030", "meta"),
+    (STORY.encode("gbk"), "text/html; charset=windows-1252", "gb18030", "detected"),
+    (TRAD.encode("big5"), "text/html; charset=latin1", "big5hkscs", "detected"),
+    (STORY.encode("utf-8"), "text/html; charset=us-ascii", "utf-8", "detected"),
+    (b'<meta charset="iso-8859-1">' + STORY.encode("gbk"), "text/html", "gb18030", "detected"),
+])
+def test_decode_bytes_evidence_order(body, content_type, encoding, evidence):
+    decoded = decode_bytes(body, content_type)
+    assert (decoded.encoding, decoded.evidence) == (encoding, evidence)
+    assert decoded.text.endswith(TRAD if encoding.startswith("big5") else STORY)
+
+
+def test_a_latin_declaration_stands_for_latin_text():
+    french = "<p>Un été à Paris : café crème, déjà fini. Ça va très bien.</p>"
+    for body, content_type in [(french.encode("latin-1"), "text/html; charset=ISO-8859-1"),
+                               (b"<meta charset='gbk'>" + french.encode("latin-1"), "text/html; charset=latin-1"),
+                               (b"<p>plain ASCII</p>", "text/html; charset=iso-8859-1")]:
+        decoded = decode_bytes(body, content_type)
+        assert (decoded.encoding, decoded.evidence) == ("cp1252", "http")
+        assert decoded.text == body.decode("latin-1")
+    # GBK of rare characters only: GB18030 decodes strictly but is not plausible prose, so Latin stands
+    rare = "魑魅魍魉饕餮".encode("gbk")
+    assert decode_bytes(rare, "text/html; charset=ISO-8859-1") == decode_bytes(rare, "text/html; charset=cp1252")
+    assert decode_bytes(rare, "text/html; charset=ISO-8859-1").encoding == "cp1252"
+
+
+def test_latin_share_separates_mojibake_from_latin_prose():
+    assert latin_share(STORY.encode("gbk").decode("cp1252")) == 1.0
+    assert latin_share(STORY.encode("utf-8").decode("latin-1")) == 1.0
+    assert latin_share("Un été à Paris, café crème et déjà fini.") == 7 / 32  # 7 accented letters of 32
+    assert latin_share(STORY) == 0.0 and latin_share(" \n") == 0.0
+
+
+def test_meta_charset_http_equiv_form():
+    assert meta_charset(b'<meta http-equiv="Content-Type" content="text/html; charset=gb2312">') == "gb2312"
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.text(alphabet=sorted(COMMON) + list("，。！？“”"), min_size=8, max_size=80))
+def test_gbk_and_utf8_round_trip(text):
+    assert decode_bytes(text.encode("utf-8")).text == text
+    assert decode_bytes(text.encode("gbk"), "text/html").text == text
+
+
+# ------------------------------------------------------------------ HTML
+PAGE = """<html><head><base href="/stories/"><script>var x = "<p>广告</p>";</script></head><body>
+<h1 class="t">  借 伞 </h1><a href="a.html#c">A</a><a href="/list/2.html">2</a><a href="a.html">again</a>
+<a href="mailto:x@y.org">mail</a><div id="content">第一段<a href="/tag/1">小林</a>走了。<br>第二段&nbsp;开始。
+<p>第三段。</p><!-- 注释 --><style>p {}</style></div></body></html>"""
+
+
+def test_extract_links_document_order_base_and_dedup():
+    assert extract_links(PAGE, "http://h.org/list/1.html") == [
+        "http://h.org/stories/a.html", "http://h.org/list/2.html", "http://h.org/tag/1"]
+
+
+def test_extract_story_blocks_become_lines():
+    assert extract_story(PAGE, "h1.t", "#content") == ("借 伞", "第一段小林走了。\n第二段 开始。\n第三段。")
+    assert extract_story(PAGE, "h2", "#content")[0] == ""
+    assert extract_story(PAGE, "h1", "#missing") == Drop("body_not_found", "no element matches '#missing'")
+    assert extract_story("<div id=content> <script>x</script></div>", "h1", "#content").reason == "empty_body"
+    assert extract_story(PAGE, "h1", "div[").reason == "bad_selector"

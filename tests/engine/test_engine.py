@@ -1,0 +1,96 @@
+"""Tests of the shared Beam plumbing (pipelines/common.py): stages, tables, reports, ids."""
+from __future__ import annotations
+
+import json
+
+import apache_beam as beam
+import pyarrow as pa
+import pyarrow.parquet as pq
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from annotators.core.ids import rng_for, stable_hash, stable_id
+from annotators.core.outcome import Drop
+from pipelines.engine import (JobReport, Stage, WriteTable, input_names, make_pipeline, run_pipeline)
+
+SCHEMA = pa.schema([pa.field("id", pa.string(), nullable=False), pa.field("n", pa.int64(), nullable=False)])
+
+
+def _fn(element):
+    key, value = element
+    if value == "boom":
+        raise ValueError("bad value")
+    if value % 3 == 0:
+        return Drop("multiple_of_three", str(value))
+    return [{"id": key, "n": value}]
+
+
+def _run(tmp_path, values, shards=1):
+    options = PipelineOptions([])
+    p = make_pipeline(options)
+    report = JobReport(str(tmp_path), "toy", config={"k": 1}, seed=7, inputs=["mem"], options=options)
+    rows = report.add("toy", p | beam.Create([(f"r{i:02d}", v) for i, v in enumerate(values)]) | Stage("toy", _fn))
+    report.tally(rows | WriteTable(str(tmp_path / "toy"), SCHEMA, lambda r: r["id"], shards=shards))
+    report.finish(p)
+    run_pipeline(p)
+    return json.loads((tmp_path / "stats.json").read_text())
+
+
+def test_stage_accounts_for_every_record_and_turns_errors_into_rejects(tmp_path):
+    stats = _run(tmp_path, [1, 2, 3, "boom", 5, 6])
+    assert stats["stages"]["toy"] == {"read": 6, "written": 3, "rejected": 3, "outputs": 3,
+                                      "rejected_by_reason": {"internal_error": 1, "multiple_of_three": 2},
+                                      "balanced": True}
+    rejects = pq.read_table(tmp_path / "rejects").to_pylist()
+    assert [r["reason"] for r in rejects] == ["multiple_of_three", "internal_error", "multiple_of_three"]
+    assert rejects[1]["input_id"] == "r03" and "bad value" in rejects[1]["detail"]
+    assert stats["tables"] == {"rejects": 3, "toy": 3}
+    assert "| toy | 6 | 3 | 3 |" in (tmp_path / "CARD.md").read_text()
+
+
+def test_tables_are_sorted_sharded_and_exist_when_empty(tmp_path):
+    _run(tmp_path, [5, 4, 2, 1, 7, 8, 10, 11], shards=3)
+    files = sorted((tmp_path / "toy").glob("*.parquet"))
+    assert [f.name for f in files] == [f"part-0000{i}-of-00003.parquet" for i in range(3)]
+    for f in files:
+        ids = pq.read_table(f).column("id").to_pylist()
+        assert ids == sorted(ids)
+    assert sum(pq.read_table(f).num_rows for f in files) == 8
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _run(empty, [3, 6])
+    assert pq.read_table(empty / "toy").num_rows == 0
+
+
+def test_rerun_with_fewer_shards_leaves_no_stale_files(tmp_path):
+    _run(tmp_path, [1, 2], shards=3)
+    _run(tmp_path, [1, 2], shards=1)
+    assert [f.name for f in (tmp_path / "toy").glob("*.parquet")] == ["part-00000-of-00001.parquet"]
+
+
+def test_input_names_are_relative_to_the_pattern():
+    paths = ["/data/books/a/x.txt", "/data/books/b.txt"]
+    assert input_names(paths, "/data/books/**/*.txt") == {"/data/books/a/x.txt": "a/x.txt",
+                                                          "/data/books/b.txt": "b.txt"}
+    assert input_names(["/data/one.jsonl"], "/data/one.jsonl") == {"/data/one.jsonl": "one.jsonl"}
+
+
+def test_stable_ids_and_rngs_do_not_depend_on_the_process():
+    import hashlib
+
+    assert stable_hash("a", 1) == hashlib.sha256("a\x1f1".encode()).hexdigest()
+    assert stable_id("story", "x") == stable_id("story", "x") != stable_id("story", "y")
+    assert rng_for(1, "s").random() == rng_for(1, "s").random() != rng_for(2, "s").random()
+
+
+def test_job_flags_accept_dashes_and_underscores():
+    import argparse
+
+    from pipelines.engine import parse_job_args
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--prefix_lengths")
+    parser.add_argument("--senpos-splits")
+    args, options = parse_job_args(parser, ["--prefix-lengths", "256", "--senpos_splits", "8,1,1",
+                                            "--direct_num_workers=2"])
+    assert (args.prefix_lengths, args.senpos_splits) == ("256", "8,1,1")
+    assert options.get_all_options()["direct_num_workers"] == 2

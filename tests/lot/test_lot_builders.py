@@ -1,0 +1,230 @@
+"""Unit tests of the LOT builders: story parsing, SenPos, ClozeT, PlotCom, reviews."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from annotators.lot.clozet import (ClozeTConfig, build_clozet, build_plotcom_train, parse_annotation,
+                                   plotcom_from_clozet)
+from annotators.lot.senpos import SenPosConfig, apply_review, build_senpos, parse_review, review_task
+from annotators.lot.story import parse_story_record, prepare_story, split_of
+from annotators.core.outcome import Drop
+
+STORY = ("从前有一个小村庄，村口住着一位勤劳的老木匠。老木匠每天天不亮就起床，在院子里刨木头。"
+         "村里的孩子们都喜欢围在他身边看他干活。有一年冬天，河上的木桥被大雪压断了。"
+         "老木匠带着徒弟们在河边忙了整整三天。新桥修好的那天，全村的人都来桥上走了一遍。"
+         "孩子们在桥头放起了鞭炮，老木匠站在一旁笑得合不拢嘴。")
+
+
+def prepared(text=STORY, story_id="s1", **extra):
+    rec = parse_story_record("t:1", json.dumps({"id": story_id, "story": text, **extra}, ensure_ascii=False).encode())
+    return prepare_story(rec)
+
+
+def squash(text):
+    return re.sub(r"\s+", "", text)
+
+
+@pytest.mark.parametrize("raw, reason", [
+    (b'{"story": "abc"', "malformed_json"),
+    (b"", "blank_line"),
+    (b'["a list"]', "not_an_object"),
+    (b'{"title": "no story"}', "missing_story"),
+    (b'{"story": "   "}', "empty_story"),
+    (b"\x00\x01binary", "undecodable"),
+])
+def test_parse_rejects_bad_records(raw, reason):
+    assert parse_story_record("f:1", raw).reason == reason
+
+
+def test_parse_reads_gbk_and_text_field():
+    rec = parse_story_record("f:1", json.dumps({"text": "小猫钓鱼的故事"}, ensure_ascii=False).encode("gbk"))
+    assert rec["story"] == "小猫钓鱼的故事"
+    assert rec["story_id"].startswith("story-")
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("This story is written in English. It has sentences. Many of them.", "not_chinese"),
+    ("小猫在河边钓了一整天的鱼。它一条鱼也没有钓到，只好饿着肚子回家了。", "too_few_sentences"),
+])
+def test_prepare_rejects(text, reason):
+    assert prepared(text).reason == reason
+
+
+def test_prepare_splits_and_tokenises_once():
+    story = prepared()
+    assert len(story.sentences) == 7
+    assert story.joined == STORY
+    assert story.words[0][:3] == ("从前", "有", "一个")
+
+
+def test_senpos_example_shape():
+    story = prepared()
+    [(ex, _, removed)] = build_senpos(story, "train", seed=3)
+    assert ex.story.count("[MASK]") == ex.n_candidates == len(story.sentences) - 2
+    assert 1 <= ex.label <= ex.n_candidates
+    assert ex.sentence == story.sentences[removed]
+    assert 0 < removed < len(story.sentences) - 1
+    parts = ex.story.split("[MASK]")
+    rebuilt = "".join(parts[:ex.label]) + ex.sentence + "".join(parts[ex.label:])
+    assert rebuilt == STORY
+
+
+def test_senpos_seed_changes_choice_and_is_stable():
+    story = prepared()
+    picks = {build_senpos(story, "train", seed=s)[0][2] for s in range(12)}
+    assert len(picks) > 1
+    assert build_senpos(story, "train", seed=5)[0][0] == build_senpos(story, "train", seed=5)[0][0]
+
+
+def test_senpos_needs_a_removable_middle_sentence():
+    short_middle = "小猴子一大早就跑到山下的果园里去摘桃子。它摘了桃。又看见西瓜地里的大西瓜长得又圆又大。"
+    story = prepared(short_middle + "它扔下桃子去摘西瓜，最后什么也没有带回家。")
+    assert isinstance(build_senpos(story, "train", seed=0, config=SenPosConfig(min_candidates=5)), Drop)
+
+
+def test_review_drops_candidates_and_renumbers():
+    [(ex, _, _)] = build_senpos(prepared(), "test", seed=1)
+    others = [k for k in range(1, ex.n_candidates + 1) if k != ex.label]
+    review = parse_review({"example_id": ex.example_id, "review": {"accept": True, "drop": others[:2]}})
+    done = apply_review(ex, review)
+    assert done.reviewed and done.n_candidates == ex.n_candidates - 2
+    assert done.story.count("[MASK]") == done.n_candidates
+    parts = done.story.split("[MASK]")
+    assert "".join(parts[:done.label]) + done.sentence + "".join(parts[done.label:]) == STORY
+    task = review_task(ex)
+    assert [c["position"] for c in task["candidates"]] == list(range(1, ex.n_candidates + 1))
+
+
+@pytest.mark.parametrize("review, reason", [
+    ({"accept": False}, "review_rejected"),
+    ({"drop": ["x"]}, "malformed_review"),
+])
+def test_review_rejections(review, reason):
+    [(ex, _, _)] = build_senpos(prepared(), "val", seed=1)
+    parsed = parse_review({"example_id": ex.example_id, "review": review})
+    result = parsed if isinstance(parsed, Drop) else apply_review(ex, parsed)
+    assert result.reason == reason
+
+
+def test_review_may_not_drop_the_answer():
+    [(ex, _, _)] = build_senpos(prepared(), "val", seed=1)
+    assert apply_review(ex, parse_review({"example_id": ex.example_id, "drop": [ex.label]})).reason == \
+        "review_dropped_true_position"
+
+
+def annotation(**fields):
+    base = {"story_id": "s1", "right_index": 3, "wrong": "有一年夏天，河上的木桥被大雪压断了。"}
+    return parse_annotation("a:1", json.dumps({**base, **fields}, ensure_ascii=False).encode())
+
+
+def test_clozet_builds_with_seeded_order():
+    story = prepared()
+    ex = build_clozet(story, annotation(), "train", seed=0)
+    right = story.sentences[3]
+    assert {ex.plot0, ex.plot1} == {right, "有一年夏天，河上的木桥被大雪压断了。"}
+    assert (ex.plot0 if ex.label == "0" else ex.plot1) == right
+    assert ex.story.replace("<mask>", right) == STORY
+    labels = {build_clozet(story, annotation(), "train", seed=s).label for s in range(10)}
+    assert labels == {"0", "1"}
+
+
+@pytest.mark.parametrize("fields, reason", [
+    ({"right_index": 0}, "first_sentence"),
+    ({"right_index": 40}, "index_out_of_range"),
+    ({"wrong": "有一年冬天，河上的木桥被大雪压断了。"}, "wrong_equals_right"),
+    ({"right": "这不是那一句话。"}, "right_sentence_mismatch"),
+    ({"wrong": "桥断了。"}, "wrong_length_ratio"),
+])
+def test_clozet_rejects_bad_annotations(fields, reason):
+    assert build_clozet(prepared(), annotation(**fields), "train", seed=0, config=ClozeTConfig()).reason == reason
+
+
+@pytest.mark.parametrize("line, reason", [
+    (b"{oops", "malformed_json"),
+    (b'{"story_id": "s1", "right_index": "3", "wrong": "x"}', "malformed_annotation"),
+    (b'{"story_id": "s1", "right_index": 3, "wrong": " "}', "empty_wrong_candidate"),
+])
+def test_parse_annotation_rejects(line, reason):
+    assert parse_annotation("a:1", line).reason == reason
+
+
+def test_plotcom_train_and_from_clozet():
+    story = prepared()
+    ex = build_plotcom_train(story, seed=0)
+    assert ex.removed_index >= 1 and ex.story.replace("<MASK>", ex.plot) == STORY
+    cz = build_clozet(story, annotation(), "test", seed=0)
+    pc = plotcom_from_clozet(story, cz)
+    assert (pc.split, pc.plot, pc.origin) == ("test", story.sentences[3], "clozet")
+
+
+def test_split_of_is_stable_and_follows_weights():
+    splits = [split_of(0, f"s{i}", (8, 1, 1)) for i in range(2000)]
+    assert splits == [split_of(0, f"s{i}", (8, 1, 1)) for i in range(2000)]
+    assert 0.75 < splits.count("train") / 2000 < 0.85
+    assert split_of(0, "x", (0, 0, 1)) == "test"
+
+
+SENTENCE = st.text(alphabet=list("春夏秋冬山水花草鸟鱼人心天地日月风雨云雪"), min_size=10, max_size=30)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(SENTENCE, min_size=4, max_size=12), st.integers(0, 2**31))
+def test_senpos_answer_at_label_rebuilds_story(body, seed):
+    text = "".join(s + "。" for s in body)
+    story = prepared(text, story_id=f"h{seed}")
+    [(ex, _, removed)] = build_senpos(story, "train", seed=seed)
+    parts = ex.story.split("[MASK]")
+    assert squash("".join(parts[:ex.label]) + ex.sentence + "".join(parts[ex.label:])) == squash(text)
+    assert 0 < removed < len(story.sentences) - 1
+
+
+def test_senpos_rejects_stories_of_500_words_or_more():
+    long_story = prepared(STORY * 12)
+    assert sum(len(w) for w in long_story.words) >= 500
+    assert build_senpos(long_story, "train", seed=0).reason == "over_500_words"
+
+
+def test_outgen_keeps_only_verbatim_short_input_phrases():
+    from annotators.lot.outgen import build_outgen
+
+    story = prepared(outline=["老木匠", "不在故事里的短语", "老木匠", "新桥修好的那天全村的人都来桥上走了一遍"])
+    ex = build_outgen(story, "train", seed=0, outline_from="input")
+    assert ex.outline == ("老木匠",) and ex.outline_source == "input"
+    rake = build_outgen(story, "train", seed=0)
+    assert 1 <= len(rake.outline) <= 8 and all(p in STORY for p in rake.outline)
+
+
+def test_parse_reads_big5_lines():
+    rec = parse_story_record("f:1", json.dumps({"story": "從前有一隻小貓在河邊釣魚"}, ensure_ascii=False).encode("big5"))
+    assert rec["story"] == "從前有一隻小貓在河邊釣魚"
+
+
+def test_stories_holding_a_placeholder_are_rejected():
+    assert prepared(STORY.replace("老木匠带着", "<MASK>老木匠带着")).reason == "contains_placeholder"
+
+
+@pytest.mark.parametrize("obj", [{"example_id": "x", "review": None}, {"example_id": "x", "review": []},
+                                 {"example_id": "x", "review": {"accept": "false"}}])
+def test_malformed_reviews(obj):
+    assert parse_review(obj).reason == "malformed_review"
+
+
+def test_input_order_is_numeric_by_line():
+    from annotators.lot.steps import input_order
+
+    assert sorted(["r.jsonl:10", "r.jsonl:9", "a.jsonl:11"], key=input_order) == ["a.jsonl:11", "r.jsonl:9", "r.jsonl:10"]
+
+
+@pytest.mark.parametrize("junk", ["<p>", "<br/>", '<a href="x.html">', "&nbsp;", "&#12288;"])
+def test_stories_with_html_junk_are_rejected(junk):
+    assert prepared(STORY.replace("老木匠带着", junk + "老木匠带着")).reason == "html_markup"
+
+
+def test_book_title_marks_are_not_html():
+    story = prepared(STORY.replace("新桥修好的那天", "新桥修好的那天，大家读着《桥》这本书"))
+    assert not isinstance(story, Drop)

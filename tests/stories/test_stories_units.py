@@ -1,0 +1,190 @@
+"""Unit tests of story cleaning, sources and near-duplicate clustering."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from annotators.stories.near_dup import (NearDupConfig, Node, band_keys, bands_rows, clusters, jaccard, shingles,
+                                 verified_pairs)
+from annotators.core.outcome import Drop
+from annotators.stories.site_spec import parse_spec
+from annotators.stories.clean import (CleanConfig, check_decoding, check_story, clean_text, clean_title,
+                                    is_boilerplate, remove_emails, remove_urls)
+from annotators.stories.sources import RawStory, json_line_to_raw, page_to_raw, text_file_to_raw, to_story
+from tests.fixtures.site.make_site import STORIES
+
+TEXT_01 = "\n".join(STORIES["01"][1])
+TEXT_06 = "\n".join(STORIES["06"][1])
+
+
+# ------------------------------------------------------------------ cleaning
+@pytest.mark.parametrize("raw,expected", [
+    ("他把这件事写在博客 http://a.example.net/p?id=1 上。", "他把这件事写在博客上。"),
+    ("请写信（chen.xy@mail-example.cn）告诉我们。", "请写信告诉我们。"),
+    ("详见www.gushi-example.cn/list，谢谢大家。", "详见，谢谢大家。"),
+    ("小 明 说 : \"我 们 走 吧 !\"  然后 走 了 ...", "小明说：“我们走吧！”然后走了……"),
+    ("本文由童话故事网整理发布，转载请注明出处。\n故事开始了。", "故事开始了。"),
+    ("上一篇：小马过河 下一篇：狐狸和乌鸦\n正文。", "正文。"),
+    ("Harry Potter 来到了学校。", "Harry Potter来到了学校。"),
+    ("联系我们：editor@gushi-example.com\n——\n结尾。", "结尾。"),
+])
+def test_clean_text_exact(raw, expected):
+    assert clean_text(raw) == expected
+
+
+@pytest.mark.parametrize("raw,expected", [
+    # full-width links and e-mails go whole (matched on a width-folded copy)
+    ("他的博客是ｈｔｔｐ：／／example.cn。", "他的博客是。"),
+    ("访问ｈｔｔｐｓ：／／ｅｘａｍｐｌｅ．ｃｎ／ａ，谢谢。", "访问，谢谢。"),
+    ("网址：ｗｗｗ．ｇｕｓｈｉ．ｃｏｍ，欢迎。", "网址：欢迎。"),
+    ("（ｈｔｔｐ：／／example.cn）结束了。", "结束了。"),
+    ("写信给abc＠163.com。", "写信给。"),
+    # obfuscated e-mails
+    ("作者邮箱abc[at]163.com。", "作者邮箱。"),
+    ("联系abc(at)163.com谢谢。", "联系谢谢。"),
+    ("联系abc（ａｔ）163.com谢谢。", "联系谢谢。"),
+    ("邮箱：zhang [AT] qq [dot] com，谢谢。", "邮箱：谢谢。"),
+    ("邮箱abc【at】sina.com.cn，谢谢。", "邮箱，谢谢。"),
+    ("邮箱abc#163.com，谢谢。", "邮箱，谢谢。"),
+    # full-width letters and digits that are not links are kept (folded to ASCII by clean_chinese)
+    ("Ａ组赢了，３比２。", "A组赢了，3比2。"),
+])
+def test_clean_text_removes_full_width_and_obfuscated_links_exact(raw, expected):
+    assert clean_text(raw) == expected
+
+
+def test_removal_on_the_folded_copy_keeps_the_original_text():
+    assert remove_urls("见ｈｔｔｐ：／／ａ．ｃｎ／ｘ，好。") == "见，好。"  # trailing full-width comma is prose
+    assert remove_urls("见http://a.cn/x,好。") == "见好。"  # ASCII behaviour unchanged
+    assert remove_emails("邮箱abc[at]163.com与ｘｙ＠ｑｑ．ｃｏｍ。") == "邮箱与。"
+    assert remove_emails("见http://a.com/p#b.com。") == "见http://a.com/p#b.com。"  # a URL fragment, not an e-mail
+    assert remove_emails("第3#楼的a.com") == "第3#楼的a.com"
+
+
+def test_long_paragraph_mentioning_a_boilerplate_word_is_kept():
+    line = "小林把这个故事转载到了班级的墙报上，" + "同学们围在墙报前看了很久，" * 5 + "大家都说写得真好。"
+    assert not is_boilerplate(line, CleanConfig()) and clean_text(line) == line
+    assert is_boilerplate("转载请注明出处", CleanConfig())
+
+
+def test_check_story_reasons():
+    assert check_story("") == Drop("empty_after_cleaning", "nothing left after removing boilerplate and links")
+    assert check_story("The fox fell into a well and the goat jumped in.") == Drop(
+        "not_chinese", "han ratio 0.00 < 0.5")
+    assert check_story("小猫在窗台上晒太阳，晒着晒着就睡着了。") == Drop("too_short", "11 words < 50")
+    assert check_story(TEXT_01) is None
+    assert check_story(TEXT_01, CleanConfig(max_words=60)).reason == "too_long"
+
+
+def test_check_decoding_rejects_mojibake_only():
+    mojibake = TEXT_01.encode("gbk").decode("cp1252")
+    assert check_decoding(mojibake, "cp1252 (http)") == Drop(
+        "mojibake", "100% of characters are U+0080-U+00FF as read with cp1252 (http) (> 50%): wrong charset")
+    assert check_decoding(TEXT_01) is None
+    assert check_decoding("Un été à Paris, café crème et déjà fini.") is None
+    raw = RawStory("p1", "", mojibake, "site", encoding="cp1252 (http)")
+    assert to_story(raw).reason == "mojibake"  # not empty_after_cleaning
+    assert clean_text(mojibake) == ""
+
+
+def test_clean_title():
+    assert clean_title(" 借 伞 （http://x.example.com） ") == "借伞"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["小明", "走了", "。", "，", " ", "\n", "见http://a.example.com/x。", "写信给a@b.cn。",
+                                 "\"", "...", "Tom", "转载请注明出处", "3.5", "(", ")", "！",
+                                 "见ｈｔｔｐ：／／ａ．ｃｎ／ｘ，", "写信给a[at]b.cn。", "ｃ＠ｄ．ｃｏｍ"]), max_size=30))
+def test_clean_text_is_idempotent_and_leaves_no_links(pieces):
+    once = clean_text("".join(pieces))
+    assert clean_text(once) == once
+    assert "http" not in once and "@" not in once and "[at]" not in once and "  " not in once
+
+
+# ------------------------------------------------------------------ sources
+SPEC = parse_spec(json.dumps({
+    "name": "fables", "start_urls": ["http://h.org/index.html"], "allowed_hosts": ["h.org"],
+    "follow": [r"/list/"], "story": r"/story/", "title": "h1", "body": "#text", "license": "CC0-1.0"}))
+PAGE = {"url": "http://h.org/story/1.html", "final_url": "http://h.org/story/1.html", "kind": "story",
+        "headers": json.dumps({"content-type": "text/html"}), "error": None, "detail": "",
+        "fetched_at": "2024-05-01T12:00:00Z",
+        "body": ("<meta charset=gbk><h1>冬 粮</h1><div id=text><p>" + TEXT_01 + "</p></div>").encode("gbk")}
+
+
+def test_page_to_raw_and_reasons():
+    raw = page_to_raw(PAGE, SPEC)
+    assert (raw.title, raw.body, raw.encoding, raw.source, raw.license) == (
+        "冬 粮", TEXT_01, "gb18030 (meta)", "fables", "CC0-1.0")
+    assert page_to_raw({**PAGE, "error": "http_404", "detail": "status 404"}, SPEC) == Drop("http_404", "status 404")
+    assert page_to_raw({**PAGE, "final_url": "http://h.org/list/1.html"}, SPEC).reason == "not_story_page"
+    assert page_to_raw({**PAGE, "body": b"<p>no body here</p>"}, SPEC).reason == "body_not_found"
+    assert page_to_raw({**PAGE, "headers": "not json"}, SPEC).encoding == "gb18030 (meta)"
+
+
+def test_dump_readers_and_reasons():
+    kw = {"source": "dump", "license": "unknown"}
+    raw = json_line_to_raw("a.jsonl:1", json.dumps({"text": "故事", "id": "x7"}).encode(), **kw)
+    assert (raw.body, raw.given_id, raw.source) == ("故事", "x7", "dump")
+    assert json_line_to_raw("a:2", b"   ", **kw).reason == "blank_line"
+    assert json_line_to_raw("a:3", b"{oops", **kw).reason == "bad_json"
+    assert json_line_to_raw("a:4", b'"just a string"', **kw) == Drop("not_an_object", "str")
+    assert json_line_to_raw("a:5", b'{"story": "  "}', **kw).reason == "no_text"
+    assert text_file_to_raw("b.txt", TEXT_01.encode("gb18030"), **kw).body == TEXT_01
+    assert text_file_to_raw("c.txt", b" \n", **kw).reason == "empty_file"
+
+
+def test_to_story_ids_are_stable_and_text_is_clean():
+    raw = json_line_to_raw("a.jsonl:9", json.dumps({"title": "冬 粮", "story": " ".join(TEXT_01)}).encode(),
+                           source="dump", license="CC0-1.0")
+    story = to_story(raw)
+    assert (story.title, story.text, story.lang) == ("冬粮", TEXT_01, "zh")
+    assert story.story_id == to_story(raw).story_id and story.story_id.startswith("story-")
+
+
+# ------------------------------------------------------------------ near-duplicates
+def node(name: str) -> Node:
+    return Node(f"http://h.org/{name}", name, f"story-{name}", (name,))
+
+
+def test_shingles_and_jaccard():
+    assert shingles("一二 三四", 3) == {"一二三", "二三四"}
+    assert shingles("短", 5) == {"短"} and shingles(" ", 5) == set()
+    assert round(jaccard(shingles(TEXT_01, 5), shingles(TEXT_06, 5)), 3) == 0.939
+
+
+def test_near_copies_share_a_band_and_unrelated_stories_do_not():
+    b, r = bands_rows(0.8, 128)
+    assert b * r <= 128
+    a, c = band_keys(TEXT_01), band_keys(TEXT_06)
+    assert len(a) == b and set(a) & set(c)
+    assert not set(a) & set(band_keys("\n".join(STORIES["02"][1])))
+    assert band_keys(TEXT_01) == a  # deterministic across calls (and processes: SHA-1 based MinHash)
+
+
+def test_verified_pairs_apply_the_threshold():
+    members = [(node("b"), TEXT_06), (node("a"), TEXT_01), (node("c"), "\n".join(STORIES["02"][1]))]
+    assert verified_pairs(members) == [(node("a"), node("b"), 0.93865)]
+    assert verified_pairs(members, NearDupConfig(threshold=0.95)) == []
+
+
+def test_clusters_pick_the_smallest_url_and_merge_chains():
+    result = clusters([(node("c"), node("b"), 0.9), (node("b"), node("a"), 0.85), (node("x"), node("y"), 1.0)])
+    assert {k: v.representative.input_id for k, v in result.items()} == {
+        "story-a": "a", "story-b": "a", "story-c": "a", "story-x": "x", "story-y": "x"}
+    assert result["story-c"].members == ("a", "b", "c") and result["story-b"].best_score == 0.9
+    assert result["story-a"].cluster_id == result["story-c"].cluster_id != result["story-x"].cluster_id
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), max_size=15), st.randoms())
+def test_clusters_do_not_depend_on_edge_order(pairs, rnd):
+    edges = [(node(f"n{a}"), node(f"n{b}"), 0.9) for a, b in pairs if a != b]
+    shuffled = list(edges)
+    rnd.shuffle(shuffled)
+    result = clusters(edges)
+    assert clusters(shuffled) == result
+    for assignment in result.values():
+        assert assignment.representative.input_id == min(assignment.members)

@@ -1,0 +1,125 @@
+"""Unit tests of STORIUM game ingestion (annotators/storium_games.py) on the fixture games."""
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+from annotators.core.outcome import Drop
+from annotators.storium.games import description_words, parse_game, story_row
+from schemas.storium import Card, Character, Entry, Game
+
+FIXTURES = pathlib.Path(__file__).parents[1] / "fixtures" / "storium"
+
+
+def load(name: str) -> Game | Drop:
+    return parse_game(name, (FIXTURES / name).read_bytes())
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("bad_truncated.json", "unreadable_json"),
+    ("bad_empty.json", "unreadable_json"),
+    ("bad_cp1252.json", "unreadable_json"),
+    ("bad_array.json", "not_a_game"),
+    ("bad_no_characters.json", "no_characters"),
+    ("bad_no_scenes.json", "no_scenes"),
+    ("bad_no_pid.json", "missing_game_pid"),
+])
+def test_malformed_games_are_dropped_with_reason(name, reason):
+    result = load(name)
+    assert isinstance(result, Drop) and result.reason == reason
+
+
+def test_game_with_only_unusable_characters_is_dropped():
+    data = json.dumps({"game_pid": "g", "characters": [{"name": "no seq id"}],
+                       "scenes": [{"entries": []}]}).encode()
+    assert parse_game("x.json", data) == Drop("no_characters", "game g: no character has a character_seq_id")
+
+
+def test_lighthouse_entries_in_story_order_with_roles_and_characters():
+    game = load("g_lighthouse.json")
+    entries = game.entries()
+    assert [e.seq_id for e in entries] == [str(n) for n in range(101, 110)]
+    assert [e.entry_index for e in entries] == list(range(9))
+    assert [e.scene_index for e in entries] == [0, 0, 0, 0, 1, 1, 1, 1, 1]
+    assert entries[1].character_id == "game-lighthouse:1" and entries[1].role == "character:1"
+    assert entries[0].character_id is None and entries[0].format == "establishment"
+    assert entries[1].entry_id == "game-lighthouse:102"
+    assert [c.name for c in game.characters()] == ["Mara Quill", "Tobin Hale"]
+
+
+def test_cards_record_how_they_were_used():
+    game = load("g_lighthouse.json")
+    uses = {(c.entry_id.split(":")[1], c.usage, c.position): c for c in game.cards}
+    assert uses[("101", "place", 0)].name == "The Drowned Harbor"
+    assert uses[("101", "challenge", 0)].success_stakes.startswith("The cottage holds")
+    assert uses[("102", "target_challenge", 0)].card_id == "c11"
+    assert uses[("106", "played", 1)].namespace == "weakness"
+    assert uses[("106", "played", 1)].card_use_id == "game-lighthouse:106:played:1"
+    desert = load("g_desert.json")
+    namespaces = {c.namespace for c in desert.cards}
+    assert {"place", "obstacle", "thing", "person", "chartype", "goal", "subplot"} <= namespaces
+    assert {c.usage for c in desert.cards} >= {"pickup", "played", "target_challenge", "challenge", "place"}
+
+
+def test_bad_entries_and_characters_become_items_with_reasons():
+    game = load("g_orchard.json")
+    reasons = [e.reason for _, e in game.entry_items if isinstance(e, Drop)]
+    assert reasons == ["missing_seq_id", "missing_seq_id", "entry_not_object"]
+    char_reasons = [c.reason for _, c in game.character_items if isinstance(c, Drop)]
+    assert char_reasons == ["missing_character_seq_id", "character_not_object"]
+    entries = {e.seq_id: e for e in game.entries()}
+    assert entries["401"].role == "narrator"  # a null role means the narrator
+    assert entries["402"].text == ""  # a null description is empty text
+    quick = [c for c in game.cards if c.name == "Quick"][0]
+    assert quick.card_id == "9" and quick.description == ""
+    assert len(game.scenes) == 3 and [s.n_entries for s in game.scenes] == [6, 0, 0]
+
+
+def test_duplicate_seq_id_keeps_the_first():
+    game = load("g_dupseq.json")
+    kept = [e.text for e in game.entries() if e.seq_id == "502"]
+    assert kept == ["Ash pushes off from the bank."]
+    assert [e.reason for _, e in game.entry_items if isinstance(e, Drop)] == ["duplicate_seq_id"]
+
+
+def test_redacted_entry_text_is_not_republished():
+    game = load("g_station.json")
+    redacted = [e for e in game.entries() if e.redacted]
+    assert len(redacted) == 1 and redacted[0].text == ""
+
+
+def test_bom_and_integer_ids():
+    game = load("g_unicode.json")
+    assert game.story_id == "7007"
+    assert [e.entry_id for e in game.entries()] == ["7007:701", "7007:702"]
+    assert game.entries()[1].character_id == "7007:1"
+    assert game.characters()[0].name == "Zoë Ångström"
+
+
+def test_size_counts_description_words_of_every_entry():
+    raw = json.loads((FIXTURES / "g_orchard.json").read_text())
+    # 401: 11 words, two seq-less entries 9 + 6, 402 null, 403: 13 words; 42 and null scenes: 0
+    assert description_words(raw) == 11 + 9 + 6 + 13 == load("g_orchard.json").n_words
+    assert load("g_tie-a.json").n_words == 10
+
+
+def test_story_row_counts():
+    row = story_row(load("g_lighthouse.json"), "train")
+    assert row == {"story_id": "game-lighthouse", "input_id": "g_lighthouse.json", "split": "train",
+                   "n_words": row["n_words"], "n_characters": 2, "n_scenes": 2, "n_entries": 9,
+                   "n_character_entries": 4, "n_cards": 12, "is_completed": True}
+    assert isinstance(load("g_lighthouse.json").entries()[0], Entry)
+    assert isinstance(load("g_lighthouse.json").characters()[0], Character)
+    assert all(isinstance(c, Card) for c in load("g_lighthouse.json").cards)
+
+
+def test_missing_role_follows_character_seq_id():
+    from annotators.storium.games import parse_entry
+
+    move = parse_entry("g", 0, 0, {"seq_id": "2", "format": "move", "character_seq_id": "1",
+                                   "description": "Ann draws her sword."}, set())
+    assert (move.role, move.character_id) == ("character:1", "g:1")
+    narration = parse_entry("g", 0, 1, {"seq_id": "3", "description": "Night falls."}, set())
+    assert (narration.role, narration.character_id) == ("narrator", None)

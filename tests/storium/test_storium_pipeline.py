@@ -1,0 +1,151 @@
+"""End-to-end runs of `pipelines.storium` on the fixture games (shared per module)."""
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pandas as pd
+import pytest
+
+from annotators.storium.tokens import Gpt2Tokenizer
+from pipelines import storium
+from test_storium_split import reference_split
+from test_storium_tokens import write_tiny_gpt2
+
+FIXTURES = pathlib.Path(__file__).parents[1] / "fixtures" / "storium"
+GLOB = str(FIXTURES / "*.json")
+
+
+def run(out: pathlib.Path, *extra: str) -> pathlib.Path:
+    storium.run(["--games", GLOB, "--output", str(out), *extra])
+    return out
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory):
+    return run(tmp_path_factory.mktemp("storium") / "out")
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """A tight budget with history, another ratio and a (tiny) GPT-2 BPE vocabulary."""
+    base = tmp_path_factory.mktemp("storium_small")
+    vocab = write_tiny_gpt2(base)
+    return run(base / "out", "--budget", "40", "--history", "1", "--ratios", "1,1,1",
+               "--tokenizer", f"gpt2:{vocab}")
+
+
+def table(out, name) -> pd.DataFrame:
+    return pd.read_parquet(out / name)
+
+
+def independent_sizes() -> dict[str, int]:
+    """Story sizes straight from the raw JSON of the games the job keeps."""
+    sizes = {}
+    for path in sorted(FIXTURES.glob("g_*.json")):
+        raw = json.loads(path.read_text(encoding="utf-8-sig"))
+        words = 0
+        for scene in raw["scenes"]:
+            for entry in (scene.get("entries") or []) if isinstance(scene, dict) else []:
+                if isinstance(entry, dict) and isinstance(entry.get("description"), str):
+                    words += len(entry["description"].split())
+        sizes[str(raw["game_pid"])] = words
+    return sizes
+
+
+def test_accounting_balances_with_reasons(out):
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["balanced"]
+    games = stats["stages"]["games"]
+    assert (games["read"], games["written"], games["rejected"]) == (18, 11, 7)
+    assert games["rejected_by_reason"] == {"missing_game_pid": 1, "no_characters": 1, "no_scenes": 1,
+                                           "not_a_game": 1, "unreadable_json": 3}
+    assert stats["stages"]["dedupe"]["rejected_by_reason"] == {"duplicate_game_pid": 1}
+    assert stats["stages"]["entries"]["rejected_by_reason"] == {
+        "duplicate_seq_id": 1, "entry_not_object": 1, "missing_seq_id": 2}
+    rejects = table(out, "rejects")
+    assert len(rejects) == sum(s["rejected"] for s in stats["stages"].values())
+    dup = rejects[rejects.reason == "duplicate_game_pid"].iloc[0]
+    assert dup.input_id == "z_copy_of_lighthouse.json" and dup.stage == "dedupe"
+
+
+def test_split_equals_the_definition_story_for_story(out):
+    stories = table(out, "stories").set_index("story_id")
+    sizes = independent_sizes()
+    assert stories.n_words.to_dict() == sizes
+    assert stories.split.to_dict() == reference_split(sizes)
+    report = json.loads((out / "stats.json").read_text())["split"]
+    assert sum(r["stories"] for r in report.values()) == 10
+    assert report["train"]["words"] == stories[stories.split == "train"].n_words.sum()
+    card = (out / "CARD.md").read_text()
+    assert "largest first (ties: smaller `story_id` first)" in card and "| train | 1 |" in card
+
+
+def test_tables_carry_split_and_ids(out):
+    splits = table(out, "stories").set_index("story_id").split.to_dict()
+    for name, key in (("entries", "entry_id"), ("cards", "card_use_id"),
+                      ("characters", "character_id"), ("scenes", "scene_id"), ("packed", "example_id")):
+        rows = table(out, name)
+        assert rows[key].is_unique
+        assert (rows.split == rows.story_id.map(splits)).all(), name
+    entries = table(out, "entries").set_index("entry_id")
+    assert entries.loc["game-station:303", "redacted"] and entries.loc["game-station:303", "text"] == ""
+    assert entries.loc["game-lighthouse:102", "character_id"] == "game-lighthouse:1"
+    assert len(entries[entries.story_id == "game-lighthouse"]) == 9  # the duplicate file's entry is gone
+    cards = table(out, "cards")
+    assert set(cards.usage) == {"place", "challenge", "target_challenge", "played", "pickup"}
+
+
+def check_example(row, preferred=256):
+    segs = list(row["segments"])
+    true = [s["true_tokens"] for s in segs]
+    got = [s["tokens"] for s in segs]
+    budget, total = row["budget"], sum(true)
+    assert row["total_tokens"] == sum(got) == min(budget, total)
+    assert all(1 <= g <= t for g, t in zip(got, true))
+    if total <= budget:
+        assert got == true
+    entry = [s for s in segs if s["kind"] == "entry"]
+    assert len(entry) == 1 and segs[-1]["kind"] == "entry"
+    if total > budget:
+        assert entry[0]["tokens"] >= min(entry[0]["true_tokens"], preferred, budget - (len(segs) - 1))
+
+
+def test_every_packed_example_satisfies_the_constraints(out, small):
+    for result in (out, small):
+        packed = table(result, "packed")
+        assert len(packed) == 18
+        for row in packed.to_dict("records"):
+            check_example(row)
+
+
+def test_packed_examples_are_one_per_character_entry_with_text(out):
+    entries = table(out, "entries")
+    wanted = entries[entries.character_id.notna() & ~entries.redacted & (entries.text.str.strip() != "")]
+    assert sorted(table(out, "packed").entry_id) == sorted(wanted.entry_id)
+
+
+def test_small_budget_with_history(small):
+    packed = table(small, "packed").set_index("entry_id")
+    segs = list(packed.loc["game-lighthouse:108", "segments"])
+    assert [s["kind"] for s in segs] == ["character", "place", "establishment", "history", "challenge", "entry"]
+    history = segs[3]
+    bpe = Gpt2Tokenizer(str(small.parent))
+    text = "The first boat turns. Then the second."
+    assert history["source_id"] == "game-lighthouse:107" and history["true_tokens"] == len(bpe.spans(text))
+    assert text.endswith(history["text"])  # keeps its end
+    assert len(bpe.spans(history["text"])) == history["tokens"] < history["true_tokens"]
+    entry = segs[-1]
+    assert entry["text"].startswith("Mara counts the hulls")  # keeps its beginning
+    assert packed.loc["game-lighthouse:108", "total_tokens"] == 40
+    assert set(table(small, "stories").split) == {"train", "validation", "test"}
+    assert set(packed.tokenizer) == {f"gpt2-bpe:{small.parent.name}"}
+    assert f"tokenizer: `gpt2-bpe:{small.parent.name}`" in (small / "CARD.md").read_text()
+
+
+def test_deterministic_across_worker_count(out, tmp_path):
+    again = run(tmp_path / "mp", "--direct_running_mode=multi_processing", "--direct_num_workers=2")
+    files = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
+    for rel in files:
+        assert (out / rel).read_bytes() == (again / rel).read_bytes(), rel
