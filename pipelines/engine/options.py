@@ -9,7 +9,10 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any, Sequence
+import dataclasses
+import types
+import typing
+from typing import Any, Callable, Sequence
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
@@ -50,3 +53,48 @@ def run_pipeline(p: beam.Pipeline) -> Any:
     result = p.run()
     result.wait_until_finish()
     return result
+
+
+def _flag_type(hint: Any) -> tuple[Callable[[str], Any] | None, bool]:
+    """(argparse type, is_bool) for a Config field's type hint."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if typing.get_origin(hint) in (typing.Union, types.UnionType) and len(args) == 1:
+        return _flag_type(args[0])
+    if hint is bool:
+        return None, True
+    if typing.get_origin(hint) is tuple:
+        item = args[0] if args else str
+        return (lambda text: tuple(item(x) for x in text.split(",") if x.strip())), False
+    return (hint if hint in (int, float, str) else str), False
+
+
+def add_config_flags(parser: argparse.ArgumentParser, cls: type, *, prefix: str = "",
+                     exclude: Sequence[str] = ()) -> None:
+    """One flag per field of a frozen `*Config` dataclass, so its default lives in one place.
+
+    `--{prefix}{field}` (with `-` or `_`); help comes from `field.metadata["help"]`, choices
+    from `metadata["choices"]`; booleans get `--x` / `--no-x`; tuples are comma-separated.
+    """
+    hints = typing.get_type_hints(cls)
+    for field in dataclasses.fields(cls):
+        if field.name in exclude:
+            continue
+        flag = f"--{prefix}{field.name}".replace("_", "-")
+        kind, is_bool = _flag_type(hints[field.name])
+        default = field.default if field.default is not dataclasses.MISSING else field.default_factory()
+        shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
+        text = f"{field.metadata.get('help', field.name.replace('_', ' '))} (default: {shown})"
+        dest = f"{prefix}{field.name}".replace("-", "_")
+        if is_bool:
+            parser.add_argument(flag, dest=dest, action=argparse.BooleanOptionalAction, default=default, help=text)
+        else:
+            parser.add_argument(flag, dest=dest, type=kind, default=default, help=text,
+                                choices=field.metadata.get("choices"))
+
+
+def config_from_args(args: argparse.Namespace, cls: type, *, prefix: str = "", **overrides: Any):
+    """The `cls` instance the flags of `add_config_flags(parser, cls, prefix=...)` describe."""
+    values = {f.name: getattr(args, f"{prefix}{f.name}".replace("-", "_"))
+              for f in dataclasses.fields(cls) if hasattr(args, f"{prefix}{f.name}".replace("-", "_"))}
+    values.update(overrides)
+    return cls(**values)

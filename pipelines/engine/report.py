@@ -11,7 +11,7 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipelines.engine.files import WriteTable, join, write_text
-from pipelines.engine.stage import REJECTS, TALLY
+from pipelines.engine.stage import REJECTS, TALLY, Stage
 from annotators.core.card import default_card
 from schemas.common import REJECTS_SCHEMA, SCHEMA_VERSION
 
@@ -52,8 +52,8 @@ def _nest_tallies(pairs: Iterable[tuple[str, int]], stages: Sequence[str]) -> di
 class JobReport:
     """Collects stage tallies, rejects and job-specific summaries; writes the report files.
 
-    Usage in a job: `report = JobReport(output, job, config, seed, inputs)`, then for each
-    Stage result `report.add(stage_name, result)`, `report.tally(write_result)` for table
+    Usage in a job: `report = JobReport(output, job, config, seed, inputs)`, then
+    `pcoll | report.stage(name, fn, ...)` for each step, `report.tally(write_result)` for table
     writes, `report.extra(name, pcoll_of_one_value)`, finally `report.finish(pipeline)`.
     """
 
@@ -66,6 +66,10 @@ class JobReport:
         self._tallies: list = []
         self._rejects: list = []
         self._extras: dict[str, Any] = {}
+
+    def stage(self, name: str, fn: Callable, **kwargs) -> "Stage":
+        """`pcoll | report.stage(name, fn, ...)`: apply a Stage and register it; returns its main output."""
+        return Stage(name, fn, report=self, **kwargs)
 
     def add(self, stage: str, result) -> Any:
         """Register a Stage's outputs; returns its main output."""

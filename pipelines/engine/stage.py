@@ -87,17 +87,23 @@ class Stage(beam.PTransform):
     With `grouped=True`, `fn(element)` instead returns `[(input_id, outputs | Drop), ...]`,
     one pair per input record the element holds (after a GroupByKey / CoGroupByKey), so
     dedup and join steps keep the same accounting. `side_inputs` (name -> AsList/AsDict/...)
-    reach `fn` as keyword arguments. Returns a DoOutputsTuple with the main
-    output, `rejects` (rows of REJECTS_SCHEMA) and `tally`; register it with `report.add`.
+    reach `fn` as keyword arguments.
+
+    Jobs build it with `report.stage(name, fn, ...)`: applied, it registers its rejects and
+    tallies in the JobReport and returns the main output, so a stage's name is written once.
+    Without a report it returns the DoOutputsTuple (main, `rejects`, `tally`) itself.
     """
 
     def __init__(self, stage: str, fn: Callable, *, input_id: Callable = lambda e: e[0],
                  setup: Callable | None = None, grouped: bool = False,
-                 side_inputs: dict[str, Any] | None = None):
+                 side_inputs: dict[str, Any] | None = None, report: Any = None):
         super().__init__(f"Stage[{stage}]")
+        self.name = stage
         self._args = (stage, fn, input_id, setup, grouped)
         self._side = side_inputs or {}
+        self._report = report
 
     def expand(self, pcoll):
-        return pcoll | beam.ParDo(_StageFn(*self._args), **self._side).with_outputs(
+        result = pcoll | beam.ParDo(_StageFn(*self._args), **self._side).with_outputs(
             REJECTS, TALLY, main="main")
+        return result if self._report is None else self._report.add(self.name, result)

@@ -1,0 +1,62 @@
+"""The one catalogue of reject reasons: one code per failure, across all jobs.
+
+Every `Drop(reason)` a step returns, and every reason a job writes to `rejects/`, is a code
+listed here: the shared codes below (reading, decoding, parsing and deduplicating input,
+which every job does the same way) or a benchmark's own codes in
+`annotators/<benchmark>/reasons.py` (`REASONS`). A code means one thing everywhere;
+`catalogue()` refuses a code defined twice. Each job's card lists the reasons it can give
+(`reasons_markdown`).
+"""
+from __future__ import annotations
+
+import importlib
+
+BENCHMARKS = ("stories", "lot", "chapterbreak", "glge", "storium", "audits")
+
+SHARED = {
+    # reading files and lines
+    "unreadable_file": "the file could not be opened or its container (parquet, gzip, zip) could not be read",
+    "binary_file": "the input is binary data (NUL or control bytes), not text",
+    "undecodable": "no supported encoding (UTF-8, GB18030, Big5, cp1252) decodes the bytes",
+    "empty_file": "the file holds no records",
+    "blank_line": "an empty line in a JSON-lines file",
+    "malformed_json": "the line or file is not valid JSON",
+    "not_an_object": "the JSON value is not an object",
+    "missing_field": "a required field is absent or empty",
+    "bad_field_type": "a field has the wrong type",
+    # deduplication (the earliest record in input order is kept)
+    "duplicate_id": "another record with the same id came earlier in input order",
+    "exact_duplicate": "another record with the same normalised text came earlier in input order",
+    "near_duplicate": "a near-duplicate (MinHash LSH cluster) of a record kept earlier",
+    # the engine
+    "internal_error": "the step raised an exception on this record (a bug to report; the job went on)",
+}
+
+
+def catalogue() -> dict[str, str]:
+    """Every reason code -> its meaning: SHARED plus each benchmark's REASONS."""
+    merged = dict(SHARED)
+    for name in BENCHMARKS:
+        module = importlib.import_module(f"annotators.{name}.reasons")
+        for code, meaning in module.REASONS.items():
+            if code in merged and merged[code] != meaning:
+                raise ValueError(f"reason {code!r} of annotators.{name} is already defined: {merged[code]!r}")
+            merged[code] = meaning
+    return merged
+
+
+def meaning(code: str) -> str:
+    """The catalogue's meaning of a code; a `http_<status>` code stands for any HTTP status."""
+    known = catalogue()
+    if code in known:
+        return known[code]
+    if code.startswith("http_") and code[5:].isdigit():
+        return known["http_status"]
+    raise KeyError(f"reason {code!r} is not in the catalogue (annotators.core.reasons)")
+
+
+def reasons_markdown(codes) -> str:
+    """The card section listing the reasons a job can give, with their meanings."""
+    lines = ["## Reject reasons this job can give", "", "| reason | meaning |", "|---|---|"]
+    lines += [f"| `{code}` | {meaning(code)} |" for code in sorted(set(codes))]
+    return "\n".join(lines) + "\n"
