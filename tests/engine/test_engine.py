@@ -1,4 +1,4 @@
-"""Tests of the shared Beam plumbing (pipelines/common.py): stages, tables, reports, ids."""
+"""Tests of the shared engine (pipelines/engine): stages, tables, reports, ids."""
 from __future__ import annotations
 
 import json
@@ -28,7 +28,7 @@ def _run(tmp_path, values, shards=1):
     options = PipelineOptions([])
     p = make_pipeline(options)
     report = JobReport(str(tmp_path), "toy", config={"k": 1}, seed=7, inputs=["mem"], options=options)
-    rows = report.add("toy", p | beam.Create([(f"r{i:02d}", v) for i, v in enumerate(values)]) | Stage("toy", _fn))
+    rows = p | beam.Create([(f"r{i:02d}", v) for i, v in enumerate(values)]) | report.stage("toy", _fn)
     report.tally(rows | WriteTable(str(tmp_path / "toy"), SCHEMA, lambda r: r["id"], shards=shards))
     report.finish(p)
     run_pipeline(p)

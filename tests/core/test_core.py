@@ -1,0 +1,62 @@
+"""annotators.core: keep-first dedup, P/R/F1, and the one catalogue of reject reasons."""
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+from annotators.core.dedup import keep_first
+from annotators.core.metrics import prf
+from annotators.core.outcome import Drop
+from annotators.core.reasons import SHARED, catalogue, meaning, reasons_markdown
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_keep_first_keeps_the_earliest_by_order_not_arrival():
+    group = [{"id": "b.jsonl:3"}, {"id": "a.jsonl:9"}, {"id": "a.jsonl:2"}]
+    out = keep_first(group, order=lambda r: r["id"], input_id=lambda r: r["id"], reason="exact_duplicate")
+    assert out == [("a.jsonl:2", [{"id": "a.jsonl:2"}]),
+                   ("a.jsonl:9", Drop("exact_duplicate", "same as a.jsonl:2")),
+                   ("b.jsonl:3", Drop("exact_duplicate", "same as a.jsonl:2"))]
+    assert keep_first(list(reversed(group)), order=lambda r: r["id"], input_id=lambda r: r["id"],
+                      reason="exact_duplicate") == out
+    assert keep_first([], order=str, input_id=str, reason="duplicate_id") == []
+
+
+@pytest.mark.parametrize("hits,pred,gold,expected", [
+    (3, 4, 6, (0.75, 0.5, 0.6)), (0, 0, 5, (0.0, 0.0, 0.0)), (0, 3, 0, (0.0, 0.0, 0.0)), (2, 2, 2, (1.0, 1.0, 1.0))])
+def test_prf(hits, pred, gold, expected):
+    assert prf(hits, pred, gold) == pytest.approx(expected)
+
+
+def test_catalogue_has_one_meaning_per_code_and_renders_for_cards():
+    codes = catalogue()
+    assert set(SHARED) <= set(codes)
+    assert all(isinstance(m, str) and m.strip() for m in codes.values())
+    table = reasons_markdown(["malformed_json", "blank_line", "malformed_json"])
+    assert table.count("`malformed_json`") == 1 and "| `blank_line` | an empty line" in table
+    with pytest.raises(KeyError):
+        meaning("no_such_reason")
+
+
+def _drop_codes(path: pathlib.Path) -> set[str]:
+    """Every string literal passed as the first argument of Drop(...) in a module."""
+    codes = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Drop" and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                codes.add(first.value)
+    return codes
+
+
+def test_every_literal_drop_reason_in_the_project_is_in_the_catalogue():
+    known = catalogue()
+    missing = {}
+    for path in sorted((ROOT / "annotators").rglob("*.py")) + sorted((ROOT / "pipelines").rglob("*.py")):
+        unknown = {c for c in _drop_codes(path) if c not in known}
+        if unknown:
+            missing[str(path.relative_to(ROOT))] = sorted(unknown)
+    assert missing == {}

@@ -1,0 +1,45 @@
+"""Job flags generated from *Config dataclasses: one default, both spellings, typed values."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+import pytest
+
+from pipelines.engine import add_config_flags, config_from_args, parse_job_args
+
+
+@dataclasses.dataclass(frozen=True)
+class ToyConfig:
+    max_words: int = dataclasses.field(default=500, metadata={"help": "SenPos paragraphs under this many words"})
+    prefix_lengths: tuple[int, ...] = (256, 8192)
+    negatives: str = dataclasses.field(default="future", metadata={"choices": ("future", "out_of_book")})
+    keep_headings: bool = False
+    threshold: float | None = None
+
+
+def _parse(argv, prefix=""):
+    parser = argparse.ArgumentParser()
+    add_config_flags(parser, ToyConfig, prefix=prefix)
+    args, options = parse_job_args(parser, argv)
+    return config_from_args(args, ToyConfig, prefix=prefix), options, parser
+
+
+def test_defaults_come_from_the_dataclass():
+    config, _, parser = _parse([])
+    assert config == ToyConfig()
+    assert "SenPos paragraphs under this many words (default: 500)" in " ".join(parser.format_help().split())
+
+
+def test_both_spellings_typed_values_and_beam_flags_left_over():
+    config, options, _ = _parse(["--max_words", "300", "--prefix-lengths", "128,512", "--negatives", "out_of_book",
+                                 "--keep-headings", "--threshold", "0.5", "--runner", "FnApiRunner"])
+    assert config == ToyConfig(300, (128, 512), "out_of_book", True, 0.5)
+    assert options.get_all_options()["runner"] == "FnApiRunner"
+
+
+def test_prefix_and_choices():
+    config, _, _ = _parse(["--toy-max-words", "7"], prefix="toy_")
+    assert config.max_words == 7
+    with pytest.raises(SystemExit):
+        _parse(["--negatives", "past"])
