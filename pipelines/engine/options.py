@@ -48,10 +48,29 @@ def make_pipeline(options: PipelineOptions) -> beam.Pipeline:
     return beam.Pipeline(options=options)
 
 
-def run_pipeline(p: beam.Pipeline) -> Any:
-    """Run and wait; returns the PipelineResult."""
+def is_dry_run(options: PipelineOptions) -> bool:
+    return bool(options.get_all_options().get("dry_run"))
+
+
+def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None) -> Any:
+    """Run and wait; returns the PipelineResult.
+
+    With `commit_to` (the job's output, whose writers wrote to `staging_path(output)`), the
+    staging folder is cleared first and, once the run finished, replaces the output's contents
+    (pipelines.engine.commit). A dry run runs nothing and touches no file.
+    """
+    from pipelines.engine import commit
+
+    dry = is_dry_run(p.options)
+    if commit_to and not dry:
+        commit.prepare(commit_to)
     result = p.run()
     result.wait_until_finish()
+    if commit_to and not dry:
+        state = str(getattr(result, "state", "DONE"))
+        if "DONE" not in state:
+            raise RuntimeError(f"pipeline ended in state {state}; {commit_to!r} left as it was")
+        commit.commit(commit_to)
     return result
 
 
