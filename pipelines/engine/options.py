@@ -71,7 +71,26 @@ def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None) -> Any:
         if "DONE" not in state:
             raise RuntimeError(f"pipeline ended in state {state}; {commit_to!r} left as it was")
         commit.commit(commit_to)
+        _print_summary(commit_to)
     return result
+
+
+def _print_summary(output: str) -> None:
+    """The closing lines: each output's rows and path (from the committed stats.json)."""
+    import json
+    import sys
+
+    from apache_beam.io.filesystems import FileSystems
+
+    from pipelines.engine.files import join
+    from pipelines.engine.progress import summary
+
+    try:
+        with FileSystems.open(join(output, "stats.json")) as f:
+            stats = json.loads(f.read().decode("utf-8"))
+    except Exception:  # a job without stats.json has nothing to summarise
+        return
+    print("\n".join(summary(stats, output)), file=sys.stderr, flush=True)
 
 
 def _flag_type(hint: Any) -> tuple[Callable[[str], Any] | None, bool]:

@@ -2,7 +2,8 @@
 
 The function returns outputs or `annotators.core.outcome.Drop`; the stage yields the outputs,
 a rejects row per Drop (or exception: `internal_error`), (key, n) tallies for JobReport
-summed per bundle (jobs run in the global window), and `<stage>/<outcome>` Beam metrics.
+summed per bundle (jobs run in the global window), `<stage>/<outcome>` Beam metrics, and a
+progress line on stderr at most every 10 s (pipelines.engine.progress).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
 from annotators.core.outcome import Drop
+from pipelines.engine import progress
 from schemas.common import Reject
 
 REJECTS = "rejects"
@@ -65,10 +67,12 @@ class _StageFn(beam.DoFn):
                 self._count(f"rejected/{result.reason}")
                 self._add(f"{self._stage}|rejected")
                 self._add(f"{self._stage}|rejected/{result.reason}")
+                progress.count(self._stage, 0, 1)
                 yield TaggedOutput(REJECTS, Reject(self._stage, str(input_id), result.reason,
                                                    result.detail).to_row())
                 continue
             self._count("written")
+            progress.count(self._stage, 1, 0)
             self._add(f"{self._stage}|written")
             if result:
                 self._add(f"{self._stage}|outputs", len(result))
