@@ -189,51 +189,95 @@ def _shard_of(key: Any, shards: int) -> int:
     return stable_int("shard", json.dumps(key, ensure_ascii=False, default=str)) % shards
 
 
-def _parquet_bytes(rows: list[dict], schema: pa.Schema) -> bytes:
-    table = pa.Table.from_pylist(rows, schema=schema)
+ROW_GROUP_ROWS = 65536  # rows per parquet row group: a shard is written group by group
+SHARD_BYTES = 128 << 20  # target uncompressed bytes per shard when the count follows the data
+MAX_SHARDS = 4096
+SHARDING = {"shards": None, "shard_bytes": SHARD_BYTES}  # set from --shards / --shard-bytes
+
+
+def _check_nulls(table: pa.Table, schema: pa.Schema) -> None:
     for field in schema:
         if not field.nullable and table.column(field.name).null_count:
             raise ValueError(f"null values in non-nullable field {field.name!r}")
+
+
+def _parquet_bytes(rows: list[dict], schema: pa.Schema) -> bytes:
+    """Sorted rows as parquet bytes, converted and written one row group at a time."""
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="zstd")
+    with pq.ParquetWriter(sink, schema, compression="zstd") as writer:
+        for start in range(0, max(len(rows), 1), ROW_GROUP_ROWS):
+            chunk = pa.Table.from_pylist(rows[start:start + ROW_GROUP_ROWS], schema=schema)
+            _check_nulls(chunk, schema)
+            writer.write_table(chunk, row_group_size=ROW_GROUP_ROWS)
     return sink.getvalue().to_pybytes()
+
+
+def _value_bytes(value: Any) -> int:
+    if isinstance(value, (str, bytes)):
+        return len(value)
+    if isinstance(value, (list, tuple)):
+        return sum(_value_bytes(v) for v in value) + 8
+    if isinstance(value, dict):
+        return sum(_value_bytes(v) for v in value.values()) + 8
+    return 8
+
+
+def shard_count(total_bytes: int, shard_bytes: int) -> int:
+    """Shards for a table of `total_bytes` (uncompressed estimate): 1 per `shard_bytes`."""
+    return max(1, min(MAX_SHARDS, -(-total_bytes // max(1, shard_bytes))))
 
 
 class WriteTable(beam.PTransform):
     """Write row dicts as a parquet table folder `path/part-SSSSS-of-NNNNN.parquet`.
 
-    Rows are spread over `shards` by a stable hash of `sort_key(row)` and sorted within each
-    shard, so the bytes do not depend on arrival order. Every shard file is written, empty
-    ones included, so an empty table is still a readable folder. Returns the (key, n) tally.
+    The shard count follows the table's size (one shard per `SHARD_BYTES` of row data,
+    estimated from the rows themselves, so it is the same on every runner) unless `shards`
+    (or the job flag `--shards`) fixes it. Rows are spread over the shards by a stable hash of
+    `sort_key(row)` and sorted within each shard, and each shard is written row group by row
+    group, so the bytes never depend on arrival order or worker count and no worker holds more
+    than one shard. Every shard file is written, empty ones included, so an empty table is
+    still a readable folder. Returns the (key, n) tally.
     """
 
     def __init__(self, path: str, schema: pa.Schema, sort_key: Callable[[dict], Any], *,
-                 name: str | None = None, shards: int = 1):
+                 name: str | None = None, shards: int | None = None):
         super().__init__(f"WriteTable[{name or path.rstrip('/').rsplit('/', 1)[-1]}]")
-        self._path, self._schema, self._key, self._shards = path, schema, sort_key, max(1, shards)
+        self._path, self._schema, self._key = path, schema, sort_key
+        self._shards = shards or SHARDING["shards"]
+        self._shard_bytes = SHARDING["shard_bytes"]
         self._name = name or path.rstrip("/").rsplit("/", 1)[-1]
 
+    def _count(self, rows):
+        if self._shards:
+            return rows.pipeline | "ShardCount" >> beam.Create([max(1, int(self._shards))])
+        shard_bytes = self._shard_bytes
+        return (rows | "RowBytes" >> beam.Map(lambda r: sum(_value_bytes(v) for v in r.values()))
+                | "TableBytes" >> beam.CombineGlobally(sum)
+                | "ShardCount" >> beam.Map(shard_count, shard_bytes))
+
     def expand(self, rows):
-        path, schema, key, shards, name = self._path, self._schema, self._key, self._shards, self._name
+        path, schema, key, name = self._path, self._schema, self._key, self._name
         delete_matching(join(path, "part-*.parquet"))
 
-        def write_shard(item):
+        def write_shard(item, shards):
             shard, keyed = item
             ordered = sorted((kv for kv in keyed if kv is not None), key=lambda kv: kv[0])
             data = _parquet_bytes([row for _, row in ordered], schema)
             write_bytes(join(path, f"part-{shard:05d}-of-{shards:05d}.parquet"), data)
             return (f"table|{name}", len(ordered))
 
-        def keyed(row):
+        def keyed(row, shards):
             k = _sortable(key(row))
             return (_shard_of(k, shards), (k, row))
 
-        seeds = rows.pipeline | "Shards" >> beam.Create([(i, None) for i in range(shards)])
+        count = beam.pvalue.AsSingleton(self._count(rows))
         return (
-            (rows | "Key" >> beam.Map(keyed), seeds)
+            (rows | "Key" >> beam.Map(keyed, count),
+             rows.pipeline | "One" >> beam.Create([None]) | "Seeds" >> beam.FlatMap(
+                 lambda _, n: [(i, None) for i in range(n)], count))
             | "Join" >> beam.Flatten()
             | "Group" >> beam.GroupByKey()
-            | "Write" >> beam.Map(write_shard)
+            | "Write" >> beam.Map(write_shard, count)
         )
 
 

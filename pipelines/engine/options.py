@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
+from pipelines.engine import files
 from pipelines.engine.report import LOCAL_RUNNERS
 
 
@@ -34,8 +35,15 @@ def _alias_separators(parser: argparse.ArgumentParser) -> None:
 
 def parse_job_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None):
     """Split argv into (job args, PipelineOptions); job flags take `-` or `_` alike."""
+    if "--shards" not in parser._option_string_actions:
+        group = parser.add_argument_group("table writing (every job)")
+        group.add_argument("--shards", type=int, default=None,
+                           help="parquet files per table (default: one per --shard-bytes of row data)")
+        group.add_argument("--shard-bytes", type=int, default=files.SHARD_BYTES,
+                           help=f"target uncompressed bytes per shard (default: {files.SHARD_BYTES})")
     _alias_separators(parser)
     args, beam_argv = parser.parse_known_args(argv)
+    files.SHARDING.update(shards=args.shards, shard_bytes=args.shard_bytes)
     return args, PipelineOptions(beam_argv)
 
 

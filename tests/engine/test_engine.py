@@ -94,3 +94,27 @@ def test_job_flags_accept_dashes_and_underscores():
                                             "--direct_num_workers=2"])
     assert (args.prefix_lengths, args.senpos_splits) == ("256", "8,1,1")
     assert options.get_all_options()["direct_num_workers"] == 2
+
+
+def test_shard_count_follows_the_table_size(tmp_path, monkeypatch):
+    from pipelines.engine import files
+
+    assert [files.shard_count(b, 100) for b in (0, 1, 100, 101, 10**9)] == [1, 1, 1, 2, files.MAX_SHARDS]
+    monkeypatch.setitem(files.SHARDING, "shard_bytes", 40)
+    stats = _run(tmp_path, [1, 2, 4, 5, 7, 8, 10, 11], shards=None)  # 8 rows of ~11 bytes
+    names = sorted(f.name for f in (tmp_path / "toy").glob("*.parquet"))
+    assert names == [f"part-0000{i}-of-00003.parquet" for i in range(3)]
+    assert stats["tables"]["toy"] == 8
+
+
+def test_shards_flag_fixes_the_count():
+    import argparse
+
+    from pipelines.engine import files, parse_job_args
+
+    try:
+        parse_job_args(argparse.ArgumentParser(), ["--shards", "4"])
+        assert files.SHARDING["shards"] == 4 and WriteTable("x", SCHEMA, str)._shards == 4
+    finally:
+        parse_job_args(argparse.ArgumentParser(), [])
+    assert files.SHARDING["shards"] is None
