@@ -2,7 +2,7 @@
 
 Jobs import from here only; text logic stays in `annotators/`.
 """
-from pipelines.engine.files import (READ_ERROR, ReadFiles, ReadLines, ReadParquetRows, WriteJsonlGroups,
+from pipelines.engine.files import (READ_ERROR, MatchInputs, ReadFiles, ReadLines, ReadParquetRows, Source, WriteJsonlGroups,
                                     WriteTable, delete_matching, expand_input, input_names, is_local_path,
                                     iter_lines, join, jsonl_line, read_bytes, write_bytes, write_text)
 from pipelines.engine.commit import staging_path
@@ -11,7 +11,7 @@ from pipelines.engine.options import (add_config_flags, config_from_args, make_p
 from pipelines.engine.report import LOCAL_RUNNERS, JobReport, default_card, runner_name
 from pipelines.engine.stage import REJECTS, TALLY, Stage
 
-__all__ = ["READ_ERROR", "ReadFiles", "ReadLines", "ReadParquetRows", "WriteJsonlGroups", "WriteTable",
+__all__ = ["READ_ERROR", "MatchInputs", "Source", "ReadFiles", "ReadLines", "ReadParquetRows", "WriteJsonlGroups", "WriteTable",
            "delete_matching", "expand_input", "input_names", "is_local_path", "iter_lines", "join", "jsonl_line",
            "read_bytes", "write_bytes", "write_text", "LOCAL_RUNNERS", "JobReport", "default_card",
            "runner_name", "REJECTS", "TALLY", "Stage", "parse_job_args", "make_pipeline", "run_pipeline",

@@ -6,7 +6,7 @@ Writes are sorted and sharded by a stable hash, so bytes never depend on arrival
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 import apache_beam as beam
 import pyarrow as pa
@@ -122,67 +122,115 @@ def iter_lines(f, chunk: int = 1 << 20):
         yield rest
 
 
-class _FromPaths(beam.PTransform):
-    """Base of the readers: a fixed list of paths and each path's stable name for input ids."""
+class Source(NamedTuple):
+    """One input file and its stable name (relative to the pattern's fixed folder) for ids."""
 
-    def __init__(self, paths: Sequence[str], names: dict[str, str] | None = None):
+    path: str
+    name: str
+
+
+def match_sources(pattern: str, exts: Sequence[str] = (), mixed: bool = False) -> list[Source]:
+    paths = expand_input(pattern, exts, mixed=mixed)
+    names = input_names(paths, pattern)
+    return [Source(path, names[path]) for path in paths]
+
+
+def _is_remote_run(pipeline: beam.Pipeline) -> bool:
+    from apache_beam.options.pipeline_options import StandardOptions
+
+    return pipeline.options.view_as(StandardOptions).runner not in (None, "", "DirectRunner", "FnApiRunner",
+                                                                    "direct", "fnapi")
+
+
+class MatchInputs(beam.PTransform):
+    """The Sources of a file, glob or folder (see `expand_input`), matched when the job runs.
+
+    Matching never happens while the graph is built for remote paths, so a Dataflow dry run
+    with `gs://` inputs stays offline; a local pattern that matches nothing still fails at
+    once with a clear message. On a remote runner the files are reshuffled over the workers.
+    """
+
+    def __init__(self, pattern: str, exts: Sequence[str] = (), *, mixed: bool = False):
         super().__init__()
-        self._paths = list(paths)
+        self._pattern, self._exts, self._mixed = pattern, tuple(exts), mixed
+
+    def expand(self, pbegin):
+        if is_local_path(self._pattern):
+            expand_input(self._pattern, self._exts, mixed=self._mixed)  # fail fast, offline
+        sources = (pbegin | "Pattern" >> beam.Create([self._pattern])
+                   | "Match" >> beam.FlatMap(match_sources, self._exts, self._mixed))
+        return sources | "Spread" >> beam.Reshuffle() if _is_remote_run(pbegin.pipeline) else sources
+
+
+class _Reader(beam.PTransform):
+    """Base of the readers: applied to Sources (from MatchInputs), or to the pipeline with a
+    fixed list of paths and names. On a remote runner the records are reshuffled after
+    reading, so the heavy steps that follow use every worker however few the files are."""
+
+    def __init__(self, paths: Sequence[str] | None = None, names: dict[str, str] | None = None):
+        super().__init__()
+        self._paths = list(paths or [])
         self._names = names or {p: p.rsplit("/", 1)[-1] for p in self._paths}
 
+    def _sources(self, pcoll):
+        if isinstance(pcoll, beam.pvalue.PBegin):
+            return pcoll | "Paths" >> beam.Create([Source(p, self._names[p]) for p in self._paths])
+        return pcoll
 
-class ReadLines(_FromPaths):
-    """(input_id "name:line", raw bytes) for every line of every matched file, streamed."""
+    def _records(self, sources):
+        raise NotImplementedError
 
-    def expand(self, pbegin):
-        names = self._names
-
-        def lines(path: str):
-            with FileSystems.open(path, compression_type="uncompressed") as f:
-                for number, raw in enumerate(iter_lines(f), start=1):
-                    yield f"{names[path]}:{number}", raw.rstrip(b"\r")
-
-        return pbegin | "Paths" >> beam.Create(self._paths) | "Lines" >> beam.FlatMap(lines)
+    def expand(self, pcoll):
+        records = self._records(self._sources(pcoll))
+        return records | "Spread" >> beam.Reshuffle() if _is_remote_run(pcoll.pipeline) else records
 
 
-class ReadFiles(_FromPaths):
-    """(input_id, whole-file bytes) for every matched file: one element per book/page/game."""
-
-    def expand(self, pbegin):
-        names = self._names
-        return (
-            pbegin
-            | "Paths" >> beam.Create(self._paths)
-            | "Read" >> beam.Map(lambda p: (names[p], read_bytes(p)))
-        )
+def _lines(source: Source):
+    with FileSystems.open(source.path, compression_type="uncompressed") as f:
+        for number, raw in enumerate(iter_lines(f), start=1):
+            yield f"{source.name}:{number}", raw.rstrip(b"\r")
 
 
-class ReadParquetRows(_FromPaths):
-    """(input_id "name:row", row dict) for every row of every matched parquet file, streamed.
+class ReadLines(_Reader):
+    """(input_id "name:line", raw bytes) for every line of every file, streamed."""
+
+    def _records(self, sources):
+        return sources | "Lines" >> beam.FlatMap(_lines)
+
+
+class ReadFiles(_Reader):
+    """(input_id, whole-file bytes) for every file: one element per book/page/game."""
+
+    def _records(self, sources):
+        return sources | "Read" >> beam.Map(lambda s: (s.name, read_bytes(s.path)))
+
+
+class ReadParquetRows(_Reader):
+    """(input_id "name:row", row dict) for every row of every parquet file, streamed.
 
     A file that cannot be read yields one row {READ_ERROR: message} for the parser to reject.
     """
 
-    def __init__(self, paths: Sequence[str], names: dict[str, str] | None = None,
+    def __init__(self, paths: Sequence[str] | None = None, names: dict[str, str] | None = None,
                  columns: Sequence[str] | None = None):
         super().__init__(paths, names)
         self._columns = list(columns) if columns else None
 
-    def expand(self, pbegin):
-        names, columns = self._names, self._columns
+    def _records(self, sources):
+        columns = self._columns
 
-        def rows(path: str):
+        def rows(source: Source):
             number = 0
             try:
-                with FileSystems.open(path, compression_type="uncompressed") as f:
+                with FileSystems.open(source.path, compression_type="uncompressed") as f:
                     for batch in pq.ParquetFile(f).iter_batches(batch_size=1024, columns=columns):
                         for row in batch.to_pylist():
-                            yield f"{names[path]}:{number}", row
+                            yield f"{source.name}:{number}", row
                             number += 1
             except Exception as exc:  # a corrupt file becomes one record the parser rejects
-                yield f"{names[path]}:{number}", {READ_ERROR: f"{type(exc).__name__}: {exc}"}
+                yield f"{source.name}:{number}", {READ_ERROR: f"{type(exc).__name__}: {exc}"}
 
-        return pbegin | "Paths" >> beam.Create(self._paths) | "Rows" >> beam.FlatMap(rows)
+        return sources | "Rows" >> beam.FlatMap(rows)
 
 
 def _shard_of(key: Any, shards: int) -> int:

@@ -118,3 +118,34 @@ def test_shards_flag_fixes_the_count():
     finally:
         parse_job_args(argparse.ArgumentParser(), [])
     assert files.SHARDING["shards"] is None
+
+
+def test_match_inputs_reads_lines_files_and_parquet_from_sources(tmp_path):
+    from apache_beam.testing.util import assert_that, equal_to
+
+    from pipelines.engine import MatchInputs, ReadFiles, ReadLines, ReadParquetRows
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.jsonl").write_bytes(b'{"x": 1}\r\n{"x": 2}\n')
+    (tmp_path / "in" / "b.jsonl").write_bytes(b"last line without newline")
+    pq.write_table(pa.table({"id": ["p", "q"], "n": [1, 2]}), tmp_path / "in" / "t.parquet")
+    p = make_pipeline(PipelineOptions([]))
+    lines = p | "ML" >> MatchInputs(str(tmp_path / "in" / "*.jsonl")) | "RL" >> ReadLines()
+    files = p | "MF" >> MatchInputs(str(tmp_path / "in"), (".jsonl",)) | "RF" >> ReadFiles()
+    rows = p | "MP" >> MatchInputs(str(tmp_path / "in"), (".parquet", ".jsonl")) | "RP" >> ReadParquetRows(columns=["id"])
+    assert_that(lines, equal_to([("a.jsonl:1", b'{"x": 1}'), ("a.jsonl:2", b'{"x": 2}'),
+                                 ("b.jsonl:1", b"last line without newline")]), label="lines")
+    assert_that(files | beam.Map(lambda e: (e[0], len(e[1]))), equal_to([("a.jsonl", 19), ("b.jsonl", 25)]),
+                label="files")
+    assert_that(rows, equal_to([("t.parquet:0", {"id": "p"}), ("t.parquet:1", {"id": "q"})]), label="rows")
+    run_pipeline(p)
+
+
+def test_a_local_pattern_that_matches_nothing_fails_while_building(tmp_path):
+    import pytest
+
+    from pipelines.engine import MatchInputs
+
+    p = make_pipeline(PipelineOptions([]))
+    with pytest.raises(FileNotFoundError, match="no input files match"):
+        p | MatchInputs(str(tmp_path / "*.jsonl"))
