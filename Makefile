@@ -13,7 +13,7 @@ help: ## list the targets and what each does
 
 setup: ## create .venv and install storybench with its test and Dataflow extras
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet --upgrade pip 'setuptools>=77' wheel
 	$(PY) -m pip install --quiet -e '.[test,gcp]'
 
 test: ## run the test suite on 2 processes
