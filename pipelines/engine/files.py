@@ -95,7 +95,9 @@ def write_text(path: str, text: str) -> None:
 
 
 def delete_matching(pattern: str) -> None:
-    """Delete stale outputs (construction time), so a re-run never mixes old shards."""
+    """Delete stale local outputs (construction time), so a re-run never mixes old shards."""
+    if not is_local_path(pattern):
+        return
     try:
         paths = [m.path for m in FileSystems.match([pattern])[0].metadata_list]
     except Exception:
