@@ -119,9 +119,9 @@ class ScoreTasks(beam.PTransform):
         self._report, self._config, self._seed, self._langs = report, config, seed, tuple(langs)
 
     def expand(self, tasks):
-        return tasks | self._report.stage(
-            "levels", functools.partial(score_task, config=self._config, seed=self._seed),
-            input_id=lambda task: task.task, setup=functools.partial(preload_langs, self._config, self._langs))
+        score = functools.partial(score_task, config=self._config, seed=self._seed)
+        setup = functools.partial(preload_langs, self._config, self._langs)
+        return tasks | self._report.stage("levels", score, input_id=lambda task: task.task, setup=setup)
 
 
 def write_task_files(levels: TaskLevels, output: str) -> TaskSummary:
@@ -164,24 +164,30 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
         parser.error(f"--input {args.input}: not a folder")
 
 
+def build_graph(p: beam.Pipeline, report: JobReport, args: argparse.Namespace, config: GlgeConfig,
+                specs: Sequence[TaskSpec]) -> None:
+    """specs -> load -> levels -> level files, the `levels` table and stats.json's `glge` summaries."""
+    levels = (p | "Tasks" >> beam.Create(specs) | "Load" >> LoadTasks(report)
+              | "Levels" >> ScoreTasks(report, config, args.seed, task_langs(specs)))
+    summaries = levels | "WriteFiles" >> WriteTaskFiles(args.output)
+    report.extra("glge", summaries | "Summaries" >> SummariseTasks())
+    rows = levels | "LevelRows" >> LevelRows()
+    report.tally(rows | WriteTable(join(args.output, "levels"), LEVELS_SCHEMA,
+                                   lambda r: (r["task"], r["level"], r["line_index"]),
+                                   name="levels", shards=args.shards))
+
+
 def run(argv: Sequence[str] | None = None) -> None:
     parser = build_parser()
     args, options = parse_job_args(parser, argv)
     check_args(parser, args)
-    config, specs, output = glge_config(args), task_specs(args), args.output
-    delete_stale_task_outputs(output, specs)
-    report = JobReport(output, "glge", config={**dataclasses.asdict(config), "tasks": [s.task for s in specs]},
-                       seed=args.seed, inputs=[x for x in (args.input, args.lot) if x], options=options,
-                       card=glge_card)
+    config, specs = glge_config(args), task_specs(args)
+    delete_stale_task_outputs(args.output, specs)
+    stats_config = {**dataclasses.asdict(config), "tasks": [s.task for s in specs]}
+    report = JobReport(args.output, "glge", config=stats_config, seed=args.seed,
+                       inputs=[x for x in (args.input, args.lot) if x], options=options, card=glge_card)
     p = make_pipeline(options)
-    levels = (p | "Tasks" >> beam.Create(specs) | "Load" >> LoadTasks(report)
-              | "Levels" >> ScoreTasks(report, config, args.seed, task_langs(specs)))
-    summaries = levels | "WriteFiles" >> WriteTaskFiles(output)
-    report.extra("glge", summaries | "Summaries" >> SummariseTasks())
-    rows = levels | "LevelRows" >> LevelRows()
-    report.tally(rows | WriteTable(join(output, "levels"), LEVELS_SCHEMA,
-                                   lambda r: (r["task"], r["level"], r["line_index"]),
-                                   name="levels", shards=args.shards))
+    build_graph(p, report, args, config, specs)
     report.finish(p)
     run_pipeline(p)
 

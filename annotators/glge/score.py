@@ -26,8 +26,9 @@ TOKENIZERS = tuple(TOKENIZER_SPECS)
 STOP_WORD_LISTS = ("spacy_en", "spacy_zh", "none")
 
 
-def _flag(default, text: str, choices: tuple = ()):
-    return dataclasses.field(default=default, metadata={"help": text, **({"choices": choices} if choices else {})})
+def _flag(default: str, text: str, choices: tuple[str, ...]):
+    """A config field with the help text and choices its generated job flag shows."""
+    return dataclasses.field(default=default, metadata={"help": text, "choices": choices})
 
 
 @dataclasses.dataclass(frozen=True)
