@@ -33,13 +33,14 @@ def line_text(line: bytes) -> str:
 
 
 def _first_non_utf8(name: str, lines: list[bytes]) -> Drop | None:
+    """The first line that is not UTF-8, as a Drop naming file, line, column and byte."""
     for number, line in enumerate(lines, start=1):
         try:
             line.decode("utf-8")
         except UnicodeDecodeError as exc:
             byte = line[exc.start:exc.start + 1].hex()
             return Drop("not_utf8", f"{name} line {number}: byte 0x{byte} at column "
-                                       f"{exc.start + 1} is not UTF-8 ({exc.reason})")
+                                    f"{exc.start + 1} is not UTF-8 ({exc.reason})")
     return None
 
 

@@ -26,9 +26,9 @@ class GlgeConfig:
     """
 
     medium_fraction: float = dataclasses.field(default=0.5, metadata={
-        "help": 'share of train kept, at random, for medium (GLGE 2.4: "randomly reduce ... to 50%")'})
+        "help": 'share of train kept, at random, for medium (GLGE 2.4 low-resource: half)'})
     hard_fraction: float = dataclasses.field(default=0.25, metadata={
-        "help": 'share of train with the lowest score kept for hard (GLGE 2.4: "top 25%")'})
+        "help": 'share of train with the lowest score kept for hard (GLGE 2.4 low-frequency: a quarter)'})
     medium_plus_fraction: float = dataclasses.field(default=0.5, metadata={
         "help": "share of train with the lowest score kept for medium+ (released data, PEERS.md 3.2)"})
     en: TokenConfig = TokenConfig()      # GLGE tasks: whitespace tokens, spaCy English stop words

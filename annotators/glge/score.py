@@ -16,7 +16,6 @@ from fractions import Fraction
 from typing import Iterable, Sequence
 
 from annotators.core.ids import stable_int
-
 from annotators.text.tokenizers import get_tokenizer
 
 # The job's tokenizer names -> the shared tokenizers (`annotators.text.tokenizers`):
@@ -41,7 +40,8 @@ class TokenConfig:
 
     tokenizer: str = _flag("whitespace", "how GLGE-task targets are split into tokens", TOKENIZERS)
     stop_words: str = _flag("spacy_en", "stop words removed from GLGE-task targets", STOP_WORD_LISTS)
-    lowercase: bool = True
+    lowercase: bool = dataclasses.field(default=True, metadata={
+        "help": "lower-case targets before tokenising (no job flag: GLGE data is uncased)"})
 
 
 @dataclasses.dataclass(frozen=True)
