@@ -12,40 +12,44 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import os
-from typing import Sequence
+from typing import Callable, Sequence
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
-from annotators.glge.card import glge_section
-from annotators.glge.layout import glge_task, lot_task, read_parquet_rows
-from annotators.glge.levels import GlgeConfig, build_levels, level_files, level_rows
-from annotators.glge.score import STOP_WORD_LISTS, TOKENIZERS, TokenConfig, preload
-from annotators.core.outcome import Drop
-from pipelines.engine import (JobReport, Stage, WriteTable, default_card, delete_matching,
-                              expand_input, is_local_path, join, make_pipeline, parse_job_args,
-                              read_bytes, run_pipeline, write_bytes)
-from schemas.glge import FILES, LEVELS, LEVELS_SCHEMA
-
-LOT_KINDS = ("plotcom", "outgen")
+from annotators.glge.card import glge_card
+from annotators.glge.levels import GlgeConfig, level_files, level_rows
+from annotators.glge.score import LotTokenConfig, TokenConfig
+from annotators.glge.steps import (LOT_KINDS, load_task, preload_langs, score_task, summaries_by_task,
+                                   task_langs)
+from pipelines.engine import (JobReport, WriteTable, add_config_flags, config_from_args, delete_matching,
+                              expand_input, is_local_path, join, make_pipeline, parse_job_args, read_bytes,
+                              run_pipeline, write_bytes)
+from schemas.glge import LEVELS, LEVELS_SCHEMA, TaskLevels, TaskSpec, TaskSummary
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The job's flags; tokenizer flags come from `TokenConfig` (GLGE) and `LotTokenConfig` (LOT)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--input", help="folder in the GLGE layout DIR/{task}_data/org_data/")
     ap.add_argument("--lot", help="LOT output folder holding plotcom/ and outgen/ tables")
     ap.add_argument("--output", required=True)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--tasks", nargs="+", help="only these tasks (default: all found)")
-    ap.add_argument("--tokenizer", choices=TOKENIZERS, default="whitespace")
-    ap.add_argument("--stop_words", choices=STOP_WORD_LISTS, default="spacy_en")
-    ap.add_argument("--lot_tokenizer", choices=TOKENIZERS, default="jieba")
-    ap.add_argument("--lot_stop_words", choices=STOP_WORD_LISTS, default="spacy_zh")
+    add_config_flags(ap, TokenConfig, exclude=("lowercase",))
+    add_config_flags(ap, LotTokenConfig, prefix="lot_", exclude=("lowercase",))
     ap.add_argument("--shards", type=int, default=1, help="parquet files of the levels table")
     return ap
 
 
+def glge_config(args: argparse.Namespace) -> GlgeConfig:
+    return GlgeConfig(en=config_from_args(args, TokenConfig),
+                      zh=config_from_args(args, LotTokenConfig, prefix="lot_"))
+
+
+# ----------------------------------------------------------------------------- finding tasks
 def discover_glge(root: str) -> list[str]:
     """Task names: every `{task}_data` folder (locally) or any file under its org_data."""
     if is_local_path(root):
@@ -55,91 +59,135 @@ def discover_glge(root: str) -> list[str]:
     return sorted({m.path[len(root.rstrip("/")) + 1:].split("/", 1)[0][:-len("_data")] for m in found})
 
 
-def task_specs(args) -> list[tuple]:
-    """(task, kind, location, parquet paths) for every task to build, sorted by name."""
+def _lot_parquet_paths(folder: str) -> tuple[str, ...]:
+    try:
+        return tuple(expand_input(folder, [".parquet"]))
+    except FileNotFoundError:
+        return ()
+
+
+def task_specs(args: argparse.Namespace) -> list[TaskSpec]:
+    """Every task to build, sorted by name; `--tasks` names not found still get a spec (rejected)."""
     specs = {}
     if args.input:
         for task in discover_glge(args.input):
-            specs[task] = (task, "glge", args.input, ())
+            specs[task] = TaskSpec(task, "glge", args.input)
     if args.lot:
         for kind in LOT_KINDS:
-            try:
-                paths = tuple(expand_input(join(args.lot, kind), [".parquet"]))
-            except FileNotFoundError:
-                paths = ()
-            specs[f"lot_{kind}"] = (f"lot_{kind}", kind, join(args.lot, kind), paths)
+            folder = join(args.lot, kind)
+            specs[f"lot_{kind}"] = TaskSpec(f"lot_{kind}", kind, folder, _lot_parquet_paths(folder))
     if args.tasks:
-        specs = {t: specs.get(t, (t, "glge", args.input or "", ())) for t in args.tasks}
+        specs = {t: specs.get(t, TaskSpec(t, "glge", args.input or "")) for t in args.tasks}
     return [specs[t] for t in sorted(specs)]
 
 
-def _read_optional(path: str) -> bytes | None:
+def read_if_exists(location: str, *parts: str) -> bytes | None:
+    """The bytes of `location/parts...` (local or `gs://`), or None when there is no such file."""
+    path = join(location, *parts) if parts else location
     return read_bytes(path) if FileSystems.exists(path) else None
 
 
-def load_task(spec: tuple):
-    """Read one task's files and check them; a Drop names the broken file and line."""
-    task, kind, location, paths = spec
-    if kind == "glge":
-        prefix = location.rstrip("/") + "/" if location else ""
-        files = {key: _read_optional(join(location, f"{task}_data", "org_data", key)) if location
-                 else None for key in FILES}
-        result = glge_task(task, files, prefix=prefix)
-    else:
-        if not paths:
-            return Drop("missing_split", f"{location}: no parquet files for LOT {kind}")
-        tables = []
-        for path in paths:
-            rows = read_parquet_rows(path, read_bytes(path))
-            if isinstance(rows, Drop):
-                return rows
-            tables.append((path, rows))
-        result = lot_task(task, kind, tables)
-    return result if isinstance(result, Drop) else [result]
+def delete_stale_task_outputs(output: str, specs: Sequence[TaskSpec]) -> None:
+    """Delete every level's files of the tasks about to be built, at graph-construction time.
+
+    A re-run must never leave stale files of a task that now fails (its task is rejected whole
+    and writes nothing). This is the job's only side effect before the pipeline runs.
+    """
+    for spec in specs:
+        for level in LEVELS:
+            delete_matching(join(output, level, f"{spec.task}_data", "org_data", "*"))
 
 
-def write_task_files(levels, output: str) -> tuple[str, dict]:
-    """Write every level's six files of one task; returns (task, per-level summary)."""
-    for level, key, data in level_files(levels):
-        write_bytes(join(output, level, f"{levels.task}_data", "org_data", key), data)
-    return levels.task, levels.summary
+# ----------------------------------------------------------------------------- transforms
+class LoadTasks(beam.PTransform):
+    """TaskSpec -> checked GlgeTask (stage `load`); a broken task goes whole to rejects."""
+
+    def __init__(self, report, read: Callable[..., bytes | None] = read_if_exists):
+        super().__init__()
+        self._report, self._read = report, read
+
+    def expand(self, specs):
+        return specs | self._report.stage("load", functools.partial(load_task, read=self._read),
+                                          input_id=lambda spec: spec.task)
 
 
-def glge_card(stats: dict) -> str:
-    return default_card(stats) + glge_section(stats)
+class ScoreTasks(beam.PTransform):
+    """GlgeTask -> TaskLevels (stage `levels`): scores and the four levels' selections."""
+
+    def __init__(self, report, config: GlgeConfig, seed: int, langs: Sequence[str]):
+        super().__init__()
+        self._report, self._config, self._seed, self._langs = report, config, seed, tuple(langs)
+
+    def expand(self, tasks):
+        score = functools.partial(score_task, config=self._config, seed=self._seed)
+        setup = functools.partial(preload_langs, self._config, self._langs)
+        return tasks | self._report.stage("levels", score, input_id=lambda task: task.task, setup=setup)
+
+
+def write_task_files(levels: TaskLevels, output: str) -> TaskSummary:
+    """Write every level's six files of one task; returns its per-level summary."""
+    for file in level_files(levels):
+        write_bytes(join(output, file.level, f"{levels.task}_data", "org_data", file.key), file.data)
+    return TaskSummary(levels.task, levels.summary)
+
+
+class WriteTaskFiles(beam.PTransform):
+    """TaskLevels -> the GLGE layout under `output/{level}/`; yields one TaskSummary per task."""
+
+    def __init__(self, output: str):
+        super().__init__()
+        self._output = output
+
+    def expand(self, levels):
+        return levels | "Write" >> beam.Map(write_task_files, self._output)
+
+
+class SummariseTasks(beam.PTransform):
+    """TaskSummary -> one dict task -> summary, sorted by task (stats.json `glge`)."""
+
+    def expand(self, summaries):
+        return summaries | "ToList" >> beam.combiners.ToList() | "ByTask" >> beam.Map(summaries_by_task)
+
+
+class LevelRows(beam.PTransform):
+    """TaskLevels -> one LEVELS_SCHEMA row per training line per level."""
+
+    def expand(self, levels):
+        return levels | "Rows" >> beam.FlatMap(level_rows)
+
+
+# ----------------------------------------------------------------------------- the job
+def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if not args.input and not args.lot:
+        parser.error("give --input (GLGE layout) and/or --lot (LOT tables)")
+    if args.input and is_local_path(args.input) and not os.path.isdir(args.input):
+        parser.error(f"--input {args.input}: not a folder")
+
+
+def build_graph(p: beam.Pipeline, report: JobReport, args: argparse.Namespace, config: GlgeConfig,
+                specs: Sequence[TaskSpec]) -> None:
+    """specs -> load -> levels -> level files, the `levels` table and stats.json's `glge` summaries."""
+    levels = (p | "Tasks" >> beam.Create(specs) | "Load" >> LoadTasks(report)
+              | "Levels" >> ScoreTasks(report, config, args.seed, task_langs(specs)))
+    summaries = levels | "WriteFiles" >> WriteTaskFiles(args.output)
+    report.extra("glge", summaries | "Summaries" >> SummariseTasks())
+    rows = levels | "LevelRows" >> LevelRows()
+    report.tally(rows | WriteTable(join(args.output, "levels"), LEVELS_SCHEMA,
+                                   lambda r: (r["task"], r["level"], r["line_index"]),
+                                   name="levels", shards=args.shards))
 
 
 def run(argv: Sequence[str] | None = None) -> None:
     parser = build_parser()
     args, options = parse_job_args(parser, argv)
-    if not args.input and not args.lot:
-        parser.error("give --input (GLGE layout) and/or --lot (LOT tables)")
-    if args.input and is_local_path(args.input) and not os.path.isdir(args.input):
-        parser.error(f"--input {args.input}: not a folder")
-    config = GlgeConfig(en=TokenConfig(args.tokenizer, args.stop_words),
-                        zh=TokenConfig(args.lot_tokenizer, args.lot_stop_words))
-    specs = task_specs(args)
-    for task, *_ in specs:  # a re-run never leaves stale files of a task that now fails
-        for level in LEVELS:
-            delete_matching(join(args.output, level, f"{task}_data", "org_data", "*"))
-    seed, output = args.seed, args.output
-    report = JobReport(output, "glge", config={**dataclasses.asdict(config), "tasks": [s[0] for s in specs]},
-                       seed=seed, inputs=[x for x in (args.input, args.lot) if x], options=options,
-                       card=glge_card)
+    check_args(parser, args)
+    config, specs = glge_config(args), task_specs(args)
+    delete_stale_task_outputs(args.output, specs)
+    stats_config = {**dataclasses.asdict(config), "tasks": [s.task for s in specs]}
+    report = JobReport(args.output, "glge", config=stats_config, seed=args.seed,
+                       inputs=[x for x in (args.input, args.lot) if x], options=options, card=glge_card)
     p = make_pipeline(options)
-    tasks = p | "Tasks" >> beam.Create(specs)
-    loaded = report.add("load", tasks | "Load" >> Stage("load", load_task, input_id=lambda s: s[0]))
-    langs = sorted({"zh" if kind in LOT_KINDS else "en" for _, kind, *_ in specs})
-    levels = report.add("levels", loaded | "Levels" >> Stage(
-        "levels", lambda t: [build_levels(t, config, seed)], input_id=lambda t: t.task,
-        setup=lambda: [preload(config.tokens_for(lang)) for lang in langs]))
-    summaries = levels | "WriteFiles" >> beam.Map(write_task_files, output)
-    report.extra("glge", summaries | "Summaries" >> beam.combiners.ToList()
-                 | "SummaryDict" >> beam.Map(lambda pairs: dict(sorted(pairs))))
-    rows = levels | "Rows" >> beam.FlatMap(level_rows)
-    report.tally(rows | WriteTable(join(output, "levels"), LEVELS_SCHEMA,
-                                   lambda r: (r["task"], r["level"], r["line_index"]),
-                                   name="levels", shards=args.shards))
+    build_graph(p, report, args, config, specs)
     report.finish(p)
     run_pipeline(p)
 

@@ -4,11 +4,13 @@ A task in the GLGE layout is six aligned line files, `{train,dev,test}.{src,tgt}
 `GlgeTask` carries their raw bytes (so dev, test and Easy are copied byte for byte);
 `TaskLevels` carries the per-line scores and the line indices chosen for every level;
 `LEVELS_SCHEMA` is the parquet table of all levels (one row per training line per level).
+Records that travel between Beam steps are frozen dataclasses (pickled, never schema-coded);
+NamedTuples are only used inside one step.
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 
@@ -76,3 +78,56 @@ class TaskLevels:
     ranks: tuple[int | None, ...]
     selected: dict[str, tuple[int, ...]]
     summary: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskSpec:
+    """One task to build, found at graph-construction time (the `load` stage's input).
+
+    `kind` is "glge" (six files under `location/{task}_data/org_data/`) or a LOT table kind
+    ("plotcom", "outgen") whose parquet files are `parquet_paths` under `location`.
+    """
+
+    task: str
+    kind: str
+    location: str
+    parquet_paths: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskSummary:
+    """What writing one task's level files reports: its per-level summary for stats.json."""
+
+    task: str
+    summary: dict[str, Any]
+
+
+class LotTable(NamedTuple):
+    """The rows of one LOT parquet file, with its path (for error messages and order)."""
+
+    path: str
+    rows: list[dict[str, Any]]
+
+
+class LotRow(NamedTuple):
+    """A checked LOT row; examples are ordered by (example_id, table, row_number)."""
+
+    example_id: str
+    table: str
+    row_number: int
+    row: dict[str, Any]
+
+
+class SrcTgt(NamedTuple):
+    """One example as the two lines of a GLGE task (source and target)."""
+
+    src: str
+    tgt: str
+
+
+class LevelFile(NamedTuple):
+    """One output file: `{level}/{task}_data/org_data/{key}` holding `data`."""
+
+    level: str
+    key: str
+    data: bytes

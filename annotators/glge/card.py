@@ -1,9 +1,13 @@
-"""The GLGE part of CARD.md: the exact score, every choice the paper left open, and per
-task and level the training size and test/train target overlap (GLGE paper section 2.4)."""
+"""The glge job's CARD.md: the default card, the exact score, every choice the paper left
+open, per task and level the training size and test/train target overlap (GLGE paper
+section 2.4), and the reject reasons the job can give."""
 from __future__ import annotations
 
 from typing import Any
 
+from annotators.core.card import default_card
+from annotators.core.reasons import reasons_markdown
+from annotators.glge.reasons import JOB_REASONS
 from schemas.glge import LEVELS
 
 DEFINITION = """\
@@ -66,3 +70,8 @@ def glge_section(stats: dict[str, Any]) -> str:
     for task, summary in tasks.items():
         lines += task_table(task, summary)
     return "\n".join(lines)
+
+
+def glge_card(stats: dict[str, Any]) -> str:
+    """The whole CARD.md of a glge run (the job passes this to its JobReport)."""
+    return default_card(stats) + glge_section(stats) + "\n" + reasons_markdown(JOB_REASONS)

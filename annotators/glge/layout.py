@@ -4,8 +4,8 @@
 A line is the bytes up to each b"\\n"; a final line without a newline still counts, and a
 trailing newline does not add an empty line. A broken task (missing split, empty file,
 bytes that are not UTF-8, src/tgt line counts that differ) is a `Drop` naming file and
-line, so the job writes nothing for it. LOT's PlotCom and OutGen tables become tasks too
-(`lot_task`), serialised as stated in `serialise_lot_row`.
+line (codes in `annotators.glge.reasons`), so the job writes nothing for it. LOT's PlotCom
+and OutGen tables become tasks too (`lot_task`), serialised as stated in `serialise_lot_row`.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import io
 from typing import Any, Iterable
 
 from annotators.core.outcome import Drop
-from schemas.glge import FILES, SIDES, SPLITS, GlgeTask
+from schemas.glge import FILES, SIDES, SPLITS, GlgeTask, LotRow, LotTable, SrcTgt
 
 LOT_SPLITS = {"train": "train", "val": "dev", "test": "test"}
 LOT_FIELDS = {"plotcom": ("story", "plot"), "outgen": ("title", "outline", "story")}
@@ -32,14 +32,15 @@ def line_text(line: bytes) -> str:
     return line.rstrip(b"\r").decode("utf-8").lstrip("\ufeff")
 
 
-def _first_undecodable(name: str, lines: list[bytes]) -> Drop | None:
+def _first_non_utf8(name: str, lines: list[bytes]) -> Drop | None:
+    """The first line that is not UTF-8, as a Drop naming file, line, column and byte."""
     for number, line in enumerate(lines, start=1):
         try:
             line.decode("utf-8")
         except UnicodeDecodeError as exc:
             byte = line[exc.start:exc.start + 1].hex()
-            return Drop("undecodable", f"{name} line {number}: byte 0x{byte} at column "
-                                       f"{exc.start + 1} is not UTF-8 ({exc.reason})")
+            return Drop("not_utf8", f"{name} line {number}: byte 0x{byte} at column "
+                                    f"{exc.start + 1} is not UTF-8 ({exc.reason})")
     return None
 
 
@@ -53,7 +54,7 @@ def check_task(task: GlgeTask) -> GlgeTask | Drop:
             return Drop("empty_file", f"{task.names[key]} line 1: file is empty")
     lines = {key: split_lines(task.files[key]) for key in FILES}
     for key in FILES:
-        bad = _first_undecodable(task.names[key], lines[key])
+        bad = _first_non_utf8(task.names[key], lines[key])
         if bad:
             return bad
     for split in SPLITS:
@@ -78,7 +79,7 @@ def _one_line(text: str) -> str:
     return " ".join(text.splitlines()) if ("\n" in text or "\r" in text) else text
 
 
-def serialise_lot_row(kind: str, row: dict[str, Any]) -> tuple[str, str]:
+def serialise_lot_row(kind: str, row: dict[str, Any]) -> SrcTgt:
     """(src, tgt) of a LOT row. PlotCom: story with <MASK> -> plot. OutGen: LongLM's
     `title#phrase1#...#phraseK<extra_id_1>` (PEERS.md 1.4) -> story. Line breaks inside a
     field become spaces so each example stays on one line."""
@@ -86,53 +87,78 @@ def serialise_lot_row(kind: str, row: dict[str, Any]) -> tuple[str, str]:
         src, tgt = row["story"], row["plot"]
     else:
         src, tgt = "#".join([row["title"], *row["outline"]]) + "<extra_id_1>", row["story"]
-    return _one_line(src), _one_line(tgt)
+    return SrcTgt(_one_line(src), _one_line(tgt))
 
 
-def _row_problem(kind: str, row: dict[str, Any]) -> str | None:
-    if row.get("split") not in LOT_SPLITS:
-        return f"split {row.get('split')!r} is not one of {sorted(LOT_SPLITS)}"
-    if not isinstance(row.get("example_id"), str):
-        return "example_id is missing or not a string"
+def _field_drop(field: str, value: Any, ok: bool, text: str) -> Drop | None:
+    """missing_field when absent (None), bad_field_type when present with the wrong type."""
+    if ok:
+        return None
+    return Drop("missing_field" if value is None else "bad_field_type", text)
+
+
+def _row_drop(kind: str, row: dict[str, Any]) -> Drop | None:
+    """Why a LOT row cannot be serialised (the detail lacks the file and row), or None."""
+    split = row.get("split")
+    if split not in LOT_SPLITS:
+        return Drop("missing_field" if split is None else "unknown_split",
+                    f"split {split!r} is not one of {sorted(LOT_SPLITS)}")
+    drop = _field_drop("example_id", row.get("example_id"), isinstance(row.get("example_id"), str),
+                       "example_id is missing or not a string")
     for field in LOT_FIELDS[kind]:
         value = row.get(field)
         ok = (isinstance(value, list) and all(isinstance(v, str) for v in value)
               if field == "outline" else isinstance(value, str))
-        if not ok:
-            return f"field {field!r} is missing or has the wrong type"
-    return None
+        drop = drop or _field_drop(field, value, ok, f"field {field!r} is missing or has the wrong type")
+    return drop
 
 
-def read_parquet_rows(name: str, data: bytes) -> list[dict[str, Any]] | Drop:
-    """Rows of one parquet file, or a Drop naming the file when it cannot be read."""
+def parse_parquet_rows(name: str, data: bytes) -> list[dict[str, Any]] | Drop:
+    """Rows of one parquet file's bytes (read by the job), or a Drop naming the file.
+
+    A LOT task is one element (scoring needs all its rows), so the job reads each file's bytes
+    whole rather than streaming rows with `pipelines.engine.ReadParquetRows`.
+    """
     import pyarrow.parquet as pq
 
     try:
         return pq.read_table(io.BytesIO(data)).to_pylist()
     except Exception as exc:  # truncated or non-parquet bytes
-        return Drop("unreadable_table", f"{name}: not a readable parquet file ({exc})"[:1000])
+        return Drop("unreadable_file", f"{name}: not a readable parquet file ({exc})"[:1000])
 
 
-def lot_task(task: str, kind: str, tables: Iterable[tuple[str, list[dict]]]) -> GlgeTask | Drop:
+def _lot_examples(kind: str, tables: Iterable[LotTable]) -> dict[str, list[LotRow]] | Drop:
+    """Checked rows per GLGE split (val -> dev); the first bad row is a Drop naming file and row."""
+    by_split: dict[str, list[LotRow]] = {s: [] for s in SPLITS}
+    for table in sorted(tables, key=lambda t: t.path):
+        for number, row in enumerate(table.rows, start=1):
+            drop = _row_drop(kind, row)
+            if drop:
+                return Drop(drop.reason, f"{table.path} row {number}: {drop.detail}")
+            by_split[LOT_SPLITS[row["split"]]].append(LotRow(row["example_id"], table.path, number, row))
+    return by_split
+
+
+def _lines_file(lines: Iterable[str]) -> bytes:
+    return "".join(line + "\n" for line in lines).encode("utf-8")
+
+
+def lot_task(task: str, kind: str, tables: Iterable[LotTable]) -> GlgeTask | Drop:
     """A LOT PlotCom/OutGen table as a GLGE task: val -> dev, rows in example_id order."""
-    by_split: dict[str, list] = {s: [] for s in SPLITS}
-    folder = None
-    for name, rows in sorted(tables, key=lambda t: t[0]):
-        folder = folder or name.rsplit("/", 1)[0]
-        for number, row in enumerate(rows, start=1):
-            problem = _row_problem(kind, row)
-            if problem:
-                return Drop("bad_row", f"{name} row {number}: {problem}")
-            by_split[LOT_SPLITS[row["split"]]].append((row["example_id"], name, number, row))
-    folder = folder or kind
+    tables = list(tables)
+    folder = min((t.path for t in tables), default=None)
+    folder = folder.rsplit("/", 1)[0] if folder else kind
+    by_split = _lot_examples(kind, tables)
+    if isinstance(by_split, Drop):
+        return by_split
     for lot_split, split in LOT_SPLITS.items():
         if not by_split[split]:
             return Drop("missing_split", f"{folder}/*.parquet: no rows with split {lot_split!r}")
-    files: dict[str, bytes | None] = {}
-    names = {key: f"{folder}/*.parquet [{key}]" for key in FILES}
+    files: dict[str, bytes] = {}
     for split in SPLITS:
-        pairs = [serialise_lot_row(kind, r) for *_, r in sorted(by_split[split], key=lambda e: e[:3])]
-        for side, index in (("src", 0), ("tgt", 1)):
-            text = "".join(p[index] + "\n" for p in pairs)
-            files[f"{split}.{side}"] = text.encode("utf-8")
+        ordered = sorted(by_split[split], key=lambda r: (r.example_id, r.table, r.row_number))
+        pairs = [serialise_lot_row(kind, r.row) for r in ordered]
+        files[f"{split}.src"] = _lines_file(p.src for p in pairs)
+        files[f"{split}.tgt"] = _lines_file(p.tgt for p in pairs)
+    names = {key: f"{folder}/*.parquet [{key}]" for key in FILES}
     return check_task(GlgeTask(task, "zh", files, names, origin="lot"))

@@ -11,21 +11,28 @@ import dataclasses
 from typing import Any, Iterator
 
 from annotators.glge.layout import line_text, split_lines
-from annotators.glge.score import (TokenConfig, low_frequency_order, lowest, medium_indices,
-                                   overlap, score_parts, term_frequencies, tokens)
+from annotators.glge.score import (LotTokenConfig, TokenConfig, low_frequency_order, lowest,
+                                   medium_indices, overlap, score_parts, term_frequencies, tokens)
 from annotators.core.ids import stable_id
-from schemas.glge import FILES, LEVELS, GlgeTask, LevelRow, TaskLevels
+from schemas.glge import FILES, LEVELS, GlgeTask, LevelFile, LevelRow, TaskLevels
 
 
 @dataclasses.dataclass(frozen=True)
 class GlgeConfig:
-    """Level sizes and tokenising; defaults are the paper's values (GLGE section 2.4)."""
+    """Level sizes and tokenising; defaults are the paper's values (GLGE section 2.4).
 
-    medium_fraction: float = 0.5         # GLGE 2.4: "randomly reduce ... to 50%"
-    hard_fraction: float = 0.25          # GLGE 2.4: "top 25% ... with minimum word frequency score"
-    medium_plus_fraction: float = 0.5    # released medium+ (PEERS.md 3.2): 50% lowest score
+    The fractions have no flags (the paper fixes them); `en` and `zh` get the job's
+    `--tokenizer/--stop_words` and `--lot_tokenizer/--lot_stop_words` flags.
+    """
+
+    medium_fraction: float = dataclasses.field(default=0.5, metadata={
+        "help": 'share of train kept, at random, for medium (GLGE 2.4 low-resource: half)'})
+    hard_fraction: float = dataclasses.field(default=0.25, metadata={
+        "help": 'share of train with the lowest score kept for hard (GLGE 2.4 low-frequency: a quarter)'})
+    medium_plus_fraction: float = dataclasses.field(default=0.5, metadata={
+        "help": "share of train with the lowest score kept for medium+ (released data, PEERS.md 3.2)"})
     en: TokenConfig = TokenConfig()      # GLGE tasks: whitespace tokens, spaCy English stop words
-    zh: TokenConfig = TokenConfig(tokenizer="jieba", stop_words="spacy_zh")  # LOT tasks
+    zh: TokenConfig = LotTokenConfig()   # LOT tasks: jieba words, spaCy Chinese stop words
 
     def tokens_for(self, lang: str) -> TokenConfig:
         return self.zh if lang == "zh" else self.en
@@ -81,16 +88,16 @@ def gets_harder(levels: dict[str, dict]) -> bool:
     return all(rate(a, k) >= rate(b, k) for a, b in steps for k in ("type_overlap", "token_overlap"))
 
 
-def level_files(levels: TaskLevels) -> Iterator[tuple[str, str, bytes]]:
+def level_files(levels: TaskLevels) -> Iterator[LevelFile]:
     """(level, file key, bytes) for every output file: train subsets, dev/test verbatim."""
     train = {side: split_lines(levels.files[f"train.{side}"]) for side in ("src", "tgt")}
     for level in LEVELS:
         for key in FILES:
             if level == "easy" or not key.startswith("train."):
-                yield level, key, levels.files[key]
+                yield LevelFile(level, key, levels.files[key])
             else:
                 lines = train[key.split(".")[1]]
-                yield level, key, b"".join(lines[i] + b"\n" for i in levels.selected[level])
+                yield LevelFile(level, key, b"".join(lines[i] + b"\n" for i in levels.selected[level]))
 
 
 def level_rows(levels: TaskLevels) -> Iterator[dict[str, Any]]:

@@ -16,18 +16,40 @@ from fractions import Fraction
 from typing import Iterable, Sequence
 
 from annotators.core.ids import stable_int
+from annotators.text.tokenizers import get_tokenizer
 
-TOKENIZERS = ("whitespace", "jieba")
+# The job's tokenizer names -> the shared tokenizers (`annotators.text.tokenizers`):
+# `whitespace_v1` splits like `str.split()`, `jieba` is precise mode with HMM.
+TOKENIZER_SPECS = {"whitespace": "whitespace_v1", "jieba": "jieba"}
+TOKENIZERS = tuple(TOKENIZER_SPECS)
 STOP_WORD_LISTS = ("spacy_en", "spacy_zh", "none")
+
+
+def _flag(default: str, text: str, choices: tuple[str, ...]):
+    """A config field with the help text and choices its generated job flag shows."""
+    return dataclasses.field(default=default, metadata={"help": text, "choices": choices})
 
 
 @dataclasses.dataclass(frozen=True)
 class TokenConfig:
-    """How targets become tokens; the paper names neither tokenizer nor stop words."""
+    """How targets become tokens; the paper names neither tokenizer nor stop words.
 
-    tokenizer: str = "whitespace"   # GLGE data is pre-tokenised (PEERS.md 3.4)
-    stop_words: str = "spacy_en"    # GLGE 2.4 "remove the stop words"; list unpublished
-    lowercase: bool = True          # GLGE data is lower-cased BERT-uncased text (PEERS.md 3.1)
+    Defaults are for GLGE tasks: the data is pre-tokenised (PEERS.md 3.4), lower-cased
+    BERT-uncased text (PEERS.md 3.1); GLGE 2.4 says "remove the stop words" without a list.
+    """
+
+    tokenizer: str = _flag("whitespace", "how GLGE-task targets are split into tokens", TOKENIZERS)
+    stop_words: str = _flag("spacy_en", "stop words removed from GLGE-task targets", STOP_WORD_LISTS)
+    lowercase: bool = dataclasses.field(default=True, metadata={
+        "help": "lower-case targets before tokenising (no job flag: GLGE data is uncased)"})
+
+
+@dataclasses.dataclass(frozen=True)
+class LotTokenConfig(TokenConfig):
+    """`TokenConfig` for LOT tasks (Chinese): jieba words and spaCy's Chinese stop words."""
+
+    tokenizer: str = _flag("jieba", "how LOT-task targets are split into tokens", TOKENIZERS)
+    stop_words: str = _flag("spacy_zh", "stop words removed from LOT-task targets", STOP_WORD_LISTS)
 
 
 _STOP_WORDS: dict[str, frozenset[str]] = {}
@@ -55,6 +77,7 @@ def preload(config: TokenConfig) -> None:
         from annotators.text.zh_tokens import load
 
         load()
+    get_tokenizer(TOKENIZER_SPECS[config.tokenizer])
 
 
 def _has_letter_or_digit(token: str) -> bool:
@@ -66,12 +89,7 @@ def tokens(text: str, config: TokenConfig = TokenConfig()) -> list[str]:
     if config.tokenizer not in TOKENIZERS:
         raise ValueError(f"unknown tokenizer {config.tokenizer!r}; choose from {TOKENIZERS}")
     text = text.lower() if config.lowercase else text
-    if config.tokenizer == "jieba":
-        from annotators.text.zh_tokens import words
-
-        raw = words(text)
-    else:
-        raw = text.split()
+    raw = get_tokenizer(TOKENIZER_SPECS[config.tokenizer]).tokens(text)
     stop = stop_word_set(config.stop_words)
     return [t for t in raw if _has_letter_or_digit(t) and t not in stop]
 

@@ -8,11 +8,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from annotators.glge.layout import (glge_task, lot_task, read_parquet_rows, serialise_lot_row,
+from annotators.glge.layout import (glge_task, lot_task, parse_parquet_rows, serialise_lot_row,
                                     split_lines)
 from annotators.glge.levels import GlgeConfig, build_levels, gets_harder, level_files, level_rows
 from annotators.core.outcome import Drop
-from schemas.glge import FILES, LEVELS_SCHEMA, GlgeTask
+from schemas.glge import FILES, LEVELS_SCHEMA, GlgeTask, LotTable
 
 TINY = pathlib.Path(__file__).parents[1] / "fixtures" / "glge" / "tiny_data" / "org_data"
 
@@ -40,13 +40,13 @@ def test_good_task_passes_unchanged():
 @pytest.mark.parametrize("key, data, reason, detail", [
     ("dev.tgt", None, "missing_split", "in/tiny_data/org_data/dev.tgt: file not found"),
     ("test.src", b"", "empty_file", "in/tiny_data/org_data/test.src line 1: file is empty"),
-    ("train.tgt", b"ok\nfine\nbad \xff here\n", "undecodable",
+    ("train.tgt", b"ok\nfine\nbad \xff here\n", "not_utf8",
      "in/tiny_data/org_data/train.tgt line 3: byte 0xff at column 5 is not UTF-8"),
     ("train.src", b"one\ntwo\n", "line_count_mismatch",
      "in/tiny_data/org_data/train.src has 2 lines but in/tiny_data/org_data/train.tgt has 8; "
      "in/tiny_data/org_data/train.tgt line 3 has no partner"),
     ("dev.tgt", "a\nb\nc\n".encode("gbk"), "line_count_mismatch", "dev.tgt line 3 has no partner"),
-    ("test.tgt", "电影很好看\n".encode("gbk") * 3, "undecodable", "test.tgt line 1: byte 0xb5"),
+    ("test.tgt", "电影很好看\n".encode("gbk") * 3, "not_utf8", "test.tgt line 1: byte 0xb5"),
 ])
 def test_broken_task_is_a_drop_naming_file_and_line(key, data, reason, detail):
     files = tiny_files()
@@ -123,7 +123,7 @@ def test_lot_serialisation():
 
 
 def test_lot_task_maps_val_to_dev_and_orders_by_example_id():
-    task = lot_task("lot_plotcom", "plotcom", [("lot/plotcom/part-0.parquet", lot_rows("plotcom"))])
+    task = lot_task("lot_plotcom", "plotcom", [LotTable("lot/plotcom/part-0.parquet", lot_rows("plotcom"))])
     assert isinstance(task, GlgeTask) and task.lang == "zh" and task.origin == "lot"
     # train rows are ex-9, ex-8, ex-5 (indices 0, 1, 4): sorted -> ex-5, ex-8, ex-9
     assert task.files["train.tgt"].decode() == "他遇到了一只狐狸4。\n他遇到了一只狐狸1。\n他遇到了一只狐狸0。\n"
@@ -135,22 +135,22 @@ def test_lot_task_maps_val_to_dev_and_orders_by_example_id():
 def test_lot_task_problems_name_file_and_row():
     rows = lot_rows("outgen")
     rows[3]["outline"] = "not a list"
-    bad = lot_task("lot_outgen", "outgen", [("lot/outgen/p.parquet", rows)])
-    assert bad == Drop("bad_row", "lot/outgen/p.parquet row 4: field 'outline' is missing or has the wrong type")
+    bad = lot_task("lot_outgen", "outgen", [LotTable("lot/outgen/p.parquet", rows)])
+    assert bad == Drop("bad_field_type", "lot/outgen/p.parquet row 4: field 'outline' is missing or has the wrong type")
     no_test = [r for r in lot_rows("outgen") if r["split"] != "test"]
-    missing = lot_task("lot_outgen", "outgen", [("lot/outgen/p.parquet", no_test)])
+    missing = lot_task("lot_outgen", "outgen", [LotTable("lot/outgen/p.parquet", no_test)])
     assert missing == Drop("missing_split", "lot/outgen/*.parquet: no rows with split 'test'")
     odd = lot_rows("plotcom")
     odd[0]["split"] = "dev"
-    assert lot_task("t", "plotcom", [("x/p.parquet", odd)]).reason == "bad_row"
+    assert lot_task("t", "plotcom", [LotTable("x/p.parquet", odd)]).reason == "unknown_split"
 
 
-def test_read_parquet_rows():
+def test_parse_parquet_rows():
     sink = io.BytesIO()
     pq.write_table(pa.Table.from_pylist(lot_rows("plotcom")), sink)
-    assert read_parquet_rows("p.parquet", sink.getvalue()) == lot_rows("plotcom")
-    bad = read_parquet_rows("lot/plotcom/p.parquet", b"PAR1 truncated")
-    assert bad.reason == "unreadable_table" and bad.detail.startswith("lot/plotcom/p.parquet: ")
+    assert parse_parquet_rows("p.parquet", sink.getvalue()) == lot_rows("plotcom")
+    bad = parse_parquet_rows("lot/plotcom/p.parquet", b"PAR1 truncated")
+    assert bad.reason == "unreadable_file" and bad.detail.startswith("lot/plotcom/p.parquet: ")
 
 
 def test_line_text_drops_a_byte_order_mark_and_carriage_return():

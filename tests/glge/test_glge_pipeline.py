@@ -24,7 +24,7 @@ FIXTURES = pathlib.Path(__file__).parents[1] / "fixtures" / "glge"
 LEVELS = ("easy", "medium", "medium+", "hard")
 KEYS = ("train.src", "train.tgt", "dev.src", "dev.tgt", "test.src", "test.tgt")
 BROKEN = {"mismatch": "line_count_mismatch", "empty": "empty_file",
-          "nodev": "missing_split", "latin": "undecodable"}
+          "nodev": "missing_split", "latin": "not_utf8"}
 
 
 # ----------------------------------------------------------------------------- inputs
