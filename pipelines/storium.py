@@ -31,8 +31,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--games", required=True, help="game JSON files: a glob or a folder")
     ap.add_argument("--output", required=True)
     add_config_flags(ap, PackConfig, exclude=("entry_preferred", "entry_weight", "other_preferred"))
-    ap.add_argument("--ratios", type=parse_ratios, default=SplitConfig.ratios,  # validated, exact
-                    help=dataclasses.fields(SplitConfig)[0].metadata["help"] + " (default: 8,1,1)")
+    ratios = dataclasses.fields(SplitConfig)[0]  # parsed by parse_ratios: validated, exact fractions
+    ap.add_argument("--ratios", type=parse_ratios, default=ratios.default,
+                    help=f"{ratios.metadata['help']} (default: {','.join(map(str, ratios.default))})")
     add_config_flags(ap, ContextConfig)
     ap.add_argument("--tokenizer", default="regex", help="'regex' or 'gpt2:DIR' (local vocab files)")
     return ap

@@ -3,8 +3,9 @@
 
 An edit line is {"id", "generated", "published"} with optional "model", "story_id" and
 "characters" (names, for the preserved-entity analysis). Guards against: malformed JSON
-(bytes that are not UTF-8 included), a non-object line, missing or wrongly typed id/generated/published
-(`missing_field` when absent or null, `bad_field_type` otherwise), blank lines.
+(bytes that are not UTF-8 included), a non-object line, missing or wrongly typed
+id/generated/published (`missing_field` when absent or null, `bad_field_type` otherwise),
+blank lines.
 """
 from __future__ import annotations
 
@@ -52,8 +53,8 @@ def parse_edit_line(data: bytes) -> Edit | Drop:
     if isinstance(edit_id, int) and not isinstance(edit_id, bool):
         edit_id = str(edit_id)
     if not isinstance(edit_id, str) or not edit_id.strip():
-        blank = edit_id is None or isinstance(edit_id, str)
-        return Drop("missing_field" if blank else "bad_field_type", "id must be a non-empty string or integer")
+        code = "missing_field" if edit_id is None or isinstance(edit_id, str) else "bad_field_type"
+        return Drop(code, "id must be a non-empty string or integer")
     for field in ("generated", "published"):
         if not isinstance(raw.get(field), str):
             return Drop(field_problem(raw.get(field)), f"edit {edit_id}: {field} must be a string")

@@ -2,11 +2,11 @@
 
 Layout: ../shared/data/storium/SCHEMA.md; what the original read: PEERS.md 4.1. One file is
 one game; a game without characters or scenes, an empty file, malformed JSON (bytes that
-are not UTF-8 included) or a non-object is dropped with a reason. Entries and characters are kept as
-`Item`s (input id, record or Drop) so a bad entry (no `seq_id`, duplicate `seq_id`, not an
-object) becomes its own rejects row while the rest of the game is used. Reason codes:
-annotators.storium.reasons. Guards against: BOM, null/number fields, `"unchanged"` hand contexts,
-cards that are not objects, scenes without `entries`.
+are not UTF-8 included) or a non-object is dropped with a reason. Entries and characters
+are kept as `Item`s (input id, record or Drop) so a bad entry (no `seq_id`, duplicate
+`seq_id`, not an object) becomes its own rejects row while the rest of the game is used.
+Reason codes: annotators.storium.reasons. Guards against: BOM, null/number fields,
+`"unchanged"` hand contexts, cards that are not objects, scenes without `entries`.
 """
 from __future__ import annotations
 
