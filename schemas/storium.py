@@ -7,7 +7,7 @@ Ids are readable and stable: `story_id` = game_pid, `entry_id` = "<game_pid>:<se
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 
@@ -64,9 +64,20 @@ class Card:
     failure_stakes: str
 
 
+class Item(NamedTuple):
+    """One part of a game (a character or an entry) under its own input id.
+
+    `record` is the parsed Character/Entry, or the Drop saying why it cannot be used, so
+    the characters and entries stages account for every part of every kept game.
+    """
+
+    input_id: str
+    record: Any
+
+
 @dataclasses.dataclass(frozen=True)
 class Game:
-    """One parsed game; items are (input_id, record or Drop) so bad parts are accounted."""
+    """One parsed game; characters and entries are `Item`s so bad parts are accounted."""
 
     story_id: str
     input_id: str
@@ -77,10 +88,10 @@ class Game:
     cards: tuple
 
     def characters(self) -> list[Character]:
-        return [c for _, c in self.character_items if isinstance(c, Character)]
+        return [i.record for i in self.character_items if isinstance(i.record, Character)]
 
     def entries(self) -> list[Entry]:
-        return [e for _, e in self.entry_items if isinstance(e, Entry)]
+        return [i.record for i in self.entry_items if isinstance(i.record, Entry)]
 
 
 def row(record: Any, **extra: Any) -> dict[str, Any]:

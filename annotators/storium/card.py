@@ -1,6 +1,11 @@
 """The STORIUM- and edits-specific sections of CARD.md: every definition the outputs rely on,
-stated exactly (the issue asks the card to state the split and USER definitions)."""
+stated exactly (the issue asks the card to state the split and USER definitions), and the
+reject reasons each job can give. The jobs only call `storium_card` / `edits_card`."""
 from __future__ import annotations
+
+from annotators.core.card import default_card
+from annotators.core.reasons import reasons_markdown
+from annotators.storium.reasons import EDITS_REASONS, STORIUM_REASONS
 
 SPLIT_DEFINITION = (
     "A story's size is the number of whitespace-separated words over the `description` of "
@@ -68,3 +73,13 @@ def edits_sections(stats: dict) -> str:
                   "- per part of speech: table `preserved_pos`"]
     return "\n".join(lines + [""])
 
+
+
+def storium_card(stats: dict) -> str:
+    """CARD.md of the storium job: the common summary, the definitions, the reject reasons."""
+    return default_card(stats) + "\n" + storium_sections(stats) + "\n" + reasons_markdown(STORIUM_REASONS)
+
+
+def edits_card(stats: dict) -> str:
+    """CARD.md of the edits job: the common summary, the definitions, the reject reasons."""
+    return default_card(stats) + "\n" + edits_sections(stats) + "\n" + reasons_markdown(EDITS_REASONS)

@@ -22,8 +22,10 @@ from schemas.storium import Card, Entry, Game
 
 @dataclasses.dataclass(frozen=True)
 class ContextConfig:
-    history: int = 0  # last N story entries; the original's default (PEERS.md 4.3)
-    character_history: int = 0  # last N entries by the same character; original default
+    history: int = dataclasses.field(default=0, metadata={
+        "help": "context holds the last N story entries (the original's default 0; PEERS.md 4.3)"})
+    character_history: int = dataclasses.field(default=0, metadata={
+        "help": "context holds the last N entries by the same character (original default 0)"})
 
 
 @dataclasses.dataclass(frozen=True)

@@ -2,16 +2,19 @@
 (paper section 4.2 and appendix C; the frontend's dashboard, PEERS.md 4.4).
 
 An edit line is {"id", "generated", "published"} with optional "model", "story_id" and
-"characters" (names, for the preserved-entity analysis). Guards against: bad JSON, a
-non-object line, missing or non-string id/generated/published, blank lines.
+"characters" (names, for the preserved-entity analysis). Guards against: malformed JSON
+(bytes that are not UTF-8 included), a non-object line, missing or wrongly typed
+id/generated/published (`missing_field` when absent or null, `bad_field_type` otherwise),
+blank lines.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
 import math
-from typing import Iterable
+from typing import Any, Iterable, NamedTuple
 
+from annotators.core.metrics import prf
 from annotators.core.outcome import Drop
 from annotators.storium.user_metric import UserConfig, matched_blocks, rouge_l_scores, user_tokens
 
@@ -26,22 +29,35 @@ class Edit:
     characters: tuple = ()
 
 
+class EditLine(NamedTuple):
+    """A parsed edit and the line it came from ("file:line"), which decides keep-first dedup."""
+
+    input_id: str
+    edit: Edit
+
+
+def field_problem(value: Any) -> str:
+    """Why a required field is unusable: absent or null (`missing_field`), else the wrong type."""
+    return "missing_field" if value is None else "bad_field_type"
+
+
 def parse_edit_line(data: bytes) -> Edit | Drop:
     """One JSON line -> Edit, or why it cannot be scored."""
     try:
         raw = json.loads(data.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        return Drop("unreadable_json", str(exc)[:300])
+    except ValueError as exc:  # UnicodeDecodeError too: JSON must be UTF-8 (RFC 8259, 8.1)
+        return Drop("malformed_json", str(exc)[:300])
     if not isinstance(raw, dict):
         return Drop("not_an_object", type(raw).__name__)
     edit_id = raw.get("id")
     if isinstance(edit_id, int) and not isinstance(edit_id, bool):
         edit_id = str(edit_id)
     if not isinstance(edit_id, str) or not edit_id.strip():
-        return Drop("missing_id", "id must be a non-empty string or integer")
+        code = "missing_field" if edit_id is None or isinstance(edit_id, str) else "bad_field_type"
+        return Drop(code, "id must be a non-empty string or integer")
     for field in ("generated", "published"):
         if not isinstance(raw.get(field), str):
-            return Drop(f"missing_{field}", f"edit {edit_id}: {field} must be a string")
+            return Drop(field_problem(raw.get(field)), f"edit {edit_id}: {field} must be a string")
     chars = raw.get("characters")
     names = tuple(c for c in chars if isinstance(c, str)) if isinstance(chars, list) else ()
     story = raw.get("story_id")
@@ -54,13 +70,12 @@ def score_edit(edit: Edit, config: UserConfig = UserConfig()) -> dict:
     """The edits-table row of one edit: USER and ROUGE-L on the same tokens."""
     gen, pub = user_tokens(edit.generated), user_tokens(edit.published)
     matched = sum(n for _, n in matched_blocks(gen, pub, config))
-    p = matched / len(gen) if gen else 0.0
-    r = matched / len(pub) if pub else 0.0
+    p, r, f1 = prf(matched, len(gen), len(pub))
     rouge = rouge_l_scores(edit.generated, edit.published)
     return {"id": edit.id, "model": edit.model, "story_id": edit.story_id,
             "n_generated_tokens": len(gen), "n_published_tokens": len(pub),
             "matched_tokens": matched, "user_precision": p, "user_recall": r,
-            "user_f1": 2 * p * r / (p + r) if p + r else 0.0,
+            "user_f1": f1,
             "rouge_l_precision": rouge.precision, "rouge_l_recall": rouge.recall,
             "rouge_l_f1": rouge.f1}
 

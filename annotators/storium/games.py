@@ -1,11 +1,12 @@
 """Read one STORIUM game export (format 0.9.2) into plain records (paper section 2).
 
 Layout: ../shared/data/storium/SCHEMA.md; what the original read: PEERS.md 4.1. One file is
-one game; a game without characters or scenes, unreadable JSON, or a non-object is dropped
-with a reason. Entries and characters are kept as (id, record-or-Drop) items so a bad entry
-(no `seq_id`, duplicate `seq_id`, not an object) becomes its own rejects row while the rest
-of the game is used. Guards against: BOM, null/number fields, `"unchanged"` hand contexts,
-cards that are not objects, scenes without `entries`.
+one game; a game without characters or scenes, an empty file, malformed JSON (bytes that
+are not UTF-8 included) or a non-object is dropped with a reason. Entries and characters
+are kept as `Item`s (input id, record or Drop) so a bad entry (no `seq_id`, duplicate
+`seq_id`, not an object) becomes its own rejects row while the rest of the game is used.
+Reason codes: annotators.storium.reasons. Guards against: BOM, null/number fields,
+`"unchanged"` hand contexts, cards that are not objects, scenes without `entries`.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import json
 from typing import Any
 
 from annotators.core.outcome import Drop
-from schemas.storium import Card, Character, Entry, Game, Scene
+from schemas.storium import Card, Character, Entry, Game, Item, Scene
 
 CARD_USES = (  # entry field -> how the card was used (SCHEMA.md, SceneEntry)
     ("place_card", "place"),
@@ -36,6 +37,12 @@ def id_of(value: Any) -> str:
     return str(value).strip() if isinstance(value, (str, int)) else ""
 
 
+def id_problem(value: Any) -> str:
+    """Why an id field gives no id: absent, null or blank (`missing_field`), else the wrong type."""
+    blank = value is None or (isinstance(value, str) and not value.strip())
+    return "missing_field" if blank else "bad_field_type"
+
+
 def description_words(raw_game: dict) -> int:
     """Split size (PEERS.md 4.2): whitespace words of `description` over all entries."""
     total = 0
@@ -48,24 +55,30 @@ def description_words(raw_game: dict) -> int:
 
 
 def load_game_json(data: bytes) -> dict | Drop:
-    """Decode bytes (UTF-8, optional BOM) into the game object, or a Drop."""
+    """Decode bytes (UTF-8, optional BOM) into the game object, or a Drop.
+
+    JSON exchanged between systems must be UTF-8 (RFC 8259, 8.1), so bytes that are not
+    are `malformed_json` (the detail says "not UTF-8"); a file with no JSON at all is empty.
+    """
     try:
-        raw = json.loads(data.decode("utf-8-sig"))
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return Drop("unreadable_json", f"not UTF-8: {exc}"[:300])
+        return Drop("malformed_json", f"not UTF-8: {exc}"[:300])
+    try:
+        raw = json.loads(text)
     except ValueError as exc:
-        return Drop("unreadable_json", str(exc)[:300])
+        return Drop("empty_file" if not text.strip() else "malformed_json", str(exc)[:300])
     if not isinstance(raw, dict):
-        return Drop("not_a_game", f"top-level JSON is {type(raw).__name__}, not an object")
+        return Drop("not_an_object", f"top-level JSON is {type(raw).__name__}, not an object")
     return raw
 
 
 def parse_character(story_id: str, raw: Any) -> Character | Drop:
     if not isinstance(raw, dict):
-        return Drop("character_not_object", type(raw).__name__)
+        return Drop("not_an_object", type(raw).__name__)
     seq = id_of(raw.get("character_seq_id"))
     if not seq:
-        return Drop("missing_character_seq_id", text_of(raw.get("name"))[:200])
+        return Drop(id_problem(raw.get("character_seq_id")), text_of(raw.get("name"))[:200])
     return Character(f"{story_id}:{seq}", story_id, seq, text_of(raw.get("name")),
                      text_of(raw.get("description")))
 
@@ -93,12 +106,12 @@ def parse_entry(story_id: str, scene_index: int, entry_index: int, raw: Any,
                 seen: set) -> Entry | Drop:
     """One scene entry, or the reason it cannot be used."""
     if not isinstance(raw, dict):
-        return Drop("entry_not_object", type(raw).__name__)
+        return Drop("not_an_object", type(raw).__name__)
     seq = id_of(raw.get("seq_id"))
     if not seq:
-        return Drop("missing_seq_id", f"scene {scene_index}, position {entry_index}")
-    if seq in seen:
-        return Drop("duplicate_seq_id", seq)
+        return Drop(id_problem(raw.get("seq_id")), f"scene {scene_index}, position {entry_index}")
+    if seq in seen:  # the earlier entry with this seq_id is kept
+        return Drop("duplicate_id", seq)
     seen.add(seq)
     char_seq = id_of(raw.get("character_seq_id"))
     # A missing role follows character_seq_id (PEERS.md 4.1: role is "character:<seq>" then).
@@ -120,7 +133,7 @@ def _scenes_and_entries(story_id: str, raw_scenes: list) -> tuple[list, list, li
         raw_entries = scene.get("entries") if isinstance(scene.get("entries"), list) else []
         for e_index, raw_entry in enumerate(raw_entries):
             result = parse_entry(story_id, s_index, position, raw_entry, seen)
-            items.append((f"{story_id}:scene{s_index}:entry{e_index}", result))
+            items.append(Item(f"{story_id}:scene{s_index}:entry{e_index}", result))
             if isinstance(result, Entry):
                 cards.extend(parse_cards(result, raw_entry))
             position += 1
@@ -136,15 +149,15 @@ def parse_game(input_id: str, data: bytes) -> Game | Drop:
         return raw
     story_id = id_of(raw.get("game_pid"))
     if not story_id:
-        return Drop("missing_game_pid", "no game_pid")
+        return Drop(id_problem(raw.get("game_pid")), "no game_pid")
     chars, scenes = raw.get("characters"), raw.get("scenes")
     if not isinstance(chars, list) or not chars:
         return Drop("no_characters", f"game {story_id}")
     if not isinstance(scenes, list) or not scenes:
         return Drop("no_scenes", f"game {story_id}")
-    char_items = [(f"{story_id}:character{i}", parse_character(story_id, c)) for i, c in enumerate(chars)]
-    if not any(isinstance(c, Character) for _, c in char_items):
-        return Drop("no_characters", f"game {story_id}: no character has a character_seq_id")
+    char_items = [Item(f"{story_id}:character{i}", parse_character(story_id, c)) for i, c in enumerate(chars)]
+    if not any(isinstance(item.record, Character) for item in char_items):
+        return Drop("no_usable_character", f"game {story_id}: no character has a character_seq_id")
     scene_rows, entry_items, cards = _scenes_and_entries(story_id, scenes)
     return Game(story_id=story_id, input_id=input_id, n_words=description_words(raw),
                 character_items=tuple(char_items), scenes=tuple(scene_rows),

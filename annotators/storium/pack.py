@@ -18,15 +18,19 @@ import kiwisolver as kiwi
 
 from annotators.core.outcome import Drop
 from annotators.storium.context import Context, SegmentSpec
-from annotators.storium.tokens import Tokenizer
+from annotators.text.tokenizers import Tokenizer
 
 
 @dataclasses.dataclass(frozen=True)
 class PackConfig:
-    budget: int = 1024  # GPT-2 max_length, the original's budget (PEERS.md 4.3)
-    entry_preferred: int = 256  # preferred entry length (paper 3.1.1, original)
-    entry_weight: float = 10.0  # entry wish is (10, 0, 0): ten times "strong" (original)
-    other_preferred: int = 100  # MIN_LENGTH wish for every other segment (original)
+    budget: int = dataclasses.field(default=1024, metadata={
+        "help": "tokens per packed example (GPT-2 max_length, the original's budget; PEERS.md 4.3)"})
+    entry_preferred: int = dataclasses.field(default=256, metadata={
+        "help": "preferred entry length in tokens (paper 3.1.1, original)"})
+    entry_weight: float = dataclasses.field(default=10.0, metadata={
+        "help": "the entry wish is (10, 0, 0): ten times 'strong' (original)"})
+    other_preferred: int = dataclasses.field(default=100, metadata={
+        "help": "MIN_LENGTH wish for every other segment (original)"})
 
 
 def solve_lengths(true_lengths: list[int], entry_index: int | None,

@@ -1,4 +1,27 @@
-"""Reject reasons only the storium job gives (shared ones: annotators.core.reasons.SHARED)."""
+"""Reject reasons of the storium and edits jobs (shared ones: annotators.core.reasons.SHARED).
+
+`REASONS` holds the codes only these jobs give, one failure each. `STORIUM_REASONS` and
+`EDITS_REASONS` list every code (shared or own) each job can write to rejects/, for its
+card; `JOB_REASONS` is their union.
+"""
 
 REASONS: dict[str, str] = {
+    "no_characters": "the STORIUM game has no `characters` list, or the list is empty",
+    "no_usable_character": "no character of the STORIUM game has a `character_seq_id`",
+    "no_scenes": "the STORIUM game has no `scenes` list, or the list is empty",
+    "budget_below_segments": "the packed example has more non-empty segments than budget tokens "
+                             "(every segment needs at least one token)",
+    "unalignable_tokens": "the edit's USER tokens cannot be mapped back to character spans "
+                          "(a case-folding oddity), so its preserved text is not analysed",
 }
+
+_READING = ("empty_file", "malformed_json", "not_an_object", "missing_field",
+            "bad_field_type", "duplicate_id", "internal_error")
+
+STORIUM_REASONS: tuple[str, ...] = _READING + (
+    "no_characters", "no_usable_character", "no_scenes", "budget_below_segments")
+
+EDITS_REASONS: tuple[str, ...] = tuple(c for c in _READING if c != "empty_file") + (
+    "blank_line", "unalignable_tokens")
+
+JOB_REASONS: tuple[str, ...] = tuple(sorted(set(STORIUM_REASONS) | set(EDITS_REASONS)))

@@ -19,7 +19,8 @@ from schemas.storium import SPLITS
 
 @dataclasses.dataclass(frozen=True)
 class SplitConfig:
-    ratios: tuple = (8, 1, 1)  # train:validation:test, paper section 2 ("8:1:1")
+    ratios: tuple = dataclasses.field(default=(8, 1, 1), metadata={
+        "help": "train,validation,test ratios by stories and words (paper section 2: 8:1:1)"})
 
 
 def parse_ratios(text: str) -> tuple:

@@ -1,47 +1,33 @@
-"""Tokenizers for context packing; each gives character spans so segments can be cut.
+"""The tokenizer flag of the storium job, a thin layer over annotators.text.tokenizers.
 
-`regex` (default): runs of word characters or runs of other non-space characters, the
-word-and-punctuation split of storium-gpt2's edit analysis (PEERS.md 4.4). `gpt2:DIR`: a
-byte-level BPE over the user's own GPT-2 files in DIR (`vocab.json` + `merges.txt`, or
-OpenAI's `encoder.json` + `vocab.bpe`), as the original model used (paper section 3.1);
-nothing is downloaded. A BPE piece that splits a multi-byte character is widened to the
-whole character, so a cut never breaks a character.
+`regex` (default): `word_punct_runs`, runs of word characters or runs of other non-space
+characters, the word-and-punctuation split of storium-gpt2's edit analysis (PEERS.md 4.4),
+written to rows and cards under its historical name `regex:\\w+|[^\\w\\s]+`. `gpt2:DIR`:
+byte-level BPE over the user's own GPT-2 files in DIR (annotators.text.bpe), as the original
+model used (paper section 3.1); nothing is downloaded.
 """
 from __future__ import annotations
 
 import functools
-import json
-import os
-import re
-from typing import Protocol
 
-from annotators.text.bpe import Gpt2Tokenizer, _byte_to_unicode, _gpt2_files  # noqa: F401
+from annotators.text import tokenizers
+from annotators.text.tokenizers import PATTERNS, SpanTokenizer, Tokenizer
 
-_WORD_PUNCT = r"\w+|[^\w\s]+"
+__all__ = ["RegexTokenizer", "Tokenizer", "make_tokenizer"]
 
 
-class Tokenizer(Protocol):
-    name: str
+class RegexTokenizer(tokenizers.RegexTokenizer):
+    """`word_punct_runs` (or another pattern) named `regex:<pattern>`, as STORIUM rows say."""
 
-    def spans(self, text: str) -> list[tuple[int, int]]: ...
-
-
-class RegexTokenizer:
-    """Word-and-punctuation tokens; the default, needs no files."""
-
-    def __init__(self, pattern: str = _WORD_PUNCT):
-        self.name = f"regex:{pattern}"
-        self._re = re.compile(pattern)
-
-    def spans(self, text: str) -> list[tuple[int, int]]:
-        return [m.span() for m in self._re.finditer(text)]
+    def __init__(self, pattern: str = PATTERNS["word_punct_runs"]):
+        super().__init__(f"regex:{pattern}", pattern)
 
 
 @functools.lru_cache(maxsize=8)
-def make_tokenizer(spec: str = "regex") -> Tokenizer:
+def make_tokenizer(spec: str = "regex") -> SpanTokenizer:
     """'regex' or 'gpt2:/path/to/folder'; cached per worker process."""
     if spec == "regex":
         return RegexTokenizer()
     if spec.startswith("gpt2:"):
-        return Gpt2Tokenizer(spec[len("gpt2:"):])
+        return tokenizers.get_tokenizer(spec)
     raise ValueError(f"unknown tokenizer {spec!r} (use 'regex' or 'gpt2:DIR')")

@@ -17,13 +17,17 @@ from typing import Sequence
 
 from spacy.lang.en.stop_words import STOP_WORDS
 
+from annotators.core.metrics import prf
+
 _NON_ALNUM = re.compile(r"[^a-z0-9]")
 
 
 @dataclasses.dataclass(frozen=True)
 class UserConfig:
-    autojunk: bool = False  # the original used difflib's default True (PEERS.md 4.4); off = exact
-    stop_words: frozenset = frozenset(STOP_WORDS)  # spaCy English list (the issue's choice)
+    autojunk: bool = dataclasses.field(default=False, metadata={
+        "help": "difflib autojunk heuristic; the original frontend used True (PEERS.md 4.4)"})
+    stop_words: frozenset = dataclasses.field(default=frozenset(STOP_WORDS), metadata={
+        "help": "blocks made only of these tokens do not count (spaCy's English list)"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,13 +40,6 @@ class Scores:
 def user_tokens(text: str) -> list[str]:
     """py-rouge style preprocessing: lower-case, non [a-z0-9] -> space, split."""
     return _NON_ALNUM.sub(" ", text.lower()).split()
-
-
-def _prf(hit: int, n_gen: int, n_pub: int) -> Scores:
-    p = hit / n_gen if n_gen else 0.0
-    r = hit / n_pub if n_pub else 0.0
-    f = 2 * p * r / (p + r) if p + r > 0 else 0.0
-    return Scores(p, r, f)
 
 
 def matched_blocks(gen: Sequence[str], pub: Sequence[str],
@@ -60,7 +57,7 @@ def user_scores(generated: str, published: str, config: UserConfig = UserConfig(
     """USER precision (the paper's headline number), recall and F1 for one edit."""
     gen, pub = user_tokens(generated), user_tokens(published)
     matched = sum(n for _, n in matched_blocks(gen, pub, config))
-    return _prf(matched, len(gen), len(pub))
+    return Scores(*prf(matched, len(gen), len(pub)))
 
 
 def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
@@ -80,4 +77,4 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
 def rouge_l_scores(generated: str, published: str) -> Scores:
     """ROUGE-L (LCS) on the USER tokens, no stop-word removal, F1 with alpha = 0.5."""
     gen, pub = user_tokens(generated), user_tokens(published)
-    return _prf(lcs_length(gen, pub), len(gen), len(pub))
+    return Scores(*prf(lcs_length(gen, pub), len(gen), len(pub)))

@@ -106,12 +106,14 @@ def test_any_unicode_text_scores_in_unit_interval(gen, pub):
 
 
 @pytest.mark.parametrize("line, reason", [
-    (b'{"id": "a", "generated": "x"', "unreadable_json"),
+    (b'{"id": "a", "generated": "x"', "malformed_json"),
     (b'["a"]', "not_an_object"),
-    (b'{"generated": "x", "published": "y"}', "missing_id"),
-    (b'{"id": "a", "generated": null, "published": "y"}', "missing_generated"),
-    (b'{"id": "a", "generated": "x"}', "missing_published"),
-    (b'\xff\xfe', "unreadable_json"),
+    (b'{"generated": "x", "published": "y"}', "missing_field"),
+    (b'{"id": "a", "generated": null, "published": "y"}', "missing_field"),
+    (b'{"id": "a", "generated": "x"}', "missing_field"),
+    (b'\xff\xfe', "malformed_json"),
+    (b'{"id": 1.5, "generated": "x", "published": "y"}', "bad_field_type"),
+    (b'{"id": "a", "generated": 42, "published": "y"}', "bad_field_type"),
 ])
 def test_bad_edit_lines(line, reason):
     result = parse_edit_line(line)

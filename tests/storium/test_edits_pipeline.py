@@ -83,7 +83,7 @@ def test_rejects_and_accounting(out):
     stats = json.loads((out / "stats.json").read_text())
     assert stats["balanced"]
     assert stats["stages"]["edits"]["rejected_by_reason"] == {
-        "blank_line": 1, "missing_generated": 1, "missing_id": 1, "not_an_object": 1, "unreadable_json": 1}
+        "blank_line": 1, "bad_field_type": 1, "missing_field": 1, "not_an_object": 1, "malformed_json": 1}
     rejects = pd.read_parquet(out / "rejects")
     dup = rejects[rejects.reason == "duplicate_id"].iloc[0]
     assert dup.input_id == "edits_a.jsonl:7" and "edits_a.jsonl:1" in dup.detail

@@ -18,13 +18,13 @@ def load(name: str) -> Game | Drop:
 
 
 @pytest.mark.parametrize("name, reason", [
-    ("bad_truncated.json", "unreadable_json"),
-    ("bad_empty.json", "unreadable_json"),
-    ("bad_cp1252.json", "unreadable_json"),
-    ("bad_array.json", "not_a_game"),
+    ("bad_truncated.json", "malformed_json"),
+    ("bad_empty.json", "empty_file"),
+    ("bad_cp1252.json", "malformed_json"),
+    ("bad_array.json", "not_an_object"),
     ("bad_no_characters.json", "no_characters"),
     ("bad_no_scenes.json", "no_scenes"),
-    ("bad_no_pid.json", "missing_game_pid"),
+    ("bad_no_pid.json", "missing_field"),
 ])
 def test_malformed_games_are_dropped_with_reason(name, reason):
     result = load(name)
@@ -34,7 +34,7 @@ def test_malformed_games_are_dropped_with_reason(name, reason):
 def test_game_with_only_unusable_characters_is_dropped():
     data = json.dumps({"game_pid": "g", "characters": [{"name": "no seq id"}],
                        "scenes": [{"entries": []}]}).encode()
-    assert parse_game("x.json", data) == Drop("no_characters", "game g: no character has a character_seq_id")
+    assert parse_game("x.json", data) == Drop("no_usable_character", "game g: no character has a character_seq_id")
 
 
 def test_lighthouse_entries_in_story_order_with_roles_and_characters():
@@ -66,9 +66,9 @@ def test_cards_record_how_they_were_used():
 def test_bad_entries_and_characters_become_items_with_reasons():
     game = load("g_orchard.json")
     reasons = [e.reason for _, e in game.entry_items if isinstance(e, Drop)]
-    assert reasons == ["missing_seq_id", "missing_seq_id", "entry_not_object"]
+    assert reasons == ["missing_field", "missing_field", "not_an_object"]
     char_reasons = [c.reason for _, c in game.character_items if isinstance(c, Drop)]
-    assert char_reasons == ["missing_character_seq_id", "character_not_object"]
+    assert char_reasons == ["missing_field", "not_an_object"]
     entries = {e.seq_id: e for e in game.entries()}
     assert entries["401"].role == "narrator"  # a null role means the narrator
     assert entries["402"].text == ""  # a null description is empty text
@@ -81,7 +81,7 @@ def test_duplicate_seq_id_keeps_the_first():
     game = load("g_dupseq.json")
     kept = [e.text for e in game.entries() if e.seq_id == "502"]
     assert kept == ["Ash pushes off from the bank."]
-    assert [e.reason for _, e in game.entry_items if isinstance(e, Drop)] == ["duplicate_seq_id"]
+    assert [e.reason for _, e in game.entry_items if isinstance(e, Drop)] == ["duplicate_id"]
 
 
 def test_redacted_entry_text_is_not_republished():

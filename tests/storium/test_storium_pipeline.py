@@ -7,7 +7,7 @@ import pathlib
 import pandas as pd
 import pytest
 
-from annotators.storium.tokens import Gpt2Tokenizer
+from annotators.text.bpe import Gpt2Tokenizer
 from pipelines import storium
 from test_storium_split import reference_split
 from test_storium_tokens import write_tiny_gpt2
@@ -58,14 +58,14 @@ def test_accounting_balances_with_reasons(out):
     assert stats["balanced"]
     games = stats["stages"]["games"]
     assert (games["read"], games["written"], games["rejected"]) == (18, 11, 7)
-    assert games["rejected_by_reason"] == {"missing_game_pid": 1, "no_characters": 1, "no_scenes": 1,
-                                           "not_a_game": 1, "unreadable_json": 3}
-    assert stats["stages"]["dedupe"]["rejected_by_reason"] == {"duplicate_game_pid": 1}
+    assert games["rejected_by_reason"] == {"missing_field": 1, "no_characters": 1, "no_scenes": 1,
+                                           "not_an_object": 1, "empty_file": 1, "malformed_json": 2}
+    assert stats["stages"]["dedupe"]["rejected_by_reason"] == {"duplicate_id": 1}
     assert stats["stages"]["entries"]["rejected_by_reason"] == {
-        "duplicate_seq_id": 1, "entry_not_object": 1, "missing_seq_id": 2}
+        "duplicate_id": 1, "not_an_object": 1, "missing_field": 2}
     rejects = table(out, "rejects")
     assert len(rejects) == sum(s["rejected"] for s in stats["stages"].values())
-    dup = rejects[rejects.reason == "duplicate_game_pid"].iloc[0]
+    dup = rejects[(rejects.reason == "duplicate_id") & (rejects.stage == "dedupe")].iloc[0]
     assert dup.input_id == "z_copy_of_lighthouse.json" and dup.stage == "dedupe"
 
 

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from annotators.storium.pack import cut
-from annotators.storium.tokens import Gpt2Tokenizer, RegexTokenizer, _byte_to_unicode, make_tokenizer
+from annotators.storium.tokens import RegexTokenizer, make_tokenizer
+from annotators.text.bpe import Gpt2Tokenizer, _byte_to_unicode
 
 
 def test_regex_tokens_are_words_and_punctuation_runs():
