@@ -18,6 +18,7 @@ SHARED = {
     "unreadable_file": "the file could not be opened or its container (parquet, gzip, zip) could not be read",
     "binary_file": "the input is binary data (NUL or control bytes), not text",
     "undecodable": "no supported encoding (UTF-8, GB18030, Big5, cp1252) decodes the bytes",
+    "not_utf8": "input that must be UTF-8 (a layout copied byte for byte, an audit's text) is not valid UTF-8",
     "empty_file": "the file holds no records",
     "blank_line": "an empty line in a JSON-lines file",
     "malformed_json": "the line or file is not valid JSON",

@@ -8,7 +8,6 @@ REASONS: dict[str, str] = {
     "missing_split": "a split the task needs is absent: a GLGE `{split}.{src,tgt}` file is not "
                      "found, or a LOT table has no rows of that split",
     "missing_table": "the LOT table a task is built from (`plotcom/` or `outgen/`) has no parquet files",
-    "not_utf8": "a file that must be UTF-8 (the GLGE layout) holds a line that is not valid UTF-8",
     "line_count_mismatch": "a split's src and tgt files have different numbers of lines",
     "unknown_split": "a LOT row's split is not one of train, val, test",
 }

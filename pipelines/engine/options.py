@@ -35,15 +35,17 @@ def _alias_separators(parser: argparse.ArgumentParser) -> None:
 
 def parse_job_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None):
     """Split argv into (job args, PipelineOptions); job flags take `-` or `_` alike."""
+    group = parser.add_argument_group("table writing (every job)")
     if "--shards" not in parser._option_string_actions:
-        group = parser.add_argument_group("table writing (every job)")
         group.add_argument("--shards", type=int, default=None,
                            help="parquet files per table (default: one per --shard-bytes of row data)")
+    if "--shard-bytes" not in parser._option_string_actions:
         group.add_argument("--shard-bytes", type=int, default=files.SHARD_BYTES,
                            help=f"target uncompressed bytes per shard (default: {files.SHARD_BYTES})")
     _alias_separators(parser)
     args, beam_argv = parser.parse_known_args(argv)
-    files.SHARDING.update(shards=args.shards, shard_bytes=args.shard_bytes)
+    files.SHARDING.update(shards=getattr(args, "shards", None),
+                          shard_bytes=getattr(args, "shard_bytes", files.SHARD_BYTES))
     return args, PipelineOptions(beam_argv)
 
 
