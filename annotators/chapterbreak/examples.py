@@ -16,10 +16,13 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from annotators.text.en_tokens import DEFAULT_TOKENIZER, TokenIndex, get_tokenizer
 from annotators.chapterbreak.headings import CHAPTER_PHRASE
+from annotators.chapterbreak.token_index import TokenIndex
 from annotators.core.ids import rng_for, stable_id
 from annotators.core.outcome import Drop
+from annotators.text.tokenizers import get_tokenizer
+
+DEFAULT_TOKENIZER = "words_punct_v1"  # annotators.text.tokenizers; the name written to every row
 
 
 @dataclasses.dataclass(frozen=True)

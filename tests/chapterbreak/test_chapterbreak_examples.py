@@ -9,10 +9,10 @@ from annotators.chapterbreak.books import book_chapters, gutenberg_book
 from annotators.chapterbreak.examples import (
     BookChapter, ExampleConfig, chapter_examples, rewrite_heading)
 from annotators.chapterbreak.subsets import subset_examples
-from annotators.text.en_tokens import get_tokenizer
+from annotators.text.tokenizers import get_tokenizer
 
 FIX = pathlib.Path(__file__).parents[1] / "fixtures" / "chapterbreak" / "books"
-TOK = get_tokenizer()
+TOK = get_tokenizer("words_punct_v1")
 
 
 def test_tokenizer_counts_and_cuts_verbatim():
