@@ -12,7 +12,7 @@ import functools
 
 import apache_beam as beam
 
-from annotators.chapterbreak.ao3 import Ao3Config, parse_html, parse_json_line
+from annotators.chapterbreak.ao3 import Ao3Config, parse_ao3_html, parse_json_line
 from annotators.chapterbreak.books import (
     AO3, PG, ao3_book, book_chapters, book_id_for, book_summary, chapter_rows, gutenberg_book)
 from annotators.chapterbreak.examples import ExampleConfig, chapter_examples, suffix, BookText
@@ -187,7 +187,7 @@ def _ao3(p, args, cfg, report):
     lines = [x for x in paths if x.lower().endswith(JSONL_EXTS)]
     parts, rejects = [], []
     if html:
-        res = p | "ReadAo3Html" >> ReadFiles(html, names) | Stage("ao3_pages", lambda e: parse_html(e[0], e[1]))
+        res = p | "ReadAo3Html" >> ReadFiles(html, names) | Stage("ao3_pages", lambda e: parse_ao3_html(e[0], e[1]))
         rejects.append(res["rejects"] | "PageRejectBooks" >> beam.Map(lambda r: reject_to_book(AO3, r)))
         parts.append(report.add("ao3_pages", res))
     if lines:

@@ -136,7 +136,7 @@ def split_dump_text(text: str) -> list[tuple[str, str]]:
     return []
 
 
-def parse_html(input_id: str, raw: bytes) -> list[Ao3Part] | Drop:
+def parse_ao3_html(input_id: str, raw: bytes) -> list[Ao3Part] | Drop:
     """One AO3 HTML file (site page or download) -> its work part(s), or Drop."""
     return html_parts(input_id, raw, Ao3Part, Ao3Chapter, normalise_heading)
 
@@ -156,7 +156,7 @@ def parse_json_line(input_id: str, raw: bytes) -> list[Ao3Part] | Drop:
         key, obj = next(iter(obj.items()))
         obj = {"work_id": key, **obj}
     if not isinstance(obj, dict):
-        return Drop("malformed_json", "a line must hold a JSON object")
+        return Drop("not_an_object", "a line must hold a JSON object")
     chapters, prefiltered = obj.get("chapters"), False
     if chapters is None and isinstance(obj.get("text"), str):
         chapters, prefiltered = split_dump_text(obj["text"]), True
@@ -217,6 +217,6 @@ def filter_reasons(meta: Ao3Part, chapters: list[Ao3Chapter], config: Ao3Config)
     if config.min_words and words < config.min_words:
         reasons.append("too_few_words")
     if config.more_than_chapters and len(chapters) <= config.more_than_chapters:
-        reasons.append("too_few_chapters")
+        reasons.append("ten_or_fewer_chapters")
     return reasons
 

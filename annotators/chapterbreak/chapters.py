@@ -60,7 +60,7 @@ class DetectedChapter:
 
 
 def detect_chapters(text: str, config: ChapterConfig = ChapterConfig()) -> tuple[list[DetectedChapter], dict] | Drop:
-    """(chapters in reading order, diagnostics) or Drop(no_chapter_headings | too_few_chapters | numbering_broken)."""
+    """(chapters in reading order, diagnostics) or Drop(no_chapter_headings | fewer_than_two_chapters | numbering_broken)."""
     lines = text.split("\n")
     words = _word_prefix(lines)
     tried = {}
@@ -76,7 +76,7 @@ def detect_chapters(text: str, config: ChapterConfig = ChapterConfig()) -> tuple
                 continue
             return chapters, {"heading_style": style, **info}
     found = max((t["kept"] for t in tried.values()), default=0)
-    reason = "no_chapter_headings" if found == 0 else "too_few_chapters"
+    reason = "no_chapter_headings" if found == 0 else "fewer_than_two_chapters"
     return Drop(reason, f"{found} chapter heading(s) found; tried {tried}")
 
 
