@@ -34,10 +34,12 @@ from annotators.core.outcome import Drop
 class Ao3Config:
     """AO3 filters of ChapterBreak Appendix A (each can be switched off with None/0)."""
 
-    language: str | None = "English"  # App. A: "written in English language"
-    rating: str | None = "General Audiences"  # App. A: "rated General Audience by the author"
-    min_words: int = 10_000  # App. A: "at least 10K words"
-    more_than_chapters: int = 10  # App. A: "more than 10 chapters"
+    language: str | None = dataclasses.field(default="English", metadata={
+        "help": "keep works in this language ('' disables; App. A: 'written in English language')"})
+    rating: str | None = dataclasses.field(default="General Audiences", metadata={
+        "help": "keep works of this rating ('' disables; App. A: 'rated General Audience')"})
+    min_words: int = dataclasses.field(default=10_000, metadata={"help": "App. A: at least 10K words"})
+    more_than_chapters: int = dataclasses.field(default=10, metadata={"help": "App. A: more than 10 chapters"})
 
 
 @dataclasses.dataclass(frozen=True)

@@ -33,17 +33,23 @@ from annotators.chapterbreak.headings import (
 from annotators.core.outcome import Drop
 
 
+def _field(default, help_text: str):
+    """A Config field with its flag's help (pipelines.engine.add_config_flags)."""
+    return dataclasses.field(default=default, metadata={"help": help_text})
+
+
 @dataclasses.dataclass(frozen=True)
 class ChapterConfig:
     """Settings of chapter detection; defaults follow ChapterBreak section 2 (see module doc)."""
 
-    heading_styles: tuple[str, ...] = ("chapter",)  # paper §2: lines beginning with "chapter"
-    min_chapters: int = 2  # a book with one chapter has no chapter boundary
-    toc_gap_words: int = 40  # fewer words than this between headings = table-of-contents run
-    toc_min_run: int = 3  # a contents run has at least this many entries
-    toc_segment_words: int = 150  # a numbering segment averaging fewer words per chapter is a contents list
-    lead_min_words: int = 200  # prose before a first "Chapter 2" that counts as chapter 1
-    strict_numbering: bool = False  # reject "chapter" books whose numbering skips
+    heading_styles: tuple[str, ...] = _field(("chapter",), "heading styles tried in order: chapter[,numeral] "
+                                             "(paper §2: lines beginning with 'chapter')")
+    min_chapters: int = _field(2, "fewer chapters than this: rejected (one chapter has no boundary)")
+    toc_gap_words: int = _field(40, "fewer words than this between headings = table-of-contents run")
+    toc_min_run: int = _field(3, "a contents run has at least this many entries")
+    toc_segment_words: int = _field(150, "a numbering segment averaging fewer words a chapter is a contents list")
+    lead_min_words: int = _field(200, "prose before a first 'Chapter 2' that counts as chapter 1")
+    strict_numbering: bool = _field(False, "reject 'chapter' books whose numbering skips")
 
 
 @dataclasses.dataclass(frozen=True)
