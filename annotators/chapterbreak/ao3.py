@@ -77,7 +77,7 @@ def normalise_heading(position: int, title: str) -> str:
     the negatives by counting: a leading "Chapter M" / "M." ordinal, and a title that is
     then only a chapter number ("9. Chapter 12" -> "Chapter 9"; "3. The Storm" -> "Chapter
     3: The Storm"). Numbers inside a real title stay; the examples rewrite those equal to
-    the chapter's own number (`chapterbreak_examples.rewrite_heading`).
+    the chapter's own number (`examples.rewrite_heading`).
     """
     title = " ".join((title or "").split())
     title = _CHAPTER_PREFIX.sub("", title)

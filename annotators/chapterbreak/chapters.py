@@ -280,10 +280,3 @@ def _build(kept, lines, words, config) -> list[DetectedChapter]:
 
 def _reindex(chapters: list[DetectedChapter]) -> list[DetectedChapter]:
     return [dataclasses.replace(c, index=i) for i, c in enumerate(chapters)]
-
-
-def chapter_opening(chapter: DetectedChapter) -> str:
-    """The chapter as a reader meets it: heading (with its title), a blank line, the body."""
-    parts = [p for p in (chapter.heading, chapter.body) if p]
-    return "\n\n".join(parts)
-
