@@ -66,6 +66,7 @@ def test_accounting_and_books_table(built):
         assert b.loc["ao3:692", "reason"] == "too_few_words" and b.loc["drabbles.html", "reason"] == "no_work_text"
     card = (out / "CARD.md").read_text()
     assert "words_punct_v1" in card and "| pg19 | chapter |" in card
+    assert "## Reject reasons this job can give" in card and "| `fewer_than_two_chapters` |" in card
 
 
 def test_chapter_examples_hold_the_invariants(built):
