@@ -1,8 +1,10 @@
 """ChapterBreak job: books and AO3 works -> chapters, books, examples, released JSON (paper §2).
 
 `python -m pipelines.chapterbreak --gutenberg GLOB --ao3 GLOB --output DIR [--seed N]`
-Wiring only; the rules live in annotators/{gutenberg,chapters,headings,ao3,chapterbreak_*}.
+Wiring only; the rules live in `annotators/chapterbreak/` (the stages apply `steps.py`).
 One Beam element is one book (or one AO3 page/JSON line before works are grouped).
+Composite transforms: `ParseGutenbergBooks`, `ParseAo3Works`, `BuildExamples`,
+`ChapterBreakStats`, `WriteReleased`; `run(argv)` wires them to readers and writers.
 """
 from __future__ import annotations
 
@@ -12,82 +14,123 @@ import functools
 
 import apache_beam as beam
 
-from annotators.chapterbreak.ao3 import Ao3Config, parse_html, parse_json_line
-from annotators.chapterbreak.books import (
-    AO3, PG, ao3_book, book_chapters, book_id_for, book_summary, chapter_rows, gutenberg_book)
-from annotators.chapterbreak.examples import ExampleConfig, chapter_examples, suffix, BookText
+from annotators.chapterbreak import steps
+from annotators.chapterbreak.ao3 import Ao3Config
+from annotators.chapterbreak.books import AO3, PG, book_summary, chapter_rows
 from annotators.chapterbreak.card import card, dataset_stats, released_json, released_name
-from annotators.chapterbreak.subsets import subset_examples
 from annotators.chapterbreak.chapters import ChapterConfig
-from annotators.core.outcome import Drop
+from annotators.chapterbreak.examples import ExampleConfig
 from pipelines.engine import (
-    JobReport, ReadFiles, ReadLines, Stage, WriteTable, default_card, expand_input, input_names,
-    join, make_pipeline, parse_job_args, run_pipeline, write_text)
-from schemas.chapterbreak import BOOKS_SCHEMA, CHAPTERS_SCHEMA, EXAMPLES_SCHEMA, BookRow
+    REJECTS, JobReport, ReadFiles, ReadLines, Stage, WriteTable, add_config_flags, config_from_args,
+    default_card, expand_input, input_names, join, make_pipeline, parse_job_args, run_pipeline, write_text)
+from schemas.chapterbreak import BOOKS_SCHEMA, CHAPTERS_SCHEMA, EXAMPLES_SCHEMA
 
 HTML_EXTS, JSONL_EXTS = (".html", ".htm"), (".jsonl", ".json")
+_EXAMPLE_FIELDS = {f.name: f for f in dataclasses.fields(ExampleConfig)}
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Job flags; the Config flags are generated from the Config dataclasses (their defaults)."""
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--gutenberg", help="PG/PG-19 plain-text books (file, glob or folder)")
     p.add_argument("--ao3", help="AO3 work pages / HTML downloads / JSON lines (file, glob or folder)")
     p.add_argument("--output", required=True)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--prefix_lengths", default="8192", help="comma list, e.g. 256,512,1024,2048,4096,8192")
-    p.add_argument("--suffix_tokens", type=int, default=128)
-    p.add_argument("--negatives", choices=["future", "out_of_book"], default="future")
-    p.add_argument("--subsets", default="", help="comma list of cause,dialogue")
+    add_config_flags(p, ExampleConfig, exclude=("negatives_from", "rewrite_headings"))
+    negatives = _EXAMPLE_FIELDS["negatives_from"]
+    p.add_argument("--negatives", dest="negatives_from", default=negatives.default,
+                   choices=negatives.metadata["choices"], help=negatives.metadata["help"])
     p.add_argument("--keep_headings", action="store_true", help="do not rewrite negatives' numbers")
-    p.add_argument("--heading_styles", default="chapter", help="chapter[,numeral]")
-    p.add_argument("--strict_numbering", action="store_true")
-    p.add_argument("--tokenizer", default=ExampleConfig().tokenizer)
-    p.add_argument("--ao3_language", default="English", help="'' disables the filter")
-    p.add_argument("--ao3_rating", default="General Audiences", help="'' disables the filter")
-    p.add_argument("--ao3_min_words", type=int, default=10_000)
-    p.add_argument("--ao3_more_than_chapters", type=int, default=10)
+    add_config_flags(p, ChapterConfig)
+    add_config_flags(p, Ao3Config, prefix="ao3_")
     p.add_argument("--shards", type=int, default=1)
     return p
 
 
-def configs(args):
-    chapters = ChapterConfig(heading_styles=tuple(s for s in args.heading_styles.split(",") if s),
-                             strict_numbering=args.strict_numbering)
-    examples = ExampleConfig(
-        prefix_lengths=tuple(sorted({int(x) for x in args.prefix_lengths.split(",") if x})),
-        suffix_tokens=args.suffix_tokens, negatives_from=args.negatives,
-        rewrite_headings=not args.keep_headings, tokenizer=args.tokenizer,
-        subsets=tuple(s for s in args.subsets.split(",") if s))
-    ao3 = Ao3Config(language=args.ao3_language or None, rating=args.ao3_rating or None,
-                    min_words=args.ao3_min_words, more_than_chapters=args.ao3_more_than_chapters)
+def configs(args) -> tuple[ChapterConfig, ExampleConfig, Ao3Config]:
+    """The three Configs the flags describe ('' disables an AO3 language/rating filter)."""
+    chapters = config_from_args(args, ChapterConfig)
+    examples = config_from_args(args, ExampleConfig, prefix_lengths=tuple(sorted(set(args.prefix_lengths))),
+                                rewrite_headings=not args.keep_headings)
+    ao3 = config_from_args(args, Ao3Config, prefix="ao3_", language=args.ao3_language or None,
+                           rating=args.ao3_rating or None)
     return chapters, examples, ao3
 
 
-def book_examples(book: dict, pool=None, *, seed: int, config: ExampleConfig):
-    """All example rows of one book (chapter boundaries + requested subsets), or Drop."""
-    chapters = book_chapters(book)
-    rows = chapter_examples(book["book_id"], book["source"], chapters, seed=seed, config=config, pool=pool)
-    rows = [] if isinstance(rows, Drop) else rows
-    for kind in config.subsets:
-        rows += subset_examples(book["book_id"], book["source"], chapters, kind, seed=seed, config=config)
-    if not rows:
-        return Drop("no_usable_boundary", f"{len(chapters)} chapters; no boundary with "
-                    f"{config.min_later_chapters} later chapters and no subset position")
-    return rows
+def apply_stage(pcoll, report, name: str, fn, **kwargs):
+    """(main, rejects) of Stage `name`; with a report, the Stage is registered there."""
+    result = pcoll | Stage(name, fn, **kwargs)
+    main = result["main"] if report is None else report.add(name, result)
+    return main, result[REJECTS]
 
 
-def openings(book: dict, config: ExampleConfig):
-    """Out-of-book pool entries: (book_id, index, heading, numeral, opening head) per chapter."""
-    text = BookText(book_chapters(book), config.tokenizer)
-    return [(book["book_id"], c.index, c.heading, c.numeral,
-             suffix(text, c.index, c.numeral, dataclasses.replace(config, rewrite_headings=False)))
-            for c in text.chapters]
+class ParseGutenbergBooks(beam.PTransform):
+    """(input_id, bytes) of PG files -> {"books", "rejects", "rejected_books"} (books-table rows)."""
+
+    def __init__(self, config: ChapterConfig, report: JobReport | None = None):
+        super().__init__()
+        self._config, self._report = config, report
+
+    def expand(self, files):
+        fn = functools.partial(steps.read_gutenberg_book, config=self._config)
+        books, rejects = apply_stage(files, self._report, "gutenberg_books", fn)
+        rejected = rejects | "PgRejectBooks" >> beam.Map(steps.reject_to_book, PG)
+        return {"books": books, "rejects": rejects, "rejected_books": rejected}
 
 
-def reject_to_book(source: str, row: dict) -> dict:
-    key = row["input_id"].removeprefix("ao3:")
-    return BookRow(book_id_for(source, key), source, row["input_id"], "rejected", row["stage"],
-                   reason=row["reason"], detail=row["detail"][:2000]).to_row()
+class ParseAo3Works(beam.PTransform):
+    """{"pages": (input_id, html bytes), "lines": (input_id, JSON line)} (either may be absent)
+    -> {"books", "rejects", "rejected_books"}: parts are grouped by work id, then filtered."""
+
+    def __init__(self, config: Ao3Config, report: JobReport | None = None):
+        super().__init__()
+        self._config, self._report = config, report
+
+    def expand(self, inputs):
+        parts, rejects = [], []
+        for kind, stage, fn in (("pages", "ao3_pages", steps.read_ao3_page),
+                                ("lines", "ao3_lines", steps.read_ao3_line)):
+            if kind in inputs:
+                main, bad = apply_stage(inputs[kind], self._report, stage, fn)
+                parts.append(main)
+                rejects.append(bad)
+        works = (parts | "AllParts" >> beam.Flatten() | "ByWork" >> beam.Map(lambda part: (part.work_id, part))
+                 | "GroupWorks" >> beam.GroupByKey())
+        fn = functools.partial(steps.build_ao3_work, config=self._config)
+        books, bad = apply_stage(works, self._report, "ao3_works", fn, input_id=steps.ao3_work_input_id)
+        rejects = rejects + [bad]
+        rejected = [r | f"RejectBooks{i}" >> beam.Map(steps.reject_to_book, AO3) for i, r in enumerate(rejects)]
+        return {"books": books, "rejects": rejects | "AllRejects" >> beam.Flatten(),
+                "rejected_books": rejected | "AllRejectedBooks" >> beam.Flatten()}
+
+
+class BuildExamples(beam.PTransform):
+    """Accepted books -> {"examples", "rejects"}; out-of-book negatives see every book's openings."""
+
+    def __init__(self, config: ExampleConfig, seed: int, report: JobReport | None = None):
+        super().__init__()
+        self._config, self._seed, self._report = config, seed, report
+
+    def expand(self, books):
+        fn = functools.partial(steps.book_examples, seed=self._seed, config=self._config)
+        side = {}
+        if self._config.negatives_from == "out_of_book":
+            side["pool"] = beam.pvalue.AsList(books | "Openings" >> beam.FlatMap(steps.openings, self._config))
+        examples, rejects = apply_stage(books, self._report, "examples", fn,
+                                        input_id=lambda b: b["input_id"], side_inputs=side)
+        return {"examples": examples, "rejects": rejects}
+
+
+class ChapterBreakStats(beam.PTransform):
+    """{"books", "examples"} -> one value: the paper's Tables 3-4 (`card.dataset_stats`)."""
+
+    def expand(self, inputs):
+        summaries = (inputs["books"] | "BookStats" >> beam.Map(steps.book_stat)
+                     | "BookStatsList" >> beam.combiners.ToList())
+        bounds = (inputs["examples"] | "BoundaryStats" >> beam.Map(lambda r: (r["boundary_id"], steps.boundary_stat(r)))
+                  | "OnePerBoundary" >> beam.CombinePerKey(min) | "BoundaryFacts" >> beam.Values()
+                  | "BoundaryList" >> beam.combiners.ToList())
+        return summaries | "Tables34" >> beam.Map(dataset_stats, beam.pvalue.AsSingleton(bounds))
 
 
 class WriteReleased(beam.PTransform):
@@ -107,9 +150,22 @@ class WriteReleased(beam.PTransform):
             return (f"jsonl|released/{released_name(kind, length)}", len(rows))
 
         seeds = rows.pipeline | "Seeds" >> beam.Create([(g, None) for g in self._groups])
-        slim = rows | "Slim" >> beam.Map(lambda r: ((r["boundary"], r["prefix_length"]), {
-            k: r[k] for k in ("source", "book_id", "cut_offset", "prefix", "gold", "negatives")}))
+        slim = rows | "Slim" >> beam.Map(steps.released_item)
         return (slim, seeds) | beam.Flatten() | beam.GroupByKey() | beam.Map(write)
+
+
+def _read_ao3(p, pattern: str) -> dict:
+    """The AO3 inputs a file, glob or folder names (a folder may hold pages and JSON lines)."""
+    paths = expand_input(pattern, HTML_EXTS + JSONL_EXTS, mixed=True)
+    names = input_names(paths, pattern)
+    html = [x for x in paths if x.lower().endswith(HTML_EXTS)]
+    lines = [x for x in paths if x.lower().endswith(JSONL_EXTS)]
+    inputs = {}
+    if html:
+        inputs["pages"] = p | "ReadAo3Html" >> ReadFiles(html, names)
+    if lines:
+        inputs["lines"] = p | "ReadAo3Lines" >> ReadLines(lines, names)
+    return inputs
 
 
 def run(argv=None):
@@ -117,99 +173,40 @@ def run(argv=None):
     if not args.gutenberg and not args.ao3:
         raise SystemExit("give --gutenberg and/or --ao3")
     ch_cfg, ex_cfg, ao3_cfg = configs(args)
-    inputs = [x for x in (args.gutenberg, args.ao3) if x]
     config = {"chapters": dataclasses.asdict(ch_cfg), "examples": dataclasses.asdict(ex_cfg),
               "ao3": dataclasses.asdict(ao3_cfg)}
-    report = JobReport(args.output, "chapterbreak", config=config, seed=args.seed, inputs=inputs,
-                       options=options, card=functools.partial(card, base_card=default_card))
+    report = JobReport(args.output, "chapterbreak", config=config, seed=args.seed,
+                       inputs=[x for x in (args.gutenberg, args.ao3) if x], options=options,
+                       card=functools.partial(card, base_card=default_card))
     p = make_pipeline(options)
-    books, book_rejects = [], []
+    parsed = []
     if args.gutenberg:
         paths = expand_input(args.gutenberg, [".txt"])
-        res = (p | "ReadBooks" >> ReadFiles(paths, input_names(paths, args.gutenberg))
-               | Stage("gutenberg_books", lambda e: _one(gutenberg_book(e[0], e[1], ch_cfg))))
-        book_rejects.append(res["rejects"] | "PgRejectBooks" >> beam.Map(lambda r: reject_to_book(PG, r)))
-        books.append(report.add("gutenberg_books", res))
+        files = p | "ReadBooks" >> ReadFiles(paths, input_names(paths, args.gutenberg))
+        parsed.append(files | "Gutenberg" >> ParseGutenbergBooks(ch_cfg, report))
     if args.ao3:
-        books_ao3, rejects_ao3 = _ao3(p, args, ao3_cfg, report)
-        books.append(books_ao3)
-        book_rejects.extend(rejects_ao3)
-    books = books | "AllBooks" >> beam.Flatten()
-    report.tally(books | "ChapterRows" >> beam.FlatMap(chapter_rows)
-                 | WriteTable(join(args.output, "chapters"), CHAPTERS_SCHEMA,
-                              lambda r: (r["source"], r["book_id"], r["chapter_index"]), shards=args.shards))
-    book_rows = ([books | "BookRows" >> beam.Map(book_summary)] + book_rejects) | "AllBookRows" >> beam.Flatten()
-    report.tally(book_rows | WriteTable(join(args.output, "books"), BOOKS_SCHEMA,
-                                        lambda r: (r["source"], r["input_id"], r["book_id"], r["stage"])))
-    pool = None
-    if ex_cfg.negatives_from == "out_of_book":
-        pool = beam.pvalue.AsList(books | "Openings" >> beam.FlatMap(openings, ex_cfg))
-    fn = functools.partial(book_examples, seed=args.seed, config=ex_cfg)
-    if pool is None:
-        res = books | Stage("examples", fn, input_id=lambda b: b["input_id"])
-    else:
-        res = books | "Examples" >> _StageWithPool(fn, pool)
-    examples = report.add("examples", res)
+        parsed.append(_read_ao3(p, args.ao3) | "Ao3" >> ParseAo3Works(ao3_cfg, report))
+    books = [x["books"] for x in parsed] | "AllBooks" >> beam.Flatten()
+    _write_books(books, [x["rejected_books"] for x in parsed], args, report)
+    examples = (books | BuildExamples(ex_cfg, args.seed, report))["examples"]
     report.tally(examples | WriteTable(join(args.output, "examples"), EXAMPLES_SCHEMA,
                                        lambda r: (r["source"], r["book_id"], r["boundary"], r["cut_offset"],
                                                   r["prefix_length"]), shards=args.shards))
     report.tally(examples | WriteReleased(args.output, ("chapter",) + ex_cfg.subsets, ex_cfg.prefix_lengths))
-    _stats(books, examples, report)
+    report.extra("chapterbreak", {"books": books, "examples": examples} | ChapterBreakStats())
     report.finish(p)
     return run_pipeline(p)
 
 
-def _one(result):
-    return result if isinstance(result, Drop) else [result]
-
-
-class _StageWithPool(beam.PTransform):
-    """The examples Stage when out-of-book negatives need every book's openings (side input)."""
-
-    def __init__(self, fn, pool):
-        super().__init__()
-        self._fn, self._pool = fn, pool
-
-    def expand(self, books):
-        keyed = books | "PoolPair" >> beam.Map(lambda b, pl: (b, sorted(pl)), self._pool)
-        return keyed | Stage("examples", lambda e: self._fn(e[0], e[1]), input_id=lambda e: e[0]["input_id"])
-
-
-def _ao3_paths(pattern: str) -> list[str]:
-    """Every AO3 input a file, glob or folder names: a folder may hold pages and JSON lines."""
-    return expand_input(pattern, HTML_EXTS + JSONL_EXTS, mixed=True)
-
-
-def _ao3(p, args, cfg, report):
-    paths = _ao3_paths(args.ao3)
-    names = input_names(paths, args.ao3)
-    html = [x for x in paths if x.lower().endswith(HTML_EXTS)]
-    lines = [x for x in paths if x.lower().endswith(JSONL_EXTS)]
-    parts, rejects = [], []
-    if html:
-        res = p | "ReadAo3Html" >> ReadFiles(html, names) | Stage("ao3_pages", lambda e: parse_html(e[0], e[1]))
-        rejects.append(res["rejects"] | "PageRejectBooks" >> beam.Map(lambda r: reject_to_book(AO3, r)))
-        parts.append(report.add("ao3_pages", res))
-    if lines:
-        res = p | "ReadAo3Lines" >> ReadLines(lines, names) | Stage("ao3_lines", lambda e: parse_json_line(e[0], e[1]))
-        rejects.append(res["rejects"] | "LineRejectBooks" >> beam.Map(lambda r: reject_to_book(AO3, r)))
-        parts.append(report.add("ao3_lines", res))
-    works = (parts | "AllParts" >> beam.Flatten() | "ByWork" >> beam.Map(lambda part: (part.work_id, part))
-             | "GroupWorks" >> beam.GroupByKey())
-    res = works | Stage("ao3_works", lambda e: _one(ao3_book(e[0], list(e[1]), cfg)),
-                        input_id=lambda e: f"ao3:{e[0]}")
-    rejects.append(res["rejects"] | "WorkRejectBooks" >> beam.Map(lambda r: reject_to_book(AO3, r)))
-    return report.add("ao3_works", res), rejects
-
-
-def _stats(books, examples, report):
-    summaries = (books | "BookStats" >> beam.Map(lambda b: (b["source"], b["book_id"], len(b["chapters"]),
-                                                            sum(len(c["body"].split()) for c in b["chapters"])))
-                 | "BookStatsList" >> beam.combiners.ToList())
-    bounds = (examples | "BoundaryStats" >> beam.Map(lambda r: (r["source"], r["boundary"], r["book_id"], r["boundary_id"]))
-              | "BoundaryDistinct" >> beam.Distinct() | "BoundaryList" >> beam.combiners.ToList())
-    report.extra("chapterbreak", summaries | "Tables34" >> beam.Map(
-        lambda b, e: dataset_stats(b, e), beam.pvalue.AsSingleton(bounds)))
+def _write_books(books, rejected_books, args, report) -> None:
+    """The `chapters` table and the `books` table (accepted and rejected books)."""
+    report.tally(books | "ChapterRows" >> beam.FlatMap(chapter_rows)
+                 | WriteTable(join(args.output, "chapters"), CHAPTERS_SCHEMA,
+                              lambda r: (r["source"], r["book_id"], r["chapter_index"]), shards=args.shards))
+    rows = [books | "BookRows" >> beam.Map(book_summary)] + rejected_books
+    report.tally(rows | "AllBookRows" >> beam.Flatten()
+                 | WriteTable(join(args.output, "books"), BOOKS_SCHEMA,
+                              lambda r: (r["source"], r["input_id"], r["book_id"], r["stage"])))
 
 
 if __name__ == "__main__":

@@ -34,10 +34,12 @@ from annotators.core.outcome import Drop
 class Ao3Config:
     """AO3 filters of ChapterBreak Appendix A (each can be switched off with None/0)."""
 
-    language: str | None = "English"  # App. A: "written in English language"
-    rating: str | None = "General Audiences"  # App. A: "rated General Audience by the author"
-    min_words: int = 10_000  # App. A: "at least 10K words"
-    more_than_chapters: int = 10  # App. A: "more than 10 chapters"
+    language: str | None = dataclasses.field(default="English", metadata={
+        "help": "keep works in this language ('' disables; App. A: 'written in English language')"})
+    rating: str | None = dataclasses.field(default="General Audiences", metadata={
+        "help": "keep works of this rating ('' disables; App. A: 'rated General Audience')"})
+    min_words: int = dataclasses.field(default=10_000, metadata={"help": "App. A: at least 10K words"})
+    more_than_chapters: int = dataclasses.field(default=10, metadata={"help": "App. A: more than 10 chapters"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,7 +77,7 @@ def normalise_heading(position: int, title: str) -> str:
     the negatives by counting: a leading "Chapter M" / "M." ordinal, and a title that is
     then only a chapter number ("9. Chapter 12" -> "Chapter 9"; "3. The Storm" -> "Chapter
     3: The Storm"). Numbers inside a real title stay; the examples rewrite those equal to
-    the chapter's own number (`chapterbreak_examples.rewrite_heading`).
+    the chapter's own number (`examples.rewrite_heading`).
     """
     title = " ".join((title or "").split())
     title = _CHAPTER_PREFIX.sub("", title)
@@ -136,7 +138,7 @@ def split_dump_text(text: str) -> list[tuple[str, str]]:
     return []
 
 
-def parse_html(input_id: str, raw: bytes) -> list[Ao3Part] | Drop:
+def parse_ao3_html(input_id: str, raw: bytes) -> list[Ao3Part] | Drop:
     """One AO3 HTML file (site page or download) -> its work part(s), or Drop."""
     return html_parts(input_id, raw, Ao3Part, Ao3Chapter, normalise_heading)
 
@@ -156,7 +158,7 @@ def parse_json_line(input_id: str, raw: bytes) -> list[Ao3Part] | Drop:
         key, obj = next(iter(obj.items()))
         obj = {"work_id": key, **obj}
     if not isinstance(obj, dict):
-        return Drop("malformed_json", "a line must hold a JSON object")
+        return Drop("not_an_object", "a line must hold a JSON object")
     chapters, prefiltered = obj.get("chapters"), False
     if chapters is None and isinstance(obj.get("text"), str):
         chapters, prefiltered = split_dump_text(obj["text"]), True
@@ -217,6 +219,6 @@ def filter_reasons(meta: Ao3Part, chapters: list[Ao3Chapter], config: Ao3Config)
     if config.min_words and words < config.min_words:
         reasons.append("too_few_words")
     if config.more_than_chapters and len(chapters) <= config.more_than_chapters:
-        reasons.append("too_few_chapters")
+        reasons.append("ten_or_fewer_chapters")
     return reasons
 

@@ -12,20 +12,36 @@ from __future__ import annotations
 import collections
 import re
 
-from annotators.chapterbreak.ao3_text import element_text
-from annotators.chapterbreak.gutenberg import decode_text
+from annotators.chapterbreak.ao3_text import note_free_paragraphs
+from annotators.chapterbreak.gutenberg import refuse_non_text, unify_newlines
 from annotators.core.outcome import Drop
+from annotators.text.charset import decode_bytes
 
 _WORK_LINK = re.compile(r"/works/(\d+)")
 
 
+def decode_page(raw: bytes) -> str | Drop:
+    """The page's text: BOM, then `<meta charset>`, then detection (`charset.decode_bytes`).
+
+    Empty and binary files are refused first, as for books (`gutenberg.refuse_non_text`).
+    """
+    refused = refuse_non_text(raw.removeprefix(b"\xef\xbb\xbf"))
+    if refused is not None:
+        return refused
+    decoded = decode_bytes(raw, html=True)
+    if decoded is None:
+        return Drop("undecodable", "no BOM, <meta> charset or detected encoding decodes the page")
+    return unify_newlines(decoded.text)
+
+
 def html_parts(input_id, raw, part_cls, chapter_cls, heading_fn):
-    decoded = decode_text(raw)
-    if isinstance(decoded, Drop):
-        return decoded
+    """The work part(s) one AO3 HTML file holds (see the module doc), or Drop."""
+    text = decode_page(raw)
+    if isinstance(text, Drop):
+        return text
     from bs4 import BeautifulSoup
 
-    soup = BeautifulSoup(decoded[0], "lxml")
+    soup = BeautifulSoup(text, "lxml")
     chapters_div = soup.select_one("div#chapters")
     if chapters_div is None:
         blurbs = soup.select("li.blurb")
@@ -82,10 +98,10 @@ def _site_chapters(chapters_div, chapter_cls, heading_fn):
         title_el = block.select_one("h3.title")
         title = " ".join(title_el.get_text(" ").split()) if title_el else ""
         title = re.sub(r"^\s*chapter\s+\d+\s*:?\s*", "", title, flags=re.I)
-        out.append(chapter_cls(position, heading_fn(position, title), title, element_text(body)))
+        out.append(chapter_cls(position, heading_fn(position, title), title, note_free_paragraphs(body)))
     if not blocks:
         body = chapters_div.select_one("div.userstuff") or chapters_div
-        out.append(chapter_cls(1, heading_fn(1, ""), "", element_text(body)))
+        out.append(chapter_cls(1, heading_fn(1, ""), "", note_free_paragraphs(body)))
     return [c for c in out if c.text.strip()] if any(c.text.strip() for c in out) else []
 
 
@@ -114,9 +130,9 @@ def _download_chapters(chapters_div, chapter_cls, heading_fn):
             title = " ".join(child.select_one("h2.heading").get_text(" ").split())
         elif "userstuff" in classes:
             position += 1
-            text = element_text(child)
+            text = note_free_paragraphs(child)
             out.append(chapter_cls(position, heading_fn(position, title or ""), title or "", text))
             title = None
     if not out:
-        out.append(chapter_cls(1, heading_fn(1, ""), "", element_text(chapters_div)))
+        out.append(chapter_cls(1, heading_fn(1, ""), "", note_free_paragraphs(chapters_div)))
     return [c for c in out if c.text.strip()]

@@ -27,7 +27,7 @@ def clean_chapter_text(text: str) -> str:
     if re.search(r"<(p|br|div|blockquote|b|strong)\b", text, re.I):
         from bs4 import BeautifulSoup
 
-        return element_text(BeautifulSoup(text, "lxml"))
+        return note_free_paragraphs(BeautifulSoup(text, "lxml"))
     paragraphs = [p.strip() for p in re.split(r"\n\s*\n", text.replace("\r\n", "\n")) if p.strip()]
     out, skip = [], False
     for para in paragraphs:
@@ -54,8 +54,9 @@ def remove_notes(root) -> None:
         tag.decompose()
 
 
-def element_text(root) -> str:
-    """Paragraph texts of an HTML element (leaf blocks), whitespace-normalised, "\\n\\n"-joined."""
+def note_free_paragraphs(root) -> str:
+    """Paragraph texts of an HTML element (leaf blocks), whitespace-normalised, "\\n\\n"-joined,
+    after deleting the author-note blocks from `root` (Appendix A; `remove_notes`)."""
     remove_notes(root)
     for br in root.find_all("br"):
         br.replace_with(_BR)

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import json
 
+from annotators.chapterbreak.reasons import JOB_REASONS
+from annotators.chapterbreak.records import BookStat, BoundaryStat
+from annotators.core.reasons import reasons_markdown
+
 SOURCES = ("pg19", "ao3")
 
 
@@ -34,17 +38,17 @@ def _spread(values: list[int]) -> dict:
     return {"mean": round(sum(values) / len(values), 1), "min": min(values), "max": max(values)}
 
 
-def dataset_stats(books: list[tuple], boundaries: list[tuple]) -> dict:
-    """books: (source, book_id, n_chapters, n_words); boundaries: (source, boundary, book_id, boundary_id)."""
+def dataset_stats(books: list[BookStat], boundaries: list[BoundaryStat]) -> dict:
+    """Tables 3 (per source) and 4 (per source and boundary kind) from per-book and per-boundary facts."""
     table3 = {}
-    for source in sorted({b[0] for b in books} | set(SOURCES)):
-        mine = [b for b in books if b[0] == source]
-        table3[source] = {"works": len(mine), "chapters_per_work": _spread([b[2] for b in mine]),
-                          "words_per_work": _spread([b[3] for b in mine])}
+    for source in sorted({b.source for b in books} | set(SOURCES)):
+        mine = [b for b in books if b.source == source]
+        table3[source] = {"works": len(mine), "chapters_per_work": _spread([b.n_chapters for b in mine]),
+                          "words_per_work": _spread([b.n_words for b in mine])}
     table4: dict = {}
-    for source, boundary, book_id, boundary_id in sorted(set(boundaries)):
-        cell = table4.setdefault(source, {}).setdefault(boundary, {"works": set(), "examples": 0})
-        cell["works"].add(book_id)
+    for bound in sorted(set(boundaries)):
+        cell = table4.setdefault(bound.source, {}).setdefault(bound.boundary, {"works": set(), "examples": 0})
+        cell["works"].add(bound.book_id)
         cell["examples"] += 1
     table4 = {s: {b: {"works": len(c["works"]), "examples": c["examples"]} for b, c in sorted(d.items())}
               for s, d in sorted(table4.items())}
@@ -96,7 +100,7 @@ DECISIONS = """
 
 
 def card(stats: dict, base_card) -> str:
-    """CARD.md: the shared accounting card, the Tables 3-4 figures, and every decision."""
+    """CARD.md: the shared accounting card, the Tables 3-4 figures, every decision, the reject reasons."""
     cfg = stats.get("config", {})
     ex = cfg.get("examples", {})
     text = base_card(stats)
@@ -116,4 +120,4 @@ def card(stats: dict, base_card) -> str:
         heading_mode="rewrite_to_gold" if ex.get("rewrite_headings") else "none",
         negatives_from=ex.get("negatives_from"),
         styles=", ".join(cfg.get("chapters", {}).get("heading_styles", [])))
-    return text + "\n".join(lines) + "\n" + decisions
+    return text + "\n".join(lines) + "\n" + decisions + "\n" + reasons_markdown(JOB_REASONS)

@@ -33,17 +33,23 @@ from annotators.chapterbreak.headings import (
 from annotators.core.outcome import Drop
 
 
+def _field(default, help_text: str):
+    """A Config field with its flag's help (pipelines.engine.add_config_flags)."""
+    return dataclasses.field(default=default, metadata={"help": help_text})
+
+
 @dataclasses.dataclass(frozen=True)
 class ChapterConfig:
     """Settings of chapter detection; defaults follow ChapterBreak section 2 (see module doc)."""
 
-    heading_styles: tuple[str, ...] = ("chapter",)  # paper §2: lines beginning with "chapter"
-    min_chapters: int = 2  # a book with one chapter has no chapter boundary
-    toc_gap_words: int = 40  # fewer words than this between headings = table-of-contents run
-    toc_min_run: int = 3  # a contents run has at least this many entries
-    toc_segment_words: int = 150  # a numbering segment averaging fewer words per chapter is a contents list
-    lead_min_words: int = 200  # prose before a first "Chapter 2" that counts as chapter 1
-    strict_numbering: bool = False  # reject "chapter" books whose numbering skips
+    heading_styles: tuple[str, ...] = _field(("chapter",), "heading styles tried in order: chapter[,numeral] "
+                                             "(paper §2: lines beginning with 'chapter')")
+    min_chapters: int = _field(2, "fewer chapters than this: rejected (one chapter has no boundary)")
+    toc_gap_words: int = _field(40, "fewer words than this between headings = table-of-contents run")
+    toc_min_run: int = _field(3, "a contents run has at least this many entries")
+    toc_segment_words: int = _field(150, "a numbering segment averaging fewer words a chapter is a contents list")
+    lead_min_words: int = _field(200, "prose before a first 'Chapter 2' that counts as chapter 1")
+    strict_numbering: bool = _field(False, "reject 'chapter' books whose numbering skips")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,7 +66,7 @@ class DetectedChapter:
 
 
 def detect_chapters(text: str, config: ChapterConfig = ChapterConfig()) -> tuple[list[DetectedChapter], dict] | Drop:
-    """(chapters in reading order, diagnostics) or Drop(no_chapter_headings | too_few_chapters | numbering_broken)."""
+    """(chapters in reading order, diagnostics) or Drop(no_chapter_headings | fewer_than_two_chapters | numbering_broken)."""
     lines = text.split("\n")
     words = _word_prefix(lines)
     tried = {}
@@ -76,7 +82,7 @@ def detect_chapters(text: str, config: ChapterConfig = ChapterConfig()) -> tuple
                 continue
             return chapters, {"heading_style": style, **info}
     found = max((t["kept"] for t in tried.values()), default=0)
-    reason = "no_chapter_headings" if found == 0 else "too_few_chapters"
+    reason = "no_chapter_headings" if found == 0 else "fewer_than_two_chapters"
     return Drop(reason, f"{found} chapter heading(s) found; tried {tried}")
 
 
@@ -274,10 +280,3 @@ def _build(kept, lines, words, config) -> list[DetectedChapter]:
 
 def _reindex(chapters: list[DetectedChapter]) -> list[DetectedChapter]:
     return [dataclasses.replace(c, index=i) for i, c in enumerate(chapters)]
-
-
-def chapter_opening(chapter: DetectedChapter) -> str:
-    """The chapter as a reader meets it: heading (with its title), a blank line, the body."""
-    parts = [p for p in (chapter.heading, chapter.body) if p]
-    return "\n\n".join(parts)
-

@@ -16,25 +16,36 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from annotators.text.en_tokens import DEFAULT_TOKENIZER, TokenIndex, get_tokenizer
 from annotators.chapterbreak.headings import CHAPTER_PHRASE
+from annotators.chapterbreak.records import Negative, PoolOpening
+from annotators.chapterbreak.token_index import TokenIndex
 from annotators.core.ids import rng_for, stable_id
 from annotators.core.outcome import Drop
+from annotators.text.tokenizers import get_tokenizer
+
+DEFAULT_TOKENIZER = "words_punct_v1"  # annotators.text.tokenizers; the name written to every row
+
+
+def _field(default, help_text: str, **meta):
+    """A Config field with its flag's help (pipelines.engine.add_config_flags)."""
+    return dataclasses.field(default=default, metadata={"help": help_text, **meta})
 
 
 @dataclasses.dataclass(frozen=True)
 class ExampleConfig:
     """Example settings; defaults are ChapterBreak's (section 2, Appendix A and F)."""
 
-    prefix_lengths: tuple[int, ...] = (8192,)  # §2: prefixes of up to 8K tokens (Fig. 2: 256..8192)
-    suffix_tokens: int = 128  # §2: gold and negative suffixes of 128 tokens
-    n_negatives: int = 5  # §2: five negatives
-    min_later_chapters: int = 5  # negatives come from chapters after k+1, so 5 must exist
-    negatives_from: str = "future"  # §2 "future chapter beginnings"; "out_of_book" = App. F
-    rewrite_headings: bool = True  # §2: negatives begin with the gold's chapter index
-    tokenizer: str = DEFAULT_TOKENIZER  # not named by the paper; recorded in every row
-    subsets: tuple[str, ...] = ()  # App. A: "cause", "dialogue"
-    subset_per_chapter: int = 1  # subset examples drawn per chapter (seeded)
+    prefix_lengths: tuple[int, ...] = _field((8192,), "prefix lengths in tokens, comma list, e.g. "
+                                             "256,512,1024,2048,4096,8192 (§2: up to 8K; Fig. 2)")
+    suffix_tokens: int = _field(128, "tokens of the gold and negative suffixes (§2)")
+    n_negatives: int = _field(5, "negatives per example (§2)")
+    min_later_chapters: int = _field(5, "chapters needed after the gold (negatives come from them)")
+    negatives_from: str = _field("future", "negatives from later chapters (§2) or other books (App. F)",
+                                 choices=("future", "out_of_book"))
+    rewrite_headings: bool = _field(True, "rewrite the negatives' chapter numbers to the gold's (§2)")
+    tokenizer: str = _field(DEFAULT_TOKENIZER, "length unit (annotators.text.tokenizers; the paper names none)")
+    subsets: tuple[str, ...] = _field((), "comma list of cause,dialogue (App. A)")
+    subset_per_chapter: int = _field(1, "subset examples drawn per chapter (seeded)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,13 +134,13 @@ def chapter_examples(book_id: str, source: str, chapters: list[BookChapter], *, 
         if config.negatives_from == "out_of_book":
             negs = _out_of_book(pool or [], book_id, gold_text, chapters[gold].numeral, rng, config)
         else:
-            cands = [(book_id, j, suffix(book, j, chapters[gold].numeral, config)) for j in later]
-            cands = [c for c in cands if c[2] != gold_text]
+            cands = [Negative(book_id, j, suffix(book, j, chapters[gold].numeral, config)) for j in later]
+            cands = [c for c in cands if c.text != gold_text]
             negs = rng.sample(cands, config.n_negatives) if len(cands) >= config.n_negatives else None
         if not negs:
             skipped += 1
             continue
-        rows.extend(_rows(book, book_id, source, "chapter", gold, book.ends[gold - 1],
+        rows.extend(example_rows(book, book_id, source, "chapter", gold, book.ends[gold - 1],
                           gold_text, negs, seed, config))
     if not rows:
         return Drop("no_usable_boundary", f"{len(chapters)} chapters; a boundary needs "
@@ -137,19 +148,24 @@ def chapter_examples(book_id: str, source: str, chapters: list[BookChapter], *, 
     return rows
 
 
-def _out_of_book(pool, book_id, gold_text, gold_numeral, rng, config):
+def _out_of_book(pool: list[PoolOpening], book_id, gold_text, gold_numeral, rng, config) -> list[Negative] | None:
     """Appendix F: negatives are chapter beginnings of other books (pool sorted by id)."""
-    others = [p for p in pool if p[0] != book_id]
+    others = [p for p in pool if p.book_id != book_id]
     if len(others) < config.n_negatives:
         return None
     out = []
-    for other_id, index, heading, numeral, opening in rng.sample(others, config.n_negatives):
-        text = rewrite_heading(opening, heading, numeral, gold_numeral) if config.rewrite_headings else opening
-        out.append((other_id, index, get_tokenizer(config.tokenizer).head(text, config.suffix_tokens)))
-    return out if all(t != gold_text for _, _, t in out) else None
+    for other in rng.sample(others, config.n_negatives):
+        text = other.opening
+        if config.rewrite_headings:
+            text = rewrite_heading(text, other.heading, other.numeral, gold_numeral)
+        head = get_tokenizer(config.tokenizer).head(text, config.suffix_tokens)
+        out.append(Negative(other.book_id, other.chapter_index, head))
+    return out if all(n.text != gold_text for n in out) else None
 
 
-def _rows(book, book_id, source, boundary, gold_chapter, cut, gold_text, negs, seed, config):
+def example_rows(book: BookText, book_id: str, source: str, boundary: str, gold_chapter: int, cut: int,
+                 gold_text: str, negs: list[Negative], seed: int, config: ExampleConfig) -> list[dict]:
+    """The `examples` rows of one boundary: one per prefix length, sharing `boundary_id`."""
     boundary_id = stable_id("cbb", book_id, boundary, cut, seed)
     rows = []
     for length in sorted(set(config.prefix_lengths)):
@@ -158,9 +174,9 @@ def _rows(book, book_id, source, boundary, gold_chapter, cut, gold_text, negs, s
             "example_id": stable_id("cb", boundary_id, length), "boundary_id": boundary_id,
             "book_id": book_id, "source": source, "boundary": boundary,
             "chapter_index": gold_chapter, "prefix": prefix, "gold": gold_text,
-            "negatives": [t for _, _, t in negs],
-            "negative_chapter_indices": [j for _, j, _ in negs],
-            "negative_book_ids": [b for b, _, _ in negs],
+            "negatives": [n.text for n in negs],
+            "negative_chapter_indices": [n.chapter_index for n in negs],
+            "negative_book_ids": [n.book_id for n in negs],
             "prefix_tokens": count, "prefix_length": length,
             "gold_tokens": book.tok.count(gold_text), "tokenizer": config.tokenizer,
             "cut_offset": cut, "seed": seed,

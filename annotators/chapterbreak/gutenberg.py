@@ -31,21 +31,35 @@ def decode_text(raw: bytes, *, max_control_ratio: float = 0.001) -> tuple[str, s
 
     Whole-file UTF-8 first; otherwise line by line: UTF-8 where it decodes, else cp1252
     (Latin-1 for the five bytes cp1252 leaves undefined). Only "\\n", "\\r\\n" and "\\r"
-    end lines: a Latin-1 0x85 (NEL) must not split a line.
+    end lines: a Latin-1 0x85 (NEL) must not split a line. Not built on
+    `annotators.text.charset.decode_bytes`: its fallback decodes the whole file as GB18030 or
+    Big5, while PG files mix UTF-8 and cp1252 line by line (see `_decode_lines`).
     """
     raw = raw.removeprefix(b"\xef\xbb\xbf")
+    refused = refuse_non_text(raw, max_control_ratio=max_control_ratio)
+    if refused is not None:
+        return refused
+    try:
+        text, label = raw.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        text, label = _decode_lines(raw)
+    return unify_newlines(text), label
+
+
+def refuse_non_text(raw: bytes, *, max_control_ratio: float = 0.001) -> Drop | None:
+    """Drop(empty_file) for blank bytes, Drop(binary_file) for NUL or many control bytes, else None."""
     if not raw.strip(b" \t\r\n\x1a\x00"):
         return Drop("empty_file", f"{len(raw)} bytes")
     sample = raw[:65536]
     controls = sum(1 for b in sample if b in _CONTROL)
     if b"\x00" in sample or controls > max_control_ratio * len(sample):
         return Drop("binary_file", f"{controls} control bytes in the first {len(sample)}")
-    try:
-        text, label = raw.decode("utf-8"), "utf-8"
-    except UnicodeDecodeError:
-        text, label = _decode_lines(raw)
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x1a", "")
-    return text, label
+    return None
+
+
+def unify_newlines(text: str) -> str:
+    """"\r\n" and "\r" as "\n", and DOS end-of-file marks (Ctrl-Z) removed."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\x1a", "")
 
 
 def _decode_lines(raw: bytes) -> tuple[str, str]:

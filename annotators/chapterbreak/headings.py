@@ -91,7 +91,7 @@ def _title_after(lines: list[str], j: int) -> tuple[str, int]:
     return "\n".join(block), k + len(block)
 
 
-def clean_title(title: str) -> str:
+def title_without_emphasis(title: str) -> str:
     """A title without emphasis marks and line breaks: "_Journal--continued_" -> "Journal--continued"."""
     return " ".join(title.replace("_", " ").replace("*", " ").split())
 
@@ -120,7 +120,7 @@ def chapter_candidate(lines: list[str], i: int) -> HeadingCandidate | None:
     if not title:
         title, heading_end = _title_after(lines, i + 1)
         heading = f"{heading}\n{title}" if title else heading
-        title = clean_title(title)
+        title = title_without_emphasis(title)
     elif not is_blank(lines, i + 1) and not title_like(lines[i + 1]):
         return None
     num = match.group("num")
@@ -150,7 +150,7 @@ def illustration_candidate(lines: list[str], i: int) -> HeadingCandidate | None:
     heading = " ".join(re.sub(r"[_*]+", " ", inner[match.start():]).split())
     title, body_start = _title_after(lines, end + 1)
     heading = f"{heading}\n{title}" if title else heading
-    title = clean_title(title)
+    title = title_without_emphasis(title)
     return HeadingCandidate(i, body_start, heading, title, numeral_value(match.group("num"))[0],
                             match.group("num"), "illustration")
 
@@ -166,5 +166,5 @@ def numeral_candidate(lines: list[str], i: int) -> HeadingCandidate | None:
         return None
     title, body_start = (rest, i + 1) if rest else _title_after(lines, i + 1)
     heading = lines[i].strip() if rest or not title else f"{lines[i].strip()}\n{title}"
-    title = clean_title(title)
+    title = title_without_emphasis(title)
     return HeadingCandidate(i, body_start, heading, title, parsed[0], num, "numeral")

@@ -76,16 +76,3 @@ def numeral_value(literal: str) -> tuple[int, str] | None:
     if words in WORD_VALUES:
         return WORD_VALUES[words], "word"
     return None
-
-
-def rewrite_numeral(heading: str, old: str, new: str, pattern: re.Pattern) -> str:
-    """`heading` with its chapter numeral `old` replaced by `new`.
-
-    `pattern` finds the heading's "chapter <numeral>" phrase (group "num"); only that numeral
-    is replaced, so a title such as "Chapter 7: Two Roads" keeps its own words.
-    """
-    match = pattern.search(heading)
-    if not match or match.group("num") != old:
-        return heading
-    start, end = match.span("num")
-    return heading[:start] + new + heading[end:]

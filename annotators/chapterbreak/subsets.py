@@ -13,7 +13,8 @@ from __future__ import annotations
 import bisect
 import re
 
-from annotators.chapterbreak.examples import BookChapter, BookText, ExampleConfig, _rows
+from annotators.chapterbreak.examples import BookChapter, BookText, ExampleConfig, example_rows
+from annotators.chapterbreak.records import Negative
 from annotators.core.ids import rng_for
 
 _CAUSE = re.compile(r"[\"\u201c\u2018']?(?:Because|Due to|Owing to|BECAUSE|DUE TO|OWING TO)\b")
@@ -74,6 +75,6 @@ def subset_examples(book_id: str, source: str, chapters: list[BookChapter], kind
             if len(pool) < config.n_negatives:
                 continue
             negs = rng_for(seed, book_id, kind, p).sample(pool, config.n_negatives)
-            triples = [(book_id, book.chapter_at(q), heads[q]) for q in negs]
-            rows.extend(_rows(book, book_id, source, kind, chapter, p, heads[p], triples, seed, config))
+            drawn = [Negative(book_id, book.chapter_at(q), heads[q]) for q in negs]
+            rows.extend(example_rows(book, book_id, source, kind, chapter, p, heads[p], drawn, seed, config))
     return rows

@@ -9,7 +9,7 @@ import pytest
 from conftest import shared_path
 
 from annotators.chapterbreak.ao3 import (
-    Ao3Config, assemble, filter_reasons, normalise_heading, parse_html, parse_json_line, split_dump_text)
+    Ao3Config, assemble, filter_reasons, normalise_heading, parse_ao3_html, parse_json_line, split_dump_text)
 from annotators.chapterbreak.ao3_text import clean_chapter_text
 from annotators.chapterbreak.books import ao3_book, book_chapters
 from annotators.chapterbreak.examples import ExampleConfig, chapter_examples
@@ -19,8 +19,8 @@ FIX = pathlib.Path(__file__).parents[1] / "fixtures" / "chapterbreak" / "ao3"
 
 
 def test_real_chapter_pages_group_into_one_work():
-    where = parse_html("where.html", shared_path("ao3", "where.html").read_bytes())
-    hogwarts = parse_html("hogwarts.html", shared_path("ao3", "hogwarts.html").read_bytes())
+    where = parse_ao3_html("where.html", shared_path("ao3", "where.html").read_bytes())
+    hogwarts = parse_ao3_html("hogwarts.html", shared_path("ao3", "hogwarts.html").read_bytes())
     (w,), (h,) = where, hogwarts
     assert (w.work_id, h.work_id, w.posted, w.rating, w.language, w.words) == \
         ("692", "692", 2, "General Audiences", "English", 1581)
@@ -29,25 +29,25 @@ def test_real_chapter_pages_group_into_one_work():
     assert "giving up on nanowrimo" not in h.chapters[0].text  # end notes are not chapter text
     meta, chapters = assemble("692", [h, w])
     assert [c.position for c in chapters] == [1, 2]
-    assert filter_reasons(meta, chapters, Ao3Config()) == ["too_few_words", "too_few_chapters"]
+    assert filter_reasons(meta, chapters, Ao3Config()) == ["too_few_words", "ten_or_fewer_chapters"]
 
 
 def test_real_pages_missing_a_chapter_and_rated_mature():
-    (h,) = parse_html("hogwarts.html", shared_path("ao3", "hogwarts.html").read_bytes())
+    (h,) = parse_ao3_html("hogwarts.html", shared_path("ao3", "hogwarts.html").read_bytes())
     assert assemble("692", [h]).reason == "missing_chapters"
-    (d,) = parse_html("drive.html", shared_path("ao3", "drive.html").read_bytes())
+    (d,) = parse_ao3_html("drive.html", shared_path("ao3", "drive.html").read_bytes())
     assert (d.work_id, d.rating, len(d.chapters)) == ("68481", "Mature", 1)
     assert ao3_book("68481", [d]).reason == "not_general_audiences"
 
 
 @pytest.mark.parametrize("name", ["drabbles.html", "partial.html"])
 def test_real_series_pages_have_no_text(name):
-    result = parse_html(name, shared_path("ao3", name).read_bytes())
+    result = parse_ao3_html(name, shared_path("ao3", name).read_bytes())
     assert isinstance(result, Drop) and result.reason == "no_work_text"
 
 
 def test_download_fixture_chapters_without_notes():
-    (part,) = parse_html("fen.html", (FIX / "fen_road_download.html").read_bytes())
+    (part,) = parse_ao3_html("fen.html", (FIX / "fen_road_download.html").read_bytes())
     assert (part.work_id, part.posted, part.rating, part.language) == ("5501", 12, "General Audiences", "English")
     assert [c.position for c in part.chapters] == list(range(1, 13))
     assert part.chapters[0].heading == "Chapter 1: The Mill"
@@ -86,8 +86,8 @@ def test_note_blocks_removed(text, expected):
 
 
 @pytest.mark.parametrize("cfg, reasons", [
-    (Ao3Config(), ["not_english", "too_few_words", "too_few_chapters"]),
-    (Ao3Config(language=None, min_words=0), ["too_few_chapters"]),
+    (Ao3Config(), ["not_english", "too_few_words", "ten_or_fewer_chapters"]),
+    (Ao3Config(language=None, min_words=0), ["ten_or_fewer_chapters"]),
     (Ao3Config(language=None, min_words=0, more_than_chapters=0), []),
 ])
 def test_filters_are_flags(cfg, reasons):

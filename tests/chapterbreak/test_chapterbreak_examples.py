@@ -8,11 +8,12 @@ from hypothesis import given, settings, strategies as st
 from annotators.chapterbreak.books import book_chapters, gutenberg_book
 from annotators.chapterbreak.examples import (
     BookChapter, ExampleConfig, chapter_examples, rewrite_heading)
+from annotators.chapterbreak.records import PoolOpening
 from annotators.chapterbreak.subsets import subset_examples
-from annotators.text.en_tokens import get_tokenizer
+from annotators.text.tokenizers import get_tokenizer
 
 FIX = pathlib.Path(__file__).parents[1] / "fixtures" / "chapterbreak" / "books"
-TOK = get_tokenizer()
+TOK = get_tokenizer("words_punct_v1")
 
 
 def test_tokenizer_counts_and_cuts_verbatim():
@@ -84,7 +85,7 @@ def test_too_few_chapters_is_a_drop_and_keep_headings_option():
 
 
 def test_out_of_book_negatives_come_from_other_books():
-    pool = [("other", i, f"CHAPTER {i + 1}", str(i + 1), f"CHAPTER {i + 1}\n\nOther text {i}.") for i in range(6)]
+    pool = [PoolOpening("other", i, f"CHAPTER {i + 1}", str(i + 1), f"CHAPTER {i + 1}\n\nOther text {i}.") for i in range(6)]
     rows = chapter_examples("b", "pg19", make_chapters(3), seed=0,
                             config=ExampleConfig(negatives_from="out_of_book"), pool=pool)
     assert [r["chapter_index"] for r in rows] == [1, 2]

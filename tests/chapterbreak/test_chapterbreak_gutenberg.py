@@ -65,7 +65,7 @@ def test_fixture_modern_book_skips_contents_prose_and_reads_caption():
 
 
 @pytest.mark.parametrize("name, reason", [
-    ("one_chapter.txt", "too_few_chapters"), ("no_headings.txt", "no_chapter_headings"),
+    ("one_chapter.txt", "fewer_than_two_chapters"), ("no_headings.txt", "no_chapter_headings"),
     ("empty.txt", "empty_file"), ("binary.txt", "binary_file")])
 def test_fixture_rejects(name, reason):
     raw = (FIX / name).read_bytes()

@@ -49,7 +49,7 @@ def test_accounting_and_books_table(built):
     gb = stats["stages"]["gutenberg_books"]
     assert gb["read"] == len(list(books.glob("*.txt")))
     assert gb["rejected_by_reason"] == {"binary_file": 1, "empty_file": 1, "no_chapter_headings": 1,
-                                        "too_few_chapters": 1}
+                                        "fewer_than_two_chapters": 1}
     b = table(out, "books").set_index("input_id")
     assert b.loc["hallow_fen_1990s.txt", "n_chapters"] == 8 and b.loc["empty.txt", "reason"] == "empty_file"
     assert b.loc["ao3:4401", "status"] == "ok" and b.loc["ao3:4402", "reason"] == "not_general_audiences"
@@ -66,6 +66,7 @@ def test_accounting_and_books_table(built):
         assert b.loc["ao3:692", "reason"] == "too_few_words" and b.loc["drabbles.html", "reason"] == "no_work_text"
     card = (out / "CARD.md").read_text()
     assert "words_punct_v1" in card and "| pg19 | chapter |" in card
+    assert "## Reject reasons this job can give" in card and "| `fewer_than_two_chapters` |" in card
 
 
 def test_chapter_examples_hold_the_invariants(built):

@@ -1,0 +1,102 @@
+"""The functions the chapterbreak job's stages apply, one record at a time (paper section 2).
+
+Each returns a list of outputs or `Drop(reason, detail)` (codes: `reasons.py`). Inputs are
+the engine's (input_id, bytes) pairs for files and lines, and grouped (work_id, parts) for
+AO3 works; the job (`pipelines/chapterbreak.py`) only wires them together.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from annotators.chapterbreak.ao3 import Ao3Config, parse_ao3_html, parse_json_line
+from annotators.chapterbreak.books import ao3_book, book_chapters, book_id_for, gutenberg_book
+from annotators.chapterbreak.chapters import ChapterConfig
+from annotators.chapterbreak.examples import BookText, ExampleConfig, chapter_examples, suffix
+from annotators.chapterbreak.records import BookStat, BoundaryStat, PoolOpening
+from annotators.chapterbreak.subsets import subset_examples
+from annotators.core.outcome import Drop
+from schemas.chapterbreak import BookRow
+
+RELEASED_FIELDS = ("source", "book_id", "cut_offset", "prefix", "gold", "negatives")
+
+
+def _listed(result):
+    return result if isinstance(result, Drop) else [result]
+
+
+def read_gutenberg_book(element: tuple[str, bytes], config: ChapterConfig) -> list[dict] | Drop:
+    """One PG file (input_id, bytes) -> [book] with its chapters, or Drop."""
+    input_id, raw = element
+    return _listed(gutenberg_book(input_id, raw, config))
+
+
+def read_ao3_page(element: tuple[str, bytes]):
+    """One AO3 HTML file (input_id, bytes) -> its work part(s), or Drop."""
+    input_id, raw = element
+    return parse_ao3_html(input_id, raw)
+
+
+def read_ao3_line(element: tuple[str, bytes]):
+    """One AO3 JSON line (input_id, bytes) -> its work part ([] for a blank line), or Drop."""
+    input_id, raw = element
+    return parse_json_line(input_id, raw)
+
+
+def build_ao3_work(element, config: Ao3Config) -> list[dict] | Drop:
+    """(work_id, the work's parts) -> [book] passing Appendix A's filters, or Drop."""
+    work_id, parts = element
+    return _listed(ao3_book(work_id, list(parts), config))
+
+
+def ao3_work_input_id(element) -> str:
+    work_id, _ = element
+    return f"ao3:{work_id}"
+
+
+def book_examples(book: dict, pool: list[PoolOpening] | None = None, *, seed: int,
+                  config: ExampleConfig) -> list[dict] | Drop:
+    """All example rows of one book (chapter boundaries + requested subsets), or Drop.
+
+    `pool` (Appendix F's out-of-book negatives) is every book's openings, in any order.
+    """
+    pool = sorted(pool) if pool is not None else None
+    chapters = book_chapters(book)
+    rows = chapter_examples(book["book_id"], book["source"], chapters, seed=seed, config=config, pool=pool)
+    rows = [] if isinstance(rows, Drop) else rows
+    for kind in config.subsets:
+        rows += subset_examples(book["book_id"], book["source"], chapters, kind, seed=seed, config=config)
+    if not rows:
+        return Drop("no_usable_boundary", f"{len(chapters)} chapters; no boundary with "
+                    f"{config.min_later_chapters} later chapters and no subset position")
+    return rows
+
+
+def openings(book: dict, config: ExampleConfig) -> list[PoolOpening]:
+    """The book's chapter openings for the out-of-book pool (headings as printed)."""
+    text = BookText(book_chapters(book), config.tokenizer)
+    as_printed = dataclasses.replace(config, rewrite_headings=False)
+    return [PoolOpening(book["book_id"], c.index, c.heading, c.numeral, suffix(text, c.index, c.numeral, as_printed))
+            for c in text.chapters]
+
+
+def reject_to_book(row: dict, source: str) -> dict:
+    """A `books` table row for a rejects row of a book-reading stage (status "rejected")."""
+    key = row["input_id"].removeprefix("ao3:")
+    return BookRow(book_id_for(source, key), source, row["input_id"], "rejected", row["stage"],
+                   reason=row["reason"], detail=row["detail"][:2000]).to_row()
+
+
+def book_stat(book: dict) -> BookStat:
+    """Table 3 facts of one accepted book: chapters and whitespace words."""
+    words = sum(len(c["body"].split()) for c in book["chapters"])
+    return BookStat(book["source"], book["book_id"], len(book["chapters"]), words)
+
+
+def boundary_stat(row: dict) -> BoundaryStat:
+    """Table 4 facts of one example row (rows of one boundary give the same facts)."""
+    return BoundaryStat(row["source"], row["boundary"], row["book_id"], row["boundary_id"])
+
+
+def released_item(row: dict) -> tuple[tuple[str, int], dict]:
+    """((boundary kind, prefix length), the row's fields the released JSON needs)."""
+    return (row["boundary"], row["prefix_length"]), {k: row[k] for k in RELEASED_FIELDS}
