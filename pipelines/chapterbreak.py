@@ -58,10 +58,12 @@ def configs(args) -> tuple[ChapterConfig, ExampleConfig, Ao3Config]:
 
 
 def apply_stage(pcoll, report, name: str, fn, **kwargs):
-    """(main, rejects) of Stage `name`; with a report, the Stage is registered there."""
+    """(main, rejects) of Stage `name`: rejects also become books-table rows. With a report
+    (the job), `report.stage` registers it; without one (transform tests), it stands alone."""
+    if report is not None:
+        return pcoll | report.stage(name, fn, with_rejects=True, **kwargs)
     result = pcoll | Stage(name, fn, **kwargs)
-    main = result["main"] if report is None else report.add(name, result)
-    return main, result[REJECTS]
+    return result["main"], result[REJECTS]
 
 
 class ParseGutenbergBooks(beam.PTransform):

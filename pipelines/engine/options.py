@@ -116,6 +116,13 @@ def _flag_type(hint: Any) -> tuple[Callable[[str], Any] | None, bool]:
     return (hint if hint in (int, float, str) else str), False
 
 
+class _BooleanFlag(argparse.BooleanOptionalAction):
+    """`--x` sets True; `--no-x` and `--no_x` set False (argparse knows only `--no-`)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, not option_string.startswith(("--no-", "--no_")))
+
+
 def add_config_flags(parser: argparse.ArgumentParser, cls: type, *, prefix: str = "",
                      exclude: Sequence[str] = ()) -> None:
     """One flag per field of a frozen `*Config` dataclass, so its default lives in one place.
@@ -134,7 +141,7 @@ def add_config_flags(parser: argparse.ArgumentParser, cls: type, *, prefix: str 
         text = f"{field.metadata.get('help', field.name.replace('_', ' '))} (default: {shown})"
         dest = f"{prefix}{field.name}".replace("-", "_")
         if is_bool:
-            parser.add_argument(flag, dest=dest, action=argparse.BooleanOptionalAction, default=default, help=text)
+            parser.add_argument(flag, dest=dest, action=_BooleanFlag, default=default, help=text)
         else:
             parser.add_argument(flag, dest=dest, type=kind, default=default, help=text,
                                 choices=field.metadata.get("choices"))

@@ -95,19 +95,25 @@ class Stage(beam.PTransform):
 
     Jobs build it with `report.stage(name, fn, ...)`: applied, it registers its rejects and
     tallies in the JobReport and returns the main output, so a stage's name is written once.
-    Without a report it returns the DoOutputsTuple (main, `rejects`, `tally`) itself.
+    With `with_rejects=True` it returns (main, rejects rows), for a job that also reports its
+    rejects elsewhere (ChapterBreak's books table). Without a report it returns the
+    DoOutputsTuple (main, `rejects`, `tally`) itself.
     """
 
     def __init__(self, stage: str, fn: Callable, *, input_id: Callable = lambda e: e[0],
                  setup: Callable | None = None, grouped: bool = False,
-                 side_inputs: dict[str, Any] | None = None, report: Any = None):
+                 side_inputs: dict[str, Any] | None = None, report: Any = None,
+                 with_rejects: bool = False):
         super().__init__(f"Stage[{stage}]")
         self.name = stage
         self._args = (stage, fn, input_id, setup, grouped)
         self._side = side_inputs or {}
-        self._report = report
+        self._report, self._with_rejects = report, with_rejects
 
     def expand(self, pcoll):
         result = pcoll | beam.ParDo(_StageFn(*self._args), **self._side).with_outputs(
             REJECTS, TALLY, main="main")
-        return result if self._report is None else self._report.add(self.name, result)
+        if self._report is None:
+            return result
+        main = self._report.add(self.name, result)
+        return (main, result[REJECTS]) if self._with_rejects else main

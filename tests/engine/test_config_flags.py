@@ -43,3 +43,10 @@ def test_prefix_and_choices():
     assert config.max_words == 7
     with pytest.raises(SystemExit):
         _parse(["--negatives", "past"])
+
+
+@pytest.mark.parametrize("flag,expected", [("--keep-headings", True), ("--keep_headings", True),
+                                           ("--no-keep-headings", False), ("--no_keep_headings", False)])
+def test_boolean_flags_both_spellings(flag, expected):
+    config, _, _ = _parse([flag])
+    assert config.keep_headings is expected

@@ -33,7 +33,7 @@ JOBS = {
 
 @pytest.mark.parametrize("job", sorted(JOBS))
 def test_job_graph_validates_on_dataflow(job, tmp_path):
-    from test_overlap_data import write_lot
+    from tests.audits.test_overlap_data import write_lot
 
     write_lot(tmp_path / "lot", {"train": [0, 1, 2, 3], "val": [4, 5], "test": [6, 7]})
     module = importlib.import_module(f"pipelines.{job.split('_')[0]}")
