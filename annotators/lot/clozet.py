@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from annotators.core.ids import rng_for, stable_id
+from annotators.lot.fields import field_problem
 from annotators.lot.story import PreparedStory, decode_line
 from annotators.core.outcome import Drop
 from schemas.lot import CLOZET_MASK, PLOTCOM_MASK, ClozeTExample, PlotComExample
@@ -41,13 +42,13 @@ def parse_annotation(input_id: str, raw: bytes) -> dict[str, Any] | Drop:
         return Drop("malformed_json", f"{exc.msg} at column {exc.colno}")
     if not isinstance(obj, dict):
         return Drop("not_an_object", f"a JSON {type(obj).__name__}, not an object")
-    index = obj.get("right_index")
-    if not isinstance(obj.get("story_id"), (str, int)) or isinstance(index, bool) or not isinstance(index, int):
-        return Drop("malformed_annotation", "needs story_id and an integer right_index")
-    if not isinstance(obj.get("wrong"), str) or not obj["wrong"].strip():
-        return Drop("empty_wrong_candidate", "the wrong candidate is missing or empty")
+    problem = (field_problem(obj, "story_id", (str, int), allow_blank=True)
+               or field_problem(obj, "right_index", (int,), allow_bool=False)
+               or field_problem(obj, "wrong", (str,)))
+    if problem is not None:
+        return problem
     right = obj.get("right")
-    return {"input_id": input_id, "story_id": str(obj["story_id"]), "right_index": index,
+    return {"input_id": input_id, "story_id": str(obj["story_id"]), "right_index": obj["right_index"],
             "wrong": obj["wrong"].strip(), "right": right if isinstance(right, str) else None,
             "annotator": str(obj.get("annotator") or "")}
 
