@@ -14,9 +14,8 @@ SPLIT_TASKS = ("clozet", "senpos", "outgen")  # PlotCom follows ClozeT's stories
 
 
 def _split_field(task: str, default: tuple[float, float, float]):
-    shown = ",".join(str(int(x)) for x in default)
     return dataclasses.field(default=default, metadata={
-        "help": f"{task} train,val,test weights (LOT Table 3 sizes: {shown})"})
+        "help": f"{task} train,val,test weights; the default is LOT Table 3's {task} sizes"})
 
 
 @dataclasses.dataclass(frozen=True)
