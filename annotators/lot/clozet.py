@@ -14,8 +14,7 @@ import re
 from typing import Any
 
 from annotators.core.ids import rng_for, stable_id
-from annotators.lot.fields import field_problem
-from annotators.lot.story import PreparedStory, decode_line
+from annotators.lot.story import PreparedStory, decode_line, field_problem
 from annotators.core.outcome import Drop
 from schemas.lot import CLOZET_MASK, PLOTCOM_MASK, ClozeTExample, PlotComExample
 

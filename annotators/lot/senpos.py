@@ -13,9 +13,8 @@ import dataclasses
 from typing import Any
 
 from annotators.core.ids import rng_for, stable_id
-from annotators.lot.fields import field_problem
 from annotators.lot.records import SenPosBuilt
-from annotators.lot.story import PreparedStory
+from annotators.lot.story import PreparedStory, field_problem
 from annotators.core.outcome import Drop
 from annotators.text.zh_clean import han_count
 from schemas.lot import SENPOS_MASK, SenPosExample

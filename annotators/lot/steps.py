@@ -58,6 +58,21 @@ def _clozet_outputs(story, ex, plotted: set) -> list:
     return outs
 
 
+def _clozet_outcomes(story, anns: list, split: str, seed: int, config: ClozeTConfig) -> list:
+    """(input_id, TaskRows | Drop) per annotation of one story, in input order."""
+    outcomes, seen, plotted = [], set(), set()
+    for ann in anns:
+        ex = build_clozet(story, ann, split, seed=seed, config=config)
+        if not isinstance(ex, Drop) and ex.example_id in seen:
+            ex = Drop("duplicate_annotation", f"same as an earlier annotation of {story.story_id}")
+        if isinstance(ex, Drop):
+            outcomes.append((ann["input_id"], ex))
+            continue
+        seen.add(ex.example_id)
+        outcomes.append((ann["input_id"], _clozet_outputs(story, ex, plotted)))
+    return outcomes
+
+
 def clozet_step(seed: int, splits, config: ClozeTConfig):
     """Over (story_id, {story, ann}): one outcome per annotation."""
     def fn(element):
@@ -66,18 +81,7 @@ def clozet_step(seed: int, splits, config: ClozeTConfig):
         anns = sorted(group["ann"], key=lambda a: input_order(a["input_id"]))
         if not stories:
             return [(a["input_id"], Drop("unknown_story", f"no story with id {story_id!r}")) for a in anns]
-        story, split = stories[0], split_of(seed, story_id, splits)
-        outcomes, seen, plotted = [], set(), set()
-        for ann in anns:
-            ex = build_clozet(story, ann, split, seed=seed, config=config)
-            if not isinstance(ex, Drop) and ex.example_id in seen:
-                ex = Drop("duplicate_annotation", f"same as an earlier annotation of {story_id}")
-            if isinstance(ex, Drop):
-                outcomes.append((ann["input_id"], ex))
-                continue
-            seen.add(ex.example_id)
-            outcomes.append((ann["input_id"], _clozet_outputs(story, ex, plotted)))
-        return outcomes
+        return _clozet_outcomes(stories[0], anns, split_of(seed, story_id, splits), seed, config)
     return fn
 
 
@@ -116,6 +120,20 @@ def _reviewed(output: SenPosOutput, review: ReviewRecord) -> SenPosOutput | Drop
     return SenPosOutput(applied, dict(output.stats, candidates=applied.n_candidates))
 
 
+def _review_outcomes(output: SenPosOutput, reviews: list[ReviewRecord], reviewed_only: bool) -> list:
+    """The example's outcome (reviewed by the earliest review) and each review's outcome."""
+    final: Any = [output]
+    others: list = []
+    if reviews:
+        reviewed = _reviewed(output, reviews[0])
+        final = reviewed if isinstance(reviewed, Drop) else [reviewed]
+        others = [(reviews[0].input_id, [])] + [(r.input_id, Drop("duplicate_review", "an earlier review counts"))
+                                              for r in reviews[1:]]
+    elif reviewed_only:
+        final = Drop("not_reviewed", "val/test example without a review (--senpos-reviewed-only)")
+    return [(output.example.example_id, final)] + others
+
+
 def review_step(reviewed_only: bool):
     """Over (example_id, {example, review}): the example (reviewed if a review came) and each review."""
     def fn(element):
@@ -125,15 +143,7 @@ def review_step(reviewed_only: bool):
         if not examples:
             return [(r.input_id, Drop("unknown_example", f"no SenPos val/test example {example_id}"))
                     for r in reviews]
-        output, others = examples[0], []
-        final: Any = output
-        if reviews:
-            final = _reviewed(output, reviews[0])
-            others = [(reviews[0].input_id, [])] + [(r.input_id, Drop("duplicate_review", "an earlier review counts"))
-                                                  for r in reviews[1:]]
-        elif reviewed_only:
-            final = Drop("not_reviewed", "val/test example without a review (--senpos-reviewed-only)")
-        return [(output.example.example_id, final if isinstance(final, Drop) else [final])] + others
+        return _review_outcomes(examples[0], reviews, reviewed_only)
     return fn
 
 

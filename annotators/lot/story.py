@@ -77,6 +77,25 @@ def decode_line(raw: bytes) -> str | Drop:
     return Drop("undecodable", "not UTF-8, GB18030 or Big5") if decoded is None else decoded.text
 
 
+_JSON_TYPE = {str: "a string", int: "an integer", bool: "true or false", dict: "an object", list: "a list"}
+
+
+def field_problem(obj: dict[str, Any], name: str, types: tuple[type, ...], *,
+                  allow_blank: bool = False, allow_bool: bool = True) -> Drop | None:
+    """Why `obj[name]` of a JSON input (story, annotation, review) cannot be used, or None.
+
+    Absent, null or blank text is the shared `missing_field`, a wrong JSON type the shared
+    `bad_field_type`, so every LOT input says the same thing about the same failure.
+    """
+    value = obj.get(name)
+    if value is None or (isinstance(value, str) and str in types and not allow_blank and not value.strip()):
+        return Drop("missing_field", f"{name} is missing or empty")
+    if not isinstance(value, types) or (not allow_bool and isinstance(value, bool)):
+        wanted = " or ".join(_JSON_TYPE.get(t, t.__name__) for t in types)
+        return Drop("bad_field_type", f"{name} must be {wanted}, not a JSON {type(value).__name__}")
+    return None
+
+
 def parse_story_record(input_id: str, raw: bytes | dict) -> dict[str, Any] | Drop:
     """A raw JSON line (bytes) or parquet row (dict) -> a plain story dict, or Drop."""
     if isinstance(raw, (bytes, bytearray)):
