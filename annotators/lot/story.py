@@ -176,8 +176,8 @@ def exact_duplicate_key(record: dict[str, Any], config: StoryConfig) -> str:
 
 def split_of(seed: int, story_id: str, proportions: tuple[float, float, float]) -> str:
     """train/val/test for a story from a stable hash of (seed, story id) and the proportions."""
-    total = sum(proportions)
-    u = unit_interval(seed, "split", story_id) * total
-    if u < proportions[0]:
+    train, val, _ = proportions
+    u = unit_interval(seed, "split", story_id) * sum(proportions)
+    if u < train:
         return "train"
-    return "val" if u < proportions[0] + proportions[1] else "test"
+    return "val" if u < train + val else "test"
