@@ -21,9 +21,12 @@ from schemas.lot import CLOZET_MASK, PLOTCOM_MASK, ClozeTExample, PlotComExample
 
 @dataclasses.dataclass(frozen=True)
 class ClozeTConfig:
-    # LOT appendix (ClozeT guideline): the rewrite is 1/2 to 2 times the original length.
-    min_length_ratio: float = 0.5
-    max_length_ratio: float = 2.0
+    """ClozeT annotation checks (LOT appendix, ClozeT guideline)."""
+
+    min_length_ratio: float = dataclasses.field(default=0.5, metadata={
+        "help": "LOT appendix: the wrong candidate is at least 1/2 the right sentence's length"})
+    max_length_ratio: float = dataclasses.field(default=2.0, metadata={
+        "help": "LOT appendix: the wrong candidate is at most 2 times the right sentence's length"})
 
 
 def _squash(text: str) -> str:

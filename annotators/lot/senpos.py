@@ -22,9 +22,14 @@ from schemas.lot import SENPOS_MASK, SenPosExample
 
 @dataclasses.dataclass(frozen=True)
 class SenPosConfig:
-    max_words: int = 500  # LOT 3.2: "paragraphs with less than 500 words"
-    min_removed_han: int = 10  # SPEC: the removed sentence has at least 10 characters
-    min_candidates: int = 2  # fewer positions is no task (LOT averages 6.9-8.1)
+    """Which stories make a SenPos example and which sentence may be removed (LOT 3.2)."""
+
+    max_words: int = dataclasses.field(default=500, metadata={
+        "help": 'LOT 3.2: "paragraphs with less than 500 words" (jieba words)'})
+    min_removed_han: int = dataclasses.field(default=10, metadata={
+        "help": "SPEC: the removed sentence has at least 10 Chinese characters"})
+    min_candidates: int = dataclasses.field(default=2, metadata={
+        "help": "fewer candidate positions is no task (LOT averages 6.9-8.1)"})
 
 
 def build_senpos(story: PreparedStory, split: str, *, seed: int,
