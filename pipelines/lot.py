@@ -1,36 +1,30 @@
 """`python -m pipelines.lot`: stories in, the four LOT datasets out (LOT paper section 3).
 
-Wiring only (the steps are annotators.lot.steps): parse -> dedup (text, id) -> prepare
-(clean, sentences, jieba words) -> {ClozeT + PlotCom val/test from annotations, PlotCom train,
-SenPos (+ reviews), OutGen} -> parquet tables, `<task>/<split>.jsonl` in LongLM's original
-fields, annotation/review tasks, rejects, stats.json (Table 3 + accounting) and CARD.md.
+Wiring only (the steps are annotators.lot.steps): `ParseStories` (parse -> dedup (text, id)
+-> prepare: clean, sentences, jieba words) -> `BuildClozeTAndPlotCom` (from annotations),
+`BuildSenPos` (+ `ReviewSenPos`), `BuildOutGen` -> parquet tables, `<task>/<split>.jsonl` in
+LongLM's original fields, annotation/review tasks, rejects, stats.json (Table 3 +
+accounting) and CARD.md (annotators.lot.card).
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 import apache_beam as beam
 
-from annotators.text import zh_tokens
 from annotators.lot import steps
+from annotators.lot.card import lot_card
 from annotators.lot.clozet import ClozeTConfig, annotation_task, parse_annotation
+from annotators.lot.config import LotRunConfig, proportions_problem
 from annotators.lot.senpos import SenPosConfig, review_task
 from annotators.lot.stats import Table3Accumulator
-from annotators.lot.story import StoryConfig, normalize_text, parse_story_record, prepare_story, text_key
-from pipelines.engine import (JobReport, ReadLines, ReadParquetRows, Stage, WriteJsonlGroups, WriteTable,
-                              expand_input, input_names, join, make_pipeline, parse_job_args, run_pipeline)
-from annotators.lot.card import lot_card
+from annotators.lot.story import StoryConfig, exact_duplicate_key, parse_story_record, prepare_story
+from annotators.text import zh_tokens
+from pipelines.engine import (JobReport, ReadLines, ReadParquetRows, WriteJsonlGroups, WriteTable,
+                              add_config_flags, config_from_args, expand_input, input_names, join,
+                              make_pipeline, parse_job_args, run_pipeline)
 from schemas.lot import SCHEMAS, SPLITS, TASKS, to_jsonl
-
-# LOT Table 3 sizes (train, val, test): default split proportions per task.
-PAPER_SPLITS = {"clozet": "644,294,294", "senpos": "20000,800,863", "outgen": "1456,242,729"}
-
-
-def _proportions(text: str) -> tuple[float, float, float]:
-    parts = [float(x) for x in text.split(",")]
-    if len(parts) != 3 or min(parts) < 0 or sum(parts) <= 0:
-        raise argparse.ArgumentTypeError(f"expected three non-negative weights, got {text!r}")
-    return tuple(parts)  # type: ignore[return-value]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,17 +33,22 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--output", required=True)
     ap.add_argument("--annotations", help="ClozeT annotations (JSON lines)")
     ap.add_argument("--senpos-reviews", help="completed SenPos review tasks (JSON lines)")
-    ap.add_argument("--senpos-reviewed-only", action="store_true",
-                    help="drop SenPos val/test examples that have no review")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--normalize", choices=("whitespace", "full"), default="whitespace",
-                    help="whitespace: only delete spaces (text kept verbatim); full: also "
-                         "normalise punctuation (annotators.text.zh_clean)")
-    ap.add_argument("--outline-from", choices=("rake", "input"), default="rake")
-    for task, default in PAPER_SPLITS.items():
-        ap.add_argument(f"--{task}-splits", type=_proportions, default=_proportions(default),
-                        help=f"train,val,test weights (default: LOT Table 3, {default})")
+    add_config_flags(ap, LotRunConfig)
+    add_config_flags(ap, StoryConfig, exclude=[f.name for f in dataclasses.fields(StoryConfig)
+                                               if f.name != "normalize"])
     return ap
+
+
+def parse_args(argv=None):
+    """(job args, LotRunConfig, StoryConfig, PipelineOptions); bad split weights are a usage error."""
+    parser = build_parser()
+    args, options = parse_job_args(parser, argv)
+    run_cfg = config_from_args(args, LotRunConfig)
+    for task, weights in run_cfg.splits().items():
+        problem = proportions_problem(weights)
+        if problem:
+            parser.error(f"argument --{task}-splits: {problem}")
+    return args, run_cfg, config_from_args(args, StoryConfig), options
 
 
 class _Table3(beam.CombineFn):
@@ -69,6 +68,122 @@ class _Table3(beam.CombineFn):
         return acc
 
 
+class ParseStories(beam.PTransform):
+    """(input_id, raw line | parquet row) -> PreparedStory: parse, keep the earliest of equal
+    texts then of equal ids (before tokenising, so shuffles carry small dicts), prepare."""
+
+    def __init__(self, report, config: StoryConfig):
+        super().__init__()
+        self._report, self._config = report, config
+
+    def expand(self, raw):
+        report, cfg = self._report, self._config
+        parsed = raw | report.stage("parse", lambda e: steps.one(parse_story_record(*e)))
+        by_text = (parsed | "KeyText" >> beam.Map(lambda r: (exact_duplicate_key(r, cfg), r))
+                   | "GroupText" >> beam.GroupByKey())
+        unique = by_text | report.stage("dedup_text", steps.dedup_step("text", "exact_duplicate"), grouped=True)
+        by_id = unique | "KeyId" >> beam.Map(lambda r: (r["story_id"], r)) | "GroupId" >> beam.GroupByKey()
+        distinct = by_id | report.stage("dedup_id", steps.dedup_step("story_id", "duplicate_id"), grouped=True)
+        return distinct | report.stage("prepare", lambda r: steps.one(prepare_story(r, cfg)),
+                                       input_id=lambda r: r["input_id"], setup=zh_tokens.load)
+
+
+class ParseAnnotations(beam.PTransform):
+    """(input_id, raw JSON line) -> ClozeT annotation dict."""
+
+    def __init__(self, report):
+        super().__init__()
+        self._report = report
+
+    def expand(self, raw):
+        return raw | self._report.stage("annotations", lambda e: steps.one(parse_annotation(*e)))
+
+
+class BuildClozeTAndPlotCom(beam.PTransform):
+    """{"stories", "annotations"} -> (ClozeT TaskRows (+ PlotCom val/test), PlotCom train TaskRows)."""
+
+    def __init__(self, report, seed: int, splits, config: ClozeTConfig):
+        super().__init__()
+        self._report, self._seed, self._splits, self._config = report, seed, splits, config
+
+    def expand(self, inputs):
+        report, seed = self._report, self._seed
+        joined = ({"story": inputs["stories"] | "KeyStory" >> beam.Map(lambda s: (s.story_id, s)),
+                   "ann": inputs["annotations"] | "KeyAnn" >> beam.Map(lambda a: (a["story_id"], a))}
+                  | "JoinAnn" >> beam.CoGroupByKey())
+        clozet = joined | report.stage("clozet", steps.clozet_step(seed, self._splits, self._config),
+                                       grouped=True, setup=zh_tokens.load)
+        plotcom = joined | report.stage("plotcom", steps.plotcom_step(seed, self._config),
+                                        grouped=True, setup=zh_tokens.load)
+        return clozet, plotcom
+
+
+class BuildSenPos(beam.PTransform):
+    """PreparedStory -> SenPosOutput (example before review, Table 3 stats)."""
+
+    def __init__(self, report, seed: int, splits, config: SenPosConfig):
+        super().__init__()
+        self._report, self._step = report, steps.senpos_step(seed, splits, config)
+
+    def expand(self, stories):
+        return stories | self._report.stage("senpos", self._step, input_id=lambda s: s.input_id,
+                                            setup=zh_tokens.load)
+
+
+class ParseReviews(beam.PTransform):
+    """(input_id, raw JSON line) -> ReviewRecord of a completed SenPos review task."""
+
+    def __init__(self, report):
+        super().__init__()
+        self._report = report
+
+    def expand(self, raw):
+        return raw | self._report.stage("senpos_review_parse", lambda e: steps.one(steps.parse_review_line(*e)))
+
+
+class ReviewSenPos(beam.PTransform):
+    """{"examples": val/test SenPosOutputs, "reviews": ReviewRecords} -> the examples, reviewed."""
+
+    def __init__(self, report, reviewed_only: bool):
+        super().__init__()
+        self._report, self._reviewed_only = report, reviewed_only
+
+    def expand(self, inputs):
+        grouped = ({"example": inputs["examples"] | "KeyEx" >> beam.Map(lambda o: (o.example.example_id, o)),
+                    "review": inputs["reviews"] | "KeyRev" >> beam.Map(lambda r: (r.review["example_id"], r))}
+                   | "JoinReviews" >> beam.CoGroupByKey())
+        return grouped | self._report.stage("senpos_review", steps.review_step(self._reviewed_only), grouped=True)
+
+
+class BuildOutGen(beam.PTransform):
+    """PreparedStory -> OutGenOutput (TaskRow, agreement with the input's outline)."""
+
+    def __init__(self, report, seed: int, splits, outline_from: str):
+        super().__init__()
+        self._report, self._step = report, steps.outgen_step(seed, splits, outline_from)
+
+    def expand(self, stories):
+        return stories | self._report.stage("outgen", self._step, input_id=lambda s: s.input_id,
+                                            setup=zh_tokens.load)
+
+
+class Table3(beam.PTransform):
+    """TaskRows -> one {task: {split: Table 3 column -> value}} dict (LOT Table 3)."""
+
+    def expand(self, rows):
+        return (rows | "StatKey" >> beam.Map(lambda r: ((r.task, r.row["split"]), r.stats))
+                | "Table3" >> beam.CombinePerKey(_Table3()) | "Table3List" >> beam.combiners.ToList()
+                | "Table3Dict" >> beam.Map(steps.table3, TASKS))
+
+
+class OutlineAgreement(beam.PTransform):
+    """OutGenOutputs -> one micro P/R/F1 dict of built against input outlines."""
+
+    def expand(self, outgen):
+        return (outgen | "Agree" >> beam.Map(lambda o: o.agreement)
+                | "AgreeList" >> beam.combiners.ToList() | "AgreeSum" >> beam.Map(steps.agreement))
+
+
 def _read_lines(p, label: str, pattern: str):
     paths = expand_input(pattern, (".jsonl", ".json"))
     return p | f"Read{label}" >> ReadLines(paths, input_names(paths, pattern))
@@ -85,64 +200,27 @@ def _read_stories(p, pattern: str):
     return parts | "AllStories" >> beam.Flatten()
 
 
-def _stories(p, args, report: JobReport, cfg: StoryConfig):
-    """Parsed, deduplicated (before tokenising, so shuffles carry small dicts) and prepared."""
-    parsed = report.add("parse", _read_stories(p, args.stories)
-                        | Stage("parse", lambda e: steps.one(parse_story_record(*e))))
-    by_text = (parsed | "KeyText" >> beam.Map(lambda r: (text_key(normalize_text(r["story"], cfg.normalize)), r))
-               | "GroupText" >> beam.GroupByKey())
-    unique = report.add("dedup_text", by_text | Stage(
-        "dedup_text", steps.dedup_step("text", "duplicate_text"), grouped=True))
-    by_id = unique | "KeyId" >> beam.Map(lambda r: (r["story_id"], r)) | "GroupId" >> beam.GroupByKey()
-    distinct = report.add("dedup_id", by_id | Stage(
-        "dedup_id", steps.dedup_step("story_id", "duplicate_story_id"), grouped=True))
-    return report.add("prepare", distinct | Stage(
-        "prepare", lambda r: steps.one(prepare_story(r, cfg)), input_id=lambda r: r["input_id"],
-        setup=zh_tokens.load))
-
-
-def _clozet_and_plotcom(p, args, report, stories, splits, cfg: ClozeTConfig):
-    if args.annotations:
-        anns = report.add("annotations", _read_lines(p, "Annotations", args.annotations)
-                          | Stage("annotations", lambda e: steps.one(parse_annotation(*e))))
-    else:
-        anns = p | "NoAnnotations" >> beam.Create([])
-    joined = ({"story": stories | "KeyStory" >> beam.Map(lambda s: (s.story_id, s)),
-               "ann": anns | "KeyAnn" >> beam.Map(lambda a: (a["story_id"], a))} | "JoinAnn" >> beam.CoGroupByKey())
-    clozet = report.add("clozet", joined | Stage(
-        "clozet", steps.clozet_step(args.seed, splits["clozet"], cfg), grouped=True, setup=zh_tokens.load))
-    plotcom = report.add("plotcom", joined | Stage(
-        "plotcom", steps.plotcom_step(args.seed, cfg), grouped=True, setup=zh_tokens.load))
-    return clozet, plotcom
-
-
-def _senpos(p, args, report, stories, splits, cfg: SenPosConfig):
-    """(all SenPos (example, stats) after reviews, the automatic val/test ones for review)."""
-    senpos = report.add("senpos", stories | Stage(
-        "senpos", steps.senpos_step(args.seed, splits["senpos"], cfg), input_id=lambda s: s.input_id,
-        setup=zh_tokens.load))
-    evals = senpos | "SenPosEval" >> beam.Filter(lambda t: t[0].split != "train")
-    if not (args.senpos_reviews or args.senpos_reviewed_only):
+def _senpos(p, args, run_cfg: LotRunConfig, report, stories):
+    """(all SenPos outputs after reviews, the automatic val/test ones for review)."""
+    senpos = stories | "BuildSenPos" >> BuildSenPos(report, run_cfg.seed, run_cfg.senpos_splits, SenPosConfig())
+    evals = senpos | "SenPosEval" >> beam.Filter(lambda o: o.example.split != "train")
+    if not (args.senpos_reviews or run_cfg.senpos_reviewed_only):
         return senpos, evals
     if args.senpos_reviews:
-        reviews = report.add("senpos_review_parse", _read_lines(p, "Reviews", args.senpos_reviews)
-                             | Stage("senpos_review_parse", lambda e: steps.one(steps.parse_review_line(*e))))
+        reviews = _read_lines(p, "Reviews", args.senpos_reviews) | "ParseReviews" >> ParseReviews(report)
     else:
         reviews = p | "NoReviews" >> beam.Create([])
-    grouped = ({"example": evals | "KeyEx" >> beam.Map(lambda t: (t[0].example_id, t)),
-                "review": reviews | "KeyRev" >> beam.Map(lambda r: (r[1]["example_id"], r))}
-               | "JoinReviews" >> beam.CoGroupByKey())
-    reviewed = report.add("senpos_review", grouped | Stage(
-        "senpos_review", steps.review_step(args.senpos_reviewed_only), grouped=True))
-    train = senpos | "SenPosTrain" >> beam.Filter(lambda t: t[0].split == "train")
+    reviewed = {"examples": evals, "reviews": reviews} | "ReviewSenPos" >> ReviewSenPos(
+        report, run_cfg.senpos_reviewed_only)
+    train = senpos | "SenPosTrain" >> beam.Filter(lambda o: o.example.split == "train")
     return (train, reviewed) | "SenPosAll" >> beam.Flatten(), evals
 
 
 def _write_tasks(rows, out: str, report: JobReport) -> None:
     """Each task's parquet table and its LongLM-format `<split>.jsonl` files."""
     for task in TASKS:
-        task_rows = (rows | f"Rows[{task}]" >> beam.Filter(lambda t, task=task: t[0] == task)
-                     | f"Row[{task}]" >> beam.Map(lambda t: t[1]))
+        task_rows = (rows | f"Rows[{task}]" >> beam.Filter(lambda r, task=task: r.task == task)
+                     | f"Row[{task}]" >> beam.Map(lambda r: r.row))
         report.tally(task_rows | f"Table[{task}]" >> WriteTable(
             join(out, task), SCHEMAS[task], lambda r: (r["split"], r["example_id"]), name=task))
         report.tally(task_rows
@@ -156,39 +234,41 @@ def _write_human_tasks(stories, senpos_evals, out: str, report: JobReport) -> No
     report.tally(stories | "Tasks" >> beam.Map(lambda s: ("clozet", s.story_id, annotation_task(s)))
                  | "WriteTasks" >> WriteJsonlGroups(lambda g: join(out, "annotation_tasks", f"{g}.jsonl"),
                                                     ["clozet"], "annotation_tasks"))
-    report.tally(senpos_evals | "ReviewRows" >> beam.Map(lambda t: (t[0].split, t[0].example_id, review_task(t[0])))
+    report.tally(senpos_evals
+                 | "ReviewRows" >> beam.Map(lambda o: (o.example.split, o.example.example_id, review_task(o.example)))
                  | "WriteReview" >> WriteJsonlGroups(lambda s: join(out, "review", f"senpos_{s}.jsonl"),
                                                      ["val", "test"], "review"))
 
 
+def _config_record(run_cfg: LotRunConfig, story_cfg: StoryConfig) -> dict:
+    """The stats.json / CARD.md `config` (keys and order as before the flags were generated)."""
+    return {"story": vars(story_cfg), "clozet": vars(ClozeTConfig()), "senpos": vars(SenPosConfig()),
+            "splits": {t: list(v) for t, v in run_cfg.splits().items()}, "outline_from": run_cfg.outline_from,
+            "senpos_reviewed_only": run_cfg.senpos_reviewed_only}
+
+
 def run(argv=None):
-    args, options = parse_job_args(build_parser(), argv)
-    out = args.output.rstrip("/")
-    story_cfg, clozet_cfg, senpos_cfg = StoryConfig(normalize=args.normalize), ClozeTConfig(), SenPosConfig()
-    splits = {t: getattr(args, f"{t}_splits") for t in PAPER_SPLITS}
-    config = {"story": vars(story_cfg), "clozet": vars(clozet_cfg), "senpos": vars(senpos_cfg),
-              "splits": {t: list(v) for t, v in splits.items()}, "outline_from": args.outline_from,
-              "senpos_reviewed_only": args.senpos_reviewed_only}
+    args, run_cfg, story_cfg, options = parse_args(argv)
+    out, seed, splits = args.output.rstrip("/"), run_cfg.seed, run_cfg.splits()
     inputs = [x for x in (args.stories, args.annotations, args.senpos_reviews) if x]
     p = make_pipeline(options)
-    report = JobReport(out, "lot", config=config, seed=args.seed, inputs=inputs, options=options, card=lot_card)
+    report = JobReport(out, "lot", config=_config_record(run_cfg, story_cfg), seed=seed, inputs=inputs,
+                       options=options, card=lot_card)
 
-    stories = _stories(p, args, report, story_cfg)
-    clozet, plotcom = _clozet_and_plotcom(p, args, report, stories, splits, clozet_cfg)
-    senpos, senpos_evals = _senpos(p, args, report, stories, splits, senpos_cfg)
-    outgen = report.add("outgen", stories | Stage(
-        "outgen", steps.outgen_step(args.seed, splits["outgen"], args.outline_from),
-        input_id=lambda s: s.input_id, setup=zh_tokens.load))
+    stories = _read_stories(p, args.stories) | "ParseStories" >> ParseStories(report, story_cfg)
+    anns = (_read_lines(p, "Annotations", args.annotations) | "ParseAnnotations" >> ParseAnnotations(report)
+            if args.annotations else p | "NoAnnotations" >> beam.Create([]))
+    clozet, plotcom = {"stories": stories, "annotations": anns} | "ClozeTAndPlotCom" >> BuildClozeTAndPlotCom(
+        report, seed, splits["clozet"], ClozeTConfig())
+    senpos, senpos_evals = _senpos(p, args, run_cfg, report, stories)
+    outgen = stories | "BuildOutGen" >> BuildOutGen(report, seed, splits["outgen"], run_cfg.outline_from)
 
-    rows = (clozet, plotcom, senpos | "SenPosRows" >> beam.Map(lambda t: ("senpos", t[0].to_row(), t[1])),
-            outgen | "OutGenRows" >> beam.Map(lambda t: t[:3])) | "AllRows" >> beam.Flatten()
+    rows = (clozet, plotcom, senpos | "SenPosRows" >> beam.Map(lambda o: o.as_task_row()),
+            outgen | "OutGenRows" >> beam.Map(lambda o: o.task_row)) | "AllRows" >> beam.Flatten()
     _write_tasks(rows, out, report)
     _write_human_tasks(stories, senpos_evals, out, report)
-    report.extra("table3", rows | "StatKey" >> beam.Map(lambda t: ((t[0], t[1]["split"]), t[2]))
-                 | "Table3" >> beam.CombinePerKey(_Table3()) | "Table3List" >> beam.combiners.ToList()
-                 | "Table3Dict" >> beam.Map(steps.table3, TASKS))
-    report.extra("outline_agreement", outgen | "Agree" >> beam.Map(lambda t: t[3])
-                 | "AgreeList" >> beam.combiners.ToList() | "AgreeSum" >> beam.Map(steps.agreement))
+    report.extra("table3", rows | "Table3" >> Table3())
+    report.extra("outline_agreement", outgen | "OutlineAgreement" >> OutlineAgreement())
     report.finish(p)
     return run_pipeline(p)
 

@@ -1,8 +1,11 @@
-"""CARD.md for the LOT job: the generic accounting card plus Table 3 and the definitions."""
+"""CARD.md for the LOT job: the generic accounting card plus Table 3, outline agreement,
+the definitions (LOT paper section 3) and the reject reasons the job can give."""
 from __future__ import annotations
 
 from annotators.lot.stats import table3_markdown
 from annotators.core.card import default_card
+from annotators.core.reasons import reasons_markdown
+from annotators.lot.reasons import JOB_REASONS
 
 DEFINITIONS = """## How the data was built
 - **Stories**: JSON lines (`story` or `text`; optional `id`, `title`, `outline`, `source`, `url`,
@@ -31,6 +34,7 @@ DEFINITIONS = """## How the data was built
 
 
 def lot_card(stats: dict) -> str:
+    """The job's CARD.md text from its stats.json (the job only passes this to JobReport)."""
     agree = stats.get("outline_agreement", {})
     lines = [default_card(stats), "## LOT Table 3 (computed on this output)", "",
              table3_markdown(stats.get("table3", {})), "",
@@ -44,5 +48,6 @@ def lot_card(stats: dict) -> str:
         lines.append("No input story came with an outline, so agreement was not measured.")
     cfg = stats.get("config", {})
     lines += ["", DEFINITIONS.format(normalize=cfg.get("story", {}).get("normalize", "?"),
-                                     outline_from=cfg.get("outline_from", "?"))]
+                                     outline_from=cfg.get("outline_from", "?")),
+              reasons_markdown(JOB_REASONS)]
     return "\n".join(lines)

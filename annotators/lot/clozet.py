@@ -14,16 +14,19 @@ import re
 from typing import Any
 
 from annotators.core.ids import rng_for, stable_id
-from annotators.lot.story import PreparedStory, decode_line
+from annotators.lot.story import PreparedStory, decode_line, field_problem
 from annotators.core.outcome import Drop
 from schemas.lot import CLOZET_MASK, PLOTCOM_MASK, ClozeTExample, PlotComExample
 
 
 @dataclasses.dataclass(frozen=True)
 class ClozeTConfig:
-    # LOT appendix (ClozeT guideline): the rewrite is 1/2 to 2 times the original length.
-    min_length_ratio: float = 0.5
-    max_length_ratio: float = 2.0
+    """ClozeT annotation checks (LOT appendix, ClozeT guideline)."""
+
+    min_length_ratio: float = dataclasses.field(default=0.5, metadata={
+        "help": "LOT appendix: the wrong candidate is at least 1/2 the right sentence's length"})
+    max_length_ratio: float = dataclasses.field(default=2.0, metadata={
+        "help": "LOT appendix: the wrong candidate is at most 2 times the right sentence's length"})
 
 
 def _squash(text: str) -> str:
@@ -41,13 +44,13 @@ def parse_annotation(input_id: str, raw: bytes) -> dict[str, Any] | Drop:
         return Drop("malformed_json", f"{exc.msg} at column {exc.colno}")
     if not isinstance(obj, dict):
         return Drop("not_an_object", f"a JSON {type(obj).__name__}, not an object")
-    index = obj.get("right_index")
-    if not isinstance(obj.get("story_id"), (str, int)) or isinstance(index, bool) or not isinstance(index, int):
-        return Drop("malformed_annotation", "needs story_id and an integer right_index")
-    if not isinstance(obj.get("wrong"), str) or not obj["wrong"].strip():
-        return Drop("empty_wrong_candidate", "the wrong candidate is missing or empty")
+    problem = (field_problem(obj, "story_id", (str, int), allow_blank=True)
+               or field_problem(obj, "right_index", (int,), allow_bool=False)
+               or field_problem(obj, "wrong", (str,)))
+    if problem is not None:
+        return problem
     right = obj.get("right")
-    return {"input_id": input_id, "story_id": str(obj["story_id"]), "right_index": index,
+    return {"input_id": input_id, "story_id": str(obj["story_id"]), "right_index": obj["right_index"],
             "wrong": obj["wrong"].strip(), "right": right if isinstance(right, str) else None,
             "annotator": str(obj.get("annotator") or "")}
 

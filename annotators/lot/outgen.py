@@ -6,9 +6,10 @@ input has an outline, agreement counts (shared phrases) are kept for the dataset
 """
 from __future__ import annotations
 
-from annotators.text import zh_tokens
 from annotators.core.ids import stable_id
+from annotators.lot.records import AgreementCounts
 from annotators.lot.story import PreparedStory
+from annotators.text.tokenizers import get_tokenizer
 from annotators.core.outcome import Drop
 from schemas.lot import OutGenExample
 
@@ -25,16 +26,16 @@ def build_outgen(story: PreparedStory, split: str, *, seed: int, outline_from: s
         if isinstance(phrases, Drop):
             return phrases
     # The contract counts words with default jieba (HMM on); the extractor cuts with HMM off.
-    phrases = tuple(p for p in phrases if p and p in text and len(zh_tokens.words(p)) <= max_words)
+    phrases = tuple(p for p in phrases if p and p in text and get_tokenizer("jieba").count(p) <= max_words)
     if not phrases:
         return Drop("no_usable_outline_phrase", f"no {source} phrase is a substring of <= {max_words} words")
     return OutGenExample(stable_id("outgen", story.story_id), story.story_id, split, story.title,
                          tuple(phrases), text, source)
 
 
-def agreement_counts(predicted: tuple[str, ...], official: tuple[str, ...] | None) -> tuple[int, int, int]:
-    """(shared distinct phrases, predicted, official) for micro precision/recall/F1."""
+def agreement_counts(predicted: tuple[str, ...], official: tuple[str, ...] | None) -> AgreementCounts:
+    """Distinct phrases (shared, predicted, official) for micro precision/recall/F1."""
     if not official:
-        return (0, 0, 0)
+        return AgreementCounts(0, 0, 0)
     pred, gold = set(predicted), set(official)
-    return (len(pred & gold), len(pred), len(gold))
+    return AgreementCounts(len(pred & gold), len(pred), len(gold))

@@ -38,6 +38,7 @@ from typing import Sequence
 
 from annotators.text import zh_tokens
 from annotators.core.ids import rng_for
+from annotators.core.metrics import prf
 from annotators.core.outcome import Drop
 
 _DELIM = "\x00"  # what a delimiter token becomes before rake-nltk sees it
@@ -103,11 +104,6 @@ def _resources() -> _Resources:
         if _RESOURCES is None:
             _RESOURCES = _Resources()
         return _RESOURCES
-
-
-def load() -> None:
-    """Build the heavy resources now (Beam `DoFn.setup`), not on the first story."""
-    _resources()
 
 
 def _paragraphs(text: str) -> list[str]:
@@ -215,9 +211,7 @@ def outline_scores(
         hits += len(pred_set & gold_set)
         n_pred += len(pred_set)
         n_gold += len(gold_set)
-    precision = hits / n_pred if n_pred else 0.0
-    recall = hits / n_gold if n_gold else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    precision, recall, f1 = prf(hits, n_pred, n_gold)
     return {
         "precision": precision,
         "recall": recall,

@@ -13,7 +13,8 @@ import dataclasses
 from typing import Any
 
 from annotators.core.ids import rng_for, stable_id
-from annotators.lot.story import PreparedStory
+from annotators.lot.records import SenPosBuilt
+from annotators.lot.story import PreparedStory, field_problem
 from annotators.core.outcome import Drop
 from annotators.text.zh_clean import han_count
 from schemas.lot import SENPOS_MASK, SenPosExample
@@ -21,14 +22,19 @@ from schemas.lot import SENPOS_MASK, SenPosExample
 
 @dataclasses.dataclass(frozen=True)
 class SenPosConfig:
-    max_words: int = 500  # LOT 3.2: "paragraphs with less than 500 words"
-    min_removed_han: int = 10  # SPEC: the removed sentence has at least 10 characters
-    min_candidates: int = 2  # fewer positions is no task (LOT averages 6.9-8.1)
+    """Which stories make a SenPos example and which sentence may be removed (LOT 3.2)."""
+
+    max_words: int = dataclasses.field(default=500, metadata={
+        "help": 'LOT 3.2: "paragraphs with less than 500 words" (jieba words)'})
+    min_removed_han: int = dataclasses.field(default=10, metadata={
+        "help": "SPEC: the removed sentence has at least 10 Chinese characters"})
+    min_candidates: int = dataclasses.field(default=2, metadata={
+        "help": "fewer candidate positions is no task (LOT averages 6.9-8.1)"})
 
 
 def build_senpos(story: PreparedStory, split: str, *, seed: int,
-                 config: SenPosConfig = SenPosConfig()) -> list[tuple[SenPosExample, PreparedStory, int]] | Drop:
-    """[(example, story, removed sentence index)] for one story, or Drop."""
+                 config: SenPosConfig = SenPosConfig()) -> list[SenPosBuilt] | Drop:
+    """[SenPosBuilt(example, story, removed sentence index)] for one story, or Drop."""
     n_words = sum(len(w) for w in story.words)
     if n_words >= config.max_words:
         return Drop("over_500_words", f"{n_words} words >= {config.max_words}")
@@ -44,7 +50,7 @@ def build_senpos(story: PreparedStory, split: str, *, seed: int,
         example_id=stable_id("senpos", story.story_id, k), story_id=story.story_id, split=split,
         story=SENPOS_MASK.join(rest), sentence=story.sentences[k], label=k, n_candidates=n - 2,
         removed_index=k)
-    return [(ex, story, k)]
+    return [SenPosBuilt(ex, story, k)]
 
 
 def review_task(example: SenPosExample) -> dict[str, Any]:
@@ -62,16 +68,19 @@ def review_task(example: SenPosExample) -> dict[str, Any]:
 
 def parse_review(obj: Any) -> dict[str, Any] | Drop:
     """Validate one completed review: {"example_id", "accept", "drop": [positions]}."""
-    if not isinstance(obj, dict) or not isinstance(obj.get("example_id"), str):
-        return Drop("malformed_review", "needs an object with a string example_id")
+    if not isinstance(obj, dict):
+        return Drop("not_an_object", f"a JSON {type(obj).__name__}, not an object")
+    problem = field_problem(obj, "example_id", (str,), allow_blank=True)
+    if problem is not None:
+        return problem
     review = obj.get("review", obj)
     if not isinstance(review, dict):
-        return Drop("malformed_review", "review must be an object {accept, drop}")
+        return Drop("bad_field_type", "review must be an object {accept, drop}")
     if not isinstance(review.get("accept", True), bool):
-        return Drop("malformed_review", "accept must be true or false")
+        return Drop("bad_field_type", "accept must be true or false")
     drop = review.get("drop", [])
     if not isinstance(drop, list) or not all(isinstance(d, int) and not isinstance(d, bool) for d in drop):
-        return Drop("malformed_review", "drop must be a list of candidate positions")
+        return Drop("bad_field_type", "drop must be a list of candidate positions")
     return {"example_id": obj["example_id"], "accept": review.get("accept", True),
             "drop": sorted(set(drop)), "reviewer": str(review.get("reviewer", obj.get("reviewer", "")))}
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from annotators.text import zh_tokens
 from annotators.lot.story import PreparedStory
+from annotators.text.tokenizers import get_tokenizer
 
 # (column, label as in the paper's Table 3), per task.
 COLUMNS = {
@@ -39,10 +39,10 @@ def example_stats(task: str, story: PreparedStory, *, removed: int | None = None
                   candidates: int = 0, title: str = "", phrases: Iterable[str] = ()) -> dict[str, Any]:
     """Per-example numbers; `extra_texts` are averaged (ClozeT: both candidates)."""
     stats = _context(story, range(len(story.sentences)) if indices is None else indices, removed)
-    tok = zh_tokens.load()
-    extra = [[w for w in tok.lcut(t) if w.strip()] for t in extra_texts]
-    phrase_words = [[w for w in tok.lcut(p) if w.strip()] for p in phrases]
-    title_words = [w for w in tok.lcut(title) if w.strip()]
+    jieba_words = get_tokenizer("jieba")
+    extra = [jieba_words.tokens(t) for t in extra_texts]
+    phrase_words = [jieba_words.tokens(p) for p in phrases]
+    title_words = jieba_words.tokens(title)
     if removed is not None and not extra:
         extra = [list(story.words[removed])]
     for ws in extra + phrase_words + [title_words]:

@@ -14,10 +14,10 @@ import json
 import re
 from typing import Any
 
-from annotators.text import zh_tokens
 from annotators.core.ids import stable_hash, stable_id, unit_interval
 from annotators.core.outcome import Drop
 from annotators.text.charset import decode_bytes
+from annotators.text.tokenizers import get_tokenizer
 from annotators.text.zh_clean import clean_chinese, han_ratio
 from annotators.text.zh_sentences import split_sentences
 
@@ -27,13 +27,25 @@ _HTML_JUNK = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?/?>|&(?:nbsp|amp|l
 _SPACE_NEAR_WIDE = re.compile(r"(?<=[^\x00-\x7f])[ \t\u3000\u00a0]+|[ \t\u3000\u00a0]+(?=[^\x00-\x7f])")
 
 
+def _help(text: str, **extra) -> dict:
+    return {"help": text, **extra}
+
+
 @dataclasses.dataclass(frozen=True)
 class StoryConfig:
-    normalize: str = "whitespace"  # "whitespace": only spaces removed; "full": clean_chinese
-    min_han_ratio: float = 0.5  # LOT is Chinese; below this share of Han characters: not_chinese
-    min_sentences: int = 3  # one- or two-sentence stories make no LOT example
-    max_chars: int = 20000  # huge records (whole novels, junk dumps) are rejected
-    min_sentence_han: int = 10  # SPEC: a sentence under 10 Chinese characters merges
+    """How input stories are cleaned and filtered (the job exposes `--normalize`)."""
+
+    normalize: str = dataclasses.field(default="whitespace", metadata=_help(
+        "whitespace: only delete spaces (text kept verbatim); full: also normalise punctuation "
+        "(annotators.text.zh_clean)", choices=("whitespace", "full")))
+    min_han_ratio: float = dataclasses.field(default=0.5, metadata=_help(
+        "LOT is Chinese: a story with a smaller share of Han characters is not_chinese"))
+    min_sentences: int = dataclasses.field(default=3, metadata=_help(
+        "one- or two-sentence stories make no LOT example"))
+    max_chars: int = dataclasses.field(default=20000, metadata=_help(
+        "huge records (whole novels, junk dumps) are story_too_long"))
+    min_sentence_han: int = dataclasses.field(default=10, metadata=_help(
+        "SPEC: a sentence under this many Chinese characters merges into a neighbour"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,9 +72,28 @@ class PreparedStory:
 def decode_line(raw: bytes) -> str | Drop:
     """One input line as text: BOM, then UTF-8, else GB18030/Big5 by detection (annotators.text.charset)."""
     if b"\x00" in raw:
-        return Drop("undecodable", "NUL bytes: binary data")
+        return Drop("binary_file", "NUL bytes: binary data")
     decoded = decode_bytes(raw, html=False)
     return Drop("undecodable", "not UTF-8, GB18030 or Big5") if decoded is None else decoded.text
+
+
+_JSON_TYPE = {str: "a string", int: "an integer", bool: "true or false", dict: "an object", list: "a list"}
+
+
+def field_problem(obj: dict[str, Any], name: str, types: tuple[type, ...], *,
+                  allow_blank: bool = False, allow_bool: bool = True) -> Drop | None:
+    """Why `obj[name]` of a JSON input (story, annotation, review) cannot be used, or None.
+
+    Absent, null or blank text is the shared `missing_field`, a wrong JSON type the shared
+    `bad_field_type`, so every LOT input says the same thing about the same failure.
+    """
+    value = obj.get(name)
+    if value is None or (isinstance(value, str) and str in types and not allow_blank and not value.strip()):
+        return Drop("missing_field", f"{name} is missing or empty")
+    if not isinstance(value, types) or (not allow_bool and isinstance(value, bool)):
+        wanted = " or ".join(_JSON_TYPE.get(t, t.__name__) for t in types)
+        return Drop("bad_field_type", f"{name} must be {wanted}, not a JSON {type(value).__name__}")
+    return None
 
 
 def parse_story_record(input_id: str, raw: bytes | dict) -> dict[str, Any] | Drop:
@@ -85,10 +116,12 @@ def parse_story_record(input_id: str, raw: bytes | dict) -> dict[str, Any] | Dro
     if not isinstance(obj, dict):
         return Drop("not_an_object", f"a JSON {type(obj).__name__}, not an object")
     story = obj.get("story", obj.get("text"))
+    if story is None:
+        return Drop("missing_field", "no string field 'story' or 'text'")
     if not isinstance(story, str):
-        return Drop("missing_story", "no string field 'story' or 'text'")
+        return Drop("bad_field_type", f"the story is a JSON {type(story).__name__}, not a string")
     if not story.strip():
-        return Drop("empty_story", "the story is empty or whitespace only")
+        return Drop("missing_field", "the story is empty or whitespace only")
     outline = obj.get("outline")
     if not (isinstance(outline, list) and all(isinstance(p, str) for p in outline)):
         outline = None
@@ -113,7 +146,7 @@ def prepare_story(record: dict[str, Any], config: StoryConfig = StoryConfig()) -
     """Clean, filter and split one parsed story; tokenises each sentence once."""
     text = normalize_text(record["story"], config.normalize)
     if not text:
-        return Drop("empty_story", "nothing left after cleaning")
+        return Drop("empty_after_cleaning", "nothing left after cleaning")
     if len(text) > config.max_chars:
         return Drop("story_too_long", f"{len(text)} characters > {config.max_chars}")
     if han_ratio(text) < config.min_han_ratio:
@@ -127,23 +160,24 @@ def prepare_story(record: dict[str, Any], config: StoryConfig = StoryConfig()) -
     sentences = tuple(split_sentences(text, min_han=config.min_sentence_han))
     if len(sentences) < config.min_sentences:
         return Drop("too_few_sentences", f"{len(sentences)} sentence(s) < {config.min_sentences}")
-    tok = zh_tokens.load()
-    words = tuple(tuple(w for w in tok.lcut(s, HMM=True) if w.strip()) for s in sentences)
+    jieba_words = get_tokenizer("jieba")
+    words = tuple(tuple(jieba_words.tokens(s)) for s in sentences)
     outline = tuple(record["outline"]) if record.get("outline") else None
     return PreparedStory(record["story_id"], record["title"], text, sentences, words,
                          record["input_id"], record["source"], record["url"], record["license"],
                          outline)
 
 
-def text_key(text: str) -> str:
-    """Exact-duplicate key: the text without any whitespace."""
-    return stable_hash("text", re.sub(r"\s+", "", text))
+def exact_duplicate_key(record: dict[str, Any], config: StoryConfig) -> str:
+    """Exact-duplicate key of a parsed story: a hash of its normalised text without any
+    whitespace, so copies that differ only in spacing or line breaks are one story."""
+    return stable_hash("text", re.sub(r"\s+", "", normalize_text(record["story"], config.normalize)))
 
 
 def split_of(seed: int, story_id: str, proportions: tuple[float, float, float]) -> str:
     """train/val/test for a story from a stable hash of (seed, story id) and the proportions."""
-    total = sum(proportions)
-    u = unit_interval(seed, "split", story_id) * total
-    if u < proportions[0]:
+    train, val, _ = proportions
+    u = unit_interval(seed, "split", story_id) * sum(proportions)
+    if u < train:
         return "train"
-    return "val" if u < proportions[0] + proportions[1] else "test"
+    return "val" if u < train + val else "test"

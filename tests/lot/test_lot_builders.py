@@ -33,9 +33,10 @@ def squash(text):
     (b'{"story": "abc"', "malformed_json"),
     (b"", "blank_line"),
     (b'["a list"]', "not_an_object"),
-    (b'{"title": "no story"}', "missing_story"),
-    (b'{"story": "   "}', "empty_story"),
-    (b"\x00\x01binary", "undecodable"),
+    (b'{"title": "no story"}', "missing_field"),
+    (b'{"story": 42}', "bad_field_type"),
+    (b'{"story": "   "}', "missing_field"),
+    (b"\x00\x01binary", "binary_file"),
 ])
 def test_parse_rejects_bad_records(raw, reason):
     assert parse_story_record("f:1", raw).reason == reason
@@ -102,7 +103,7 @@ def test_review_drops_candidates_and_renumbers():
 
 @pytest.mark.parametrize("review, reason", [
     ({"accept": False}, "review_rejected"),
-    ({"drop": ["x"]}, "malformed_review"),
+    ({"drop": ["x"]}, "bad_field_type"),
 ])
 def test_review_rejections(review, reason):
     [(ex, _, _)] = build_senpos(prepared(), "val", seed=1)
@@ -146,8 +147,9 @@ def test_clozet_rejects_bad_annotations(fields, reason):
 
 @pytest.mark.parametrize("line, reason", [
     (b"{oops", "malformed_json"),
-    (b'{"story_id": "s1", "right_index": "3", "wrong": "x"}', "malformed_annotation"),
-    (b'{"story_id": "s1", "right_index": 3, "wrong": " "}', "empty_wrong_candidate"),
+    (b'{"story_id": "s1", "right_index": "3", "wrong": "x"}', "bad_field_type"),
+    (b'{"story_id": "s1", "wrong": "x"}', "missing_field"),
+    (b'{"story_id": "s1", "right_index": 3, "wrong": " "}', "missing_field"),
 ])
 def test_parse_annotation_rejects(line, reason):
     assert parse_annotation("a:1", line).reason == reason
@@ -211,7 +213,7 @@ def test_stories_holding_a_placeholder_are_rejected():
 @pytest.mark.parametrize("obj", [{"example_id": "x", "review": None}, {"example_id": "x", "review": []},
                                  {"example_id": "x", "review": {"accept": "false"}}])
 def test_malformed_reviews(obj):
-    assert parse_review(obj).reason == "malformed_review"
+    assert parse_review(obj).reason == "bad_field_type"
 
 
 def test_input_order_is_numeric_by_line():

@@ -70,10 +70,10 @@ def test_bad_input_becomes_rejects_with_reasons(built):
     rejects = read_table(built / "a" / "rejects")
     by_input = {(r.stage, r.input_id.rsplit(":", 1)[-1]): r.reason for r in rejects.itertuples()}
     n = len(_sample_stories())
-    expected = {("parse", str(n + 1)): "malformed_json", ("parse", str(n + 2)): "empty_story",
-                ("parse", str(n + 3)): "empty_story", ("prepare", str(n + 4)): "not_chinese",
+    expected = {("parse", str(n + 1)): "malformed_json", ("parse", str(n + 2)): "missing_field",
+                ("parse", str(n + 3)): "missing_field", ("prepare", str(n + 4)): "not_chinese",
                 ("prepare", str(n + 5)): "too_few_sentences", ("prepare", str(n + 6)): "too_few_sentences",
-                ("parse", str(n + 7)): "not_an_object", ("dedup_text", str(n + 8)): "duplicate_text"}
+                ("parse", str(n + 7)): "not_an_object", ("dedup_text", str(n + 8)): "exact_duplicate"}
     for key, reason in expected.items():
         assert by_input[key] == reason, key
     assert stats["stages"]["parse"]["read"] == n + 8
