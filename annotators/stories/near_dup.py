@@ -25,10 +25,11 @@ from annotators.core.ids import stable_hash, stable_id
 class NearDupConfig:
     """Not in the LOT paper; text-dedup style defaults."""
 
-    threshold: float = 0.8  # Jaccard of character shingles that makes two stories one
-    num_perm: int = 128
-    shingle: int = 5  # characters per shingle
-    seed: int = 1  # MinHash permutation seed
+    threshold: float = dataclasses.field(default=0.8, metadata={
+        "help": "Jaccard of character shingles that makes two stories near-duplicates"})
+    num_perm: int = dataclasses.field(default=128, metadata={"help": "MinHash permutations"})
+    shingle: int = dataclasses.field(default=5, metadata={"help": "characters per shingle"})
+    seed: int = dataclasses.field(default=1, metadata={"help": "MinHash permutation seed"})
 
 
 class Node(NamedTuple):
@@ -40,8 +41,8 @@ class Node(NamedTuple):
     members: tuple[str, ...]  # input_ids the story already stands for (its exact duplicates)
 
 
-def text_key(text: str) -> str:
-    """Exact-duplicate key: the cleaned text's SHA-256."""
+def exact_duplicate_key(text: str) -> str:
+    """Exact-duplicate key: a SHA-256 of the cleaned text (`stable_hash("text", text)`)."""
     return stable_hash("text", text)
 
 
@@ -135,8 +136,3 @@ def clusters(edges: Iterable[tuple[Node, Node, float]]) -> dict[str, Assignment]
 def cluster_id(members: Iterable[str]) -> str:
     return stable_id("cluster", *sorted(members))
 
-
-def exact_groups(stories: Iterable[Node]) -> tuple[Node, list[Node]]:
-    """(representative, the others) of one exact-duplicate group."""
-    ordered = sorted(stories)
-    return ordered[0], ordered[1:]
