@@ -26,6 +26,7 @@ from annotators.stories.site_spec import host_key, normalize_url
 
 REDIRECTS = (301, 302, 303, 307, 308)
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+RETRIED = ("timeout", "connection_error")  # never a page's error: they end as retries_exhausted
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,7 +76,7 @@ class _Attempt:
 
     @property
     def retryable(self) -> bool:
-        return self.error in ("timeout", "connection_error") or (
+        return self.error in RETRIED or (
             self.error is None and self.status is not None and (self.status == 429 or self.status >= 500))
 
 
