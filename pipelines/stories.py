@@ -118,8 +118,8 @@ class DropNearDuplicates(beam.PTransform):
         joined = ({"story": stories | "ById" >> beam.Map(lambda s: (s.story_id, s)),
                    "assignment": stories | NearDuplicates(self.config)}
                   | "JoinClusters" >> beam.CoGroupByKey()
-                  | "Pair" >> beam.Map(lambda kv: steps.ClusterJoin(kv[0], list(kv[1]["story"]),
-                                                                    list(kv[1]["assignment"]))))
+                  | "Pair" >> beam.MapTuple(lambda story_id, joined: steps.ClusterJoin(
+                      story_id, list(joined["story"]), list(joined["assignment"]))))
         kept = joined | self.report.stage("near_dedup", steps.near_decision,
                                           input_id=lambda j: j.stories[0].input_id)
         return kept | "Singletons" >> beam.Map(steps.with_singleton_cluster)

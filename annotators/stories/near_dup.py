@@ -41,6 +41,21 @@ class Node(NamedTuple):
     members: tuple[str, ...]  # input_ids the story already stands for (its exact duplicates)
 
 
+class BandMember(NamedTuple):
+    """A story in one LSH band group: its cluster node and its text (to verify a pair)."""
+
+    node: Node
+    text: str
+
+
+class Pair(NamedTuple):
+    """A verified near-duplicate pair: `a` < `b`, and their exact shingle Jaccard."""
+
+    a: Node
+    b: Node
+    jaccard: float
+
+
 def exact_duplicate_key(text: str) -> str:
     """Exact-duplicate key: a SHA-256 of the cleaned text (`stable_hash("text", text)`)."""
     return stable_hash("text", text)
@@ -80,18 +95,18 @@ def band_keys(text: str, config: NearDupConfig = NearDupConfig()) -> list[str]:
 
 
 def verified_pairs(members: Iterable[tuple[Node, str]], config: NearDupConfig = NearDupConfig()
-                   ) -> list[tuple[Node, Node, float]]:
-    """Pairs of one band group whose exact shingle Jaccard reaches the threshold, sorted."""
-    ordered = sorted(members, key=lambda m: m[0])
-    sets = [shingles(text, config.shingle) for _, text in ordered]
+                   ) -> list[Pair]:
+    """Pairs of one band group (BandMembers) whose exact shingle Jaccard reaches the threshold, sorted."""
+    ordered = sorted((BandMember(*m) for m in members), key=lambda m: m.node)
+    sets = [shingles(m.text, config.shingle) for m in ordered]
     pairs = []
     for i in range(len(ordered)):
         for j in range(i + 1, len(ordered)):
-            if ordered[i][0] == ordered[j][0]:
+            if ordered[i].node == ordered[j].node:
                 continue
             score = jaccard(sets[i], sets[j])
             if score >= config.threshold:
-                pairs.append((ordered[i][0], ordered[j][0], round(score, 6)))
+                pairs.append(Pair(ordered[i].node, ordered[j].node, round(score, 6)))
     return pairs
 
 

@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 from annotators.core.dedup import keep_first
 from annotators.core.outcome import Drop
 from annotators.stories.clean import CleanConfig
-from annotators.stories.near_dup import (Assignment, NearDupConfig, Node, band_keys, cluster_id, clusters,
-                                          verified_pairs)
+from annotators.stories.near_dup import (Assignment, BandMember, NearDupConfig, Node, Pair, band_keys, cluster_id,
+                                          clusters, verified_pairs)
 from annotators.stories.site_spec import SiteSpec
 from annotators.stories.sources import RawStory, json_line_to_raw, page_to_raw, text_file_to_raw, to_story
 from annotators.text.tokenizers import get_tokenizer
@@ -30,13 +30,6 @@ class PageRow(NamedTuple):
 
     url: str
     row: dict
-
-
-class BandMember(NamedTuple):
-    """A story in one LSH band group: its cluster node and its text (to verify the pair)."""
-
-    node: Node
-    text: str
 
 
 class ClusterJoin(NamedTuple):
@@ -89,7 +82,8 @@ def node(story: Story) -> Node:
 
 def keep_first_text(group: tuple[str, Iterable[Story]]) -> list[tuple[str, list[Story] | Drop]]:
     """Stories with the same cleaned text: the smallest (url, input_id) stays and lists all members."""
-    decisions = keep_first(group[1], order=node, input_id=lambda s: s.input_id, reason="exact_duplicate",
+    _, stories = group
+    decisions = keep_first(stories, order=node, input_id=lambda s: s.input_id, reason="exact_duplicate",
                            detail=lambda first: f"same text as {first.input_id}")
     members = tuple(sorted(input_id for input_id, _ in decisions))
     first_id, [first] = decisions[0]
@@ -106,12 +100,13 @@ def band_members(story: Story, config: NearDupConfig) -> list[tuple[str, BandMem
 def band_edges(group: tuple[str, Iterable[BandMember]], config: NearDupConfig) -> list[tuple[tuple, float]]:
     """Verified pairs of one band group (exact shingle Jaccard >= threshold) as Beam
     key-values ((node a, node b), jaccard); nodes become plain tuples, a deterministic key."""
-    return [((tuple(a), tuple(b)), score) for a, b, score in verified_pairs(group[1], config)]
+    _, members = group
+    return [((tuple(p.a), tuple(p.b)), p.jaccard) for p in verified_pairs(members, config)]
 
 
 def edge_clusters(edges: Iterable[tuple[tuple, float]]) -> list[tuple[str, Assignment]]:
     """(story_id, Assignment) of every member of a multi-story cluster, sorted by story_id."""
-    return sorted(clusters((Node(*a), Node(*b), score) for (a, b), score in edges).items())
+    return sorted(clusters(Pair(Node(*a), Node(*b), score) for (a, b), score in edges).items())
 
 
 def near_decision(join: ClusterJoin) -> list[Story] | Drop:

@@ -122,14 +122,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_flags(parser, FetchConfig, exclude=("timeout_seconds",))
     parser.add_argument("--max_pages", type=int, default=None, help="override the spec's max_pages")
     parser.add_argument("--flush_every", type=int, default=20, help="cache rows per parquet part")
+    alias_separators(parser)
     return parser
 
 
 def run(argv: Sequence[str] | None = None) -> Progress:
     """Crawl; returns this run's Progress. Ctrl-C flushes the cache and the report, then re-raises."""
-    parser = build_parser()
-    alias_separators(parser)
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     spec = parse_spec(read_bytes(args.site).decode("utf-8"), yaml_format=args.site.endswith((".yaml", ".yml")))
     if args.max_pages is not None:
         spec = dataclasses.replace(spec, max_pages=args.max_pages)

@@ -148,3 +148,11 @@ def test_bad_dump_lines_are_rejects(from_dumps):
                        ("dump_lines", "stories.jsonl:4", "blank_line"),
                        ("dump_lines", "stories.jsonl:7", "not_an_object"),
                        ("exact_dedup", "stories.jsonl:8", "exact_duplicate")}
+
+
+def test_card_lists_the_reasons_the_job_can_give(from_dumps):
+    from annotators.core.reasons import reasons_markdown
+    from annotators.stories.reasons import JOB_REASONS
+
+    card = (from_dumps / "CARD.md").read_text(encoding="utf-8")
+    assert card.endswith("\n\n" + reasons_markdown(JOB_REASONS)) and "| `malformed_json` |" in card

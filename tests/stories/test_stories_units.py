@@ -189,3 +189,19 @@ def test_clusters_do_not_depend_on_edge_order(pairs, rnd):
     assert clusters(shuffled) == result
     for assignment in result.values():
         assert assignment.representative.input_id == min(assignment.members)
+
+
+# ------------------------------------------------------------------ flags
+def test_stories_flags_keep_their_spellings_and_paper_defaults():
+    from pipelines import stories
+    from pipelines.engine import config_from_args, parse_job_args
+
+    args, _ = parse_job_args(stories.build_parser(), ["--input", "d/*", "--output", "out"])
+    assert config_from_args(args, CleanConfig) == CleanConfig()
+    assert config_from_args(args, NearDupConfig, threshold=args.near_dup_threshold) == NearDupConfig()
+    assert (args.source, args.license, args.seed) == ("dump", "unknown", 1)
+    args, _ = parse_job_args(stories.build_parser(), [
+        "--input", "d/*", "--output", "out", "--min_words", "10", "--max-words", "20", "--min_han_ratio", "0.7",
+        "--near_dup_threshold", "0.95", "--num_perm", "64", "--shingle", "3", "--seed", "9"])
+    assert config_from_args(args, CleanConfig) == CleanConfig(min_words=10, max_words=20, min_han_ratio=0.7)
+    assert config_from_args(args, NearDupConfig, threshold=args.near_dup_threshold) == NearDupConfig(0.95, 64, 3, 9)
