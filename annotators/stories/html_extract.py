@@ -7,7 +7,7 @@ is the first match's text with one line per block element (<p>, <br>, <div>, <li
 newlines inside text nodes also end a line, because many story sites paste plain text
 with its line breaks into one element (Chinese has no spaces to lose there).
 Scripts, styles, forms and comments are dropped; anchor text is kept because story sites
-wrap ordinary words in tag links, and URL-looking text is removed later by `story_clean`.
+wrap ordinary words in tag links, and URL-looking text is removed later by `annotators.stories.clean`.
 Known-bad inputs guarded against: broken markup (lxml repairs it), missing selectors,
 <br>-only layouts, non-breaking and ideographic spaces.
 """

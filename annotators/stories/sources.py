@@ -5,7 +5,7 @@ cache (decoded with `charset`, read with the site spec's selectors), JSON lines 
 `story` or `text` (optional `title`, `source`, `url`, `license`, `id`, `outline`) and
 plain-text files (one story each, any of UTF-8/GBK/GB18030/Big5). Each step returns a
 record or a `Drop` with a reason; `to_story` then rejects mojibake (a wrong charset), cleans
-and filters (`story_clean`).
+and filters (`annotators.stories.clean`).
 A page is a story only when it was fetched without error and its final URL matches the
 spec's `story` pattern; list pages and robots.txt are dropped as `not_story_page`.
 """
