@@ -24,9 +24,9 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from annotators.text import zh_tokens
 from annotators.text.charset import latin_share
 from annotators.core.outcome import Drop
+from annotators.text.tokenizers import get_tokenizer
 from annotators.text.zh_clean import HAN, clean_chinese, han_ratio
 
 BOILERPLATE = (
@@ -64,11 +64,16 @@ _HAN_OR_ALNUM = re.compile(f"[{HAN}A-Za-z0-9]")
 class CleanConfig:
     """Cleaning and filter settings."""
 
-    min_words: int = 50  # LOT appendix / PEERS.md 1.3: 50-500-word segments
-    max_words: int = 500  # same source
-    min_han_ratio: float = 0.5  # not in the paper: "mostly Chinese" as the language filter
-    boilerplate_max_chars: int = 80  # not in the paper: longer lines are story text
-    max_latin_share: float = 0.5  # not in the paper: mojibake is ~1.0, French or German prose < 0.1
+    min_words: int = dataclasses.field(default=50, metadata={  # LOT appendix / PEERS.md 1.3
+        "help": "fewest jieba words a story may have (LOT: 50-500-word stories)"})
+    max_words: int = dataclasses.field(default=500, metadata={  # same source
+        "help": "most jieba words a story may have (LOT: 50-500-word stories)"})
+    min_han_ratio: float = dataclasses.field(default=0.5, metadata={  # not in the paper
+        "help": "smallest Han share of non-space characters: the 'mostly Chinese' language filter"})
+    boilerplate_max_chars: int = dataclasses.field(default=80, metadata={  # not in the paper
+        "help": "longest line that can be boilerplate; longer lines are story text"})
+    max_latin_share: float = dataclasses.field(default=0.5, metadata={  # not in the paper
+        "help": "largest U+0080-U+00FF share before a text is mojibake (mojibake ~1.0, Latin prose < 0.1)"})
     boilerplate: tuple[str, ...] = BOILERPLATE
 
 
@@ -151,9 +156,12 @@ def clean_text(text: str, config: CleanConfig = CleanConfig()) -> str:
     return text
 
 
-def word_count(text: str) -> int:
-    """jieba words with at least one letter, digit or Han character."""
-    return sum(1 for w in zh_tokens.words(text) if any(ch.isalnum() for ch in w))
+def jieba_word_count(text: str) -> int:
+    """jieba words (precise mode, HMM on) with at least one letter, digit or Han character.
+
+    LOT counts story length in words (50-500, appendix); punctuation tokens are not words.
+    """
+    return sum(1 for w in get_tokenizer("jieba").tokens(text) if any(ch.isalnum() for ch in w))
 
 
 def check_decoding(text: str, encoding: str | None = None,
@@ -174,7 +182,7 @@ def check_story(text: str, config: CleanConfig = CleanConfig()) -> Drop | None:
     ratio = han_ratio(text)
     if ratio < config.min_han_ratio:
         return Drop("not_chinese", f"han ratio {ratio:.2f} < {config.min_han_ratio}")
-    words = word_count(text)
+    words = jieba_word_count(text)
     if words < config.min_words:
         return Drop("too_short", f"{words} words < {config.min_words}")
     if words > config.max_words:
@@ -182,6 +190,6 @@ def check_story(text: str, config: CleanConfig = CleanConfig()) -> Drop | None:
     return None
 
 
-def clean_title(title: str) -> str:
+def single_line_title(title: str) -> str:
     """A title on one line, spaces near Chinese deleted, links and e-mails removed."""
     return clean_chinese(tidy_removals(remove_urls(remove_emails(title))), keep_paragraphs=False)

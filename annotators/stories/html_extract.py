@@ -7,7 +7,7 @@ is the first match's text with one line per block element (<p>, <br>, <div>, <li
 newlines inside text nodes also end a line, because many story sites paste plain text
 with its line breaks into one element (Chinese has no spaces to lose there).
 Scripts, styles, forms and comments are dropped; anchor text is kept because story sites
-wrap ordinary words in tag links, and URL-looking text is removed later by `story_clean`.
+wrap ordinary words in tag links, and URL-looking text is removed later by `annotators.stories.clean`.
 Known-bad inputs guarded against: broken markup (lxml repairs it), missing selectors,
 <br>-only layouts, non-breaking and ideographic spaces.
 """
@@ -28,7 +28,8 @@ SKIP = {"script", "style", "noscript", "iframe", "form", "button", "select", "te
 _NOT_TEXT = (Comment, CData, Declaration, Doctype, ProcessingInstruction)
 
 
-def parse_html(html: str) -> BeautifulSoup:
+def lxml_soup(html: str) -> BeautifulSoup:
+    """The page parsed by lxml, which repairs broken markup."""
     return BeautifulSoup(html, "lxml")
 
 
@@ -37,7 +38,7 @@ def extract_links(html: str | BeautifulSoup, base_url: str) -> list[str]:
 
     A <base href> in the page changes the base, as browsers do.
     """
-    soup = html if isinstance(html, BeautifulSoup) else parse_html(html)
+    soup = html if isinstance(html, BeautifulSoup) else lxml_soup(html)
     base_tag = soup.find("base", href=True)
     base = normalize_url(base_tag["href"], base_url) if base_tag else None
     base = base or base_url
@@ -64,7 +65,7 @@ def _collect(node: Tag, out: list[str]) -> None:
                 out.append("\n")
 
 
-def element_text(node: Tag) -> str:
+def block_lines_text(node: Tag) -> str:
     """Text of an element, one line per block element, blank lines removed."""
     pieces: list[str] = []
     _collect(node, pieces)
@@ -75,7 +76,7 @@ def element_text(node: Tag) -> str:
 
 def extract_story(html: str, title_selector: str, body_selector: str) -> tuple[str, str] | Drop:
     """(title, body text) by the spec's selectors, or Drop(body_not_found | empty_body)."""
-    soup = parse_html(html)
+    soup = lxml_soup(html)
     try:
         body_node = soup.select_one(body_selector)
         title_node = soup.select_one(title_selector)
@@ -83,8 +84,8 @@ def extract_story(html: str, title_selector: str, body_selector: str) -> tuple[s
         return Drop("bad_selector", f"{type(exc).__name__}: {exc}"[:300])
     if body_node is None:
         return Drop("body_not_found", f"no element matches {body_selector!r}")
-    body = element_text(body_node)
+    body = block_lines_text(body_node)
     if not body:
         return Drop("empty_body", f"{body_selector!r} has no text")
-    title = " ".join(element_text(title_node).split()) if title_node is not None else ""
+    title = " ".join(block_lines_text(title_node).split()) if title_node is not None else ""
     return title, body

@@ -25,10 +25,11 @@ from annotators.core.ids import stable_hash, stable_id
 class NearDupConfig:
     """Not in the LOT paper; text-dedup style defaults."""
 
-    threshold: float = 0.8  # Jaccard of character shingles that makes two stories one
-    num_perm: int = 128
-    shingle: int = 5  # characters per shingle
-    seed: int = 1  # MinHash permutation seed
+    threshold: float = dataclasses.field(default=0.8, metadata={
+        "help": "Jaccard of character shingles that makes two stories near-duplicates"})
+    num_perm: int = dataclasses.field(default=128, metadata={"help": "MinHash permutations"})
+    shingle: int = dataclasses.field(default=5, metadata={"help": "characters per shingle"})
+    seed: int = dataclasses.field(default=1, metadata={"help": "MinHash permutation seed"})
 
 
 class Node(NamedTuple):
@@ -40,8 +41,23 @@ class Node(NamedTuple):
     members: tuple[str, ...]  # input_ids the story already stands for (its exact duplicates)
 
 
-def text_key(text: str) -> str:
-    """Exact-duplicate key: the cleaned text's SHA-256."""
+class BandMember(NamedTuple):
+    """A story in one LSH band group: its cluster node and its text (to verify a pair)."""
+
+    node: Node
+    text: str
+
+
+class Pair(NamedTuple):
+    """A verified near-duplicate pair: `a` < `b`, and their exact shingle Jaccard."""
+
+    a: Node
+    b: Node
+    jaccard: float
+
+
+def exact_duplicate_key(text: str) -> str:
+    """Exact-duplicate key: a SHA-256 of the cleaned text (`stable_hash("text", text)`)."""
     return stable_hash("text", text)
 
 
@@ -79,18 +95,18 @@ def band_keys(text: str, config: NearDupConfig = NearDupConfig()) -> list[str]:
 
 
 def verified_pairs(members: Iterable[tuple[Node, str]], config: NearDupConfig = NearDupConfig()
-                   ) -> list[tuple[Node, Node, float]]:
-    """Pairs of one band group whose exact shingle Jaccard reaches the threshold, sorted."""
-    ordered = sorted(members, key=lambda m: m[0])
-    sets = [shingles(text, config.shingle) for _, text in ordered]
+                   ) -> list[Pair]:
+    """Pairs of one band group (BandMembers) whose exact shingle Jaccard reaches the threshold, sorted."""
+    ordered = sorted((BandMember(*m) for m in members), key=lambda m: m.node)
+    sets = [shingles(m.text, config.shingle) for m in ordered]
     pairs = []
     for i in range(len(ordered)):
         for j in range(i + 1, len(ordered)):
-            if ordered[i][0] == ordered[j][0]:
+            if ordered[i].node == ordered[j].node:
                 continue
             score = jaccard(sets[i], sets[j])
             if score >= config.threshold:
-                pairs.append((ordered[i][0], ordered[j][0], round(score, 6)))
+                pairs.append(Pair(ordered[i].node, ordered[j].node, round(score, 6)))
     return pairs
 
 
@@ -135,8 +151,3 @@ def clusters(edges: Iterable[tuple[Node, Node, float]]) -> dict[str, Assignment]
 def cluster_id(members: Iterable[str]) -> str:
     return stable_id("cluster", *sorted(members))
 
-
-def exact_groups(stories: Iterable[Node]) -> tuple[Node, list[Node]]:
-    """(representative, the others) of one exact-duplicate group."""
-    ordered = sorted(stories)
-    return ordered[0], ordered[1:]

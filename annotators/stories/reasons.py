@@ -1,4 +1,50 @@
-"""Reject reasons only the stories job gives (shared ones: annotators.core.reasons.SHARED)."""
+"""Reject reasons of the crawl and stories jobs (shared ones: `annotators.core.reasons.SHARED`).
+
+The crawl (`pipelines.crawl`) records a page it could not use with one of `CRAWL_REASONS`;
+the stories job reads the page cache and passes those codes on to its own rejects (a failed
+page is not a story), then adds the reasons of extraction, cleaning and deduplication
+(LOT section 3 "Story Filtering"; SPEC "Crawl and clean").
+"""
+from __future__ import annotations
 
 REASONS: dict[str, str] = {
+    # the crawl (pipelines.crawl): why a URL gave no usable page
+    "http_status": "the server answered with an HTTP error status (the code is http_<status>)",
+    "robots_disallowed": "robots.txt disallows the URL (or a redirect target), so it was never requested",
+    "robots_unavailable": "robots.txt answered 5xx or was unreachable, which disallows the whole host "
+                          "(RFC 9309 2.3.1), so the URL was never requested",
+    "too_large": "the body is larger than the site spec's max_bytes (declared or read)",
+    "not_html": "the content type is not HTML (or, with none given, the body has no <html>)",
+    "off_host_redirect": "a redirect points to a host outside the spec's allowed_hosts",
+    "redirect_to_fetched": "a redirect points to a URL already fetched under another key",
+    "bad_redirect": "a redirect's Location is not an http(s) URL",
+    "too_many_redirects": "more redirects than the site spec's max_redirects",
+    "retries_exhausted": "429, 5xx, timeout or connection errors on every try (max_tries)",
+    "retry_after_too_long": "the server asked (Retry-After) for a longer pause than max_retry_after",
+    # the stories job: pages and dumps -> raw stories
+    "not_story_page": "a cached page that is not a story page (robots.txt, a list page, a URL "
+                      "outside the spec's story pattern)",
+    "bad_selector": "the site spec's CSS selector does not parse",
+    "body_not_found": "no element of the page matches the site spec's body selector",
+    "empty_body": "the body element holds no text",
+    # cleaning and filtering (LOT section 3)
+    "mojibake": "most characters are U+0080-U+00FF: Chinese bytes read with a wrong charset",
+    "empty_after_cleaning": "nothing is left after removing links, e-mails and boilerplate lines",
+    "not_chinese": "the Han share of non-space characters is below min_han_ratio",
+    "too_short": "fewer jieba words than min_words (LOT: 50)",
+    "too_long": "more jieba words than max_words (LOT: 500)",
 }
+
+CRAWL_REASONS: tuple[str, ...] = (
+    "http_status", "robots_disallowed", "robots_unavailable", "too_large", "not_html", "off_host_redirect",
+    "redirect_to_fetched", "bad_redirect", "too_many_redirects", "retries_exhausted", "retry_after_too_long",
+)
+
+JOB_REASONS: tuple[str, ...] = CRAWL_REASONS + (
+    # reading the page cache and the dumps
+    "unreadable_file", "undecodable", "blank_line", "malformed_json", "not_an_object", "missing_field",
+    "bad_field_type", "empty_file",
+    "not_story_page", "bad_selector", "body_not_found", "empty_body",
+    "mojibake", "empty_after_cleaning", "not_chinese", "too_short", "too_long",
+    "exact_duplicate", "near_duplicate", "internal_error",
+)

@@ -5,7 +5,7 @@ cache (decoded with `charset`, read with the site spec's selectors), JSON lines 
 `story` or `text` (optional `title`, `source`, `url`, `license`, `id`, `outline`) and
 plain-text files (one story each, any of UTF-8/GBK/GB18030/Big5). Each step returns a
 record or a `Drop` with a reason; `to_story` then rejects mojibake (a wrong charset), cleans
-and filters (`story_clean`).
+and filters (`annotators.stories.clean`).
 A page is a story only when it was fetched without error and its final URL matches the
 spec's `story` pattern; list pages and robots.txt are dropped as `not_story_page`.
 """
@@ -19,7 +19,7 @@ from annotators.stories.html_extract import extract_story
 from annotators.core.ids import stable_id
 from annotators.core.outcome import Drop
 from annotators.stories.site_spec import SiteSpec
-from annotators.stories.clean import CleanConfig, check_decoding, check_story, clean_text, clean_title
+from annotators.stories.clean import CleanConfig, check_decoding, check_story, clean_text, single_line_title
 from schemas.stories import Story
 
 
@@ -71,12 +71,14 @@ def json_line_to_raw(input_id: str, raw: bytes, *, source: str, license: str) ->
     try:
         record = json.loads(decoded.text)
     except ValueError as exc:
-        return Drop("bad_json", str(exc)[:200])
+        return Drop("malformed_json", str(exc)[:200])
     if not isinstance(record, dict):
         return Drop("not_an_object", type(record).__name__)
     text = record.get("story", record.get("text"))
-    if not isinstance(text, str) or not text.strip():
-        return Drop("no_text", "no non-empty `story` or `text` string")
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return Drop("missing_field", "no non-empty `story` or `text` string")
+    if not isinstance(text, str):
+        return Drop("bad_field_type", f"`story`/`text` is a {type(text).__name__}, not a string")
     outline = record.get("outline")
     outline = tuple(str(o) for o in outline) if isinstance(outline, list) else None
     return RawStory(input_id, str(record.get("title") or ""), text, str(record.get("source") or source),
@@ -105,6 +107,6 @@ def to_story(raw: RawStory, config: CleanConfig = CleanConfig()) -> Story | Drop
     if dropped is not None:
         return dropped
     story_id = stable_id("story", raw.source, raw.given_id or raw.input_id)
-    return Story(story_id=story_id, text=text, title=clean_title(raw.title), source=raw.source,
+    return Story(story_id=story_id, text=text, title=single_line_title(raw.title), source=raw.source,
                  url=raw.url, license=raw.license, lang="zh", outline=raw.outline,
                  input_id=raw.input_id, fetched_at=raw.fetched_at, encoding=raw.encoding)

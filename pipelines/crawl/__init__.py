@@ -5,7 +5,8 @@ process does best (SPEC "Crawl and clean"). The loop is `pipelines.crawl.crawler
 is the command line, the page cache `DIR/pages` (parquet parts written atomically every
 `--flush_every` rows and on exit, Ctrl-C included) and the report: `DIR/rejects/` (pages
 that failed, with reasons), `DIR/stats.json` and `DIR/CARD.md`. Re-running with the same
-`--output` requests nothing already in the cache.
+`--output` requests nothing already in the cache. The fetch flags come from
+`pipelines.crawl.fetch.FetchConfig`; the card text and reject reasons from `annotators.stories`.
 """
 from __future__ import annotations
 
@@ -23,7 +24,10 @@ from apache_beam.io.filesystems import FileSystems
 from pipelines.crawl.crawler import Crawler, Progress
 from pipelines.crawl.fetch import FetchConfig, Fetcher
 from annotators.stories.site_spec import SiteSpec, parse_spec
-from pipelines.engine import default_card, join, read_bytes, write_bytes, write_text
+from annotators.stories.card import crawl_card
+from pipelines.engine import add_config_flags, config_from_args, join, read_bytes, write_bytes, write_text
+# not a Beam job: no PipelineOptions, so unknown flags are errors; flags still take `-` or `_`
+from pipelines.engine.options import _alias_separators as alias_separators
 from schemas.common import REJECTS_SCHEMA, SCHEMA_VERSION, Reject
 from schemas.crawl import PAGES_SCHEMA, Page
 
@@ -105,27 +109,20 @@ def write_report(output: str, stats: dict, pages: list[Page]) -> None:
     pq.write_table(pa.Table.from_pylist(rows, schema=REJECTS_SCHEMA), sink, compression="zstd")
     write_bytes(join(output, "rejects", "part-00000-of-00001.parquet"), sink.getvalue().to_pybytes())
     write_text(join(output, "stats.json"), json.dumps(stats, indent=2, ensure_ascii=False) + "\n")
-    card = default_card(stats) + (
-        "\n## Crawl\n\nPolite single-process crawl: robots.txt obeyed (disallowed URLs recorded, "
-        "never requested), one request at a time, `delay_seconds` between requests to a host, "
-        "retries with exponential backoff honouring Retry-After, at most `max_redirects` "
-        "redirects and only to `allowed_hosts`. `pages/` is the raw cache; re-running with the "
-        f"same --output requests nothing cached. This run: {stats['this_run']}.\n")
-    write_text(join(output, "CARD.md"), card)
+    write_text(join(output, "CARD.md"), crawl_card(stats))
 
 
 def build_parser() -> argparse.ArgumentParser:
-    d = FetchConfig()
     parser = argparse.ArgumentParser(prog="python -m pipelines.crawl", description=__doc__.splitlines()[0])
     parser.add_argument("--site", required=True, help="site spec (JSON, or YAML by extension)")
     parser.add_argument("--output", required=True, help="output folder; DIR/pages is the cache")
-    parser.add_argument("--user_agent", default=d.user_agent)
-    parser.add_argument("--timeout", type=float, default=d.timeout_seconds, help="seconds per request")
-    parser.add_argument("--max_tries", type=int, default=d.max_tries)
-    parser.add_argument("--backoff_base", type=float, default=d.backoff_base)
-    parser.add_argument("--max_retry_after", type=float, default=d.max_retry_after)
+    timeout = {f.name: f for f in dataclasses.fields(FetchConfig)}["timeout_seconds"]  # flag: --timeout
+    parser.add_argument("--timeout", type=float, default=timeout.default,
+                        help=f"{timeout.metadata['help']} (default: {timeout.default})")
+    add_config_flags(parser, FetchConfig, exclude=("timeout_seconds",))
     parser.add_argument("--max_pages", type=int, default=None, help="override the spec's max_pages")
     parser.add_argument("--flush_every", type=int, default=20, help="cache rows per parquet part")
+    alias_separators(parser)
     return parser
 
 
@@ -135,8 +132,7 @@ def run(argv: Sequence[str] | None = None) -> Progress:
     spec = parse_spec(read_bytes(args.site).decode("utf-8"), yaml_format=args.site.endswith((".yaml", ".yml")))
     if args.max_pages is not None:
         spec = dataclasses.replace(spec, max_pages=args.max_pages)
-    config = FetchConfig(args.user_agent, args.timeout, args.max_tries, args.backoff_base,
-                         max_retry_after=args.max_retry_after)
+    config = config_from_args(args, FetchConfig, timeout_seconds=args.timeout)
     cache = PageCache(join(args.output, "pages"), args.flush_every)
     fetcher = Fetcher(config, max_bytes=spec.max_bytes, max_redirects=spec.max_redirects)
     crawler = Crawler(spec, fetcher, cache.load(), cache.add,

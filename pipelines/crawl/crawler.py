@@ -6,7 +6,8 @@ loop starts at the spec's start URLs, fetches robots.txt of each host first (RFC
 pages (`follow`) or story pages (`story`) on allowed hosts, each URL once. A URL already in
 the cache is never requested again; cached list pages are re-read from their stored bodies
 so a resumed crawl rebuilds the same frontier. URLs robots.txt disallows are recorded (with
-`error="robots_disallowed"`, no request made). `max_pages` bounds the pages requested,
+`error="robots_disallowed"`, or `robots_unavailable` when robots.txt itself failed; no
+request made). `max_pages` bounds the pages requested,
 counted over the whole cache and excluding robots.txt. One Fetcher and one thread: never
 more than one request in flight per host.
 """
@@ -45,6 +46,14 @@ class Progress:
 def robots_url(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}/robots.txt"
+
+
+def robots_refusal(robots: Robots, url: str) -> str | None:
+    """`robots_unavailable` when robots.txt failed (5xx/unreachable: RFC 9309 disallows all),
+    `robots_disallowed` when its rules forbid `url`, None when it may be requested."""
+    if robots.allowed(url):
+        return None
+    return "robots_unavailable" if robots.disallow_all else "robots_disallowed"
 
 
 class Crawler:
@@ -102,8 +111,8 @@ class Crawler:
     def gate(self, url: str) -> str | None:
         """Why `url` (a redirect hop) must not be requested, or None."""
         refusal = self._host_gate(url)
-        if refusal is None and not self.robots_for(url).allowed(url):
-            refusal = "robots_disallowed"
+        if refusal is None:
+            refusal = robots_refusal(self.robots_for(url), url)
         if refusal is None and url in self.done_urls:
             refusal = "redirect_to_fetched"
         return refusal
@@ -115,10 +124,11 @@ class Crawler:
             return self.cache[url]
         kind = "story" if self.spec.is_story(url) else "list"
         robots = self.robots_for(url)
-        if not robots.allowed(url):
+        refusal = robots_refusal(robots, url)
+        if refusal:
             why = robots.note or "disallowed by robots.txt"
             return self._record(Page(self.spec.name, url, url, kind, None, "{}", b"",
-                                     self.fetcher.now(), "robots_disallowed", why, 0, (), referrer, depth))
+                                     self.fetcher.now(), refusal, why, 0, (), referrer, depth))
         if self.requested_pages >= self.spec.max_pages:
             self.progress.stopped = "max_pages"
             return None

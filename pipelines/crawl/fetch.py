@@ -26,18 +26,24 @@ from annotators.stories.site_spec import host_key, normalize_url
 
 REDIRECTS = (301, 302, 303, 307, 308)
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+RETRIED = ("timeout", "connection_error")  # never a page's error: they end as retries_exhausted
 
 
 @dataclasses.dataclass(frozen=True)
 class FetchConfig:
     """Politeness and robustness settings (no paper values exist; common crawler practice)."""
 
-    user_agent: str = "storybench/0.1 (+https://github.com/storybench/storybench; research crawler)"
-    timeout_seconds: float = 30.0
-    max_tries: int = 4  # one request and three retries
-    backoff_base: float = 1.0  # seconds before the first retry; doubles every try
-    backoff_max: float = 60.0
-    max_retry_after: float = 300.0  # a server asking for a longer pause is left alone
+    user_agent: str = dataclasses.field(
+        default="storybench/0.1 (+https://github.com/storybench/storybench; research crawler)",
+        metadata={"help": "User-Agent header; its product token picks the robots.txt group"})
+    timeout_seconds: float = dataclasses.field(default=30.0, metadata={"help": "seconds per request"})
+    max_tries: int = dataclasses.field(default=4, metadata={  # one request and three retries
+        "help": "requests per URL before giving up on 429, 5xx, timeouts and connection errors"})
+    backoff_base: float = dataclasses.field(default=1.0, metadata={
+        "help": "seconds before the first retry; doubles every try"})
+    backoff_max: float = dataclasses.field(default=60.0, metadata={"help": "longest backoff between tries"})
+    max_retry_after: float = dataclasses.field(default=300.0, metadata={
+        "help": "a server asking (Retry-After) for a longer pause, in seconds, is left alone"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,7 +76,7 @@ class _Attempt:
 
     @property
     def retryable(self) -> bool:
-        return self.error in ("timeout", "connection_error") or (
+        return self.error in RETRIED or (
             self.error is None and self.status is not None and (self.status == 429 or self.status >= 500))
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
 MAX_ROBOTS_BYTES = 500 * 1024  # RFC 9309 section 2.5: parse at least the first 500 KiB
@@ -66,9 +67,16 @@ def _pattern(path: str) -> re.Pattern:
     return re.compile(regex + ("$" if anchored else ""))
 
 
-def _groups(text: str) -> list[tuple[list[str], list[tuple[str, str]]]]:
-    """[(agents, [(field, value), ...]), ...]: consecutive User-agent lines share a group."""
-    groups: list[tuple[list[str], list[tuple[str, str]]]] = []
+class Group(NamedTuple):
+    """One robots.txt group: the user agents it names and its (field, value) lines."""
+
+    agents: list[str]
+    lines: list[tuple[str, str]]
+
+
+def _groups(text: str) -> list[Group]:
+    """The file's groups in order: consecutive User-agent lines share a group."""
+    groups: list[Group] = []
     last_was_agent = False
     for raw in text.splitlines():
         line = raw.split("#", 1)[0].strip()
@@ -78,11 +86,11 @@ def _groups(text: str) -> list[tuple[list[str], list[tuple[str, str]]]]:
         field = field.lower()
         if field == "user-agent":
             if not last_was_agent:
-                groups.append(([], []))
-            groups[-1][0].append(value.lower())
+                groups.append(Group([], []))
+            groups[-1].agents.append(value.lower())
             last_was_agent = True
         elif field in ("allow", "disallow", "crawl-delay") and groups:
-            groups[-1][1].append((field, value))
+            groups[-1].lines.append((field, value))
             last_was_agent = False
     return groups
 
@@ -94,9 +102,9 @@ def parse_robots(data: bytes | str, agent: str) -> Robots:
     text = data.lstrip("\ufeff")
     agent = agent.lower()
     groups = _groups(text)
-    chosen = [g for agents, g in groups if agent in agents]
+    chosen = [g.lines for g in groups if agent in g.agents]
     if not chosen:
-        chosen = [g for agents, g in groups if "*" in agents]
+        chosen = [g.lines for g in groups if "*" in g.agents]
     rules: list[Rule] = []
     delay: float | None = None
     for lines in chosen:

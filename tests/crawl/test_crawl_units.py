@@ -224,3 +224,42 @@ def test_extract_story_blocks_become_lines():
     assert extract_story(PAGE, "h1", "#missing") == Drop("body_not_found", "no element matches '#missing'")
     assert extract_story("<div id=content> <script>x</script></div>", "h1", "#content").reason == "empty_body"
     assert extract_story(PAGE, "h1", "div[").reason == "bad_selector"
+
+
+# ------------------------------------------------------------------ flags, robots refusals, card
+def test_crawl_flags_keep_their_spellings_and_defaults():
+    from pipelines import crawl
+    from pipelines.engine import config_from_args
+
+    parser = crawl.build_parser()
+    args = parser.parse_args(["--site", "s.json", "--output", "out"])
+    assert config_from_args(args, FetchConfig, timeout_seconds=args.timeout) == FetchConfig()
+    assert (args.max_pages, args.flush_every) == (None, 20)
+    args = parser.parse_args(["--site", "s.json", "--output", "out", "--user_agent", "x/1", "--timeout", "5",
+                              "--max-tries", "2", "--backoff_base", "0.5", "--max_retry_after", "9",
+                              "--max_pages", "3", "--flush-every", "4"])
+    assert config_from_args(args, FetchConfig, timeout_seconds=args.timeout) == FetchConfig(
+        "x/1", 5.0, 2, 0.5, max_retry_after=9.0)
+    assert (args.max_pages, args.flush_every) == (3, 4)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--site", "s.json", "--output", "out", "--no-such-flag"])
+
+
+def test_robots_refusal_tells_a_failed_robots_txt_from_a_rule():
+    from pipelines.crawl.crawler import robots_refusal
+
+    rules = parse_robots(b"User-agent: *\nDisallow: /vip/\n", "storybench")
+    assert robots_refusal(rules, "http://h.org/vip/1.html") == "robots_disallowed"
+    assert robots_refusal(rules, "http://h.org/story/1.html") is None
+    assert robots_refusal(robots_for_status(503, b"", "storybench"), "http://h.org/a") == "robots_unavailable"
+    assert robots_refusal(robots_for_status(None, b"", "storybench", "timeout"), "http://h.org/a") == (
+        "robots_unavailable")
+
+
+def test_crawl_card_lists_the_crawl_reasons():
+    from annotators.stories.card import crawl_card
+
+    stats = {"job": "crawl", "schema_version": "1.0", "stages": {}, "tables": {"pages": 0}, "this_run": {"fetched": 0}}
+    card = crawl_card(stats)
+    assert "This run: {'fetched': 0}.\n\n## Reject reasons this job can give" in card
+    assert "| `robots_unavailable` |" in card and "| `http_status` |" in card and "| `mojibake` |" not in card

@@ -143,7 +143,16 @@ def test_dumps_become_cleaned_stories(from_dumps):
 
 def test_bad_dump_lines_are_rejects(from_dumps):
     rejects = {(r["stage"], r["input_id"], r["reason"]) for r in read(from_dumps / "rejects")}
-    assert rejects == {("dump_lines", "stories.jsonl:2", "bad_json"), ("dump_lines", "stories.jsonl:3", "no_text"),
+    assert rejects == {("dump_lines", "stories.jsonl:2", "malformed_json"),
+                       ("dump_lines", "stories.jsonl:3", "missing_field"),
                        ("dump_lines", "stories.jsonl:4", "blank_line"),
                        ("dump_lines", "stories.jsonl:7", "not_an_object"),
                        ("exact_dedup", "stories.jsonl:8", "exact_duplicate")}
+
+
+def test_card_lists_the_reasons_the_job_can_give(from_dumps):
+    from annotators.core.reasons import reasons_markdown
+    from annotators.stories.reasons import JOB_REASONS
+
+    card = (from_dumps / "CARD.md").read_text(encoding="utf-8")
+    assert card.endswith("\n\n" + reasons_markdown(JOB_REASONS)) and "| `malformed_json` |" in card

@@ -11,7 +11,7 @@ from annotators.stories.near_dup import (NearDupConfig, Node, band_keys, bands_r
                                  verified_pairs)
 from annotators.core.outcome import Drop
 from annotators.stories.site_spec import parse_spec
-from annotators.stories.clean import (CleanConfig, check_decoding, check_story, clean_text, clean_title,
+from annotators.stories.clean import (CleanConfig, check_decoding, check_story, clean_text, single_line_title,
                                     is_boilerplate, remove_emails, remove_urls)
 from annotators.stories.sources import RawStory, json_line_to_raw, page_to_raw, text_file_to_raw, to_story
 from tests.fixtures.site.make_site import STORIES
@@ -90,8 +90,8 @@ def test_check_decoding_rejects_mojibake_only():
     assert clean_text(mojibake) == ""
 
 
-def test_clean_title():
-    assert clean_title(" 借 伞 （http://x.example.com） ") == "借伞"
+def test_single_line_title():
+    assert single_line_title(" 借 伞 （http://x.example.com） ") == "借伞"
 
 
 @settings(max_examples=60, deadline=None)
@@ -129,9 +129,10 @@ def test_dump_readers_and_reasons():
     raw = json_line_to_raw("a.jsonl:1", json.dumps({"text": "故事", "id": "x7"}).encode(), **kw)
     assert (raw.body, raw.given_id, raw.source) == ("故事", "x7", "dump")
     assert json_line_to_raw("a:2", b"   ", **kw).reason == "blank_line"
-    assert json_line_to_raw("a:3", b"{oops", **kw).reason == "bad_json"
+    assert json_line_to_raw("a:3", b"{oops", **kw).reason == "malformed_json"
     assert json_line_to_raw("a:4", b'"just a string"', **kw) == Drop("not_an_object", "str")
-    assert json_line_to_raw("a:5", b'{"story": "  "}', **kw).reason == "no_text"
+    assert json_line_to_raw("a:5", b'{"story": "  "}', **kw).reason == "missing_field"
+    assert json_line_to_raw("a:6", b'{"text": 5}', **kw).reason == "bad_field_type"
     assert text_file_to_raw("b.txt", TEXT_01.encode("gb18030"), **kw).body == TEXT_01
     assert text_file_to_raw("c.txt", b" \n", **kw).reason == "empty_file"
 
@@ -188,3 +189,19 @@ def test_clusters_do_not_depend_on_edge_order(pairs, rnd):
     assert clusters(shuffled) == result
     for assignment in result.values():
         assert assignment.representative.input_id == min(assignment.members)
+
+
+# ------------------------------------------------------------------ flags
+def test_stories_flags_keep_their_spellings_and_paper_defaults():
+    from pipelines import stories
+    from pipelines.engine import config_from_args, parse_job_args
+
+    args, _ = parse_job_args(stories.build_parser(), ["--input", "d/*", "--output", "out"])
+    assert config_from_args(args, CleanConfig) == CleanConfig()
+    assert config_from_args(args, NearDupConfig, threshold=args.near_dup_threshold) == NearDupConfig()
+    assert (args.source, args.license, args.seed) == ("dump", "unknown", 1)
+    args, _ = parse_job_args(stories.build_parser(), [
+        "--input", "d/*", "--output", "out", "--min_words", "10", "--max-words", "20", "--min_han_ratio", "0.7",
+        "--near_dup_threshold", "0.95", "--num_perm", "64", "--shingle", "3", "--seed", "9"])
+    assert config_from_args(args, CleanConfig) == CleanConfig(min_words=10, max_words=20, min_han_ratio=0.7)
+    assert config_from_args(args, NearDupConfig, threshold=args.near_dup_threshold) == NearDupConfig(0.95, 64, 3, 9)

@@ -1,0 +1,37 @@
+"""CARD.md of the stories and crawl jobs: the default summary, the job's rules, its reject reasons."""
+from __future__ import annotations
+
+from annotators.core.card import default_card
+from annotators.core.reasons import reasons_markdown
+from annotators.stories.reasons import CRAWL_REASONS, JOB_REASONS
+
+DEDUP_RULE = (
+    "Exact duplicates share the cleaned text (SHA-256). Near-duplicates: character {shingle}-gram "
+    "shingles, datasketch MinHash ({num_perm} permutations, seed {seed}) cut into LSH bands; "
+    "stories sharing a band are candidates, and a candidate pair is merged only when the exact "
+    "shingle Jaccard is >= {threshold}. Clusters are connected components; the representative "
+    "kept is the member with the smallest (url, input_id); the others are rejects "
+    "(`exact_duplicate` / `near_duplicate`) and the kept row lists every member in "
+    "`cluster_members` (input ids), with `cluster_id` a hash of them.")
+
+CRAWL_RULE = (
+    "Polite single-process crawl: robots.txt obeyed (disallowed URLs recorded, "
+    "never requested), one request at a time, `delay_seconds` between requests to a host, "
+    "retries with exponential backoff honouring Retry-After, at most `max_redirects` "
+    "redirects and only to `allowed_hosts`. `pages/` is the raw cache; re-running with the "
+    "same --output requests nothing cached. This run: {this_run}.")
+
+
+def stories_card(stats: dict) -> str:
+    """Summary, the dedup rule with this run's settings, the clusters found (first 200), reasons."""
+    lines = [default_card(stats), "## Deduplication", "", DEDUP_RULE.format(**stats["config"]["near_dup"]), "",
+             "| representative | members |", "|---|---|"]
+    lines += [f"| {c['representative']} | {', '.join(c['members'])} |"
+              for c in stats.get("duplicate_clusters", [])[:200]]
+    return "\n".join(lines) + "\n\n" + reasons_markdown(JOB_REASONS)
+
+
+def crawl_card(stats: dict) -> str:
+    """Summary, the politeness rules and this run's progress, reasons."""
+    return (default_card(stats) + "\n## Crawl\n\n" + CRAWL_RULE.format(this_run=stats["this_run"]) + "\n\n"
+            + reasons_markdown(CRAWL_REASONS))

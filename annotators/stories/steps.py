@@ -1,0 +1,135 @@
+"""What the stories job's stages apply: pure functions over typed records, no Beam.
+
+Each stage function returns outputs (a list) or a `Drop`; the grouped ones return
+`[(input_id, [record] | Drop), ...]` (see `pipelines.engine.Stage`). The order of the job
+(LOT section 3; SPEC "Crawl and clean"): page cache rows or dumps -> `RawStory` -> cleaned
+`Story` -> exact duplicates collapsed (keep-first by `Node` order) -> near-duplicates
+collapsed (MinHash LSH, `annotators.stories.near_dup`) -> every story with its cluster.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Iterable, NamedTuple
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from annotators.core.dedup import keep_first
+from annotators.core.outcome import Drop
+from annotators.stories.clean import CleanConfig
+from annotators.stories.near_dup import (Assignment, BandMember, NearDupConfig, Node, Pair, band_keys, cluster_id,
+                                          clusters, verified_pairs)
+from annotators.stories.site_spec import SiteSpec
+from annotators.stories.sources import RawStory, json_line_to_raw, page_to_raw, text_file_to_raw, to_story
+from annotators.text.tokenizers import get_tokenizer
+from schemas.stories import Story
+
+
+class PageRow(NamedTuple):
+    """One row of the crawler's page cache, keyed by its requested URL."""
+
+    url: str
+    row: dict
+
+
+class ClusterJoin(NamedTuple):
+    """A story (one, by story_id) with its cluster assignment (none for a singleton)."""
+
+    story_id: str
+    stories: list[Story]
+    assignments: list[Assignment]
+
+
+def one(result: Any) -> list | Drop:
+    """A `record | Drop` as Stage's `outputs | Drop`."""
+    return result if isinstance(result, Drop) else [result]
+
+
+def parquet_page_rows(name: str, data: bytes) -> list[PageRow] | Drop:
+    """Every row of one page-cache part file; a truncated or foreign file is `unreadable_file`."""
+    try:
+        table = pq.read_table(pa.BufferReader(data))
+    except Exception as exc:  # pyarrow raises many types; a bad file is a reject, not a crash
+        return Drop("unreadable_file", f"{name}: {exc}"[:300])
+    return [PageRow(row["url"], row) for row in table.to_pylist()]
+
+
+def page_story(page: PageRow, spec: SiteSpec) -> list[RawStory] | Drop:
+    return one(page_to_raw(page.row, spec))
+
+
+def dump_line_story(input_id: str, line: bytes, *, source: str, license: str) -> list[RawStory] | Drop:
+    return one(json_line_to_raw(input_id, line, source=source, license=license))
+
+
+def dump_file_story(input_id: str, data: bytes, *, source: str, license: str) -> list[RawStory] | Drop:
+    return one(text_file_to_raw(input_id, data, source=source, license=license))
+
+
+def clean_story(raw: RawStory, config: CleanConfig) -> list[Story] | Drop:
+    return one(to_story(raw, config))
+
+
+def load_jieba() -> None:
+    """Load jieba's dictionary once per worker (Stage setup), not on the first record."""
+    get_tokenizer("jieba").tokens("")
+
+
+def node(story: Story) -> Node:
+    """The story as a cluster member; its exact duplicates travel in `members`."""
+    return Node(story.url, story.input_id, story.story_id, tuple(story.cluster_members or (story.input_id,)))
+
+
+def keep_first_text(group: tuple[str, Iterable[Story]]) -> list[tuple[str, list[Story] | Drop]]:
+    """Stories with the same cleaned text: the smallest (url, input_id) stays and lists all members."""
+    _, stories = group
+    decisions = keep_first(stories, order=node, input_id=lambda s: s.input_id, reason="exact_duplicate",
+                           detail=lambda first: f"same text as {first.input_id}")
+    members = tuple(sorted(input_id for input_id, _ in decisions))
+    first_id, [first] = decisions[0]
+    kept = dataclasses.replace(first, cluster_members=members, cluster_size=len(members),
+                               cluster_id=cluster_id(members))
+    return [(first_id, [kept])] + decisions[1:]
+
+
+def band_members(story: Story, config: NearDupConfig) -> list[tuple[str, BandMember]]:
+    """(LSH band key, member) for every band of the story's MinHash."""
+    return [(key, BandMember(node(story), story.text)) for key in band_keys(story.text, config)]
+
+
+def band_edges(group: tuple[str, Iterable[BandMember]], config: NearDupConfig) -> list[tuple[tuple, float]]:
+    """Verified pairs of one band group (exact shingle Jaccard >= threshold) as Beam
+    key-values ((node a, node b), jaccard); nodes become plain tuples, a deterministic key."""
+    _, members = group
+    return [((tuple(p.a), tuple(p.b)), p.jaccard) for p in verified_pairs(members, config)]
+
+
+def edge_clusters(edges: Iterable[tuple[tuple, float]]) -> list[tuple[str, Assignment]]:
+    """(story_id, Assignment) of every member of a multi-story cluster, sorted by story_id."""
+    return sorted(clusters(Pair(Node(*a), Node(*b), score) for (a, b), score in edges).items())
+
+
+def near_decision(join: ClusterJoin) -> list[Story] | Drop:
+    """A story outside multi-story clusters is kept; in one, only the representative is."""
+    story = join.stories[0]
+    if not join.assignments:
+        return [story]
+    a = join.assignments[0]
+    if a.representative.story_id != story.story_id:
+        return Drop("near_duplicate", f"of {a.representative.input_id} (jaccard {a.best_score:.3f}, "
+                                      f"cluster of {len(a.members)})")
+    return [dataclasses.replace(story, cluster_id=a.cluster_id, cluster_size=len(a.members),
+                                cluster_members=a.members)]
+
+
+def with_singleton_cluster(story: Story) -> Story:
+    """A story no other matched is its own cluster of one."""
+    if story.cluster_id:
+        return story
+    return dataclasses.replace(story, cluster_id=cluster_id([story.input_id]), cluster_size=1,
+                               cluster_members=(story.input_id,))
+
+
+def cluster_info(story: Story) -> dict:
+    """The card's and stats.json's entry for a kept story that stands for others."""
+    return {"representative": story.input_id, "members": list(story.cluster_members)}
