@@ -1,13 +1,14 @@
 """Shared test fixtures: paths to the project's samples and to ../shared/data (optional)."""
 from __future__ import annotations
 
+import os
 import pathlib
 import sys
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
+SHARED_DATA = pathlib.Path(os.environ.get("STORYBENCH_SHARED_DATA", ROOT.parent / "shared" / "data"))
 sys.path.insert(0, str(ROOT))
 
 

@@ -6,9 +6,7 @@ codes its readers, parsers and dedup steps use, and the LOT rules' own codes bel
 
 REASONS: dict[str, str] = {
     # preparing stories (LOT section 3: cleaned Chinese stories split into sentences)
-    "empty_after_cleaning": "nothing of the story is left after normalisation",
     "story_too_long": "the story has more characters than the job's limit (20,000)",
-    "not_chinese": "less than half of the story's characters are Han characters (LOT is Chinese)",
     "contains_placeholder": "the story contains a LOT mask marker (`<mask>`, `[MASK]` or `<MASK>`)",
     "html_markup": "the story contains an HTML tag or entity (clean it with pipelines.stories)",
     "too_few_sentences": "the story has fewer than 3 sentences, too few for any LOT task",
@@ -37,6 +35,6 @@ REASONS: dict[str, str] = {
 
 SHARED_USED = ("unreadable_file", "binary_file", "undecodable", "blank_line", "malformed_json",
                "not_an_object", "missing_field", "bad_field_type", "duplicate_id", "exact_duplicate",
-               "internal_error")
+               "empty_after_cleaning", "not_chinese", "internal_error")
 
 JOB_REASONS: tuple[str, ...] = SHARED_USED + tuple(REASONS)

@@ -29,8 +29,6 @@ REASONS: dict[str, str] = {
     "empty_body": "the body element holds no text",
     # cleaning and filtering (LOT section 3)
     "mojibake": "most characters are U+0080-U+00FF: Chinese bytes read with a wrong charset",
-    "empty_after_cleaning": "nothing is left after removing links, e-mails and boilerplate lines",
-    "not_chinese": "the Han share of non-space characters is below min_han_ratio",
     "too_short": "fewer jieba words than min_words (LOT: 50)",
     "too_long": "more jieba words than max_words (LOT: 500)",
 }

@@ -27,7 +27,7 @@ from annotators.stories.site_spec import SiteSpec, parse_spec
 from annotators.stories.card import crawl_card
 from pipelines.engine import add_config_flags, config_from_args, join, read_bytes, write_bytes, write_text
 # not a Beam job: no PipelineOptions, so unknown flags are errors; flags still take `-` or `_`
-from pipelines.engine.options import _alias_separators as alias_separators
+from pipelines.engine import alias_separators
 from schemas.common import REJECTS_SCHEMA, SCHEMA_VERSION, Reject
 from schemas.crawl import PAGES_SCHEMA, Page
 

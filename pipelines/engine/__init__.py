@@ -6,7 +6,8 @@ from pipelines.engine.files import (READ_ERROR, MatchInputs, ReadFiles, ReadLine
                                     WriteTable, delete_matching, expand_input, input_names, is_local_path,
                                     iter_lines, join, jsonl_line, read_bytes, write_bytes, write_text)
 from pipelines.engine.commit import staging_path
-from pipelines.engine.options import (add_config_flags, config_from_args, make_pipeline, parse_job_args,
+from pipelines.engine.options import (add_config_flags, alias_separators, config_from_args, make_pipeline,
+                                      parse_job_args,
                                       run_pipeline)
 from pipelines.engine.report import LOCAL_RUNNERS, JobReport, default_card, runner_name
 from pipelines.engine.stage import REJECTS, TALLY, Stage
@@ -15,4 +16,4 @@ __all__ = ["READ_ERROR", "MatchInputs", "Source", "ReadFiles", "ReadLines", "Rea
            "delete_matching", "expand_input", "input_names", "is_local_path", "iter_lines", "join", "jsonl_line",
            "read_bytes", "write_bytes", "write_text", "LOCAL_RUNNERS", "JobReport", "default_card",
            "runner_name", "REJECTS", "TALLY", "Stage", "parse_job_args", "make_pipeline", "run_pipeline",
-           "add_config_flags", "config_from_args", "staging_path"]
+           "add_config_flags", "alias_separators", "config_from_args", "staging_path"]

@@ -21,7 +21,7 @@ from pipelines.engine import files
 from pipelines.engine.report import LOCAL_RUNNERS
 
 
-def _alias_separators(parser: argparse.ArgumentParser) -> None:
+def alias_separators(parser: argparse.ArgumentParser) -> None:
     """Accept `--prefix-lengths` and `--prefix_lengths` alike for every job flag."""
     for action in list(parser._actions):
         for opt in list(action.option_strings):
@@ -42,7 +42,7 @@ def parse_job_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None):
     if "--shard-bytes" not in parser._option_string_actions:
         group.add_argument("--shard-bytes", type=int, default=files.SHARD_BYTES,
                            help=f"target uncompressed bytes per shard (default: {files.SHARD_BYTES})")
-    _alias_separators(parser)
+    alias_separators(parser)
     args, beam_argv = parser.parse_known_args(argv)
     files.SHARDING.update(shards=getattr(args, "shards", None),
                           shard_bytes=getattr(args, "shard_bytes", files.SHARD_BYTES))
@@ -103,6 +103,22 @@ def _print_summary(output: str) -> None:
     print("\n".join(summary(stats, output)), file=sys.stderr, flush=True)
 
 
+def _comma_list(item: type) -> Callable[[str], tuple]:
+    """Parse `a,b,c` into a tuple of `item`s; an empty or mistyped part is a usage error."""
+
+    def parse(text: str) -> tuple:
+        parts = text.split(",")
+        if any(not part.strip() for part in parts):
+            raise argparse.ArgumentTypeError(f"empty item in {text!r}")
+        try:
+            return tuple(item(part) for part in parts)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected comma-separated {item.__name__} values, got {text!r}")
+
+    parse.__name__ = f"comma-separated {item.__name__}"
+    return parse
+
+
 def _flag_type(hint: Any) -> tuple[Callable[[str], Any] | None, bool]:
     """(argparse type, is_bool) for a Config field's type hint."""
     args = [a for a in typing.get_args(hint) if a is not type(None)]
@@ -111,8 +127,7 @@ def _flag_type(hint: Any) -> tuple[Callable[[str], Any] | None, bool]:
     if hint is bool:
         return None, True
     if typing.get_origin(hint) is tuple:
-        item = args[0] if args else str
-        return (lambda text: tuple(item(x) for x in text.split(",") if x.strip())), False
+        return _comma_list(args[0] if args else str), False
     return (hint if hint in (int, float, str) else str), False
 
 

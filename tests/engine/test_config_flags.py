@@ -50,3 +50,10 @@ def test_prefix_and_choices():
 def test_boolean_flags_both_spellings(flag, expected):
     config, _, _ = _parse([flag])
     assert config.keep_headings is expected
+
+
+@pytest.mark.parametrize("value", ["128,,512", "128,x", ","])
+def test_a_bad_comma_list_is_a_usage_error(value, capsys):
+    with pytest.raises(SystemExit):
+        _parse(["--prefix-lengths", value])
+    assert "--prefix-lengths" in capsys.readouterr().err
