@@ -1,0 +1,151 @@
+"""`make bench` scale table: wall time, CPU time and peak RSS of four jobs at 1x, 4x and 16x.
+
+Each run is a fresh child process running the job in-process (Beam's FnApiRunner, one
+worker), which reports its own wall time, CPU time (user + system, its children included)
+and peak RSS (`VmHWM` of /proc/self/status: `ru_maxrss` survives exec, so it would report the
+parent's size). Inputs are realistic and made in the same run:
+- lot, stories: real LOT stories (../shared/data, else the embedded sample) copied with their
+  sentences shuffled per copy, so copies are distinct stories;
+- chapterbreak: the real Gutenberg books of ../shared/data copied under new names;
+- overlap: a 161-story test set against a reference of that many shuffled-story characters.
+The growth ratios (4x/1x, 16x/1x) show what grows with the input: time should grow about
+linearly, memory much less (flat for the overlap audit).
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+from bench.bench_lot import REAL, SAMPLE, scaled_corpus
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+BOOKS = ROOT.parent / "shared" / "data" / "gutenberg"
+SCALES = (1, 4, 16)
+_CHILD = """
+import json, resource, runpy, sys, time
+start = time.perf_counter()
+sys.argv = sys.argv[1:]
+runpy.run_module(sys.argv[0], run_name="__main__")
+self_, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+hwm = [int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")]
+print(json.dumps({"wall_s": time.perf_counter() - start,
+                  "cpu_s": self_.ru_utime + self_.ru_stime + kids.ru_utime + kids.ru_stime,
+                  "peak_rss_mib": (hwm[0] if hwm else self_.ru_maxrss) / 1024}))
+"""
+
+
+def measure(module: str, args: list[str]) -> dict:
+    """Wall, CPU and peak RSS of `python -m module args` in a fresh child process."""
+    proc = subprocess.run([sys.executable, "-c", _CHILD, module, *args], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    if proc.returncode:
+        raise RuntimeError(f"{module} failed: {proc.stderr[-2000:]}")
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {k: round(v, 2) for k, v in result.items()}
+
+
+def _write_jsonl(path: pathlib.Path, records: list[dict]) -> int:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path.stat().st_size
+
+
+def _stories(work: pathlib.Path, base_stories: int) -> dict[int, tuple[pathlib.Path, int]]:
+    source = REAL if REAL.exists() else SAMPLE
+    per_copy = sum(1 for line in source.read_text(encoding="utf-8").splitlines() if line.strip())
+    made = {}
+    for scale in SCALES:
+        n = base_stories * scale
+        records = scaled_corpus(source, -(-n // per_copy))[:n]
+        path = work / f"stories_{scale}x.jsonl"
+        made[scale] = (path, _write_jsonl(path, records))
+    return made
+
+
+def _books(work: pathlib.Path) -> dict[int, tuple[pathlib.Path, int]]:
+    books = sorted(BOOKS.rglob("*.txt"))
+    made = {}
+    for scale in SCALES:
+        folder = work / f"books_{scale}x"
+        folder.mkdir()
+        for copy in range(scale):
+            for book in books:
+                shutil.copy(book, folder / f"c{copy:02d}_{book.parent.name}_{book.name}")
+        made[scale] = (folder, sum(p.stat().st_size for p in folder.iterdir()))
+    return made
+
+
+def _references(work: pathlib.Path, stories: dict) -> dict[int, tuple[pathlib.Path, int]]:
+    made = {}
+    for scale, (path, _) in stories.items():
+        ref = work / f"reference_{scale}x.txt"
+        with ref.open("w", encoding="utf-8") as out:
+            for line in path.read_text(encoding="utf-8").splitlines():
+                out.write(json.loads(line)["story"] + "\n")
+        made[scale] = (ref, ref.stat().st_size)
+    return made
+
+
+def _jobs(work: pathlib.Path, base_stories: int) -> dict:
+    stories = _stories(work, base_stories)
+    test = work / "test.jsonl"
+    source = REAL if REAL.exists() else SAMPLE
+    shutil.copy(source, test)
+    jobs = {
+        "lot": {s: ("pipelines.lot", ["--stories", str(p)], b) for s, (p, b) in stories.items()},
+        "stories": {s: ("pipelines.stories", ["--input", str(p)], b) for s, (p, b) in stories.items()},
+        "overlap": {s: ("pipelines.overlap", ["--test", str(test), "--reference", str(p)], b)
+                    for s, (p, b) in _references(work, stories).items()},
+    }
+    if BOOKS.exists():
+        jobs["chapterbreak"] = {s: ("pipelines.chapterbreak", ["--gutenberg", str(p / "*.txt")], b)
+                                for s, (p, b) in _books(work).items()}
+    return jobs
+
+
+def run_scale_bench(work: pathlib.Path, base_stories: int = 2000) -> dict:
+    """The scale table: {job: {scale: {input_mb, wall_s, cpu_s, peak_rss_mib}, growth: ...}}."""
+    table = {}
+    for job, runs in _jobs(work, base_stories).items():
+        rows = {}
+        for scale, (module, args, size) in runs.items():
+            out = work / f"out_{job}_{scale}x"
+            rows[scale] = {"input_mb": round(size / 1e6, 1), **measure(module, args + ["--output", str(out)])}
+            shutil.rmtree(out, ignore_errors=True)
+        lo = rows[SCALES[0]]
+        rows["growth"] = {f"{s}x/1x": {k: round(rows[s][k] / max(lo[k], 1e-9), 2)
+                                       for k in ("wall_s", "cpu_s", "peak_rss_mib")} for s in SCALES[1:]}
+        table[job] = rows
+        print(scale_lines(job, rows), flush=True)
+    return table
+
+
+def scale_lines(job: str, rows: dict) -> str:
+    lines = [f"{job}: " + "  ".join(f"{s}x {rows[s]['input_mb']} MB: {rows[s]['wall_s']} s wall, "
+                                    f"{rows[s]['cpu_s']} s CPU, {rows[s]['peak_rss_mib']} MiB" for s in SCALES)]
+    lines += [f"  growth {k}: " + ", ".join(f"{m} x{v}" for m, v in g.items()) for k, g in rows["growth"].items()]
+    return "\n".join(lines)
+
+
+def scale_markdown(table: dict) -> str:
+    """The scale table as markdown (output/bench/scale.md)."""
+    lines = ["| job | scale | input MB | wall s | CPU s | peak RSS MiB |", "|---|---:|---:|---:|---:|---:|"]
+    for job, rows in table.items():
+        lines += [f"| {job} | {s}x | {rows[s]['input_mb']} | {rows[s]['wall_s']} | {rows[s]['cpu_s']} "
+                  f"| {rows[s]['peak_rss_mib']} |" for s in SCALES]
+    lines += ["", "| job | growth | wall | CPU | peak RSS |", "|---|---|---:|---:|---:|"]
+    for job, rows in table.items():
+        lines += [f"| {job} | {k} | {g['wall_s']} | {g['cpu_s']} | {g['peak_rss_mib']} |"
+                  for k, g in rows["growth"].items()]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        print(json.dumps(run_scale_bench(pathlib.Path(tmp), int(sys.argv[1]) if len(sys.argv) > 1 else 2000),
+                         indent=2))
