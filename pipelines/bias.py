@@ -15,87 +15,62 @@ from typing import Sequence
 
 import apache_beam as beam
 
-from annotators.audits import records as ar
 from annotators.audits import bias as bb
+from annotators.audits import records as ar
+from annotators.audits import steps
 from annotators.audits.bias_report import accuracy_row, prediction_rows, table13_markdown
+from annotators.audits.card import bias_card
 from annotators.audits.classifier import NaiveBayes
-from annotators.core.outcome import Drop
-from pipelines.engine.records import ReadRecords, count_check, lot_sources
-from pipelines.engine import (JobReport, Stage, WriteTable, default_card, join, make_pipeline,
+from pipelines.engine import (JobReport, WriteTable, add_config_flags, config_from_args, join, make_pipeline,
                               parse_job_args, run_pipeline, write_text)
+from pipelines.engine.records import ReadRecords, count_check, lot_sources
 from schemas.audit import BIAS_PREDICTIONS_SCHEMA, BIAS_SUMMARY_SCHEMA
 from schemas.lot import SPLITS
 
-TASKS = ("clozet", "senpos")
-FIELDS = {"clozet": ("story", "plot0", "plot1"), "senpos": ("story", "sentence")}
-_RESOURCES: dict = {}
+TASKS = steps.BIAS_TASKS
 EMPTY_MODEL = NaiveBayes((), {}, {})
 
 
-def resources() -> tuple:
-    """(words, sentiment) for this worker: jieba and snownlp load once, in DoFn.setup."""
-    if not _RESOURCES:
-        _RESOURCES["words"], _RESOURCES["sentiment"] = bb.load_words(), bb.load_sentiment()
-    return _RESOURCES["words"], _RESOURCES["sentiment"]
+class BiasPredictions(beam.PTransform):
+    """BiasItems -> one prediction row per val/test example and baseline. Train items give the
+    Majority label and the candidate-only classifier (side inputs); they are never scored."""
 
-
-def row_fn(config: bb.BiasConfig):
-    """Stage fn: a LOT row becomes a BiasItem (context baselines run for val/test only)."""
-
-    def fn(item):
-        input_id, task, kind, payload = item
-        if isinstance(payload, Drop):
-            return payload
-        checked = ar.check_example(payload, FIELDS[task])
-        if isinstance(checked, Drop):
-            return checked
-        if payload.get("label") is None:
-            return Drop("missing_field", "label")
-        example_id, split = checked
-        words, sentiment = resources()
-        item = bb.prepare(task, split, example_id, payload, words, sentiment, config,
-                          with_preds=split != "train")
-        return item if isinstance(item, Drop) else [item]
-
-    return fn
+    def expand(self, items):
+        train = items | "Train" >> beam.Filter(lambda i: i.split == "train")
+        evals = items | "Eval" >> beam.Filter(lambda i: i.split != "train")
+        by_task = train | "ByTask" >> beam.Map(lambda i: (i.task, i)) | "GroupTrain" >> beam.GroupByKey()
+        majority = (by_task | "Majority" >> beam.MapTuple(
+            lambda t, its: (t, bb.majority_label([i.gold for i in its]))) | "MajDict" >> beam.combiners.ToDict())
+        models = (by_task | "Fit" >> beam.MapTuple(lambda t, its: (t, bb.train_candidate_only(
+            sorted(its, key=lambda i: i.example_id)))) | "ModelDict" >> beam.combiners.ToDict())
+        preds = evals | "Predict" >> beam.FlatMap(
+            lambda i, maj, mod: prediction_rows(i, maj.get(i.task, 0), mod.get(i.task, EMPTY_MODEL)),
+            beam.pvalue.AsSingleton(majority), beam.pvalue.AsSingleton(models))
+        return preds
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lot", required=True, help="LOT output folder (clozet/, senpos/)")
     parser.add_argument("--output", required=True)
-    parser.add_argument("--seed", type=int, default=0)
+    add_config_flags(parser, bb.BiasConfig, exclude=("bleu_orders",))
     return parser
-
-
-def card_fn(stats: dict) -> str:
-    return "\n".join([default_card(stats), (bb.__doc__ or "").strip(), "",
-                      table13_markdown(stats["bias"])])
 
 
 def run(argv: Sequence[str] | None = None) -> None:
     args, options = parse_job_args(build_parser(), argv)
-    config = bb.BiasConfig(seed=args.seed)
+    config = config_from_args(args, bb.BiasConfig)
     sources, inputs = lot_sources(args.lot, TASKS)
     report = JobReport(args.output, "bias", config={**dataclasses.asdict(config), "lot": args.lot},
-                       seed=args.seed, inputs=inputs, options=options, card=card_fn)
+                       seed=args.seed, inputs=inputs, options=options, card=bias_card)
     p = make_pipeline(options)
     columns = ["example_id", "split", "story", "plot0", "plot1", "sentence", "label"]
     records = p | "ReadLot" >> ReadRecords(sources, report, "lot", columns)
-    items = report.add("lot_rows", records | Stage("lot_rows", row_fn(config), setup=resources))
+    items = records | report.stage("lot_rows", steps.bias_row_fn(config), setup=steps.bias_resources)
     labels = items | "Label" >> beam.Map(lambda i: f"{i.task}/{i.split}")
-    report.add("splits", count_check(labels, [f"{t}/{s}" for t in TASKS for s in SPLITS])
-               | Stage("splits", ar.check_split))
-    train = items | "Train" >> beam.Filter(lambda i: i.split == "train")
-    evals = items | "Eval" >> beam.Filter(lambda i: i.split != "train")
-    by_task = train | "ByTask" >> beam.Map(lambda i: (i.task, i)) | "GroupTrain" >> beam.GroupByKey()
-    majority = (by_task | "Majority" >> beam.MapTuple(
-        lambda t, its: (t, bb.majority_label([i.gold for i in its]))) | "MajDict" >> beam.combiners.ToDict())
-    models = (by_task | "Fit" >> beam.MapTuple(lambda t, its: (t, bb.train_candidate_only(
-        sorted(its, key=lambda i: i.example_id)))) | "ModelDict" >> beam.combiners.ToDict())
-    preds = evals | "Predict" >> beam.FlatMap(
-        lambda i, maj, mod: prediction_rows(i, maj.get(i.task, 0), mod.get(i.task, EMPTY_MODEL)),
-        beam.pvalue.AsSingleton(majority), beam.pvalue.AsSingleton(models))
+    (count_check(labels, [f"{t}/{s}" for t in TASKS for s in SPLITS])
+     | report.stage("splits", ar.check_split))
+    preds = items | "Predict" >> BiasPredictions()
     report.tally(preds | WriteTable(join(args.output, "predictions"), BIAS_PREDICTIONS_SCHEMA,
                                     lambda r: (r["task"], r["split"], r["example_id"], r["baseline"])))
     summary = (preds | "Key" >> beam.Map(lambda r: ((r["task"], r["split"], r["baseline"]), r["credit"]))

@@ -26,7 +26,8 @@ CONTEXT_BASELINES = ("length", "bleu1", "bleu2", "sentiment", "discourse_markers
 
 @dataclasses.dataclass(frozen=True)
 class BiasConfig:
-    seed: int = 0  # seeds the discourse-marker baseline's random choice (per example id)
+    seed: int = dataclasses.field(default=0, metadata={  # per example id, never arrival order
+        "help": "seeds the discourse-marker baseline's random choice among eligible candidates"})
     bleu_orders: tuple[int, ...] = (1, 2)  # LOT Table 13 "BLEU-1/2"
 
 

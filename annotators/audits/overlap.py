@@ -14,7 +14,6 @@ treats it as whitespace), so joined keys never collide.
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Callable, Iterable, Sequence
 
 from schemas.lot import CLOZET_MASK, PLOTCOM_MASK, SENPOS_MASK
@@ -22,13 +21,17 @@ from schemas.lot import CLOZET_MASK, PLOTCOM_MASK, SENPOS_MASK
 GRAM_SEP = "\x1f"
 PLACEHOLDERS = (CLOZET_MASK, SENPOS_MASK, PLOTCOM_MASK)
 TOKENIZERS = ("jieba", "whitespace", "regex")
-_REGEX_TOKEN = re.compile(r"\w+|[^\w\s]")
+# The audit's tokenizer names (its --tokenizer values) -> annotators.text.tokenizers names.
+TOKENIZER_SPECS = {"jieba": "jieba", "whitespace": "whitespace_v1", "regex": "word_punct_chars"}
 
 
 @dataclasses.dataclass(frozen=True)
 class OverlapConfig:
-    n: int = 8  # LOT 5.6: "percentage of 8-grams" (after Radford et al., 2019)
-    tokenizer: str = "jieba"  # LOT 5.6: "We use the jieba tokenizer"
+    n: int = dataclasses.field(default=8, metadata={  # LOT 5.6 (after Radford et al., 2019)
+        "help": "n-gram length: LOT 5.6 reports the percentage of 8-grams"})
+    tokenizer: str = dataclasses.field(default="jieba", metadata={  # LOT 5.6: "the jieba tokenizer"
+        "help": "jieba (LOT 5.6), whitespace or regex (word runs and single other characters)",
+        "choices": TOKENIZERS})
     over_threshold: float = 0.1  # LOT Table 14 "# Exam >10%", Tables 15-16 "w/o Overlap"
     placeholders: tuple[str, ...] = PLACEHOLDERS  # LOT task placeholders, never text
 
@@ -50,17 +53,12 @@ def strip_placeholders(text: str, placeholders: Sequence[str] = PLACEHOLDERS) ->
 
 
 def make_tokenizer(name: str) -> Callable[[str], list[str]]:
-    """A function text -> non-whitespace tokens. jieba loads once per process."""
-    if name == "jieba":
-        from annotators.text.zh_tokens import load
+    """A function text -> non-whitespace tokens (annotators.text.tokenizers); jieba loads once."""
+    if name not in TOKENIZER_SPECS:
+        raise ValueError(f"unknown tokenizer {name!r}; choose one of {TOKENIZERS}")
+    from annotators.text.tokenizers import get_tokenizer
 
-        jieba_tok = load()
-        return lambda text: [t for t in jieba_tok.lcut(text, HMM=True) if t.strip()]
-    if name == "whitespace":
-        return str.split
-    if name == "regex":
-        return _REGEX_TOKEN.findall
-    raise ValueError(f"unknown tokenizer {name!r}; choose one of {TOKENIZERS}")
+    return get_tokenizer(TOKENIZER_SPECS[name]).tokens
 
 
 def field_texts(record: dict, fields: Sequence[str]) -> list[str]:

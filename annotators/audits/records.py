@@ -1,16 +1,19 @@
 """Reading audit inputs: which files are text, which records are usable, and why not.
 
 Pure checks shared by the overlap and bias jobs. Known-bad inputs they turn into reasons
-instead of crashes: binary or non-UTF-8 files (`not_text`), a parquet file that is not one
-(`not_parquet`), broken JSON lines (`bad_json`), examples missing a text field
-(`missing_field`), a field of the wrong type (`bad_field_type`), rows without an id or with
-an unknown split, and empty splits (`empty_split`).
+instead of crashes (codes from the catalogue, annotators.core.reasons): binary files
+(`binary_file`), text that is not UTF-8 (`not_utf8`: audits read UTF-8 text, as the LOT
+tables and common corpora are), a file that cannot be read (`unreadable_file`), broken JSON
+lines (`malformed_json`, `not_an_object`), examples missing a text field or an id
+(`missing_field`), a field of the wrong type (`bad_field_type`), an unknown split
+(`unknown_split`), a reference record with no text field (`no_text_fields`), and empty splits
+(`empty_split`).
 """
 from __future__ import annotations
 
 import codecs
 import json
-from typing import Sequence
+from typing import Any, NamedTuple, Sequence
 
 from annotators.core.outcome import Drop
 from schemas.lot import SPLITS
@@ -22,6 +25,24 @@ COMPRESSED_EXTS = (".gz", ".bz2", ".zst", ".deflate")
 REFERENCE_FIELDS = ("title", "text", "story", "content", "outline", "plot", "plot0", "plot1",
                     "sentence")
 SNIFF_BYTES = 1 << 16
+
+
+class AuditSource(NamedTuple):
+    """One input file of an audit: its path, the task it belongs to, its stable name."""
+
+    path: str
+    task: str
+    name: str
+
+
+class RawRecord(NamedTuple):
+    """One record as read: input id "name:line", task, file kind, and raw line bytes, a
+    parquet row dict, or a Drop for a file that broke mid-way."""
+
+    input_id: str
+    task: str
+    kind: str
+    payload: Any
 
 
 def file_kind(path: str) -> str:
@@ -38,13 +59,13 @@ def file_kind(path: str) -> str:
 
 
 def sniff_text(head: bytes) -> Drop | None:
-    """None when the first bytes of a file look like UTF-8 text, else a `not_text` Drop."""
+    """None when the first bytes of a file look like UTF-8 text, else a Drop saying why not."""
     if b"\x00" in head:
-        return Drop("not_text", "NUL bytes in the first 64 KiB (a binary file?)")
+        return Drop("binary_file", "NUL bytes in the first 64 KiB (a binary file?)")
     try:
         codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
     except UnicodeDecodeError as exc:
-        return Drop("not_text", f"not UTF-8 at byte {exc.start}")
+        return Drop("not_utf8", f"not UTF-8 at byte {exc.start}")
     return None
 
 
@@ -63,9 +84,9 @@ def parse_record(kind: str, raw: bytes) -> dict | Drop:
     try:
         record = json.loads(text)
     except ValueError as exc:
-        return Drop("bad_json", str(exc)[:200])
+        return Drop("malformed_json", str(exc)[:200])
     if not isinstance(record, dict):
-        return Drop("bad_json", f"a JSON {type(record).__name__}, not an object")
+        return Drop("not_an_object", f"a JSON {type(record).__name__}, not an object")
     return record
 
 
@@ -87,7 +108,7 @@ def check_example(record: dict, fields: Sequence[str], *, list_fields: Sequence[
     """
     example_id = record.get("example_id", record.get("id", fallback_id))
     if example_id is None or str(example_id) == "":
-        return Drop("missing_id", "no example_id (or id) field")
+        return Drop("missing_field", "example_id (or id)")
     split = record.get("split") or default_split
     if split not in SPLITS:
         return Drop("unknown_split", f"split {split!r} is not one of {SPLITS}")

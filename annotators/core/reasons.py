@@ -25,6 +25,7 @@ SHARED = {
     "not_an_object": "the JSON value is not an object",
     "missing_field": "a required field is absent or empty",
     "bad_field_type": "a field has the wrong type",
+    "unknown_split": "a row's split is not one of train, val, test",
     # cleaning Chinese stories (the stories and LOT jobs apply the same checks)
     "empty_after_cleaning": "nothing of the text is left after cleaning (links, e-mails, boilerplate, spaces)",
     "not_chinese": "too few of the text's non-space characters are Han characters (below the job's threshold)",

@@ -9,7 +9,6 @@ REASONS: dict[str, str] = {
                      "found, or a LOT table has no rows of that split",
     "missing_table": "the LOT table a task is built from (`plotcom/` or `outgen/`) has no parquet files",
     "line_count_mismatch": "a split's src and tgt files have different numbers of lines",
-    "unknown_split": "a LOT row's split is not one of train, val, test",
 }
 
 # Every code the glge job can write to rejects/ (shared or its own).

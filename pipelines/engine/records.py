@@ -17,7 +17,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from annotators.audits import records as ar
 from annotators.core.outcome import Drop
-from pipelines.engine import JobReport, Stage, expand_input, input_names, iter_lines, join
+from pipelines.engine import JobReport, expand_input, input_names, iter_lines, join
 
 PARQUET_BATCH = 1024
 
@@ -27,9 +27,9 @@ def _open(path: str, kind: str):
     return FileSystems.open(path, compression_type=compression)
 
 
-def sniff_file(item) -> list | Drop:
-    """Stage fn over (path, task, name): keep a readable file, reject anything else."""
-    path, task, name = item
+def sniff_file(item: ar.AuditSource) -> list | Drop:
+    """Stage fn over an AuditSource: keep a readable file, reject anything else."""
+    path = item.path
     kind = ar.file_kind(path)
     try:
         with _open(path, kind) as f:
@@ -38,16 +38,15 @@ def sniff_file(item) -> list | Drop:
                 return [item]
             head = f.read(ar.SNIFF_BYTES)
     except Exception as exc:  # unreadable, truncated, or not the format its name says
-        reason = "not_parquet" if kind == "parquet" else "unreadable"
-        return Drop(reason, f"{type(exc).__name__}: {exc}"[:300])
+        return Drop("unreadable_file", f"{type(exc).__name__}: {exc}"[:300])
     dropped = ar.sniff_text(head)
     return dropped if dropped else [item]
 
 
-def stream_records(item, columns: Sequence[str] | None):
-    """(input_id, task, kind, payload) for every record of one checked file, streamed.
+def stream_records(item: ar.AuditSource, columns: Sequence[str] | None):
+    """A RawRecord for every record of one checked file, streamed.
 
-    payload is raw line bytes (text, JSON lines), a row dict (parquet) or a Drop.
+    Its payload is raw line bytes (text, JSON lines), a row dict (parquet) or a Drop.
     """
     path, task, name = item
     kind = ar.file_kind(path)
@@ -61,17 +60,18 @@ def stream_records(item, columns: Sequence[str] | None):
                 for batch in pf.iter_batches(batch_size=PARQUET_BATCH, columns=cols):
                     for row in batch.to_pylist():
                         number += 1
-                        yield f"{name}:{number}", task, kind, row
+                        yield ar.RawRecord(f"{name}:{number}", task, kind, row)
                 return
             for raw in iter_lines(f):
                 number += 1
-                yield f"{name}:{number}", task, kind, raw.rstrip(b"\r")
+                yield ar.RawRecord(f"{name}:{number}", task, kind, raw.rstrip(b"\r"))
     except Exception as exc:  # a file that breaks mid-way: one rejects row, the rest kept
-        yield f"{name}:{number + 1}", task, kind, Drop("unreadable", f"{type(exc).__name__}: {exc}"[:300])
+        yield ar.RawRecord(f"{name}:{number + 1}", task, kind,
+                           Drop("unreadable_file", f"{type(exc).__name__}: {exc}"[:300]))
 
 
 class ReadRecords(beam.PTransform):
-    """Check then stream the records of `sources` [(path, task, name)]; see module doc."""
+    """Check then stream the records of `sources` (AuditSources); see module doc."""
 
     def __init__(self, sources, report: JobReport, label: str, columns: Sequence[str] | None = None,
                  check: bool = True):
@@ -83,7 +83,7 @@ class ReadRecords(beam.PTransform):
         stage = f"{self._label}_files"
         ok = files = pbegin | "Files" >> beam.Create(self._sources)
         if self._check:  # unchecked: a second read of files another ReadRecords checked
-            ok = self._report.add(stage, files | Stage(stage, sniff_file, input_id=lambda e: e[2]))
+            ok = files | self._report.stage(stage, sniff_file, input_id=lambda source: source.name)
         return ok | "Stream" >> beam.FlatMap(stream_records, self._columns)
 
 
@@ -95,7 +95,7 @@ def count_check(labels, expected: Sequence[str]):
 
 
 def lot_sources(lot_dir: str, tasks: Sequence[str]) -> tuple[list, list[str]]:
-    """[(path, task, "task/file")] for the parquet files of each LOT task folder present."""
+    """AuditSources (path, task, "task/file") of the parquet files of each LOT task folder present."""
     sources, inputs = [], []
     for task in tasks:
         folder = join(lot_dir, task)
@@ -104,6 +104,6 @@ def lot_sources(lot_dir: str, tasks: Sequence[str]) -> tuple[list, list[str]]:
         except FileNotFoundError:
             continue  # a missing task folder shows up as empty splits in rejects
         names = input_names(paths, lot_dir)
-        sources += [(path, task, names[path]) for path in paths]
+        sources += [ar.AuditSource(path, task, names[path]) for path in paths]
         inputs.append(folder)
     return sources, inputs

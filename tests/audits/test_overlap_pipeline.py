@@ -107,7 +107,7 @@ def test_lot_rejects_and_accounting(lot_run):
     rejects = {(r["stage"], r["input_id"], r["reason"]) for r in table(out / "rejects")}
     assert ("lot_rows", "clozet/part-1.parquet:1", "missing_field") in rejects
     assert ("lot_rows", "clozet/part-1.parquet:2", "unknown_split") in rejects
-    assert ("lot_files", "plotcom/notes.parquet", "not_parquet") in rejects
+    assert ("lot_files", "plotcom/notes.parquet", "unreadable_file") in rejects
     assert ("splits", "outgen/val", "empty_split") in rejects
     assert len(rejects) == 4
     stats = json.loads((out / "stats.json").read_text())
@@ -163,9 +163,9 @@ def test_reference_with_three_stories_flags_exactly_those(corpus_run):
 def test_corpus_rejects_each_bad_input_with_a_reason(corpus_run):
     _, out = corpus_run
     rejects = {(r["stage"], r["input_id"], r["reason"]) for r in table(out / "rejects")}
-    assert rejects == {("reference_files", "cover.jpg", "not_text"),
-                       ("reference_files", "broken.parquet", "not_parquet"),
-                       ("reference_rows", "more.jsonl:2", "bad_json"),
+    assert rejects == {("reference_files", "cover.jpg", "binary_file"),
+                       ("reference_files", "broken.parquet", "unreadable_file"),
+                       ("reference_rows", "more.jsonl:2", "malformed_json"),
                        ("reference_rows", "more.jsonl:3", "no_text_fields")}
     stats = json.loads((out / "stats.json").read_text())
     assert stats["balanced"] and stats["stages"]["reference_rows"]["read"] == 8

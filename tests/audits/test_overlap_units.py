@@ -95,8 +95,8 @@ def test_markdown_has_the_table14_rows_in_task_order():
 
 
 @pytest.mark.parametrize("head,reason", [
-    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "not_text"),
-    ("中文".encode("gbk") + b" more", "not_text"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary_file"),
+    ("中文".encode("gbk") + b" more", "not_utf8"),
     ("一个故事。\n".encode("utf-8"), None),
     ("一个故事".encode("utf-8")[:-1], None),  # a character cut by the sniff window is fine
 ])
@@ -108,8 +108,8 @@ def test_sniff_text(head, reason):
 @pytest.mark.parametrize("kind,raw,expected", [
     ("text", "一行字".encode(), {"text": "一行字"}),
     ("jsonl", json.dumps({"story": "故事"}).encode(), {"story": "故事"}),
-    ("jsonl", b"{broken", "bad_json"),
-    ("jsonl", b"[1, 2]", "bad_json"),
+    ("jsonl", b"{broken", "malformed_json"),
+    ("jsonl", b"[1, 2]", "not_an_object"),
     ("text", b"\xff\xfe", "not_utf8"),
 ])
 def test_parse_record(kind, raw, expected):
@@ -119,7 +119,7 @@ def test_parse_record(kind, raw, expected):
 
 @pytest.mark.parametrize("record,expected", [
     ({"example_id": "e", "split": "test", "story": "s", "plot": "p"}, ("e", "test")),
-    ({"split": "test", "story": "s", "plot": "p"}, "missing_id"),
+    ({"split": "test", "story": "s", "plot": "p"}, "missing_field"),
     ({"example_id": "e", "split": "dev", "story": "s", "plot": "p"}, "unknown_split"),
     ({"example_id": "e", "split": "val", "story": "s"}, "missing_field"),
     ({"example_id": "e", "split": "val", "story": "s", "plot": 3}, "bad_field_type"),

@@ -1,0 +1,122 @@
+"""What the audit jobs apply to each record (pure functions; the jobs only wire them).
+
+Overlap (LOT 5.6, Table 14): a parsed row becomes a test example's n-grams
+(`ExampleGrams`), a reference document's token lists (`ReferenceDoc`), or, in `--lot` mode,
+a marker that a train row was seen (`TrainRow`). Bias (LOT 5.5, Table 13): a LOT row becomes
+a `BiasItem` with every context baseline's pick.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+from annotators.audits import bias as bb
+from annotators.audits import overlap as ng
+from annotators.audits import records as ar
+from annotators.core.outcome import Drop
+
+BIAS_TASKS = ("clozet", "senpos")
+BIAS_FIELDS = {"clozet": ("story", "plot0", "plot1"), "senpos": ("story", "sentence")}
+_TOKENIZERS: dict = {}
+_RESOURCES: dict = {}
+
+
+class ReferenceDoc(NamedTuple):
+    """The token lists of one reference document's text fields."""
+
+    task: str
+    token_lists: list
+
+
+class TrainRow(NamedTuple):
+    """In --lot mode: a train row was read (it is the reference, counted for the split check)."""
+
+    task: str
+
+
+def tokenizer(name: str):
+    """The overlap tokenizer for this worker process (jieba's dictionary loads once, in setup)."""
+    if name not in _TOKENIZERS:
+        _TOKENIZERS[name] = ng.make_tokenizer(name)
+    return _TOKENIZERS[name]
+
+
+@dataclasses.dataclass(frozen=True)
+class Roles:
+    """Which rows are test examples and which are reference documents, per source."""
+
+    test_fields: dict  # task -> fields every test example must have
+    reference_fields: dict  # task -> fields a reference record contributes
+    lot: bool  # --lot: a row's split decides (train = reference); else by source
+
+
+def overlap_row_fn(config: ng.OverlapConfig, roles: Roles, source_role: str | None, quiet: bool = False):
+    """Stage fn: a RawRecord becomes an ExampleGrams, a ReferenceDoc or a TrainRow.
+
+    In --lot mode the same files are read twice: the `lot_rows` Stage (source_role None)
+    checks every row, scores val/test rows and marks train rows without tokenising them; the
+    `lot_reference_rows` Stage (source_role "reference", quiet) tokenises train rows only and
+    skips, without a second rejects row, whatever the first Stage rejected. Keeping the
+    reference in its own PCollection lets it stream.
+    """
+
+    def fn(item: ar.RawRecord):
+        record = item.payload if isinstance(item.payload, (dict, Drop)) else ar.parse_record(item.kind, item.payload)
+        if isinstance(record, Drop):
+            return [] if quiet else record
+        is_train = record.get("split") == "train"
+        if roles.lot and quiet and not is_train:
+            return []
+        if roles.lot or source_role == "test":
+            fields = roles.test_fields[item.task]
+            checked = ar.check_example(record, fields, list_fields=("outline",),
+                                       default_split=None if roles.lot else "test",
+                                       fallback_id=None if roles.lot else item.input_id)
+            if isinstance(checked, Drop):
+                return [] if quiet else checked
+            example_id, split = checked
+        else:
+            fields = ar.reference_fields_of(record, roles.reference_fields[item.task])
+            if isinstance(fields, Drop):
+                return fields
+        texts = ng.field_texts(record, fields)
+        if source_role == "reference":
+            return [ReferenceDoc(item.task, ng.field_tokens(texts, tokenizer(config.tokenizer), config))]
+        if is_train and roles.lot:
+            return [TrainRow(item.task)]
+        return [ng.ExampleGrams(item.task, split, example_id,
+                                ng.example_ngrams(texts, tokenizer(config.tokenizer), config))]
+
+    return fn
+
+
+def split_label(row) -> str:
+    """"task/split" of an overlap row, for the empty-split check."""
+    return f"{row.task}/{row.split}" if isinstance(row, ng.ExampleGrams) else f"{row.task}/train"
+
+
+def bias_resources() -> tuple:
+    """(words, sentiment) for this worker: jieba and snownlp load once, in DoFn.setup."""
+    if not _RESOURCES:
+        _RESOURCES["words"], _RESOURCES["sentiment"] = bb.load_words(), bb.load_sentiment()
+    return _RESOURCES["words"], _RESOURCES["sentiment"]
+
+
+def bias_row_fn(config: bb.BiasConfig):
+    """Stage fn: a LOT RawRecord becomes a BiasItem (context baselines for val/test only)."""
+
+    def fn(item: ar.RawRecord):
+        if isinstance(item.payload, Drop):
+            return item.payload
+        checked = ar.check_example(item.payload, BIAS_FIELDS[item.task])
+        if isinstance(checked, Drop):
+            return checked
+        if item.payload.get("label") is None:
+            return Drop("missing_field", "label")
+        example_id, split = checked
+        words, sentiment = bias_resources()
+        built = bb.prepare(item.task, split, example_id, item.payload, words, sentiment, config,
+                           with_preds=split != "train")
+        return built if isinstance(built, Drop) else [built]
+
+    return fn
