@@ -14,7 +14,3 @@ class Drop:
 
     reason: str
     detail: str = ""
-
-
-def is_drop(value: object) -> bool:
-    return isinstance(value, Drop)

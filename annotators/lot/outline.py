@@ -66,8 +66,9 @@ class _Resources:
         from spacy.lang.zh.stop_words import STOP_WORDS
         import jieba.posseg
 
-        self.tokenizer = zh_tokens.load()
-        self.tags: dict[str, str] = jieba.posseg.POSTokenizer(self.tokenizer).word_tag_tab
+        self.tokenizer = zh_tokens.load()  # the accelerated backend when it proved identical tokens
+        # Tags come from the reference jieba: the accelerated backend's tagger differs.
+        self.tags: dict[str, str] = jieba.posseg.POSTokenizer(zh_tokens.load(zh_tokens.REFERENCE)).word_tag_tab
         self.stopwords = frozenset(w.lower() for w in STOP_WORDS)
         self.config: OutlineConfig | None = None
         self.rake = None

@@ -107,7 +107,3 @@ def load(backend: str | None = None):
 def words(text: str) -> list[str]:
     """jieba precise-mode tokens of `text`, HMM on, whitespace tokens removed."""
     return [t for t in load().lcut(text, HMM=True) if t.strip()]
-
-
-def word_count(text: str) -> int:
-    return len(words(text))

@@ -79,10 +79,6 @@ class JobReport:
         self._rejects.append(result[REJECTS])
         return result["main"]
 
-    def reject_rows(self, pcoll) -> None:
-        """Extra rejects rows produced outside a Stage (already counted by a tally)."""
-        self._rejects.append(pcoll)
-
     def tally(self, pcoll) -> None:
         self._tallies.append(pcoll)
 

@@ -10,7 +10,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from annotators.core.ids import rng_for, stable_hash, stable_id
 from annotators.core.outcome import Drop
-from pipelines.engine import (JobReport, Stage, WriteTable, input_names, make_pipeline, run_pipeline)
+from pipelines.engine import (JobReport, WriteTable, input_names, make_pipeline, run_pipeline)
 
 SCHEMA = pa.schema([pa.field("id", pa.string(), nullable=False), pa.field("n", pa.int64(), nullable=False)])
 
