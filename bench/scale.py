@@ -97,7 +97,7 @@ def _jobs(work: pathlib.Path, base_stories: int) -> dict:
     jobs = {
         "lot": {s: ("pipelines.lot", ["--stories", str(p)], b) for s, (p, b) in stories.items()},
         "stories": {s: ("pipelines.stories", ["--input", str(p)], b) for s, (p, b) in stories.items()},
-        "overlap": {s: ("pipelines.overlap", ["--test", str(test), "--reference", str(p)], b)
+        "overlap": {s: ("pipelines.overlap", ["--test", str(test), "--test-fields", "story", "--reference", str(p)], b)
                     for s, (p, b) in _references(work, stories).items()},
     }
     if BOOKS.exists():

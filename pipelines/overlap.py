@@ -3,9 +3,10 @@
     python -m pipelines.overlap --lot DIR --output OUT          # val/test vs each task's train
     python -m pipelines.overlap --test TABLE --reference GLOB --output OUT
 
-The test side's 8-grams (small) become a side input; the reference (text lines, JSON lines
-or parquet, any size) is streamed, tokenised, and only its 8-grams that occur in the test
-set leave the worker, so memory and shuffle are bounded by the test side. The definitions
+The test side's 8-grams (small) become a side input of the reference stage, so the reference
+(text lines, JSON lines or parquet, any size) streams through reading, tokenising and matching
+in one fused step, and only its 8-grams that occur in the test set leave the worker: memory and
+shuffle are bounded by the test side, never by the reference. The definitions
 are in annotators/ngram_overlap.py and in CARD.md.
 """
 from __future__ import annotations
@@ -47,35 +48,24 @@ class _UnionSets(beam.CombineFn):
         return frozenset(acc)
 
 
-class MatchReference(beam.DoFn):
-    """Emit (task, 8-gram) for the distinct reference 8-grams that the test side holds."""
+class TestSets(beam.PTransform):
+    """Rows -> one {task: frozenset of test n-grams} value (small), the reference side's side input."""
 
-    def __init__(self, n: int):
-        self._n = n
-
-    def process(self, doc: steps.ReferenceDoc, test_sets):
-        for gram in ng.matched_ngrams(doc.token_lists, test_sets.get(doc.task, frozenset()), self._n):
-            yield doc.task, gram
+    def expand(self, rows):
+        return (rows | "Tests" >> beam.Filter(lambda r: isinstance(r, ng.ExampleGrams))
+                | "TestGrams" >> beam.Map(lambda e: (e.task, e.grams))
+                | "UnionPerTask" >> beam.CombinePerKey(_UnionSets())
+                | "TestSets" >> beam.combiners.ToDict())
 
 
 class ScoreOverlap(beam.PTransform):
-    """(rows, reference docs) -> one examples-table row per test example (n, o, ratio).
-
-    The test side's n-grams (small) become a side input; each reference document leaves its
-    worker only as the distinct n-grams the test side holds.
-    """
-
-    def __init__(self, n: int):
-        super().__init__()
-        self._n = n
+    """(rows, MatchedGrams of every reference document) -> one examples-table row per test
+    example (n, o, ratio)."""
 
     def expand(self, inputs):
-        rows, refs = inputs
+        rows, matched_docs = inputs
         tests = rows | "Tests" >> beam.Filter(lambda r: isinstance(r, ng.ExampleGrams))
-        test_sets = (tests | "TestGrams" >> beam.Map(lambda e: (e.task, e.grams))
-                     | "UnionPerTask" >> beam.CombinePerKey(_UnionSets())
-                     | "TestSets" >> beam.combiners.ToDict())
-        matched = (refs | "Match" >> beam.ParDo(MatchReference(self._n), beam.pvalue.AsSingleton(test_sets))
+        matched = (matched_docs | "Grams" >> beam.FlatMap(lambda m: [(m.task, g) for g in m.grams])
                    | "Distinct" >> beam.Distinct()
                    | "ByTask" >> beam.GroupByKey()
                    | "AsSets" >> beam.MapTuple(lambda task, grams: (task, frozenset(grams)))
@@ -84,9 +74,9 @@ class ScoreOverlap(beam.PTransform):
             lambda e, m: ng.score_example(e, m.get(e.task, frozenset())), beam.pvalue.AsSingleton(matched))
 
 
-def audit(rows, refs, report: JobReport, config: ng.OverlapConfig, reference_of, output: str):
-    """Score the test examples among `rows` against the reference docs `refs`; write tables."""
-    scored = (rows, refs) | "ScoreOverlap" >> ScoreOverlap(config.n)
+def audit(rows, matched, report: JobReport, config: ng.OverlapConfig, reference_of, output: str):
+    """Score the test examples among `rows` against the reference's matched n-grams; write tables."""
+    scored = (rows, matched) | "ScoreOverlap" >> ScoreOverlap()
     report.tally(scored | WriteTable(join(output, "examples"), OVERLAP_EXAMPLES_SCHEMA,
                                      lambda r: (r["task"], r["split"], r["example_id"])))
     over = scored | "Over" >> beam.Filter(lambda r, t: r["ratio"] > t, config.over_threshold)
@@ -147,8 +137,8 @@ def run(argv: Sequence[str] | None = None) -> None:
         records = p | "ReadLot" >> ReadRecords(sources, report, "lot", columns)
         rows = records | report.stage("lot_rows", steps.overlap_row_fn(config, roles, None), setup=setup)
         again = p | "ReadLotRef" >> ReadRecords(sources, report, "lot_ref", columns, check=False)
-        refs = again | report.stage("lot_reference_rows", steps.overlap_row_fn(
-            config, roles, "reference", quiet=True), setup=setup)
+        refs = again | report.stage("lot_reference_rows", steps.reference_match_fn(config, roles, quiet=True),
+                                    setup=setup, side_inputs={"test_sets": _test_sets(rows)})
         labels = rows | "Label" >> beam.Map(steps.split_label)
         expected = [f"{t}/{s}" for t in TASKS for s in SPLITS]
         reference_of = lambda task: f"{task}/train"  # noqa: E731
@@ -167,8 +157,8 @@ def run(argv: Sequence[str] | None = None) -> None:
         test_rec = p | "ReadTest" >> ReadRecords(test_src, report, "test", list(test_fields) + ["example_id", "id", "split"])
         ref_rec = p | "ReadRef" >> ReadRecords(ref_src, report, "reference", list(ref_fields))
         rows_t = test_rec | report.stage("test_rows", steps.overlap_row_fn(config, roles, "test"), setup=setup)
-        rows_r = ref_rec | report.stage("reference_rows", steps.overlap_row_fn(config, roles, "reference"),
-                                        setup=setup)
+        rows_r = ref_rec | report.stage("reference_rows", steps.reference_match_fn(config, roles),
+                                        setup=setup, side_inputs={"test_sets": _test_sets(rows_t)})
         rows, refs = rows_t, rows_r
         labels = ((rows_t | "LabelT" >> beam.Map(lambda r: task)),
                   (rows_r | "LabelR" >> beam.Map(lambda r: "reference"))) | "Labels" >> beam.Flatten()
@@ -178,6 +168,10 @@ def run(argv: Sequence[str] | None = None) -> None:
     audit(rows, refs, report, config, reference_of, args.output)
     report.finish(p)
     run_pipeline(p)
+
+
+def _test_sets(rows):
+    return beam.pvalue.AsSingleton(rows | "TestSets" >> TestSets())
 
 
 def _split(text: str) -> tuple[str, ...]:

@@ -28,6 +28,13 @@ class ReferenceDoc(NamedTuple):
     token_lists: list
 
 
+class MatchedGrams(NamedTuple):
+    """The distinct n-grams of one reference document that the test side holds (often none)."""
+
+    task: str
+    grams: tuple
+
+
 class TrainRow(NamedTuple):
     """In --lot mode: a train row was read (it is the reference, counted for the split check)."""
 
@@ -86,6 +93,22 @@ def overlap_row_fn(config: ng.OverlapConfig, roles: Roles, source_role: str | No
             return [TrainRow(item.task)]
         return [ng.ExampleGrams(item.task, split, example_id,
                                 ng.example_ngrams(texts, tokenizer(config.tokenizer), config))]
+
+    return fn
+
+
+def reference_match_fn(config: ng.OverlapConfig, roles: Roles, quiet: bool = False):
+    """Stage fn: a reference RawRecord becomes its MatchedGrams against `test_sets` (a side input
+    {task: frozenset of test n-grams}), so a reference streams through tokenising and matching
+    and only the matched n-grams of each document leave the worker."""
+    to_docs = overlap_row_fn(config, roles, "reference", quiet)
+
+    def fn(item: ar.RawRecord, test_sets: dict):
+        docs = to_docs(item)
+        if isinstance(docs, Drop):
+            return docs
+        return [MatchedGrams(d.task, tuple(ng.matched_ngrams(d.token_lists, test_sets.get(d.task, frozenset()),
+                                                             config.n))) for d in docs]
 
     return fn
 

@@ -88,10 +88,13 @@ class ReadRecords(beam.PTransform):
 
 
 def count_check(labels, expected: Sequence[str]):
-    """(label, count) for every expected label (0 when absent) and every label seen."""
+    """(label, count) for every expected label (0 when absent) and every label seen.
+
+    Labels are counted per key before the Flatten with the expected ones: the runner never
+    holds one element per record (a reference has millions) at the Flatten."""
     seeds = labels.pipeline | "Expected" >> beam.Create([(e, 0) for e in expected])
-    return ((labels | "One" >> beam.Map(lambda label: (label, 1)), seeds)
-            | "Counts" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum))
+    counted = labels | "One" >> beam.Map(lambda label: (label, 1)) | "Count" >> beam.CombinePerKey(sum)
+    return (counted, seeds) | "Counts" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum)
 
 
 def lot_sources(lot_dir: str, tasks: Sequence[str]) -> tuple[list, list[str]]:

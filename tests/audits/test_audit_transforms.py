@@ -45,13 +45,17 @@ def test_test_rows_become_example_ngrams_and_bad_rows_rejects():
                                                 ("test_rows", "t.jsonl:4", "bad_field_type")]), label="rejects")
 
 
-def test_reference_rows_become_token_lists_and_records_without_text_are_rejected():
-    records = [RawRecord("r.txt:1", "t", "text", "a b c <mask> d".encode()),
+def test_reference_rows_keep_only_matched_ngrams_and_records_without_text_are_rejected():
+    records = [RawRecord("r.txt:1", "t", "text", "a b c <mask> d q".encode()),
+               RawRecord("r.txt:2", "t", "text", "x y z".encode()),
                RawRecord("r.jsonl:1", "t", "jsonl", _line({"title": "no text field"}))]
-    refs_roles = steps.Roles({"t": ("story",)}, {"t": ("text",)}, lot=False)
+    wanted = {"t": frozenset({"b\x1fc\x1fd", "c\x1fd\x1fe"})}
     with TestPipeline(runner=FnApiRunner()) as p:
-        result = p | beam.Create(records) | Stage("reference_rows", steps.overlap_row_fn(WS, refs_roles, "reference"))
-        assert_that(result["main"], equal_to([steps.ReferenceDoc("t", [["a", "b", "c", "d"]])]), label="main")
+        sets = beam.pvalue.AsSingleton(p | "Sets" >> beam.Create([wanted]))
+        result = (p | beam.Create(records)
+                  | Stage("reference_rows", steps.reference_match_fn(WS, ROLES), side_inputs={"test_sets": sets}))
+        assert_that(result["main"], equal_to([steps.MatchedGrams("t", ("b\x1fc\x1fd",)),
+                                              steps.MatchedGrams("t", ())]), label="main")
         assert_that(_rejects(result), equal_to([("reference_rows", "r.jsonl:1", "no_text_fields")]), label="rejects")
 
 
@@ -59,9 +63,10 @@ def test_score_overlap_counts_test_ngrams_found_in_the_reference():
     tests = [ng.ExampleGrams("t", "test", "e1", ("a\x1fb\x1fc", "b\x1fc\x1fd", "c\x1fd\x1fe")),
              ng.ExampleGrams("t", "test", "e2", ("x\x1fy\x1fz",)),
              ng.ExampleGrams("u", "test", "e3", ("a\x1fb\x1fc",))]
-    refs = [steps.ReferenceDoc("t", [["q", "a", "b", "c", "d"]]), steps.ReferenceDoc("t", [["a", "b", "c"]])]
+    refs = [steps.MatchedGrams("t", ("a\x1fb\x1fc", "b\x1fc\x1fd")), steps.MatchedGrams("t", ("a\x1fb\x1fc",)),
+            steps.MatchedGrams("t", ())]
     with TestPipeline(runner=FnApiRunner()) as p:
-        scored = (p | "Rows" >> beam.Create(tests), p | "Refs" >> beam.Create(refs)) | ScoreOverlap(3)
+        scored = (p | "Rows" >> beam.Create(tests), p | "Refs" >> beam.Create(refs)) | ScoreOverlap()
         assert_that(scored, equal_to([
             {"task": "t", "split": "test", "example_id": "e1", "n": 3, "o": 2, "ratio": 2 / 3},
             {"task": "t", "split": "test", "example_id": "e2", "n": 1, "o": 0, "ratio": 0.0},
