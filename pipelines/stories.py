@@ -21,22 +21,28 @@ from annotators.stories.card import stories_card
 from annotators.stories.clean import CleanConfig
 from annotators.stories.near_dup import NearDupConfig, exact_duplicate_key
 from annotators.stories.site_spec import SiteSpec, parse_spec
-from pipelines.engine import (JobReport, ReadFiles, ReadLines, WriteTable, add_config_flags, config_from_args,
-                              expand_input, input_names, join, make_pipeline, parse_job_args, read_bytes,
-                              run_pipeline)
+from pipelines.engine import (JobReport, MatchInputs, ReadFiles, ReadLines, Source, WriteTable, add_config_flags,
+                              config_from_args, is_local_path, join, make_pipeline, parse_job_args, read_bytes,
+                              run_pipeline, staging_path)
 from schemas.stories import STORIES_SCHEMA
 
 
 class PagesToRaw(beam.PTransform):
-    """(file name, parquet bytes) of the page cache -> RawStory of every story page."""
+    """(file name, parquet bytes) of the page cache -> RawStory of every story page.
 
-    def __init__(self, spec: SiteSpec, report):
+    `spec` is the SiteSpec, or the path of its file, read when the job runs (a `gs://` spec
+    is never read while the graph is built)."""
+
+    def __init__(self, spec: SiteSpec | str, report):
         super().__init__()
         self.spec, self.report = spec, report
 
     def expand(self, files):
+        spec = (files.pipeline | "SpecPath" >> beam.Create([self.spec]) | "LoadSpec" >> beam.Map(load_spec)
+                if isinstance(self.spec, str) else files.pipeline | "Spec" >> beam.Create([self.spec]))
         rows = files | self.report.stage("page_files", lambda f: steps.parquet_page_rows(*f))
-        return rows | self.report.stage("pages", lambda page: steps.page_story(page, self.spec))
+        return rows | self.report.stage("pages", lambda page, spec: steps.page_story(page, spec),
+                                        side_inputs={"spec": beam.pvalue.AsSingleton(spec)})
 
 
 class DumpLinesToRaw(beam.PTransform):
@@ -152,28 +158,56 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def load_spec(path: str) -> SiteSpec:
+    """The site spec at `path` (JSON, or YAML by extension)."""
+    return parse_spec(read_bytes(path).decode("utf-8"), yaml_format=path.endswith((".yaml", ".yml")))
+
+
+def is_text_file(source: Source) -> bool:
+    """Dumps are routed by extension when the job runs: `.txt` is one story per file, any
+    other matched file (`.jsonl`, `.json`) one story per line."""
+    return source.path.endswith(".txt")
+
+
+def dump_stage(source: Source) -> str:
+    return "dump_files" if is_text_file(source) else "dump_lines"
+
+
+class StoriesReport(JobReport):
+    """The job's report: a dump stage none of whose files matched is left out of stats.json
+    and CARD.md (the match happens at run time, so both dump stages are always in the graph;
+    each matched dump adds a `matched|<stage>` tally, which stats.json does not list)."""
+
+    OPTIONAL = ("dump_lines", "dump_files")
+
+    def _write(self, pairs, **extras):
+        matched = {key.split("|", 1)[1] for key, n in pairs if key.startswith("matched|") and n}
+        self.stages = [s for s in self.stages if s not in self.OPTIONAL or s in matched]
+        return super()._write(pairs, **extras)
+
+
 def read_raw(p, args, report):
-    """All RawStory records of --pages and --input, each input accounted for by a Stage."""
+    """All RawStory records of --pages and --input, each input accounted for by a Stage, and
+    the matched input paths (one sorted list, --pages first), all matched when the job runs."""
     raws, inputs = [], []
     if args.pages:
-        spec = parse_spec(read_bytes(args.site).decode("utf-8"), yaml_format=args.site.endswith((".yaml", ".yml")))
-        paths = expand_input(args.pages, (".parquet",))
-        inputs += paths
-        raws.append(p | "ReadPages" >> ReadFiles(paths, input_names(paths, args.pages))
-                    | PagesToRaw(spec, report))
+        spec = args.site
+        if is_local_path(args.site):
+            spec = load_spec(args.site)  # fail fast on a malformed local spec; a remote one is read at run time
+        pages = p | "MatchPages" >> MatchInputs(args.pages, (".parquet",))
+        inputs.append(pages | "PagePaths" >> beam.Map(lambda s: (0, s.path)))
+        raws.append(pages | "ReadPages" >> ReadFiles() | PagesToRaw(spec, report))
     if args.input:
-        paths = expand_input(args.input, (".jsonl", ".json", ".txt"))
-        inputs += paths
-        names = input_names(paths, args.input)
-        lines = [x for x in paths if not x.endswith(".txt")]
-        texts = [x for x in paths if x.endswith(".txt")]
-        if lines:
-            raws.append(p | "ReadDumpLines" >> ReadLines(lines, names)
-                        | DumpLinesToRaw(args.source, args.license, report))
-        if texts:
-            raws.append(p | "ReadDumpFiles" >> ReadFiles(texts, names)
-                        | DumpFilesToRaw(args.source, args.license, report))
-    return raws, inputs
+        dumps = p | "MatchDumps" >> MatchInputs(args.input, (".jsonl", ".json", ".txt"))
+        inputs.append(dumps | "DumpPaths" >> beam.Map(lambda s: (1, s.path)))
+        report.tally(dumps | "DumpKinds" >> beam.Map(lambda s: (f"matched|{dump_stage(s)}", 1)))
+        raws.append(dumps | "LineDumps" >> beam.Filter(lambda s: dump_stage(s) == "dump_lines")
+                    | "ReadDumpLines" >> ReadLines() | DumpLinesToRaw(args.source, args.license, report))
+        raws.append(dumps | "TextDumps" >> beam.Filter(is_text_file)
+                    | "ReadDumpFiles" >> ReadFiles() | DumpFilesToRaw(args.source, args.license, report))
+    paths = (inputs | "AllInputs" >> beam.Flatten() | "InputList" >> beam.combiners.ToList()
+             | "SortInputs" >> beam.Map(lambda pairs: [path for _, path in sorted(pairs)]))
+    return raws, paths
 
 
 def run(argv: Sequence[str] | None = None) -> None:
@@ -185,16 +219,18 @@ def run(argv: Sequence[str] | None = None) -> None:
     config = {"clean": dataclasses.asdict(clean), "near_dup": dataclasses.asdict(near),
               "site": args.site, "pages": args.pages, "input": args.input}
     p = make_pipeline(options)
-    report = JobReport(args.output, "stories", config=config, seed=args.seed, inputs=[],
-                       options=options, card=stories_card)
-    raws, report.inputs = read_raw(p, args, report)
+    staging = staging_path(args.output)
+    report = StoriesReport(staging, "stories", config=config, seed=args.seed, inputs=[],
+                           options=options, card=stories_card)
+    raws, inputs = read_raw(p, args, report)
+    report.extra("inputs", inputs)  # the matched paths, in stats.json's "inputs" place
     final = (raws | "AllRaw" >> beam.Flatten() | CleanStories(clean, report)
              | DropExactDuplicates(report) | DropNearDuplicates(near, report))
     rows = final | "ToRow" >> beam.Map(lambda s: s.to_row())
-    report.tally(rows | WriteTable(join(args.output, "stories"), STORIES_SCHEMA, lambda r: r["story_id"]))
+    report.tally(rows | WriteTable(join(staging, "stories"), STORIES_SCHEMA, lambda r: r["story_id"]))
     report.extra("duplicate_clusters", final | DuplicateClusters())
     report.finish(p)
-    run_pipeline(p)
+    run_pipeline(p, commit_to=args.output)
 
 
 if __name__ == "__main__":
