@@ -2,9 +2,10 @@
 
 Beam wiring of LOT's story cleaning (paper section 3 and appendix; PEERS.md 1.3): cached
 pages or local dumps -> RawStory (`PagesToRaw`, `DumpLinesToRaw`, `DumpFilesToRaw`) -> cleaned
-and filtered Story (`CleanStories`) -> exact duplicates collapsed (`DropExactDuplicates`,
-GroupByKey on the text hash) -> near-duplicates collapsed (`DropNearDuplicates`: MinHash LSH
-band keys, GroupByKey, verified edges, one global connected-components step). The rules are
+and filtered Story (`CleanStories`) -> `Deduplicate`: exact duplicates collapsed
+(`DropExactDuplicates`, GroupByKey on the text hash) and near-duplicates collapsed (MinHash
+LSH band keys, `CandidateSets`, verified edges, one global connected-components step), both
+on small DedupKeys, each story joined once with its decisions. The rules are
 in `annotators.stories` (`steps` is what each stage applies). Writes `OUT/stories` (the
 stories table `pipelines.lot --stories` reads), `rejects/`, `stats.json` and `CARD.md`.
 """
@@ -19,7 +20,7 @@ import apache_beam as beam
 from annotators.stories import steps
 from annotators.stories.card import stories_card
 from annotators.stories.clean import CleanConfig
-from annotators.stories.near_dup import NearDupConfig, exact_duplicate_key
+from annotators.stories.near_dup import BandMember, NearDupConfig
 from annotators.stories.site_spec import SiteSpec, parse_spec
 from pipelines.engine import (JobReport, MatchInputs, ReadFiles, ReadLines, Source, WriteTable, add_config_flags,
                               config_from_args, is_local_path, join, make_pipeline, parse_job_args, read_bytes,
@@ -80,55 +81,89 @@ class CleanStories(beam.PTransform):
 
 
 class DropExactDuplicates(beam.PTransform):
-    """Story -> one Story per cleaned text (keep-first), standing for its exact duplicates."""
+    """DedupKey -> one DedupKey per cleaned text (keep-first), its node listing the exact
+    duplicates it stands for. Only the small keys are shuffled, never the texts."""
 
     def __init__(self, report):
         super().__init__()
         self.report = report
 
-    def expand(self, stories):
-        return (stories
-                | "TextKey" >> beam.Map(lambda s: (exact_duplicate_key(s.text), s))
+    def expand(self, keys):
+        return (keys
+                | "TextKey" >> beam.Map(lambda k: (k.text_key, k))
                 | "GroupText" >> beam.GroupByKey()
-                | self.report.stage("exact_dedup", steps.keep_first_text, grouped=True))
+                | self.report.stage("exact_dedup", steps.keep_first_key, grouped=True))
 
 
-class NearDuplicates(beam.PTransform):
-    """(story_id, Assignment) for members of multi-story clusters (LSH band keys + GroupByKey)."""
+class CandidateSets(beam.PTransform):
+    """Surviving DedupKeys -> (input_id, candidate set key) for every story in an LSH band
+    shared with another, each distinct set once (band keys and nodes only: no text)."""
 
-    def __init__(self, config: NearDupConfig):
-        super().__init__()
-        self.config = config
-
-    def expand(self, stories):
-        config = self.config
-        return (
-            stories
-            | "BandKeys" >> beam.FlatMap(lambda s: steps.band_members(s, config))
-            | "GroupBands" >> beam.GroupByKey()
-            | "Verify" >> beam.FlatMap(lambda group: steps.band_edges(group, config))
-            | "DistinctEdges" >> beam.CombinePerKey(max)
-            | "AllEdges" >> beam.combiners.ToList()
-            | "Components" >> beam.FlatMap(steps.edge_clusters)
-        )
+    def expand(self, keys):
+        return (keys
+                | "BandNodes" >> beam.FlatMap(steps.band_nodes)
+                | "GroupBands" >> beam.GroupByKey()
+                | "Candidates" >> beam.FlatMap(steps.candidate_set)
+                | "DistinctSets" >> beam.CombinePerKey(min)
+                | "SetMembers" >> beam.FlatMap(lambda item: [(n.input_id, item[0]) for n in item[1]]))
 
 
-class DropNearDuplicates(beam.PTransform):
-    """Story -> the representative of each near-duplicate cluster, every story with its cluster."""
+class _Survivors(beam.DoFn):
+    """The join of a story (by input_id) with its exact-dedup decision and candidate sets:
+    an exact duplicate is gone (its reject was written by exact_dedup); a story in no candidate
+    set goes straight to near_dedup; a candidate sends its text to each of its sets (`verify`)
+    and waits for its cluster (`candidate`)."""
+
+    def process(self, item):
+        _, joined = item
+        if not joined["kept"]:
+            return
+        [key] = joined["kept"]
+        story = steps.with_members(joined["story"][0], key.node.members)
+        sets = sorted(set(joined["sets"]))
+        if not sets:
+            yield steps.ClusterJoin(story.story_id, [story], [])
+            return
+        for set_key in sets:
+            yield beam.pvalue.TaggedOutput("verify", (set_key, BandMember(key.node, story.text)))
+        yield beam.pvalue.TaggedOutput("candidate", (story.story_id, story))
+
+
+class Deduplicate(beam.PTransform):
+    """Story -> the representative of each exact or near-duplicate cluster, with its cluster.
+
+    Shuffles small things: each story's DedupKey (node, text hash, band keys; MinHash once per
+    story) for both decisions, and each story once, joined with its decision by input_id;
+    texts travel again only for stories that share a band with another (exact Jaccard check)."""
 
     def __init__(self, config: NearDupConfig, report):
         super().__init__()
         self.config, self.report = config, report
 
     def expand(self, stories):
-        joined = ({"story": stories | "ById" >> beam.Map(lambda s: (s.story_id, s)),
-                   "assignment": stories | NearDuplicates(self.config)}
+        config = self.config
+        keys = stories | "DedupKeys" >> beam.Map(steps.dedup_key, config)
+        kept = keys | DropExactDuplicates(self.report)
+        survivors = (
+            {"story": stories | "ByInputId" >> beam.Map(lambda s: (s.input_id, s)),
+             "kept": kept | "KeptById" >> beam.Map(lambda k: (k.node.input_id, k)),
+             "sets": kept | CandidateSets()}
+            | "JoinDecisions" >> beam.CoGroupByKey()
+            | "Survivors" >> beam.ParDo(_Survivors()).with_outputs("verify", "candidate", main="alone"))
+        assignments = (
+            survivors.verify
+            | "GroupSets" >> beam.GroupByKey()
+            | "Verify" >> beam.FlatMap(lambda group: steps.band_edges(group, config))
+            | "DistinctEdges" >> beam.CombinePerKey(max)
+            | "AllEdges" >> beam.combiners.ToList()
+            | "Components" >> beam.FlatMap(steps.edge_clusters))
+        joined = ({"story": survivors.candidate, "assignment": assignments}
                   | "JoinClusters" >> beam.CoGroupByKey()
                   | "Pair" >> beam.MapTuple(lambda story_id, joined: steps.ClusterJoin(
                       story_id, list(joined["story"]), list(joined["assignment"]))))
-        kept = joined | self.report.stage("near_dedup", steps.near_decision,
-                                          input_id=lambda j: j.stories[0].input_id)
-        return kept | "Singletons" >> beam.Map(steps.with_singleton_cluster)
+        decided = ((survivors.alone, joined) | "AllSurvivors" >> beam.Flatten()
+                   | self.report.stage("near_dedup", steps.near_decision, input_id=lambda j: j.stories[0].input_id))
+        return decided | "Singletons" >> beam.Map(steps.with_singleton_cluster)
 
 
 class DuplicateClusters(beam.PTransform):
@@ -225,7 +260,7 @@ def run(argv: Sequence[str] | None = None) -> None:
     raws, inputs = read_raw(p, args, report)
     report.extra("inputs", inputs)  # the matched paths, in stats.json's "inputs" place
     final = (raws | "AllRaw" >> beam.Flatten() | CleanStories(clean, report)
-             | DropExactDuplicates(report) | DropNearDuplicates(near, report))
+             | Deduplicate(near, report))
     rows = final | "ToRow" >> beam.Map(lambda s: s.to_row())
     report.tally(rows | WriteTable(join(staging, "stories"), STORIES_SCHEMA, lambda r: r["story_id"]))
     report.extra("duplicate_clusters", final | DuplicateClusters())
