@@ -2,9 +2,10 @@
 
 Beam wiring of LOT's story cleaning (paper section 3 and appendix; PEERS.md 1.3): cached
 pages or local dumps -> RawStory (`PagesToRaw`, `DumpLinesToRaw`, `DumpFilesToRaw`) -> cleaned
-and filtered Story (`CleanStories`) -> exact duplicates collapsed (`DropExactDuplicates`,
-GroupByKey on the text hash) -> near-duplicates collapsed (`DropNearDuplicates`: MinHash LSH
-band keys, GroupByKey, verified edges, one global connected-components step). The rules are
+and filtered Story (`CleanStories`) -> `Deduplicate`: exact duplicates collapsed
+(`DropExactDuplicates`, GroupByKey on the text hash) and near-duplicates collapsed (MinHash
+LSH band keys, `CandidateSets`, verified edges, one global connected-components step), both
+on small DedupKeys, each story joined once with its decisions. The rules are
 in `annotators.stories` (`steps` is what each stage applies). Writes `OUT/stories` (the
 stories table `pipelines.lot --stories` reads), `rejects/`, `stats.json` and `CARD.md`.
 """
@@ -19,24 +20,30 @@ import apache_beam as beam
 from annotators.stories import steps
 from annotators.stories.card import stories_card
 from annotators.stories.clean import CleanConfig
-from annotators.stories.near_dup import NearDupConfig, exact_duplicate_key
+from annotators.stories.near_dup import BandMember, NearDupConfig
 from annotators.stories.site_spec import SiteSpec, parse_spec
-from pipelines.engine import (JobReport, ReadFiles, ReadLines, WriteTable, add_config_flags, config_from_args,
-                              expand_input, input_names, join, make_pipeline, parse_job_args, read_bytes,
-                              run_pipeline)
+from pipelines.engine import (JobReport, MatchInputs, ReadFiles, ReadLines, Source, WriteTable, add_config_flags,
+                              config_from_args, is_local_path, join, make_pipeline, parse_job_args, read_bytes,
+                              run_pipeline, staging_path)
 from schemas.stories import STORIES_SCHEMA
 
 
 class PagesToRaw(beam.PTransform):
-    """(file name, parquet bytes) of the page cache -> RawStory of every story page."""
+    """(file name, parquet bytes) of the page cache -> RawStory of every story page.
 
-    def __init__(self, spec: SiteSpec, report):
+    `spec` is the SiteSpec, or the path of its file, read when the job runs (a `gs://` spec
+    is never read while the graph is built)."""
+
+    def __init__(self, spec: SiteSpec | str, report):
         super().__init__()
         self.spec, self.report = spec, report
 
     def expand(self, files):
+        spec = (files.pipeline | "SpecPath" >> beam.Create([self.spec]) | "LoadSpec" >> beam.Map(load_spec)
+                if isinstance(self.spec, str) else files.pipeline | "Spec" >> beam.Create([self.spec]))
         rows = files | self.report.stage("page_files", lambda f: steps.parquet_page_rows(*f))
-        return rows | self.report.stage("pages", lambda page: steps.page_story(page, self.spec))
+        return rows | self.report.stage("pages", lambda page, spec: steps.page_story(page, spec),
+                                        side_inputs={"spec": beam.pvalue.AsSingleton(spec)})
 
 
 class DumpLinesToRaw(beam.PTransform):
@@ -74,55 +81,89 @@ class CleanStories(beam.PTransform):
 
 
 class DropExactDuplicates(beam.PTransform):
-    """Story -> one Story per cleaned text (keep-first), standing for its exact duplicates."""
+    """DedupKey -> one DedupKey per cleaned text (keep-first), its node listing the exact
+    duplicates it stands for. Only the small keys are shuffled, never the texts."""
 
     def __init__(self, report):
         super().__init__()
         self.report = report
 
-    def expand(self, stories):
-        return (stories
-                | "TextKey" >> beam.Map(lambda s: (exact_duplicate_key(s.text), s))
+    def expand(self, keys):
+        return (keys
+                | "TextKey" >> beam.Map(lambda k: (k.text_key, k))
                 | "GroupText" >> beam.GroupByKey()
-                | self.report.stage("exact_dedup", steps.keep_first_text, grouped=True))
+                | self.report.stage("exact_dedup", steps.keep_first_key, grouped=True))
 
 
-class NearDuplicates(beam.PTransform):
-    """(story_id, Assignment) for members of multi-story clusters (LSH band keys + GroupByKey)."""
+class CandidateSets(beam.PTransform):
+    """Surviving DedupKeys -> (input_id, candidate set key) for every story in an LSH band
+    shared with another, each distinct set once (band keys and nodes only: no text)."""
 
-    def __init__(self, config: NearDupConfig):
-        super().__init__()
-        self.config = config
-
-    def expand(self, stories):
-        config = self.config
-        return (
-            stories
-            | "BandKeys" >> beam.FlatMap(lambda s: steps.band_members(s, config))
-            | "GroupBands" >> beam.GroupByKey()
-            | "Verify" >> beam.FlatMap(lambda group: steps.band_edges(group, config))
-            | "DistinctEdges" >> beam.CombinePerKey(max)
-            | "AllEdges" >> beam.combiners.ToList()
-            | "Components" >> beam.FlatMap(steps.edge_clusters)
-        )
+    def expand(self, keys):
+        return (keys
+                | "BandNodes" >> beam.FlatMap(steps.band_nodes)
+                | "GroupBands" >> beam.GroupByKey()
+                | "Candidates" >> beam.FlatMap(steps.candidate_set)
+                | "DistinctSets" >> beam.CombinePerKey(min)
+                | "SetMembers" >> beam.FlatMap(lambda item: [(n.input_id, item[0]) for n in item[1]]))
 
 
-class DropNearDuplicates(beam.PTransform):
-    """Story -> the representative of each near-duplicate cluster, every story with its cluster."""
+class _Survivors(beam.DoFn):
+    """The join of a story (by input_id) with its exact-dedup decision and candidate sets:
+    an exact duplicate is gone (its reject was written by exact_dedup); a story in no candidate
+    set goes straight to near_dedup; a candidate sends its text to each of its sets (`verify`)
+    and waits for its cluster (`candidate`)."""
+
+    def process(self, item):
+        _, joined = item
+        if not joined["kept"]:
+            return
+        [key] = joined["kept"]
+        story = steps.with_members(joined["story"][0], key.node.members)
+        sets = sorted(set(joined["sets"]))
+        if not sets:
+            yield steps.ClusterJoin(story.story_id, [story], [])
+            return
+        for set_key in sets:
+            yield beam.pvalue.TaggedOutput("verify", (set_key, BandMember(key.node, story.text)))
+        yield beam.pvalue.TaggedOutput("candidate", (story.story_id, story))
+
+
+class Deduplicate(beam.PTransform):
+    """Story -> the representative of each exact or near-duplicate cluster, with its cluster.
+
+    Shuffles small things: each story's DedupKey (node, text hash, band keys; MinHash once per
+    story) for both decisions, and each story once, joined with its decision by input_id;
+    texts travel again only for stories that share a band with another (exact Jaccard check)."""
 
     def __init__(self, config: NearDupConfig, report):
         super().__init__()
         self.config, self.report = config, report
 
     def expand(self, stories):
-        joined = ({"story": stories | "ById" >> beam.Map(lambda s: (s.story_id, s)),
-                   "assignment": stories | NearDuplicates(self.config)}
+        config = self.config
+        keys = stories | "DedupKeys" >> beam.Map(steps.dedup_key, config)
+        kept = keys | DropExactDuplicates(self.report)
+        survivors = (
+            {"story": stories | "ByInputId" >> beam.Map(lambda s: (s.input_id, s)),
+             "kept": kept | "KeptById" >> beam.Map(lambda k: (k.node.input_id, k)),
+             "sets": kept | CandidateSets()}
+            | "JoinDecisions" >> beam.CoGroupByKey()
+            | "Survivors" >> beam.ParDo(_Survivors()).with_outputs("verify", "candidate", main="alone"))
+        assignments = (
+            survivors.verify
+            | "GroupSets" >> beam.GroupByKey()
+            | "Verify" >> beam.FlatMap(lambda group: steps.band_edges(group, config))
+            | "DistinctEdges" >> beam.CombinePerKey(max)
+            | "AllEdges" >> beam.combiners.ToList()
+            | "Components" >> beam.FlatMap(steps.edge_clusters))
+        joined = ({"story": survivors.candidate, "assignment": assignments}
                   | "JoinClusters" >> beam.CoGroupByKey()
                   | "Pair" >> beam.MapTuple(lambda story_id, joined: steps.ClusterJoin(
                       story_id, list(joined["story"]), list(joined["assignment"]))))
-        kept = joined | self.report.stage("near_dedup", steps.near_decision,
-                                          input_id=lambda j: j.stories[0].input_id)
-        return kept | "Singletons" >> beam.Map(steps.with_singleton_cluster)
+        decided = ((survivors.alone, joined) | "AllSurvivors" >> beam.Flatten()
+                   | self.report.stage("near_dedup", steps.near_decision, input_id=lambda j: j.stories[0].input_id))
+        return decided | "Singletons" >> beam.Map(steps.with_singleton_cluster)
 
 
 class DuplicateClusters(beam.PTransform):
@@ -152,28 +193,56 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def load_spec(path: str) -> SiteSpec:
+    """The site spec at `path` (JSON, or YAML by extension)."""
+    return parse_spec(read_bytes(path).decode("utf-8"), yaml_format=path.endswith((".yaml", ".yml")))
+
+
+def is_text_file(source: Source) -> bool:
+    """Dumps are routed by extension when the job runs: `.txt` is one story per file, any
+    other matched file (`.jsonl`, `.json`) one story per line."""
+    return source.path.endswith(".txt")
+
+
+def dump_stage(source: Source) -> str:
+    return "dump_files" if is_text_file(source) else "dump_lines"
+
+
+class StoriesReport(JobReport):
+    """The job's report: a dump stage none of whose files matched is left out of stats.json
+    and CARD.md (the match happens at run time, so both dump stages are always in the graph;
+    each matched dump adds a `matched|<stage>` tally, which stats.json does not list)."""
+
+    OPTIONAL = ("dump_lines", "dump_files")
+
+    def _write(self, pairs, **extras):
+        matched = {key.split("|", 1)[1] for key, n in pairs if key.startswith("matched|") and n}
+        self.stages = [s for s in self.stages if s not in self.OPTIONAL or s in matched]
+        return super()._write(pairs, **extras)
+
+
 def read_raw(p, args, report):
-    """All RawStory records of --pages and --input, each input accounted for by a Stage."""
+    """All RawStory records of --pages and --input, each input accounted for by a Stage, and
+    the matched input paths (one sorted list, --pages first), all matched when the job runs."""
     raws, inputs = [], []
     if args.pages:
-        spec = parse_spec(read_bytes(args.site).decode("utf-8"), yaml_format=args.site.endswith((".yaml", ".yml")))
-        paths = expand_input(args.pages, (".parquet",))
-        inputs += paths
-        raws.append(p | "ReadPages" >> ReadFiles(paths, input_names(paths, args.pages))
-                    | PagesToRaw(spec, report))
+        spec = args.site
+        if is_local_path(args.site):
+            spec = load_spec(args.site)  # fail fast on a malformed local spec; a remote one is read at run time
+        pages = p | "MatchPages" >> MatchInputs(args.pages, (".parquet",))
+        inputs.append(pages | "PagePaths" >> beam.Map(lambda s: (0, s.path)))
+        raws.append(pages | "ReadPages" >> ReadFiles() | PagesToRaw(spec, report))
     if args.input:
-        paths = expand_input(args.input, (".jsonl", ".json", ".txt"))
-        inputs += paths
-        names = input_names(paths, args.input)
-        lines = [x for x in paths if not x.endswith(".txt")]
-        texts = [x for x in paths if x.endswith(".txt")]
-        if lines:
-            raws.append(p | "ReadDumpLines" >> ReadLines(lines, names)
-                        | DumpLinesToRaw(args.source, args.license, report))
-        if texts:
-            raws.append(p | "ReadDumpFiles" >> ReadFiles(texts, names)
-                        | DumpFilesToRaw(args.source, args.license, report))
-    return raws, inputs
+        dumps = p | "MatchDumps" >> MatchInputs(args.input, (".jsonl", ".json", ".txt"))
+        inputs.append(dumps | "DumpPaths" >> beam.Map(lambda s: (1, s.path)))
+        report.tally(dumps | "DumpKinds" >> beam.Map(lambda s: (f"matched|{dump_stage(s)}", 1)))
+        raws.append(dumps | "LineDumps" >> beam.Filter(lambda s: dump_stage(s) == "dump_lines")
+                    | "ReadDumpLines" >> ReadLines() | DumpLinesToRaw(args.source, args.license, report))
+        raws.append(dumps | "TextDumps" >> beam.Filter(is_text_file)
+                    | "ReadDumpFiles" >> ReadFiles() | DumpFilesToRaw(args.source, args.license, report))
+    paths = (inputs | "AllInputs" >> beam.Flatten() | "InputList" >> beam.combiners.ToList()
+             | "SortInputs" >> beam.Map(lambda pairs: [path for _, path in sorted(pairs)]))
+    return raws, paths
 
 
 def run(argv: Sequence[str] | None = None) -> None:
@@ -185,16 +254,18 @@ def run(argv: Sequence[str] | None = None) -> None:
     config = {"clean": dataclasses.asdict(clean), "near_dup": dataclasses.asdict(near),
               "site": args.site, "pages": args.pages, "input": args.input}
     p = make_pipeline(options)
-    report = JobReport(args.output, "stories", config=config, seed=args.seed, inputs=[],
-                       options=options, card=stories_card)
-    raws, report.inputs = read_raw(p, args, report)
+    staging = staging_path(args.output)
+    report = StoriesReport(staging, "stories", config=config, seed=args.seed, inputs=[],
+                           options=options, card=stories_card)
+    raws, inputs = read_raw(p, args, report)
+    report.extra("inputs", inputs)  # the matched paths, in stats.json's "inputs" place
     final = (raws | "AllRaw" >> beam.Flatten() | CleanStories(clean, report)
-             | DropExactDuplicates(report) | DropNearDuplicates(near, report))
+             | Deduplicate(near, report))
     rows = final | "ToRow" >> beam.Map(lambda s: s.to_row())
-    report.tally(rows | WriteTable(join(args.output, "stories"), STORIES_SCHEMA, lambda r: r["story_id"]))
+    report.tally(rows | WriteTable(join(staging, "stories"), STORIES_SCHEMA, lambda r: r["story_id"]))
     report.extra("duplicate_clusters", final | DuplicateClusters())
     report.finish(p)
-    run_pipeline(p)
+    run_pipeline(p, commit_to=args.output)
 
 
 if __name__ == "__main__":

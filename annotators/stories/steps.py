@@ -3,8 +3,10 @@
 Each stage function returns outputs (a list) or a `Drop`; the grouped ones return
 `[(input_id, [record] | Drop), ...]` (see `pipelines.engine.Stage`). The order of the job
 (LOT section 3; SPEC "Crawl and clean"): page cache rows or dumps -> `RawStory` -> cleaned
-`Story` -> exact duplicates collapsed (keep-first by `Node` order) -> near-duplicates
-collapsed (MinHash LSH, `annotators.stories.near_dup`) -> every story with its cluster.
+`Story` -> its `DedupKey` (node, text hash, LSH band keys) -> exact duplicates collapsed
+(keep-first by `Node` order) -> candidate sets of nodes sharing a band -> near-duplicates
+verified and collapsed (`annotators.stories.near_dup`) -> every story with its cluster.
+Deduplication decides on DedupKeys; texts are needed only to verify a candidate set.
 """
 from __future__ import annotations
 
@@ -17,8 +19,9 @@ import pyarrow.parquet as pq
 from annotators.core.dedup import keep_first
 from annotators.core.outcome import Drop
 from annotators.stories.clean import CleanConfig
+from annotators.core.ids import stable_hash
 from annotators.stories.near_dup import (Assignment, BandMember, NearDupConfig, Node, Pair, band_keys, cluster_id,
-                                          clusters, verified_pairs)
+                                          clusters, exact_duplicate_key, verified_pairs)
 from annotators.stories.site_spec import SiteSpec
 from annotators.stories.sources import RawStory, json_line_to_raw, page_to_raw, text_file_to_raw, to_story
 from annotators.text.tokenizers import get_tokenizer
@@ -30,6 +33,15 @@ class PageRow(NamedTuple):
 
     url: str
     row: dict
+
+
+class DedupKey(NamedTuple):
+    """What deduplication shuffles instead of a story: its cluster node, the SHA-256 of its
+    cleaned text and its LSH band keys (the MinHash is computed once, here)."""
+
+    node: Node
+    text_key: str
+    bands: tuple[str, ...]
 
 
 class ClusterJoin(NamedTuple):
@@ -80,25 +92,44 @@ def node(story: Story) -> Node:
     return Node(story.url, story.input_id, story.story_id, tuple(story.cluster_members or (story.input_id,)))
 
 
-def keep_first_text(group: tuple[str, Iterable[Story]]) -> list[tuple[str, list[Story] | Drop]]:
-    """Stories with the same cleaned text: the smallest (url, input_id) stays and lists all members."""
-    _, stories = group
-    decisions = keep_first(stories, order=node, input_id=lambda s: s.input_id, reason="exact_duplicate",
-                           detail=lambda first: f"same text as {first.input_id}")
+def dedup_key(story: Story, config: NearDupConfig) -> DedupKey:
+    return DedupKey(node(story), exact_duplicate_key(story.text), tuple(band_keys(story.text, config)))
+
+
+def keep_first_key(group: tuple[str, Iterable[DedupKey]]) -> list[tuple[str, list[DedupKey] | Drop]]:
+    """Stories with the same cleaned text (as DedupKeys): the smallest (url, input_id) stays, its
+    node listing every member's input_id; the others are `exact_duplicate` rejects."""
+    _, keys = group
+    decisions = keep_first(keys, order=lambda k: k.node, input_id=lambda k: k.node.input_id,
+                           reason="exact_duplicate", detail=lambda first: f"same text as {first.node.input_id}")
     members = tuple(sorted(input_id for input_id, _ in decisions))
     first_id, [first] = decisions[0]
-    kept = dataclasses.replace(first, cluster_members=members, cluster_size=len(members),
+    return [(first_id, [first._replace(node=first.node._replace(members=members))])] + decisions[1:]
+
+
+def with_members(story: Story, members: tuple[str, ...]) -> Story:
+    """The story standing for `members` (itself and its exact duplicates)."""
+    return dataclasses.replace(story, cluster_members=members, cluster_size=len(members),
                                cluster_id=cluster_id(members))
-    return [(first_id, [kept])] + decisions[1:]
 
 
-def band_members(story: Story, config: NearDupConfig) -> list[tuple[str, BandMember]]:
-    """(LSH band key, member) for every band of the story's MinHash."""
-    return [(key, BandMember(node(story), story.text)) for key in band_keys(story.text, config)]
+def band_nodes(key: DedupKey) -> list[tuple[str, Node]]:
+    """(LSH band key, node) for every band of the story's MinHash."""
+    return [(band, key.node) for band in key.bands]
+
+
+def candidate_set(group: tuple[str, Iterable[Node]]) -> list[tuple[str, tuple[Node, ...]]]:
+    """The distinct nodes of one band group, when two or more, keyed by a hash of them: the
+    same set from several bands is verified once."""
+    _, nodes = group
+    members = tuple(sorted(set(nodes)))
+    if len(members) < 2:
+        return []
+    return [(stable_hash("candidates", *[n.input_id for n in members]), members)]
 
 
 def band_edges(group: tuple[str, Iterable[BandMember]], config: NearDupConfig) -> list[tuple[tuple, float]]:
-    """Verified pairs of one band group (exact shingle Jaccard >= threshold) as Beam
+    """Verified pairs of one candidate set (exact shingle Jaccard >= threshold) as Beam
     key-values ((node a, node b), jaccard); nodes become plain tuples, a deterministic key."""
     _, members = group
     return [((tuple(p.a), tuple(p.b)), p.jaccard) for p in verified_pairs(members, config)]

@@ -5,7 +5,12 @@ process does best (SPEC "Crawl and clean"). The loop is `pipelines.crawl.crawler
 is the command line, the page cache `DIR/pages` (parquet parts written atomically every
 `--flush_every` rows and on exit, Ctrl-C included) and the report: `DIR/rejects/` (pages
 that failed, with reasons), `DIR/stats.json` and `DIR/CARD.md`. Re-running with the same
-`--output` requests nothing already in the cache. The fetch flags come from
+`--output` requests nothing already in the cache.
+
+How it commits: the cache is resumable, so the output folder is never replaced wholesale
+(unlike the Beam jobs' staging). Every file is written under `--output` only, each one
+atomically (a temporary name outside the readers' `*.parquet` / report names, then a rename),
+so an interrupted crawl leaves whole cache parts and the previous whole report. The fetch flags come from
 `pipelines.crawl.fetch.FetchConfig`; the card text and reject reasons from `annotators.stories`.
 """
 from __future__ import annotations
@@ -25,7 +30,7 @@ from pipelines.crawl.crawler import Crawler, Progress
 from pipelines.crawl.fetch import FetchConfig, Fetcher
 from annotators.stories.site_spec import SiteSpec, parse_spec
 from annotators.stories.card import crawl_card
-from pipelines.engine import add_config_flags, config_from_args, join, read_bytes, write_bytes, write_text
+from pipelines.engine import add_config_flags, config_from_args, join, read_bytes, write_bytes
 # not a Beam job: no PipelineOptions, so unknown flags are errors; flags still take `-` or `_`
 from pipelines.engine import alias_separators
 from schemas.common import REJECTS_SCHEMA, SCHEMA_VERSION, Reject
@@ -76,11 +81,18 @@ class PageCache:
         table = pa.Table.from_pylist([p.to_row() for p in self._buffer], schema=PAGES_SCHEMA)
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink, compression="zstd")
-        tmp, final = join(self.folder, f"_tmp-{name}"), join(self.folder, name)
-        write_bytes(tmp, sink.getvalue().to_pybytes())
-        FileSystems.rename([tmp], [final])
+        final = join(self.folder, name)
+        write_atomically(final, sink.getvalue().to_pybytes())
         self._parts.append(final)
         self._buffer.clear()
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Write `path` whole or not at all: a temporary `<path>.tmp` (which no reader's glob
+    matches: `pipelines.stories --pages` reads `*.parquet`), then a rename over `path`."""
+    tmp = path + ".tmp"
+    write_bytes(tmp, data)
+    FileSystems.rename([tmp], [path])  # replaces `path` (os.rename locally; copy + delete on GCS)
 
 
 def crawl_stats(spec: SiteSpec, config: FetchConfig, pages: list[Page], progress: Progress,
@@ -107,9 +119,9 @@ def write_report(output: str, stats: dict, pages: list[Page]) -> None:
             for p in sorted(pages, key=lambda p: p.url) if p.error]
     sink = pa.BufferOutputStream()
     pq.write_table(pa.Table.from_pylist(rows, schema=REJECTS_SCHEMA), sink, compression="zstd")
-    write_bytes(join(output, "rejects", "part-00000-of-00001.parquet"), sink.getvalue().to_pybytes())
-    write_text(join(output, "stats.json"), json.dumps(stats, indent=2, ensure_ascii=False) + "\n")
-    write_text(join(output, "CARD.md"), crawl_card(stats))
+    write_atomically(join(output, "rejects", "part-00000-of-00001.parquet"), sink.getvalue().to_pybytes())
+    write_atomically(join(output, "stats.json"), (json.dumps(stats, indent=2, ensure_ascii=False) + "\n").encode())
+    write_atomically(join(output, "CARD.md"), crawl_card(stats).encode("utf-8"))
 
 
 def build_parser() -> argparse.ArgumentParser:

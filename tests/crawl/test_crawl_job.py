@@ -155,3 +155,13 @@ def test_ctrl_c_keeps_what_was_fetched(tmp_path, monkeypatch):
         monkeypatch.setattr(http_fetch.Fetcher, "fetch", real_fetch)
         run_crawl(tmp_path, site)
         assert site.paths() == FIRST_RUN  # nothing fetched twice across the interruption
+
+
+def test_every_file_is_written_whole_under_the_output(full_crawl):
+    """The crawl keeps its resumable cache in --output, so it never replaces the folder: each
+    file is written under a temporary name and renamed, and nothing is left beside the output."""
+    tmp = full_crawl["tmp"]
+    assert sorted(p.name for p in tmp.iterdir()) == ["crawl", "site.json"]
+    files = sorted(str(p.relative_to(tmp / "crawl")) for p in (tmp / "crawl").rglob("*") if p.is_file())
+    assert files == ["CARD.md", "pages/part-00000.parquet", "pages/part-00001.parquet",
+                     "rejects/part-00000-of-00001.parquet", "stats.json"]

@@ -156,3 +156,31 @@ def test_card_lists_the_reasons_the_job_can_give(from_dumps):
 
     card = (from_dumps / "CARD.md").read_text(encoding="utf-8")
     assert card.endswith("\n\n" + reasons_markdown(JOB_REASONS)) and "| `malformed_json` |" in card
+
+
+def files_under(folder: pathlib.Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_rerun_that_writes_fewer_files_leaves_no_stale_file(tmp_path):
+    out = tmp_path / "out"
+    stories.run(["--input", f"{DUMPS}/*", "--output", str(out), "--shards", "3"])
+    assert "stories/part-00002-of-00003.parquet" in files_under(out)
+    stories.run(["--input", str(DUMPS / "stories.jsonl"), "--output", str(out)])
+    assert sorted(files_under(out)) == ["CARD.md", "rejects/part-00000-of-00001.parquet", "stats.json",
+                                        "stories/part-00000-of-00001.parquet"]
+    assert not (tmp_path / "out.incomplete").exists()
+    stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+    # the dumps are routed by extension when the job runs: no .txt matched, no dump_files stage
+    assert list(stats["stages"]) == ["dump_lines", "clean", "exact_dedup", "near_dedup"]
+    assert stats["inputs"] == [str(DUMPS / "stories.jsonl")]
+    assert "gbk-story.txt" not in {r["input_id"] for r in read(out / "stories")}
+
+
+def test_a_run_that_fails_leaves_the_previous_output_untouched(tmp_path):
+    out = tmp_path / "out"
+    stories.run(["--input", f"{DUMPS}/*", "--output", str(out)])
+    before = files_under(out)
+    with pytest.raises(Exception, match="threshold must be in"):  # found by datasketch when the job runs
+        stories.run(["--input", f"{DUMPS}/*", "--output", str(out), "--near_dup_threshold", "1.5"])
+    assert files_under(out) == before

@@ -16,7 +16,8 @@ from annotators.stories.near_dup import NearDupConfig, cluster_id
 from annotators.stories.site_spec import parse_spec
 from annotators.stories.sources import RawStory, to_story
 from pipelines.engine import REJECTS, Stage
-from pipelines.stories import (CleanStories, DropExactDuplicates, DropNearDuplicates, DumpFilesToRaw,
+from annotators.stories import steps
+from pipelines.stories import (CandidateSets, CleanStories, Deduplicate, DropExactDuplicates, DumpFilesToRaw,
                                DumpLinesToRaw, DuplicateClusters, PagesToRaw)
 from schemas.crawl import PAGES_SCHEMA, Page
 from schemas.stories import Story
@@ -132,9 +133,26 @@ def test_drop_exact_duplicates_keeps_the_smallest_url_and_lists_members():
     kept_c = dataclasses.replace(stories[2], cluster_members=("c",), cluster_size=1, cluster_id=cluster_id(["c"]))
     report = Recorder()
     with pipeline() as p:
-        unique = p | beam.Create(stories) | DropExactDuplicates(report)
+        unique = p | beam.Create(stories) | Deduplicate(NearDupConfig(), report)
         assert_that(unique, equal_to([kept_a, kept_c]))
         assert_rejects(report, [("exact_dedup", "b", "exact_duplicate")])
+
+
+def test_exact_and_near_decisions_shuffle_small_keys_not_texts():
+    """DropExactDuplicates and CandidateSets see DedupKeys (node, text hash, band keys) only."""
+    config = NearDupConfig()
+    stories = [story("b", TEXT_01, "http://h.org/story/2.html"), story("a", TEXT_01, "http://h.org/story/1.html"),
+               story("f", TEXT_06), story("c", TEXT_02)]
+    keys = [steps.dedup_key(s, config) for s in stories]
+    assert all(TEXT_01 not in repr(k) for k in keys)
+    kept_a = keys[1]._replace(node=keys[1].node._replace(members=("a", "b")))
+    report = Recorder()
+    with pipeline() as p:
+        kept = p | beam.Create(keys) | DropExactDuplicates(report)
+        assert_that(kept, equal_to([kept_a, keys[2], keys[3]]), label="kept")
+        assert_rejects(report, [("exact_dedup", "b", "exact_duplicate")])
+        members = kept | CandidateSets() | beam.Map(lambda m: m[0]) | "Sets" >> beam.combiners.Count.PerElement()
+        assert_that(members, equal_to([("a", 1), ("f", 1)]), label="candidates")
 
 
 def test_drop_near_duplicates_keeps_the_representative_and_singletons_get_a_cluster():
@@ -142,7 +160,7 @@ def test_drop_near_duplicates_keeps_the_representative_and_singletons_get_a_clus
     members = ("a", "f")
     report = Recorder()
     with pipeline() as p:
-        kept = p | beam.Create(stories) | DropNearDuplicates(NearDupConfig(), report)
+        kept = p | beam.Create(stories) | Deduplicate(NearDupConfig(), report)
         assert_that(kept, equal_to([
             dataclasses.replace(stories[0], cluster_id=cluster_id(members), cluster_size=2, cluster_members=members),
             dataclasses.replace(stories[2], cluster_id=cluster_id(["c"]), cluster_size=1, cluster_members=("c",))]))
