@@ -1,82 +1,78 @@
-"""`make bench` part 1: throughput of `pipelines.lot` against plain `jieba.lcut`, same run.
+"""`make bench` part 1: the LOT build's CPU cost against plain jieba and a naive script, same run.
 
-The corpus is the real LOT sample (../shared/data, else the embedded sample) scaled up by
-re-ordering each story's sentences with a seeded shuffle per copy, so copies are distinct
-stories (exact-duplicate removal would otherwise drop them).
+On 20,000 real LOT stories (../shared/data, else the embedded sample) copied with their
+sentences shuffled per copy (so copies are distinct stories), in fresh child processes:
+- plain `jieba.lcut` over every story (the yardstick: characters per CPU-second);
+- `bench/naive_lot.py`: SenPos + PlotCom + OutGen in one plain loop, as a researcher would write it;
+- `pipelines.lot` with each jieba backend (`jieba`, `jieba_next`), 1 and 2 workers.
+CPU seconds count the worker processes too. Ratios are characters per CPU-second against
+plain jieba's, so 1.0 means "as fast as tokenising once with jieba".
 """
 from __future__ import annotations
 
 import json
+import os
 import pathlib
-import random
+import subprocess
+import sys
 import tempfile
-import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-REAL = ROOT.parent / "shared" / "data" / "lot" / "outgen_val_sample.jsonl"
-SAMPLE = ROOT / "samples" / "lot" / "stories.jsonl"
+from bench.common import ROOT, lot_source, measure, scaled_corpus
 
-
-def scaled_corpus(path: pathlib.Path, copies: int) -> list[dict]:
-    from annotators.text.zh_sentences import split_sentences
-
-    base = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    out = []
-    for c in range(copies):
-        rng = random.Random(c)
-        for i, rec in enumerate(base):
-            sentences = split_sentences(rec.get("story") or rec.get("text", ""))
-            if c:
-                rng.shuffle(sentences)
-            out.append({"id": f"bench-{c}-{i}", "title": rec.get("title", ""), "story": "".join(sentences)})
-    return out
+_JIEBA = """
+import json, sys, time
+import jieba
+jieba.initialize()
+texts = [json.loads(line)["story"] for line in open(sys.argv[1], encoding="utf-8")]
+start = time.process_time()
+for text in texts:
+    jieba.lcut(text)
+print(json.dumps({"cpu_s": time.process_time() - start}))
+"""
+WORKERS = {"1 worker": [], "2 workers": ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]}
 
 
-def jieba_chars_per_second(texts: list[str]) -> float:
-    import jieba
-
-    jieba.lcut("预热")
-    start = time.perf_counter()
-    for text in texts:
-        jieba.lcut(text)
-    return sum(map(len, texts)) / (time.perf_counter() - start)
+def _child_json(args: list[str]) -> dict:
+    proc = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    if proc.returncode:
+        raise RuntimeError(proc.stderr[-2000:])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def pipeline_seconds(stories_path: pathlib.Path, out: pathlib.Path, extra: list[str]) -> float:
-    from pipelines import lot
-
-    start = time.perf_counter()
-    lot.run(["--stories", str(stories_path), "--output", str(out)] + extra)
-    return time.perf_counter() - start
-
-
-def run_lot_bench(copies: int = 20) -> dict:
-    source = REAL if REAL.exists() else SAMPLE
-    corpus = scaled_corpus(source, copies)
-    texts = [r["story"] for r in corpus]
-    chars = sum(map(len, texts))
-    result = {"source": str(source), "stories": len(corpus), "characters": chars}
+def run_lot_bench(stories: int = 20000) -> dict:
+    source = lot_source()
+    per_copy = sum(1 for line in source.read_text(encoding="utf-8").splitlines() if line.strip())
+    corpus = scaled_corpus(source, -(-stories // per_copy))[:stories]
+    chars = sum(len(r["story"]) for r in corpus)
+    result = {"source": str(source), "stories": len(corpus), "characters": chars, "runs": {}}
     with tempfile.TemporaryDirectory() as tmp:
         path = pathlib.Path(tmp) / "stories.jsonl"
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in corpus), encoding="utf-8")
-        baseline = jieba_chars_per_second(texts)
-        for name, extra in (("1 worker", []), ("2 workers", ["--direct_running_mode=multi_processing",
-                                                            "--direct_num_workers=2"])):
-            seconds = pipeline_seconds(path, pathlib.Path(tmp) / name.replace(" ", "_"), extra)
-            result[name] = {"seconds": round(seconds, 2), "stories_per_s": round(len(corpus) / seconds, 1),
-                            "chars_per_s": round(chars / seconds), "ratio_to_jieba": round(chars / seconds / baseline, 3)}
-    result["jieba_lcut_chars_per_s"] = round(baseline)
+        runs = result["runs"]
+        runs["plain jieba.lcut"] = _child_json(["-c", _JIEBA, str(path)])
+        runs["naive script"] = _child_json(["-m", "bench.naive_lot", str(path)])
+        for backend in ("jieba", "jieba_next"):
+            os.environ["STORYBENCH_ZH_BACKEND"] = backend
+            for name, extra in WORKERS.items():
+                out = pathlib.Path(tmp) / f"out_{backend}_{name[0]}"
+                runs[f"pipelines.lot {backend}, {name}"] = measure(
+                    "pipelines.lot", ["--stories", str(path), "--output", str(out)] + extra)
+        os.environ.pop("STORYBENCH_ZH_BACKEND", None)
+    jieba_rate = chars / runs["plain jieba.lcut"]["cpu_s"]
+    for run in runs.values():
+        run["chars_per_cpu_s"] = round(chars / run["cpu_s"])
+        run["ratio_to_jieba"] = round(run["chars_per_cpu_s"] / jieba_rate, 3)
     return result
 
 
 def print_lot_bench(result: dict) -> None:
-    print(f"LOT build: {result['stories']} stories, {result['characters']} characters from {result['source']}")
-    print(f"  plain jieba.lcut: {result['jieba_lcut_chars_per_s']:,} chars/s")
-    for name in ("1 worker", "2 workers"):
-        r = result[name]
-        print(f"  pipelines.lot ({name}): {r['seconds']} s, {r['stories_per_s']} stories/s, "
-              f"{r['chars_per_s']:,} chars/s, ratio to jieba {r['ratio_to_jieba']}")
+    print(f"LOT build: {result['stories']} stories, {result['characters']:,} characters from {result['source']}")
+    for name, run in result["runs"].items():
+        extra = f", {run['wall_s']} s wall, {run['peak_rss_mib']} MiB" if "wall_s" in run else ""
+        print(f"  {name:<34} {run['cpu_s']:>8.1f} CPU-s  {run['chars_per_cpu_s']:>9,} chars/CPU-s  "
+              f"x{run['ratio_to_jieba']} of jieba{extra}")
 
 
 if __name__ == "__main__":
-    print_lot_bench(run_lot_bench())
+    print_lot_bench(run_lot_bench(int(sys.argv[1]) if len(sys.argv) > 1 else 20000))

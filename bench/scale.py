@@ -14,47 +14,21 @@ linearly, memory much less (flat for the overlap audit).
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import shutil
-import subprocess
 import sys
 
-from bench.bench_lot import REAL, SAMPLE, scaled_corpus
+from bench.common import ROOT, lot_source, measure, scaled_corpus
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 BOOKS = ROOT.parent / "shared" / "data" / "gutenberg"
 SCALES = (1, 4, 16)
-_CHILD = """
-import json, resource, runpy, sys, time
-start = time.perf_counter()
-sys.argv = sys.argv[1:]
-runpy.run_module(sys.argv[0], run_name="__main__")
-self_, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-hwm = [int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")]
-print(json.dumps({"wall_s": time.perf_counter() - start,
-                  "cpu_s": self_.ru_utime + self_.ru_stime + kids.ru_utime + kids.ru_stime,
-                  "peak_rss_mib": (hwm[0] if hwm else self_.ru_maxrss) / 1024}))
-"""
-
-
-def measure(module: str, args: list[str]) -> dict:
-    """Wall, CPU and peak RSS of `python -m module args` in a fresh child process."""
-    proc = subprocess.run([sys.executable, "-c", _CHILD, module, *args], cwd=ROOT, capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    if proc.returncode:
-        raise RuntimeError(f"{module} failed: {proc.stderr[-2000:]}")
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
-    return {k: round(v, 2) for k, v in result.items()}
-
-
 def _write_jsonl(path: pathlib.Path, records: list[dict]) -> int:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     return path.stat().st_size
 
 
 def _stories(work: pathlib.Path, base_stories: int) -> dict[int, tuple[pathlib.Path, int]]:
-    source = REAL if REAL.exists() else SAMPLE
+    source = lot_source()
     per_copy = sum(1 for line in source.read_text(encoding="utf-8").splitlines() if line.strip())
     made = {}
     for scale in SCALES:
@@ -92,7 +66,7 @@ def _references(work: pathlib.Path, stories: dict) -> dict[int, tuple[pathlib.Pa
 def _jobs(work: pathlib.Path, base_stories: int) -> dict:
     stories = _stories(work, base_stories)
     test = work / "test.jsonl"
-    source = REAL if REAL.exists() else SAMPLE
+    source = lot_source()
     shutil.copy(source, test)
     jobs = {
         "lot": {s: ("pipelines.lot", ["--stories", str(p)], b) for s, (p, b) in stories.items()},

@@ -1,0 +1,54 @@
+"""What the benchmarks share: the realistic LOT corpus and a measured child process."""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import random
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+REAL = ROOT.parent / "shared" / "data" / "lot" / "outgen_val_sample.jsonl"
+SAMPLE = ROOT / "samples" / "lot" / "stories.jsonl"
+_CHILD = """
+import json, resource, runpy, sys, time
+start = time.perf_counter()
+sys.argv = sys.argv[1:]
+runpy.run_module(sys.argv[0], run_name="__main__")
+self_, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+hwm = [int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")]
+print(json.dumps({"wall_s": time.perf_counter() - start,
+                  "cpu_s": self_.ru_utime + self_.ru_stime + kids.ru_utime + kids.ru_stime,
+                  "peak_rss_mib": (hwm[0] if hwm else self_.ru_maxrss) / 1024}))
+"""
+
+
+def measure(module: str, args: list[str]) -> dict:
+    """Wall, CPU and peak RSS of `python -m module args` in a fresh child process."""
+    proc = subprocess.run([sys.executable, "-c", _CHILD, module, *args], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    if proc.returncode:
+        raise RuntimeError(f"{module} failed: {proc.stderr[-2000:]}")
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {k: round(v, 2) for k, v in result.items()}
+
+
+def scaled_corpus(path: pathlib.Path, copies: int) -> list[dict]:
+    """Real stories copied `copies` times, each copy's sentences shuffled (copies are distinct)."""
+    from annotators.text.zh_sentences import split_sentences
+
+    base = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    out = []
+    for c in range(copies):
+        rng = random.Random(c)
+        for i, rec in enumerate(base):
+            sentences = split_sentences(rec.get("story") or rec.get("text", ""))
+            if c:
+                rng.shuffle(sentences)
+            out.append({"id": f"bench-{c}-{i}", "title": rec.get("title", ""), "story": "".join(sentences)})
+    return out
+
+
+def lot_source() -> pathlib.Path:
+    return REAL if REAL.exists() else SAMPLE
