@@ -19,8 +19,8 @@ from annotators.storium.card import edits_card
 from annotators.storium.edits import summarize
 from annotators.storium.preserved import load_spacy, merge_counts, pos_rows, spacy_status
 from annotators.storium.user_metric import UserConfig
-from pipelines.engine import (JobReport, ReadLines, WriteTable, expand_input, input_names, join,
-                              make_pipeline, parse_job_args, run_pipeline)
+from pipelines.engine import (JobReport, MatchInputs, ReadLines, WriteTable, join, listed_inputs,
+                              make_pipeline, parse_job_args, run_pipeline, staging_path)
 from schemas import storium as sc
 
 
@@ -100,14 +100,14 @@ def run(argv: Sequence[str] | None = None) -> None:
     args, options = parse_job_args(_parser(), argv)
     cfg = UserConfig(autojunk=bool(args.storium_compat))
     skipped = spacy_status(args.spacy_model)
-    paths = expand_input(args.edits, (".jsonl", ".json"))
-    names = input_names(paths, args.edits)
+    inputs = listed_inputs(args.edits, (".jsonl", ".json"))
+    out = staging_path(args.output)
     config = {"autojunk": cfg.autojunk, "stop_words": "spacy.lang.en.stop_words.STOP_WORDS",
               "n_stop_words": len(cfg.stop_words), "spacy_model": args.spacy_model}
-    report = JobReport(args.output, "edits", config=config, seed=None, inputs=sorted(names.values()),
-                       options=options, card=edits_card)
-    p, out = make_pipeline(options), args.output
-    edits = p | "ReadEdits" >> ReadLines(paths, names) | "ParseEdits" >> ParseEdits(report)
+    report = JobReport(out, "edits", config=config, seed=None, inputs=inputs, options=options, card=edits_card)
+    p = make_pipeline(options)
+    edits = (p | "MatchEdits" >> MatchInputs(args.edits, (".jsonl", ".json")) | "ReadEdits" >> ReadLines()
+             | "ParseEdits" >> ParseEdits(report))
     scored = edits | "ScoreEdits" >> ScoreEdits(report, cfg)
     report.tally(scored | WriteTable(join(out, "edits"), sc.EDITS_SCHEMA, lambda r: r["id"], name="edits"))
     summary = scored | "Summary" >> Summarize()
@@ -115,7 +115,7 @@ def run(argv: Sequence[str] | None = None) -> None:
                                       name="summary"))
     _preserved(p, report, edits, args.spacy_model, skipped, cfg, out)
     report.finish(p)
-    run_pipeline(p)
+    run_pipeline(p, commit_to=args.output)
 
 
 if __name__ == "__main__":

@@ -21,8 +21,8 @@ from annotators.storium.games import story_row
 from annotators.storium.pack import PackConfig
 from annotators.storium.split import SplitConfig, assign_splits, parse_ratios, split_report
 from annotators.storium.tokens import make_tokenizer
-from pipelines.engine import (JobReport, ReadFiles, WriteTable, add_config_flags, config_from_args,
-                              expand_input, input_names, join, make_pipeline, parse_job_args, run_pipeline)
+from pipelines.engine import (JobReport, MatchInputs, ReadFiles, WriteTable, add_config_flags, config_from_args,
+                              join, listed_inputs, make_pipeline, parse_job_args, run_pipeline, staging_path)
 from schemas import storium as sc
 
 
@@ -135,14 +135,14 @@ def run(argv: Sequence[str] | None = None) -> None:
     ctx_cfg = config_from_args(args, ContextConfig, history=max(0, args.history),
                                character_history=max(0, args.character_history))
     tokenizer_name = make_tokenizer(args.tokenizer).name  # fail early on missing vocab files
-    paths = expand_input(args.games, (".json",))
-    names = input_names(paths, args.games)
+    inputs = listed_inputs(args.games, (".json",))
+    out = staging_path(args.output)
     config = {"split": dataclasses.asdict(split_cfg), "pack": dataclasses.asdict(pack_cfg),
               "context": dataclasses.asdict(ctx_cfg), "tokenizer": tokenizer_name}
-    report = JobReport(args.output, "storium", config=config, seed=None, inputs=sorted(names.values()),
-                       options=options, card=storium_card)
-    p, out = make_pipeline(options), args.output
-    games = p | "ReadGames" >> ReadFiles(paths, names) | "ParseGames" >> ParseGames(report)
+    report = JobReport(out, "storium", config=config, seed=None, inputs=inputs, options=options, card=storium_card)
+    p = make_pipeline(options)
+    games = (p | "MatchGames" >> MatchInputs(args.games, (".json",)) | "ReadGames" >> ReadFiles()
+             | "ParseGames" >> ParseGames(report))
     splits = beam.pvalue.AsSingleton(games | "AssignSplits" >> AssignSplits(report, split_cfg))
     tables = games | "GameTables" >> GameTables(report, splits)
     for name, schema, key in TABLES:
@@ -151,7 +151,7 @@ def run(argv: Sequence[str] | None = None) -> None:
     report.tally(packed | WriteTable(join(out, "packed"), sc.PACKED_SCHEMA, lambda r: r["example_id"],
                                      name="packed"))
     report.finish(p)
-    run_pipeline(p)
+    run_pipeline(p, commit_to=args.output)
 
 
 if __name__ == "__main__":

@@ -80,6 +80,18 @@ def input_names(paths: Sequence[str], pattern: str) -> dict[str, str]:
             for p in paths}
 
 
+def listed_inputs(pattern: str, exts: Sequence[str] = (), *, mixed: bool = False) -> list[str]:
+    """The stable names of a pattern's inputs, for stats.json and cards.
+
+    A local pattern is listed now (offline and cheap; no match raises FileNotFoundError); a
+    remote one is recorded as given, since nothing remote is listed while a graph is built.
+    """
+    if not is_local_path(pattern):
+        return [pattern]
+    paths = expand_input(pattern, exts, mixed=mixed)
+    return sorted(input_names(paths, pattern).values())
+
+
 def read_bytes(path: str) -> bytes:
     with FileSystems.open(path, mime_type="application/octet-stream", compression_type="uncompressed") as f:
         return f.read()
