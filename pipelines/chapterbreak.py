@@ -21,8 +21,9 @@ from annotators.chapterbreak.card import card, dataset_stats, released_json, rel
 from annotators.chapterbreak.chapters import ChapterConfig
 from annotators.chapterbreak.examples import ExampleConfig
 from pipelines.engine import (
-    REJECTS, JobReport, ReadFiles, ReadLines, Stage, WriteTable, add_config_flags, config_from_args,
-    default_card, expand_input, input_names, join, make_pipeline, parse_job_args, run_pipeline, write_text)
+    REJECTS, JobReport, MatchInputs, ReadFiles, ReadLines, Stage, WriteTable, add_config_flags, config_from_args,
+    default_card, expand_input, is_local_path, join, make_pipeline, parse_job_args, run_pipeline, staging_path,
+    write_text)
 from schemas.chapterbreak import BOOKS_SCHEMA, CHAPTERS_SCHEMA, EXAMPLES_SCHEMA
 
 HTML_EXTS, JSONL_EXTS = (".html", ".htm"), (".jsonl", ".json")
@@ -43,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep_headings", action="store_true", help="do not rewrite negatives' numbers")
     add_config_flags(p, ChapterConfig)
     add_config_flags(p, Ao3Config, prefix="ao3_")
-    p.add_argument("--shards", type=int, default=1)
+    p.add_argument("--shards", type=int, default=None, help="parquet files per table (default: one per --shard-bytes of rows)")
     return p
 
 
@@ -157,16 +158,20 @@ class WriteReleased(beam.PTransform):
 
 
 def _read_ao3(p, pattern: str) -> dict:
-    """The AO3 inputs a file, glob or folder names (a folder may hold pages and JSON lines)."""
-    paths = expand_input(pattern, HTML_EXTS + JSONL_EXTS, mixed=True)
-    names = input_names(paths, pattern)
-    html = [x for x in paths if x.lower().endswith(HTML_EXTS)]
-    lines = [x for x in paths if x.lower().endswith(JSONL_EXTS)]
+    """The AO3 inputs a file, glob or folder names (a folder may hold pages and JSON lines),
+    matched when the job runs and routed by extension. A local pattern is listed now only to
+    leave out a kind it has no file of; a remote one gets both branches."""
+    exts = HTML_EXTS + JSONL_EXTS
+    kinds = ({"pages" if x.lower().endswith(HTML_EXTS) else "lines" for x in expand_input(pattern, exts, mixed=True)}
+             if is_local_path(pattern) else {"pages", "lines"})
+    sources = p | "MatchAo3" >> MatchInputs(pattern, exts, mixed=True)
     inputs = {}
-    if html:
-        inputs["pages"] = p | "ReadAo3Html" >> ReadFiles(html, names)
-    if lines:
-        inputs["lines"] = p | "ReadAo3Lines" >> ReadLines(lines, names)
+    if "pages" in kinds:
+        inputs["pages"] = (sources | "Ao3HtmlFiles" >> beam.Filter(lambda s: s.path.lower().endswith(HTML_EXTS))
+                           | "ReadAo3Html" >> ReadFiles())
+    if "lines" in kinds:
+        inputs["lines"] = (sources | "Ao3LineFiles" >> beam.Filter(lambda s: s.path.lower().endswith(JSONL_EXTS))
+                           | "ReadAo3Lines" >> ReadLines())
     return inputs
 
 
@@ -177,37 +182,37 @@ def run(argv=None):
     ch_cfg, ex_cfg, ao3_cfg = configs(args)
     config = {"chapters": dataclasses.asdict(ch_cfg), "examples": dataclasses.asdict(ex_cfg),
               "ao3": dataclasses.asdict(ao3_cfg)}
-    report = JobReport(args.output, "chapterbreak", config=config, seed=args.seed,
+    out = staging_path(args.output)
+    report = JobReport(out, "chapterbreak", config=config, seed=args.seed,
                        inputs=[x for x in (args.gutenberg, args.ao3) if x], options=options,
                        card=functools.partial(card, base_card=default_card))
     p = make_pipeline(options)
     parsed = []
     if args.gutenberg:
-        paths = expand_input(args.gutenberg, [".txt"])
-        files = p | "ReadBooks" >> ReadFiles(paths, input_names(paths, args.gutenberg))
+        files = p | "MatchBooks" >> MatchInputs(args.gutenberg, [".txt"]) | "ReadBooks" >> ReadFiles()
         parsed.append(files | "Gutenberg" >> ParseGutenbergBooks(ch_cfg, report))
     if args.ao3:
         parsed.append(_read_ao3(p, args.ao3) | "Ao3" >> ParseAo3Works(ao3_cfg, report))
     books = [x["books"] for x in parsed] | "AllBooks" >> beam.Flatten()
-    _write_books(books, [x["rejected_books"] for x in parsed], args, report)
+    _write_books(books, [x["rejected_books"] for x in parsed], out, args.shards, report)
     examples = (books | BuildExamples(ex_cfg, args.seed, report))["examples"]
-    report.tally(examples | WriteTable(join(args.output, "examples"), EXAMPLES_SCHEMA,
+    report.tally(examples | WriteTable(join(out, "examples"), EXAMPLES_SCHEMA,
                                        lambda r: (r["source"], r["book_id"], r["boundary"], r["cut_offset"],
                                                   r["prefix_length"]), shards=args.shards))
-    report.tally(examples | WriteReleased(args.output, ("chapter",) + ex_cfg.subsets, ex_cfg.prefix_lengths))
+    report.tally(examples | WriteReleased(out, ("chapter",) + ex_cfg.subsets, ex_cfg.prefix_lengths))
     report.extra("chapterbreak", {"books": books, "examples": examples} | ChapterBreakStats())
     report.finish(p)
-    return run_pipeline(p)
+    return run_pipeline(p, commit_to=args.output)
 
 
-def _write_books(books, rejected_books, args, report) -> None:
+def _write_books(books, rejected_books, out: str, shards, report) -> None:
     """The `chapters` table and the `books` table (accepted and rejected books)."""
     report.tally(books | "ChapterRows" >> beam.FlatMap(chapter_rows)
-                 | WriteTable(join(args.output, "chapters"), CHAPTERS_SCHEMA,
-                              lambda r: (r["source"], r["book_id"], r["chapter_index"]), shards=args.shards))
+                 | WriteTable(join(out, "chapters"), CHAPTERS_SCHEMA,
+                              lambda r: (r["source"], r["book_id"], r["chapter_index"]), shards=shards))
     rows = [books | "BookRows" >> beam.Map(book_summary)] + rejected_books
     report.tally(rows | "AllBookRows" >> beam.Flatten()
-                 | WriteTable(join(args.output, "books"), BOOKS_SCHEMA,
+                 | WriteTable(join(out, "books"), BOOKS_SCHEMA,
                               lambda r: (r["source"], r["input_id"], r["book_id"], r["stage"])))
 
 

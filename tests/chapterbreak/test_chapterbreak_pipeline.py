@@ -127,3 +127,14 @@ def test_out_of_book_option(tmp_path):
     assert len(ex) > 0
     for r in ex.itertuples():
         assert r.book_id not in set(r.negative_book_ids) and len(r.negatives) == 5
+
+
+def test_a_rerun_with_fewer_prefix_lengths_leaves_no_stale_released_file(tmp_path):
+    out, books = tmp_path / "out", str(FIX / "books" / "*.txt")
+    run(["--gutenberg", books, "--output", str(out), "--prefix_lengths", "128,256"])
+    assert any("256" in p.name for p in (out / "released").iterdir())
+    run(["--gutenberg", books, "--output", str(out), "--prefix_lengths", "128"])
+    names = sorted(p.name for p in (out / "released").iterdir())
+    assert names and not any("256" in n for n in names)
+    assert json.loads((out / "stats.json").read_text())["config"]["examples"]["prefix_lengths"] == [128]
+    assert not (tmp_path / "out.incomplete").exists()
