@@ -24,10 +24,10 @@ from annotators.glge.levels import GlgeConfig, level_files, level_rows
 from annotators.glge.score import LotTokenConfig, TokenConfig
 from annotators.glge.steps import (LOT_KINDS, load_task, preload_langs, score_task, summaries_by_task,
                                    task_langs)
-from pipelines.engine import (JobReport, WriteTable, add_config_flags, config_from_args, delete_matching,
-                              expand_input, is_local_path, join, make_pipeline, parse_job_args, read_bytes,
-                              run_pipeline, write_bytes)
-from schemas.glge import LEVELS, LEVELS_SCHEMA, TaskLevels, TaskSpec, TaskSummary
+from pipelines.engine import (JobReport, WriteTable, add_config_flags, config_from_args, expand_input,
+                              is_local_path, join, make_pipeline, parse_job_args, read_bytes, run_pipeline,
+                              staging_path, write_bytes)
+from schemas.glge import LEVELS_SCHEMA, TaskLevels, TaskSpec, TaskSummary
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,7 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--tasks", nargs="+", help="only these tasks (default: all found)")
     add_config_flags(ap, TokenConfig, exclude=("lowercase",))
     add_config_flags(ap, LotTokenConfig, prefix="lot_", exclude=("lowercase",))
-    ap.add_argument("--shards", type=int, default=1, help="parquet files of the levels table")
+    ap.add_argument("--shards", type=int, default=None,
+                    help="parquet files per table (default: one per --shard-bytes of rows)")
     return ap
 
 
@@ -81,21 +82,30 @@ def task_specs(args: argparse.Namespace) -> list[TaskSpec]:
     return [specs[t] for t in sorted(specs)]
 
 
+def is_remote_run(args: argparse.Namespace) -> bool:
+    """True when an input is remote: then its tasks are found when the job runs, never while
+    the graph is built (a Dataflow dry run must list nothing)."""
+    return any(x and not is_local_path(x) for x in (args.input, args.lot))
+
+
+class TaskSpecs(beam.PTransform):
+    """The TaskSpecs to build: listed now for local inputs, when the job runs for remote ones."""
+
+    def __init__(self, args: argparse.Namespace):
+        super().__init__()
+        self._args = args
+
+    def expand(self, pbegin):
+        if not is_remote_run(self._args):
+            return pbegin | "Tasks" >> beam.Create(task_specs(self._args))
+        args = argparse.Namespace(**vars(self._args))
+        return pbegin | "Roots" >> beam.Create([None]) | "FindTasks" >> beam.FlatMap(lambda _: task_specs(args))
+
+
 def read_if_exists(location: str, *parts: str) -> bytes | None:
     """The bytes of `location/parts...` (local or `gs://`), or None when there is no such file."""
     path = join(location, *parts) if parts else location
     return read_bytes(path) if FileSystems.exists(path) else None
-
-
-def delete_stale_task_outputs(output: str, specs: Sequence[TaskSpec]) -> None:
-    """Delete every level's files of the tasks about to be built, at graph-construction time.
-
-    A re-run must never leave stale files of a task that now fails (its task is rejected whole
-    and writes nothing). This is the job's only side effect before the pipeline runs.
-    """
-    for spec in specs:
-        for level in LEVELS:
-            delete_matching(join(output, level, f"{spec.task}_data", "org_data", "*"))
 
 
 # ----------------------------------------------------------------------------- transforms
@@ -165,14 +175,14 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
 
 
 def build_graph(p: beam.Pipeline, report: JobReport, args: argparse.Namespace, config: GlgeConfig,
-                specs: Sequence[TaskSpec]) -> None:
+                langs: Sequence[str], out: str) -> None:
     """specs -> load -> levels -> level files, the `levels` table and stats.json's `glge` summaries."""
-    levels = (p | "Tasks" >> beam.Create(specs) | "Load" >> LoadTasks(report)
-              | "Levels" >> ScoreTasks(report, config, args.seed, task_langs(specs)))
-    summaries = levels | "WriteFiles" >> WriteTaskFiles(args.output)
+    levels = (p | "TaskSpecs" >> TaskSpecs(args) | "Load" >> LoadTasks(report)
+              | "Levels" >> ScoreTasks(report, config, args.seed, langs))
+    summaries = levels | "WriteFiles" >> WriteTaskFiles(out)
     report.extra("glge", summaries | "Summaries" >> SummariseTasks())
     rows = levels | "LevelRows" >> LevelRows()
-    report.tally(rows | WriteTable(join(args.output, "levels"), LEVELS_SCHEMA,
+    report.tally(rows | WriteTable(join(out, "levels"), LEVELS_SCHEMA,
                                    lambda r: (r["task"], r["level"], r["line_index"]),
                                    name="levels", shards=args.shards))
 
@@ -181,15 +191,19 @@ def run(argv: Sequence[str] | None = None) -> None:
     parser = build_parser()
     args, options = parse_job_args(parser, argv)
     check_args(parser, args)
-    config, specs = glge_config(args), task_specs(args)
-    delete_stale_task_outputs(args.output, specs)
-    stats_config = {**dataclasses.asdict(config), "tasks": [s.task for s in specs]}
-    report = JobReport(args.output, "glge", config=stats_config, seed=args.seed,
+    config, out = glge_config(args), staging_path(args.output)
+    if is_remote_run(args):  # tasks are found when the job runs; stats.json lists them per task
+        tasks, langs = list(args.tasks or ["(found when the job ran)"]), ["en", "zh"]
+    else:
+        specs = task_specs(args)
+        tasks, langs = [s.task for s in specs], task_langs(specs)
+    stats_config = {**dataclasses.asdict(config), "tasks": tasks}
+    report = JobReport(out, "glge", config=stats_config, seed=args.seed,
                        inputs=[x for x in (args.input, args.lot) if x], options=options, card=glge_card)
     p = make_pipeline(options)
-    build_graph(p, report, args, config, specs)
+    build_graph(p, report, args, config, langs, out)
     report.finish(p)
-    run_pipeline(p)
+    run_pipeline(p, commit_to=args.output)
 
 
 if __name__ == "__main__":

@@ -106,6 +106,7 @@ def out(inputs, tmp_path_factory):
     stale = out / "hard" / "mismatch_data" / "org_data" / "train.src"
     stale.parent.mkdir(parents=True)
     stale.write_bytes(b"left over from an earlier run\n")
+    (out / "stats.json").write_text('{"job": "glge"}\n')  # an earlier run's output folder
     return run_job(*inputs, out)
 
 

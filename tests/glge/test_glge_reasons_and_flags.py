@@ -50,7 +50,7 @@ def parse(*argv: str):
 
 def test_flag_defaults_are_the_config_defaults():
     args = parse()
-    assert (args.seed, args.shards, args.tasks, args.input, args.lot) == (0, 1, None, None, None)
+    assert (args.seed, args.shards, args.tasks, args.input, args.lot) == (0, None, None, None, None)
     assert glge_config(args) == GlgeConfig()
     assert dataclasses.asdict(glge_config(args)) == {
         "medium_fraction": 0.5, "hard_fraction": 0.25, "medium_plus_fraction": 0.5,
