@@ -21,9 +21,9 @@ from annotators.lot.senpos import SenPosConfig, review_task
 from annotators.lot.stats import Table3Accumulator
 from annotators.lot.story import StoryConfig, exact_duplicate_key, parse_story_record, prepare_story
 from annotators.text import zh_tokens
-from pipelines.engine import (JobReport, ReadLines, ReadParquetRows, WriteJsonlGroups, WriteTable,
-                              add_config_flags, config_from_args, expand_input, input_names, join,
-                              make_pipeline, parse_job_args, run_pipeline)
+from pipelines.engine import (JobReport, MatchInputs, ReadLines, ReadParquetRows, WriteJsonlGroups, WriteTable,
+                              add_config_flags, config_from_args, expand_input, is_local_path, join,
+                              make_pipeline, parse_job_args, run_pipeline, staging_path)
 from schemas.lot import SCHEMAS, SPLITS, TASKS, to_jsonl
 
 
@@ -185,18 +185,24 @@ class OutlineAgreement(beam.PTransform):
 
 
 def _read_lines(p, label: str, pattern: str):
-    paths = expand_input(pattern, (".jsonl", ".json"))
-    return p | f"Read{label}" >> ReadLines(paths, input_names(paths, pattern))
+    return p | f"Match{label}" >> MatchInputs(pattern, (".jsonl", ".json")) | f"Read{label}" >> ReadLines()
 
 
 def _read_stories(p, pattern: str):
-    """(input_id, raw line bytes | parquet row dict) for every input story record."""
-    paths = expand_input(pattern, (".parquet", ".jsonl", ".json"))
-    names = input_names(paths, pattern)
-    parquet = [x for x in paths if x.endswith(".parquet")]
-    lines = [x for x in paths if not x.endswith(".parquet")]
-    parts = ([p | "ReadStoryLines" >> ReadLines(lines, names)] if lines else []) + (
-        [p | "ReadStoryParquet" >> ReadParquetRows(parquet, names)] if parquet else [])
+    """(input_id, raw line bytes | parquet row dict) for every input story record, matched when
+    the job runs and routed by extension (a local pattern is listed now only to leave out a
+    kind it has no file of)."""
+    exts = (".parquet", ".jsonl", ".json")
+    kinds = ({x.endswith(".parquet") for x in expand_input(pattern, exts)} if is_local_path(pattern)
+             else {True, False})
+    sources = p | "MatchStories" >> MatchInputs(pattern, exts)
+    parts = []
+    if False in kinds:
+        parts.append(sources | "StoryLineFiles" >> beam.Filter(lambda s: not s.path.endswith(".parquet"))
+                     | "ReadStoryLines" >> ReadLines())
+    if True in kinds:
+        parts.append(sources | "StoryParquetFiles" >> beam.Filter(lambda s: s.path.endswith(".parquet"))
+                     | "ReadStoryParquet" >> ReadParquetRows())
     return parts | "AllStories" >> beam.Flatten()
 
 
@@ -249,7 +255,7 @@ def _config_record(run_cfg: LotRunConfig, story_cfg: StoryConfig) -> dict:
 
 def run(argv=None):
     args, run_cfg, story_cfg, options = parse_args(argv)
-    out, seed, splits = args.output.rstrip("/"), run_cfg.seed, run_cfg.splits()
+    out, seed, splits = staging_path(args.output), run_cfg.seed, run_cfg.splits()
     inputs = [x for x in (args.stories, args.annotations, args.senpos_reviews) if x]
     p = make_pipeline(options)
     report = JobReport(out, "lot", config=_config_record(run_cfg, story_cfg), seed=seed, inputs=inputs,
@@ -270,7 +276,7 @@ def run(argv=None):
     report.extra("table3", rows | "Table3" >> Table3())
     report.extra("outline_agreement", outgen | "OutlineAgreement" >> OutlineAgreement())
     report.finish(p)
-    return run_pipeline(p)
+    return run_pipeline(p, commit_to=args.output)
 
 
 if __name__ == "__main__":
