@@ -22,7 +22,7 @@ from annotators.audits.bias_report import accuracy_row, prediction_rows, table13
 from annotators.audits.card import bias_card
 from annotators.audits.classifier import NaiveBayes
 from pipelines.engine import (JobReport, WriteTable, add_config_flags, config_from_args, join, make_pipeline,
-                              parse_job_args, run_pipeline, write_text)
+                              parse_job_args, run_pipeline, staging_path, write_text)
 from pipelines.engine.records import ReadRecords, count_check, lot_sources
 from schemas.audit import BIAS_PREDICTIONS_SCHEMA, BIAS_SUMMARY_SCHEMA
 from schemas.lot import SPLITS
@@ -61,7 +61,8 @@ def run(argv: Sequence[str] | None = None) -> None:
     args, options = parse_job_args(build_parser(), argv)
     config = config_from_args(args, bb.BiasConfig)
     sources, inputs = lot_sources(args.lot, TASKS)
-    report = JobReport(args.output, "bias", config={**dataclasses.asdict(config), "lot": args.lot},
+    out = staging_path(args.output)
+    report = JobReport(out, "bias", config={**dataclasses.asdict(config), "lot": args.lot},
                        seed=args.seed, inputs=inputs, options=options, card=bias_card)
     p = make_pipeline(options)
     columns = ["example_id", "split", "story", "plot0", "plot1", "sentence", "label"]
@@ -71,20 +72,20 @@ def run(argv: Sequence[str] | None = None) -> None:
     (count_check(labels, [f"{t}/{s}" for t in TASKS for s in SPLITS])
      | report.stage("splits", ar.check_split))
     preds = items | "Predict" >> BiasPredictions()
-    report.tally(preds | WriteTable(join(args.output, "predictions"), BIAS_PREDICTIONS_SCHEMA,
+    report.tally(preds | WriteTable(join(out, "predictions"), BIAS_PREDICTIONS_SCHEMA,
                                     lambda r: (r["task"], r["split"], r["example_id"], r["baseline"])))
     summary = (preds | "Key" >> beam.Map(lambda r: ((r["task"], r["split"], r["baseline"]), r["credit"]))
                | "Group" >> beam.GroupByKey()
                | "Accuracy" >> beam.MapTuple(lambda k, credits: accuracy_row(*k, credits)))
-    report.tally(summary | WriteTable(join(args.output, "summary"), BIAS_SUMMARY_SCHEMA,
+    report.tally(summary | WriteTable(join(out, "summary"), BIAS_SUMMARY_SCHEMA,
                                       lambda r: (r["task"], r["split"], r["baseline"])))
     listed = summary | "List" >> beam.combiners.ToList() | "Sort" >> beam.Map(
         lambda rs: sorted(rs, key=lambda r: (r["task"], r["split"], r["baseline"])))
-    listed | "Markdown" >> beam.Map(lambda rs: write_text(join(args.output, "summary.md"),
+    listed | "Markdown" >> beam.Map(lambda rs: write_text(join(out, "summary.md"),
                                                           table13_markdown(rs)))
     report.extra("bias", listed)
     report.finish(p)
-    run_pipeline(p)
+    run_pipeline(p, commit_to=args.output)
 
 
 if __name__ == "__main__":

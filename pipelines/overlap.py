@@ -24,9 +24,9 @@ from annotators.audits import steps
 from annotators.audits.card import overlap_card
 from annotators.audits.overlap_report import summarize, table14_markdown
 from pipelines.engine import (JobReport, WriteTable, add_config_flags, config_from_args, expand_input,
-                              input_names, join, make_pipeline, parse_job_args, run_pipeline,
+                              is_local_path, join, make_pipeline, parse_job_args, run_pipeline, staging_path,
                               write_text)
-from pipelines.engine.records import ReadRecords, count_check, lot_sources
+from pipelines.engine.records import ReadRecords, count_check, lot_sources, table_sources
 from schemas.audit import OVER_THRESHOLD_SCHEMA, OVERLAP_EXAMPLES_SCHEMA, OVERLAP_SUMMARY_SCHEMA
 from schemas.lot import SPLITS, TASKS, TEXT_FIELDS
 
@@ -116,8 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def table_task(pattern: str, paths: Sequence[str]) -> str:
-    folder = pattern if os.path.isdir(pattern) else os.path.dirname(paths[0])
+def table_task(pattern: str) -> str:
+    """The task a --test table belongs to: its folder's name (`.../outgen` -> outgen)."""
+    if is_local_path(pattern):
+        folder = pattern if os.path.isdir(pattern) else os.path.dirname(expand_input(pattern, (".parquet", ".jsonl"))[0])
+    else:
+        last = pattern.rstrip("/").rsplit("/", 1)[-1]
+        folder = pattern.rstrip("/") if not any(c in last for c in "*?[.") else pattern.rsplit("/", 1)[0]
     return os.path.basename(folder.rstrip("/")) or "test"
 
 
@@ -125,14 +130,14 @@ def run(argv: Sequence[str] | None = None) -> None:
     args, options = parse_job_args(build_parser(), argv)
     if bool(args.lot) == bool(args.test and args.reference):
         raise SystemExit("give either --lot DIR, or --test TABLE and --reference GLOB")
-    config = config_from_args(args, ng.OverlapConfig)
+    config, out = config_from_args(args, ng.OverlapConfig), staging_path(args.output)
     p = make_pipeline(options)
     setup = lambda: steps.tokenizer(config.tokenizer)  # noqa: E731
     if args.lot:
         roles = steps.Roles(dict(TEXT_FIELDS), dict(TEXT_FIELDS), lot=True)
         sources, inputs = lot_sources(args.lot, TASKS)
         columns = sorted({f for fs in TEXT_FIELDS.values() for f in fs} | {"example_id", "split"})
-        report = JobReport(args.output, "overlap", config=_config_dict(config, args), seed=None,
+        report = JobReport(out, "overlap", config=_config_dict(config, args), seed=None,
                            inputs=inputs, options=options, card=overlap_card(config))
         records = p | "ReadLot" >> ReadRecords(sources, report, "lot", columns)
         rows = records | report.stage("lot_rows", steps.overlap_row_fn(config, roles, None), setup=setup)
@@ -143,17 +148,15 @@ def run(argv: Sequence[str] | None = None) -> None:
         expected = [f"{t}/{s}" for t in TASKS for s in SPLITS]
         reference_of = lambda task: f"{task}/train"  # noqa: E731
     else:
-        test_paths = expand_input(args.test, (".parquet", ".jsonl"))
-        task = table_task(args.test, test_paths)
-        ref_paths = expand_input(args.reference, ("",))
+        task = table_task(args.test)
         test_fields = _split(args.test_fields) or TEXT_FIELDS.get(task, ("text",))
         ref_fields = _split(args.reference_fields) or ar.REFERENCE_FIELDS
         roles = steps.Roles({task: test_fields}, {task: ref_fields}, lot=False)
-        report = JobReport(args.output, "overlap", config=_config_dict(config, args), seed=None,
+        report = JobReport(out, "overlap", config=_config_dict(config, args), seed=None,
                            inputs=[args.test, args.reference], options=options,
                            card=overlap_card(config))
-        test_src = [ar.AuditSource(pth, task, name) for pth, name in input_names(test_paths, args.test).items()]
-        ref_src = [ar.AuditSource(pth, task, name) for pth, name in input_names(ref_paths, args.reference).items()]
+        test_src = table_sources(args.test, (".parquet", ".jsonl"), task)
+        ref_src = table_sources(args.reference, ("",), task)
         test_rec = p | "ReadTest" >> ReadRecords(test_src, report, "test", list(test_fields) + ["example_id", "id", "split"])
         ref_rec = p | "ReadRef" >> ReadRecords(ref_src, report, "reference", list(ref_fields))
         rows_t = test_rec | report.stage("test_rows", steps.overlap_row_fn(config, roles, "test"), setup=setup)
@@ -165,9 +168,9 @@ def run(argv: Sequence[str] | None = None) -> None:
         expected = [task, "reference"]
         reference_of = lambda _task: args.reference  # noqa: E731
     count_check(labels, expected) | report.stage("splits", ar.check_split)
-    audit(rows, refs, report, config, reference_of, args.output)
+    audit(rows, refs, report, config, reference_of, out)
     report.finish(p)
-    run_pipeline(p)
+    run_pipeline(p, commit_to=args.output)
 
 
 def _test_sets(rows):

@@ -17,7 +17,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from annotators.audits import records as ar
 from annotators.core.outcome import Drop
-from pipelines.engine import JobReport, expand_input, input_names, iter_lines, join
+from pipelines.engine import JobReport, expand_input, input_names, is_local_path, iter_lines, join
 
 PARQUET_BATCH = 1024
 
@@ -71,17 +71,27 @@ def stream_records(item: ar.AuditSource, columns: Sequence[str] | None):
 
 
 class ReadRecords(beam.PTransform):
-    """Check then stream the records of `sources` (AuditSources); see module doc."""
+    """Check then stream the records of `sources`; see module doc.
+
+    `sources` is a list of AuditSources, or a function returning them that runs when the job
+    runs (remote inputs are never listed while the graph is built)."""
 
     def __init__(self, sources, report: JobReport, label: str, columns: Sequence[str] | None = None,
                  check: bool = True):
         super().__init__()
-        self._sources, self._report, self._label = sorted(sources), report, label
+        self._sources = sources if callable(sources) else sorted(sources)
+        self._report, self._label = report, label
         self._columns, self._check = (list(columns) if columns else None), check
+
+    def _files(self, pbegin):
+        if not callable(self._sources):
+            return pbegin | "Files" >> beam.Create(self._sources)
+        resolve = self._sources
+        return pbegin | "Files" >> beam.Create([None]) | "Match" >> beam.FlatMap(lambda _: sorted(resolve()))
 
     def expand(self, pbegin):
         stage = f"{self._label}_files"
-        ok = files = pbegin | "Files" >> beam.Create(self._sources)
+        ok = files = self._files(pbegin)
         if self._check:  # unchecked: a second read of files another ReadRecords checked
             ok = files | self._report.stage(stage, sniff_file, input_id=lambda source: source.name)
         return ok | "Stream" >> beam.FlatMap(stream_records, self._columns)
@@ -97,8 +107,25 @@ def count_check(labels, expected: Sequence[str]):
     return (counted, seeds) | "Counts" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum)
 
 
-def lot_sources(lot_dir: str, tasks: Sequence[str]) -> tuple[list, list[str]]:
-    """AuditSources (path, task, "task/file") of the parquet files of each LOT task folder present."""
+def lot_sources(lot_dir: str, tasks: Sequence[str]) -> tuple:
+    """(AuditSources (path, task, "task/file") of the parquet files of each LOT task folder
+    present, the folders read). A remote LOT folder gives a function listing them when the
+    job runs, and every task folder as read."""
+    if not is_local_path(lot_dir):
+        return (lambda: _lot_sources(lot_dir, tasks)[0]), [join(lot_dir, task) for task in tasks]
+    return _lot_sources(lot_dir, tasks)
+
+
+def table_sources(pattern: str, exts: Sequence[str], task: str):
+    """AuditSources of a test table or reference: now for a local pattern, when the job runs
+    for a remote one."""
+    def listed() -> list:
+        paths = expand_input(pattern, exts)
+        return [ar.AuditSource(path, task, name) for path, name in input_names(paths, pattern).items()]
+    return listed() if is_local_path(pattern) else listed
+
+
+def _lot_sources(lot_dir: str, tasks: Sequence[str]) -> tuple[list, list[str]]:
     sources, inputs = [], []
     for task in tasks:
         folder = join(lot_dir, task)
