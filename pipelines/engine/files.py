@@ -106,18 +106,6 @@ def write_text(path: str, text: str) -> None:
     write_bytes(path, text.encode("utf-8"))
 
 
-def delete_matching(pattern: str) -> None:
-    """Delete stale local outputs (construction time), so a re-run never mixes old shards."""
-    if not is_local_path(pattern):
-        return
-    try:
-        paths = [m.path for m in FileSystems.match([pattern])[0].metadata_list]
-    except Exception:
-        return
-    if paths:
-        FileSystems.delete(paths)
-
-
 def iter_lines(f, chunk: int = 1 << 20):
     """Lines of a binary file object without their b"\\n", streamed chunk by chunk.
 
@@ -319,7 +307,6 @@ class WriteTable(beam.PTransform):
 
     def expand(self, rows):
         path, schema, key, name = self._path, self._schema, self._key, self._name
-        delete_matching(join(path, "part-*.parquet"))
 
         def write_shard(item, shards):
             shard, keyed = item

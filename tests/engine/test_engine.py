@@ -10,7 +10,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from annotators.core.ids import rng_for, stable_hash, stable_id
 from annotators.core.outcome import Drop
-from pipelines.engine import (JobReport, WriteTable, input_names, make_pipeline, run_pipeline)
+from pipelines.engine import JobReport, WriteTable, input_names, make_pipeline, run_pipeline, staging_path
 
 SCHEMA = pa.schema([pa.field("id", pa.string(), nullable=False), pa.field("n", pa.int64(), nullable=False)])
 
@@ -27,11 +27,12 @@ def _fn(element):
 def _run(tmp_path, values, shards=1):
     options = PipelineOptions([])
     p = make_pipeline(options)
-    report = JobReport(str(tmp_path), "toy", config={"k": 1}, seed=7, inputs=["mem"], options=options)
+    out = staging_path(str(tmp_path))
+    report = JobReport(out, "toy", config={"k": 1}, seed=7, inputs=["mem"], options=options)
     rows = p | beam.Create([(f"r{i:02d}", v) for i, v in enumerate(values)]) | report.stage("toy", _fn)
-    report.tally(rows | WriteTable(str(tmp_path / "toy"), SCHEMA, lambda r: r["id"], shards=shards))
+    report.tally(rows | WriteTable(f"{out}/toy", SCHEMA, lambda r: r["id"], shards=shards))
     report.finish(p)
-    run_pipeline(p)
+    run_pipeline(p, commit_to=str(tmp_path))
     return json.loads((tmp_path / "stats.json").read_text())
 
 
