@@ -97,6 +97,13 @@ def parse_prediction(element: tuple[str, bytes], config: EvalConfig) -> list[Pre
 
 
 def _gold_fields(task: str, record: dict, where: str) -> Drop | None:
+    """None when a gold record has what scoring needs (ChapterBreak gold carries no answer
+    field: its gold candidate comes first in the predicted scores)."""
+    if task == "chapterbreak":
+        negatives = record.get("negatives")
+        if not isinstance(negatives, (list, tuple)) or not negatives:
+            return Drop("missing_field", f"{where}: no `negatives` list")
+        return None
     bad = check_answer(task, record.get(ANSWER_FIELD[task]), where)
     if bad:
         return bad
@@ -104,10 +111,6 @@ def _gold_fields(task: str, record: dict, where: str) -> Drop | None:
         outline = record.get("outline")
         if not isinstance(outline, (list, tuple)) or not all(isinstance(p, str) for p in outline):
             return Drop("bad_field_type", f"{where}: `outline` must be a list of strings")
-    if task == "chapterbreak":
-        for name in ("negatives",):
-            if not isinstance(record.get(name), (list, tuple)):
-                return Drop("missing_field", f"{where}: no `{name}` list")
     return None
 
 
@@ -117,8 +120,7 @@ def parse_gold_line(element: tuple[str, bytes], config: EvalConfig) -> list[Gold
     record = _json_object(raw)
     if isinstance(record, Drop):
         return record
-    task = config.task
-    bad = _gold_fields(task, record, "gold") if task != "chapterbreak" else None
+    bad = _gold_fields(config.task, record, "gold")
     if bad:
         return bad
     example_id = record_id(record)
@@ -128,10 +130,6 @@ def parse_gold_line(element: tuple[str, bytes], config: EvalConfig) -> list[Gold
         key = example_id
     else:
         key = line_number(input_id)
-    if task == "chapterbreak":
-        bad = _gold_fields(task, record, "gold")
-        if bad:
-            return bad
     return [Gold(key, input_id, example_id or key, record)]
 
 
@@ -159,11 +157,17 @@ def number_by_position(golds: Iterable[Gold]) -> list[Gold]:
 
 
 # ----------------------------------------------------------------------------- alignment
+def input_order(input_id: str) -> tuple:
+    """Sort key of an input id "name:N" in input order (line or row numbers as numbers)."""
+    name, _, number = input_id.rpartition(":")
+    return (name, int(number), "") if number.isdigit() else (input_id, -1, input_id)
+
+
 def align(element: tuple[str, dict]) -> list[tuple[str, list[Pair] | Drop]]:
     """Grouped stage: one key's gold and predictions -> the pair, or a reason per record."""
     key, groups = element
-    golds = sorted(groups.get("gold", []), key=lambda g: g.input_id)
-    preds = sorted(groups.get("pred", []), key=lambda p: p.input_id)
+    golds = sorted(groups.get("gold", []), key=lambda g: input_order(g.input_id))
+    preds = sorted(groups.get("pred", []), key=lambda p: input_order(p.input_id))
     out: list[tuple[str, list[Pair] | Drop]] = []
     for gold in golds[1:]:
         out.append((gold.input_id, Drop("duplicate_id", f"gold key {key!r} also at {golds[0].input_id}")))
@@ -217,6 +221,7 @@ def _score_chapterbreak(pair: Pair, base: dict) -> list[ExampleScore] | Drop:
         return Drop("score_count_mismatch", f"{len(scores)} scores for 1 gold + {len(negatives)} negatives")
     correct = all(s <= scores[0] for s in scores[1:])  # ties count as correct (PEERS.md 2.3)
     source, length = pair.gold.get("source"), pair.gold.get("prefix_length")
+    boundary = pair.gold.get("boundary")
     groups = ["all"]
     if source is not None:
         groups.append(f"source={source}")
@@ -224,6 +229,8 @@ def _score_chapterbreak(pair: Pair, base: dict) -> list[ExampleScore] | Drop:
         groups.append(f"prefix_length={length}")
     if source is not None and length is not None:
         groups.append(f"source={source},prefix_length={length}")
+    if boundary is not None:
+        groups.append(f"boundary={boundary}")
     return [ExampleScore(values={"accuracy": float(correct)}, groups=tuple(groups), **base)]
 
 

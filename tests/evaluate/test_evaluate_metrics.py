@@ -185,3 +185,14 @@ def test_accuracy_equals_a_direct_count():
         assert rows[(g, "accuracy")]["value"] == correct[g] / totals[g]
         assert rows[(g, "correct")]["value"] == correct[g]
         assert rows[(g, "accuracy")]["n"] == totals[g]
+
+
+def test_align_keeps_the_earliest_duplicate_in_input_order():
+    from schemas.evaluate import Gold, Prediction
+
+    gold = Gold("k", "g.jsonl:3", "e", {"label": "1"})
+    preds = [Prediction("k", "p.jsonl:10", {"label": "0"}), Prediction("k", "p.jsonl:9", {"label": "1"})]
+    out = dict(steps.align(("k", {"gold": [gold], "pred": preds})))
+    assert out["p.jsonl:10"].reason == "duplicate_id"
+    assert out["p.jsonl:9"][0].prediction == {"label": "1"}
+    assert out["g.jsonl:3"] == []

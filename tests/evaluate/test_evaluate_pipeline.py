@@ -309,3 +309,37 @@ def test_outgen_perfect_and_empty_predictions(tmp_path):
                          "--predictions", str(empty), "--gold", str(gpath))
     m = metrics_of(out)
     assert m["coverage"] == 0.0 and m["order"] == 0.0
+
+
+# ----------------------------------------------------------------------------- ChapterBreak
+def test_chapterbreak_accuracy_per_source_and_length_equals_a_direct_count(tmp_path):
+    import random
+
+    from pipelines import chapterbreak
+
+    fix = ROOT / "tests" / "fixtures" / "chapterbreak"
+    built = tmp_path / "cb"
+    chapterbreak.run(["--gutenberg", str(fix / "books" / "*.txt"), "--ao3", str(fix / "ao3"), "--output", str(built),
+                      "--prefix_lengths", "256,1024", "--seed", "7"])
+    rows = read_table(built / "examples")
+    assert {r["source"] for r in rows} == {"pg19", "ao3"} and {r["prefix_length"] for r in rows} == {256, 1024}
+    rng = random.Random(11)
+    preds, direct = [], {}
+    for r in sorted(rows, key=lambda r: r["example_id"]):
+        scores = [rng.randint(0, 4) for _ in range(1 + len(r["negatives"]))]
+        preds.append({"example_id": r["example_id"], "scores": scores})
+        ok = all(s <= scores[0] for s in scores[1:])
+        for g in ("all", f"source={r['source']}", f"prefix_length={r['prefix_length']}",
+                  f"source={r['source']},prefix_length={r['prefix_length']}", f"boundary={r['boundary']}"):
+            direct.setdefault(g, []).append(ok)
+    bad = [{"example_id": rows[0]["example_id"], "scores": [1, 2]},  # a duplicate id, and too few scores
+           {"example_id": "x", "scores": [1, "high", 0, 0, 0, 0]}]
+    path = write_lines(tmp_path / "scores.jsonl", preds + bad)
+    code, out = run_eval(tmp_path, "eval", "--task", "chapterbreak", "--predictions", str(path),
+                         "--gold", str(built / "examples"))
+    assert code == 2  # the duplicate id is reported
+    got = {(r["group"], r["metric"]): r for r in read_table(out / "metrics")}
+    for g, oks in direct.items():
+        assert got[(g, "accuracy")]["value"] == sum(oks) / len(oks), g
+        assert got[(g, "accuracy")]["n"] == len(oks)
+    assert sorted(x[2] for x in rejects_of(out)) == ["bad_field_type", "duplicate_id"]
