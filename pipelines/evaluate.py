@@ -5,7 +5,9 @@
 
 TASK: clozet, senpos (accuracy), plotcom (bleu-1..4, distinct-1..4), outgen (those plus
 coverage and order), chapterbreak (accuracy per source and prefix length from candidate
-scores). Predictions: JSON lines in the gold's format with the model's answer in `label`,
+scores), or a GLGE task (cnndm, gigaword, xsum, msnews, squadqg, msqg, coqa, personachat;
+predictions and gold are plain text, one example per line, as `{task}.{version}.test` and
+`test.tgt`). Predictions: JSON lines in the gold's format with the model's answer in `label`,
 `plot`, `story` or `scores`. Gold: a `.jsonl` file (the released LOT format, or the LOT
 job's `<task>/<split>.jsonl`) or a storybench table folder (`lot/<task>`, rows of --split;
 ChapterBreak's examples table). Output: `metrics/`, `scores/` (per example), `rejects/`,
@@ -27,6 +29,7 @@ import apache_beam as beam
 from annotators.evaluate import steps
 from annotators.evaluate.card import evaluate_card
 from annotators.evaluate.config import EvalConfig
+from annotators.evaluate.glge_metrics import GLGE_TASKS
 from annotators.text import zh_tokens
 from pipelines.engine import (JobReport, MatchInputs, ReadLines, ReadParquetRows, WriteTable, add_config_flags,
                               config_from_args, join, make_pipeline, parse_job_args, run_pipeline, staging_path)
@@ -47,10 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def gold_is_lines(gold: str) -> bool:
+def gold_is_lines(gold: str, task: str = "") -> bool:
     """A gold pattern naming JSON-lines files (else parquet table files); decided from the
-    name alone, so building the graph lists no file."""
-    return gold.rstrip("/").endswith(GOLD_LINE_EXTS)
+    name alone, so building the graph lists no file. GLGE gold is always a text file."""
+    return task in GLGE_TASKS or gold.rstrip("/").endswith(GOLD_LINE_EXTS)
 
 
 # ----------------------------------------------------------------------------- transforms
@@ -123,10 +126,12 @@ class Metrics(beam.PTransform):
 
 def build_graph(p: beam.Pipeline, report: JobReport, args: argparse.Namespace, config: EvalConfig,
                 out: str) -> None:
-    lines = gold_is_lines(args.gold)
-    preds = (p | "MatchPredictions" >> MatchInputs(args.predictions, (".jsonl", ".json"))
+    lines = gold_is_lines(args.gold, config.task)
+    glge = config.task in GLGE_TASKS
+    preds = (p | "MatchPredictions" >> MatchInputs(args.predictions, () if glge else (".jsonl", ".json"))
              | "ReadPredictions" >> ReadLines() | "ParsePredictions" >> ParsePredictions(report, config))
-    gold_sources = p | "MatchGold" >> MatchInputs(args.gold, GOLD_LINE_EXTS if lines else (".parquet",))
+    gold_exts = (".tgt",) if glge else GOLD_LINE_EXTS if lines else (".parquet",)
+    gold_sources = p | "MatchGold" >> MatchInputs(args.gold, gold_exts)
     gold_records = gold_sources | "ReadGold" >> (ReadLines() if lines else ReadParquetRows())
     golds = gold_records | "ParseGold" >> ParseGold(report, config, lines)
     pairs = {"gold": golds, "pred": preds} | "Align" >> Align(report)
@@ -141,6 +146,12 @@ def build_graph(p: beam.Pipeline, report: JobReport, args: argparse.Namespace, c
                  | "SortMetrics" >> beam.Map(lambda rows: sorted(rows, key=lambda r: (r["group"], r["metric"]))))
 
 
+def _nltk_version() -> str:
+    from importlib.metadata import version
+
+    return version("nltk")
+
+
 def unmatched(output: str) -> dict[str, int]:
     """Counts of gold examples without predictions and predictions without gold, from stats.json."""
     from apache_beam.io.filesystems import FileSystems
@@ -153,12 +164,17 @@ def unmatched(output: str) -> dict[str, int]:
 
 
 def run(argv: Sequence[str] | None = None) -> int:
-    args, options = parse_job_args(build_parser(), argv)
+    parser = build_parser()
+    args, options = parse_job_args(parser, argv)
     config = config_from_args(args, EvalConfig)
+    if config.problem():
+        parser.error(config.problem())
     out = staging_path(args.output)
     stats_config = {**dataclasses.asdict(config), "align": config.effective_align(),
-                    "gold_format": "jsonl" if gold_is_lines(args.gold) else "table",
-                    "jieba": zh_tokens.backend_info() if config.task in ("plotcom", "outgen") else None}
+                    "gold_format": ("text lines" if config.task in GLGE_TASKS else "jsonl")
+                    if gold_is_lines(args.gold, config.task) else "table",
+                    "jieba": zh_tokens.backend_info() if config.task in ("plotcom", "outgen") else None,
+                    "nltk": _nltk_version() if config.task == "personachat" else None}
     report = JobReport(out, "evaluate", config=stats_config, seed=None,
                        inputs=[args.predictions, args.gold], options=options, card=evaluate_card)
     p = make_pipeline(options)

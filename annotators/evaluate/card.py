@@ -26,6 +26,18 @@ the same in both modes.
 | ChapterBreak accuracy | an example is correct when no negative scores strictly higher than the gold (ties count as correct, PEERS.md 2.3), per source and prefix length | same |
 | ClozeT / SenPos accuracy | exact match of the labels compared as text (`"1"` and `1` agree) | same |
 
+GLGE tasks (PEERS.md 3.5; ProphetNet `GLGE_baselines/script/eval.py`):
+
+| task | original | clean |
+|---|---|---|
+| personachat | BLEU-1 / BLEU-2: NLTK `sentence_bleu` with `SmoothingFunction().method7`, weights (1,0,0,0) / (0.5,0.5,0,0), tokens = line stripped and split on single spaces, an exception scores 0, macro mean x 100 (NLTK's own function: its method7 changed across NLTK versions, stats.json records the version used); distinct-1/2: inter distinct (unique + 1e-12) / (all + 1e-5) | BLEU smoothed by method 1 (epsilon 0.1) over `str.split()` tokens; distinct without the epsilons |
+| coqa | CoQA v1.0 F1 per line (lower-case, punctuation and a/an/the removed; both empty scores 1), mean x 100 | same |
+| cnndm, gigaword, xsum, msnews | not available (perl ROUGE-1.5.5 is not re-implemented) | ROUGE-1, ROUGE-2 (clipped n-gram counts) and ROUGE-L (LCS) F1 over lower-cased whitespace tokens, `<S_SEP>` / `[X_SEP]` removed, no stemming, one sequence per summary, macro mean x 100 |
+| squadqg, msqg | not available (Python 2 QG toolkit, METEOR) | corpus BLEU-4 (no smoothing, corpus brevity penalty) and ROUGE-L F1 as above, x 100; no METEOR |
+
+GLGE predictions and gold are plain text, one example per line (an empty line is an empty
+answer, not a rejected line).
+
 Predictions and gold meet by line (prediction line N and gold example N; a table's rows of
 the split in example_id order) or by id (`example_id` or `id`). Every line keeps its number:
 a blank or broken line is rejected and never shifts the lines after it. A gold example with

@@ -3,14 +3,16 @@ from __future__ import annotations
 
 import dataclasses
 
+from annotators.evaluate.glge_metrics import GLGE_TASKS, ORIGINAL_TASKS
+
 LOT_TASKS = ("clozet", "senpos", "plotcom", "outgen")
-TASKS = LOT_TASKS + ("chapterbreak",)
+TASKS = LOT_TASKS + ("chapterbreak",) + GLGE_TASKS
 ACCURACY_TASKS = ("clozet", "senpos")
 GENERATION_TASKS = ("plotcom", "outgen")
 # The field holding the answer, in predictions and gold alike (PEERS.md 1.2: predictions are
 # "the same format as test.jsonl" with the model's answer in label, plot or story).
 ANSWER_FIELD = {"clozet": "label", "senpos": "label", "plotcom": "plot", "outgen": "story",
-                "chapterbreak": "scores"}
+                "chapterbreak": "scores", **{t: "text" for t in GLGE_TASKS}}
 
 
 def _field(default, text: str, choices=None):
@@ -22,7 +24,7 @@ def _field(default, text: str, choices=None):
 
 @dataclasses.dataclass(frozen=True)
 class EvalConfig:
-    task: str = _field("outgen", "the task the predictions answer", TASKS)
+    task: str = _field("outgen", "the task the predictions answer (LOT, chapterbreak or a GLGE task)", TASKS)
     compat: str = _field("original", "original: the official scripts' numbers, quirks included "
                          "(PEERS.md 1.5); clean: the corrected variants (see CARD.md)", ("original", "clean"))
     align: str = _field("line", "how predictions meet gold examples: line (prediction line N <-> gold "
@@ -31,4 +33,15 @@ class EvalConfig:
     split: str = _field("test", "the split taken from a gold table (a gold .jsonl file is taken whole)")
 
     def effective_align(self) -> str:
-        return "id" if self.task == "chapterbreak" else self.align
+        """chapterbreak always aligns by id, GLGE's plain-text lines always by line."""
+        if self.task == "chapterbreak":
+            return "id"
+        return "line" if self.task in GLGE_TASKS else self.align
+
+    def problem(self) -> str | None:
+        """Why this combination cannot run, or None."""
+        if self.task in GLGE_TASKS and self.compat == "original" and self.task not in ORIGINAL_TASKS:
+            return (f"--compat original is not available for GLGE {self.task}: its official scorer "
+                    "(perl ROUGE-1.5.5 / the Python 2 QG toolkit with METEOR) is not re-implemented; "
+                    "use --compat clean (see CARD.md for its definitions)")
+        return None

@@ -13,6 +13,7 @@ import math
 from typing import Iterable, Sequence
 
 from annotators.core.outcome import Drop
+from annotators.evaluate import glge_metrics as gm
 from annotators.evaluate import lot_metrics as lm
 from annotators.evaluate.config import ACCURACY_TASKS, ANSWER_FIELD, GENERATION_TASKS, EvalConfig
 from schemas.evaluate import ExampleScore, Gold, Pair, Prediction
@@ -78,9 +79,20 @@ def check_answer(task: str, value, where: str) -> Drop | None:
     return None
 
 
+def text_line(raw: bytes) -> dict | Drop:
+    """A GLGE line (plain text, one example per line; an empty line is an empty answer)."""
+    try:
+        return {"text": raw.decode("utf-8") if isinstance(raw, bytes) else raw}
+    except UnicodeDecodeError as exc:
+        return Drop("undecodable", f"not UTF-8: {exc}")
+
+
 def parse_prediction(element: tuple[str, bytes], config: EvalConfig) -> list[Prediction] | Drop:
     """One predictions line -> its Prediction keyed by line number or id."""
     input_id, raw = element
+    if config.task in gm.GLGE_TASKS:
+        record = text_line(raw)
+        return record if isinstance(record, Drop) else [Prediction(line_number(input_id), input_id, record)]
     record = _json_object(raw)
     if isinstance(record, Drop):
         return record
@@ -115,8 +127,13 @@ def _gold_fields(task: str, record: dict, where: str) -> Drop | None:
 
 
 def parse_gold_line(element: tuple[str, bytes], config: EvalConfig) -> list[Gold] | Drop:
-    """One gold .jsonl line (the released LOT format, or any record with the answer field)."""
+    """One gold .jsonl line (the released LOT format, or any record with the answer field),
+    or one line of a GLGE target file."""
     input_id, raw = element
+    if config.task in gm.GLGE_TASKS:
+        record = text_line(raw)
+        key = line_number(input_id)
+        return record if isinstance(record, Drop) else [Gold(key, input_id, key, record)]
     record = _json_object(raw)
     if isinstance(record, Drop):
         return record
@@ -202,6 +219,8 @@ def score_pair(pair: Pair, config: EvalConfig) -> list[ExampleScore]:
         return [ExampleScore(values={"accuracy": float(correct)}, **base)]
     if task == "chapterbreak":
         return _score_chapterbreak(pair, base)
+    if task in gm.GLGE_TASKS:
+        return [_score_glge(pair.prediction["text"], pair.gold["text"], task, compat, base)]
     candidate, reference = pair.prediction[field], pair.gold[field]
     cand_words, ref_words = lm.joined_words(candidate), lm.joined_words(reference)
     values = dict(lm.bleu_scores(cand_words, ref_words, compat))
@@ -213,6 +232,18 @@ def score_pair(pair: Pair, config: EvalConfig) -> list[ExampleScore]:
         values["order"] = lm.order_score(outline, reference, candidate, compat)
         values["coverage"] = sum(coverage) / len(coverage) if coverage else None
     return [ExampleScore(values=values, grams=grams, coverage=coverage, **base)]
+
+
+def _score_glge(pred: str, gold: str, task: str, compat: str, base: dict) -> ExampleScore:
+    if task == "personachat":
+        values, grams = gm.personachat_scores(pred, gold, compat)
+        return ExampleScore(values=values, grams=grams, **base)
+    if task == "coqa":
+        return ExampleScore(values={"f1": 100 * gm.coqa_f1(pred, gold)}, **base)
+    rouge = gm.rouge_scores(pred, gold)
+    if task in gm.QG_TASKS:
+        return ExampleScore(values={"rouge-l": rouge["rouge-l"]}, grams=gm.bleu4_stats(pred, gold), **base)
+    return ExampleScore(values=rouge, **base)
 
 
 def _score_chapterbreak(pair: Pair, base: dict) -> list[ExampleScore] | Drop:
@@ -259,6 +290,16 @@ def metric_rows(scores: Iterable[ExampleScore], config: EvalConfig) -> list[dict
             add(g, "correct", float(sum(groups[g])), len(groups[g]))
         return rows
     n = len(scores)
+    if task in gm.GLGE_TASKS:
+        names = sorted({m for s in scores for m in s.values})
+        for metric in names:
+            add("all", metric, _mean([s.values[metric] for s in scores]), n)
+        if task == "personachat":
+            for metric, value in gm.inter_distinct([s.grams for s in scores], compat).items():
+                add("all", metric, value, n)
+        if task in gm.QG_TASKS:
+            add("all", "bleu-4", gm.corpus_bleu4([s.grams for s in scores]), n)
+        return rows
     for k in lm.ORDERS:
         add("all", f"bleu-{k}", _mean([s.values[f"bleu-{k}"] for s in scores]), n)
     for metric, value in lm.corpus_distinct(s.grams for s in scores).items():
