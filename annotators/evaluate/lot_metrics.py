@@ -12,7 +12,8 @@
 - coverage: ROUGE-L recall of each outline phrase (reference) against the whole story
   (hypothesis), both as space-separated characters, as pltrdy `rouge` 1.0.0 computes it
   (pieces split at ".", per-piece LCS summed, recall over the phrase's characters); a
-  phrase the library raises on (empty phrase or story, reconstruction too deep) is
+  phrase found in several pieces can score above 1; a phrase the library raises on
+  (empty phrase or story, reconstruction too deep) is
   skipped; mean over all phrases pooled across examples;
 - order: 1 - inversions over pairs i <= j (diagonal included), mean over examples.
 

@@ -88,6 +88,9 @@ def test_coverage_original_quirks():
     # the story is cut at ".", LCS summed per piece: "b.a" covers both characters of "ab"
     assert lm.coverage_original("ab", "b.a") == 1.0
     assert lm.coverage_clean("ab", "b.a") == 0.5
+    # per-piece LCS are summed, so a phrase repeated across "." pieces scores above 1
+    assert lm.coverage_original("ab", "ab.ab") == 2.0
+    assert lm.coverage_clean("ab", "ab.ab") == 1.0
     # an empty story or phrase is skipped (None), not scored 0
     assert lm.coverage_original("ab", "") is None
     assert lm.coverage_original("", "ab") is None
@@ -196,3 +199,50 @@ def test_align_keeps_the_earliest_duplicate_in_input_order():
     assert out["p.jsonl:10"].reason == "duplicate_id"
     assert out["p.jsonl:9"][0].prediction == {"label": "1"}
     assert out["g.jsonl:3"] == []
+
+
+# ----------------------------------------------------------------------------- properties
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+TEXT = st.text(alphabet="甲乙丙丁戊. ", max_size=25)
+
+
+@settings(max_examples=150, deadline=None)
+@given(TEXT, TEXT, st.integers(1, 4))
+def test_bleu_is_a_probability_and_one_on_itself(a, b, n):
+    ca, cb = list("".join(a.split())), list("".join(b.split()))
+    for smoothing in ("none", "epsilon"):
+        assert 0.0 <= lm.sentence_bleu(ca, cb, n, smoothing) <= 1.0
+    if len(ca) >= n:
+        assert lm.sentence_bleu(ca, ca, n) == pytest.approx(1.0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(TEXT, min_size=1, max_size=4), TEXT, TEXT)
+def test_coverage_and_order_ranges(outline, gold, story):
+    for v in lm.coverage_values(outline, story, "clean"):
+        assert 0.0 <= v <= 1.0
+    for v in lm.coverage_values(outline, story, "original"):
+        assert v >= 0.0
+    if "." not in story:  # one piece: plain LCS recall
+        for v in lm.coverage_values(outline, story, "original"):
+            assert v <= 1.0
+    k = len(lm.gold_ranks(outline, gold, "original"))
+    o = lm.order_score(outline, gold, story, "original")
+    assert 1 - (k * (k - 1) / 2) / (k * (k + 1) / 2) <= o <= 1.0
+    c = lm.order_score(outline, gold, story, "clean")
+    assert c is None or 0.0 <= c <= 1.0
+    # the story itself as the candidate keeps the gold order of the phrases it contains once
+    assert lm.order_score(outline, gold, gold, "original") <= 1.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(TEXT, min_size=1, max_size=5))
+def test_distinct_is_a_share(texts):
+    for compat in ("original", "clean"):
+        out = lm.corpus_distinct(lm.distinct_counts(" ".join(t.split()), compat) for t in texts)
+        for n in lm.ORDERS:
+            d = out[f"distinct-{n}"]
+            assert d is None or 0.0 < d <= 1.0
+            assert 0.0 <= out[f"repetition-{n}"] <= 1.0
