@@ -26,6 +26,10 @@ the same in both modes.
 | ChapterBreak accuracy | an example is correct when no negative scores strictly higher than the gold (ties count as correct, PEERS.md 2.3), per source and prefix length | same |
 | ClozeT / SenPos accuracy | exact match of the labels compared as text (`"1"` and `1` agree) | same |
 
+Where the official script would stop with an error (a division by zero: no n-gram of some
+order in any candidate, no phrase left for coverage), the metric is null here and the others
+are still reported.
+
 GLGE tasks (PEERS.md 3.5; ProphetNet `GLGE_baselines/script/eval.py`):
 
 | task | original | clean |
