@@ -1,0 +1,78 @@
+"""The evaluate job's CARD.md: the default card, the metrics, which compatibility mode was
+used and how the two modes differ, and the reject reasons the job can give."""
+from __future__ import annotations
+
+from typing import Any
+
+from annotators.core.card import default_card
+from annotators.core.reasons import SHARED
+from annotators.evaluate.reasons import JOB_REASONS, REASONS
+
+MODES = """\
+## Compatibility modes
+
+`original` reproduces the official LOT OutGen evaluation script (PEERS.md 1.5), quirks
+included; `clean` gives the corrected variants. Accuracy (ClozeT, SenPos, ChapterBreak) is
+the same in both modes.
+
+| metric | original | clean |
+|---|---|---|
+| text for BLEU and distinct | whitespace removed, jieba precise mode with HMM, words joined by single spaces | the same words |
+| BLEU-n | macro mean of sentence BLEU-n (one reference, weights 1/n), **no smoothing**: a zero n-gram precision is the smallest positive float, so that example's BLEU is about 0; no unigram match or an empty story scores 0 | the same, smoothed by Chen & Cherry method 1: a zero n-gram count becomes 0.1 (NLTK `method1`) |
+| distinct-n | unique / all n-grams over every candidate, n-grams of the **characters of the space-joined word string** (the spaces are tokens) | n-grams of **jieba words** |
+| repetition-n (not in the official report) | share of candidates with an n-gram occurring twice, same characters | same, over words |
+| coverage | ROUGE-L recall of each outline phrase against the whole story, both as space-separated characters, as pltrdy `rouge` 1.0.0 computes it: the texts are cut at every `.`, LCS summed over piece pairs, divided by the phrase's characters (so a phrase found in several pieces can score above 1); a phrase with no characters, an empty story, or an LCS reconstruction of 990 steps or more (the library's recursion limit) is **skipped**; phrases come from the outline joined and re-split at `#`; mean over all phrases pooled across examples | LCS of the phrase and the story (characters, whitespace removed) / phrase length; an empty story scores 0; only empty phrases are left out; pooled mean |
+| order | per example: phrases ranked by first occurrence in the gold story (missing: -1, ranked first; stable), then read in the candidate's order: each phrase's position is the first occurrence of its longest common substring with the story when that is over 1 character, else -1; score 1 - inversions / pairs i <= j (**diagonal included**, k(k+1)/2 pairs, so never 0); mean over examples | the same ranks; pairs i < j (k(k-1)/2), so a reversed order scores 0 |
+| ChapterBreak accuracy | an example is correct when no negative scores strictly higher than the gold (ties count as correct, PEERS.md 2.3), per source and prefix length | same |
+| ClozeT / SenPos accuracy | exact match of the labels compared as text (`"1"` and `1` agree) | same |
+
+Where the official script would stop with an error (a division by zero: no n-gram of some
+order in any candidate, no phrase left for coverage), the metric is null here and the others
+are still reported.
+
+GLGE tasks (PEERS.md 3.5; ProphetNet `GLGE_baselines/script/eval.py`):
+
+| task | original | clean |
+|---|---|---|
+| personachat | BLEU-1 / BLEU-2: NLTK `sentence_bleu` with `SmoothingFunction().method7`, weights (1,0,0,0) / (0.5,0.5,0,0), tokens = line stripped and split on single spaces, an exception scores 0, macro mean x 100 (NLTK's own function: its method7 changed across NLTK versions, stats.json records the version used); distinct-1/2: inter distinct (unique + 1e-12) / (all + 1e-5) | BLEU smoothed by method 1 (epsilon 0.1) over `str.split()` tokens; distinct without the epsilons |
+| coqa | CoQA v1.0 F1 per line (lower-case, punctuation and a/an/the removed; both empty scores 1), mean x 100 | same |
+| cnndm, gigaword, xsum, msnews | not available (perl ROUGE-1.5.5 is not re-implemented) | ROUGE-1, ROUGE-2 (clipped n-gram counts) and ROUGE-L (LCS) F1 over lower-cased whitespace tokens, `<S_SEP>` / `[X_SEP]` removed, no stemming, one sequence per summary, macro mean x 100 |
+| squadqg, msqg | not available (Python 2 QG toolkit, METEOR) | corpus BLEU-4 (no smoothing, corpus brevity penalty) and ROUGE-L F1 as above, x 100; no METEOR |
+
+GLGE predictions and gold are plain text, one example per line (an empty line is an empty
+answer, not a rejected line).
+
+Predictions and gold meet by line (prediction line N and gold example N; a table's rows of
+the split in example_id order) or by id (`example_id` or `id`). Every line keeps its number:
+a blank or broken line is rejected and never shifts the lines after it. A gold example with
+no prediction and a prediction with no gold are rejects rows; the metrics cover the matched
+examples (`n` in the metrics table), and the job exits 2 unless `--allow-partial`.
+"""
+
+
+def _value(v: Any) -> str:
+    return "-" if v is None else f"{v:.4f}"
+
+
+def metrics_section(stats: dict[str, Any]) -> str:
+    config = stats.get("config", {})
+    lines = ["", f"## Evaluation", "", f"- task: `{config.get('task')}`",
+             f"- compatibility mode: **{config.get('compat')}**",
+             f"- alignment: by {config.get('align')}; gold format: {config.get('gold_format')}"
+             + (f", split `{config.get('split')}`" if config.get("gold_format") == "table" else ""), ""]
+    metrics = stats.get("metrics") or []
+    if metrics:
+        lines += ["| group | metric | value | n |", "|---|---|---:|---:|"]
+        lines += [f"| {r['group']} | {r['metric']} | {_value(r['value'])} | {r['n']} |" for r in metrics]
+    return "\n".join(lines + [""])
+
+
+def reasons_section() -> str:
+    meanings = {**SHARED, **REASONS}
+    lines = ["## Reject reasons this job can give", "", "| reason | meaning |", "|---|---|"]
+    lines += [f"| `{code}` | {meanings[code]} |" for code in sorted(set(JOB_REASONS))]
+    return "\n".join(lines) + "\n"
+
+
+def evaluate_card(stats: dict[str, Any]) -> str:
+    return default_card(stats) + metrics_section(stats) + "\n" + MODES + "\n" + reasons_section()

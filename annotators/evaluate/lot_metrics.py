@@ -1,0 +1,254 @@
+"""LOT generation metrics (PlotCom, OutGen): the official OutGen evaluation and clean variants.
+
+`original` reproduces the official OutGen eval.py (PEERS.md 1.5) with its quirks:
+
+- text for BLEU and distinct: all whitespace removed, jieba precise mode (HMM on), words
+  joined by single spaces (`joined_words`);
+- BLEU-n: sentence BLEU of that text split on spaces, one reference, weights 1/n each, NO
+  smoothing (a zero n-gram precision counts as the smallest positive float, so BLEU ~ 0),
+  macro mean over examples; an empty candidate scores 0;
+- distinct-n / repetition-n: n-grams over the CHARACTERS of the space-joined string (the
+  spaces are tokens);
+- coverage: ROUGE-L recall of each outline phrase (reference) against the whole story
+  (hypothesis), both as space-separated characters, as pltrdy `rouge` 1.0.0 computes it
+  (pieces split at ".", per-piece LCS summed, recall over the phrase's characters); a
+  phrase found in several pieces can score above 1; a phrase the library raises on
+  (empty phrase or story, reconstruction too deep) is
+  skipped; mean over all phrases pooled across examples;
+- order: 1 - inversions over pairs i <= j (diagonal included), mean over examples.
+
+`clean`: BLEU with Chen & Cherry smoothing method 1 (epsilon 0.1 on zero precisions),
+distinct/repetition over jieba WORD n-grams, coverage = plain character LCS recall of every
+phrase (an empty story scores 0, nothing skipped, no "." splitting), order over pairs i < j.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from collections import Counter
+from typing import Iterable, Sequence
+
+from annotators.text import zh_tokens
+
+FLOAT_MIN = sys.float_info.min
+ORDERS = (1, 2, 3, 4)
+COMPAT = ("original", "clean")
+# pltrdy rouge rebuilds the LCS recursively (one Python frame per step); under the official
+# script's call stack CPython's default limit of 1000 frames is hit when the walk from
+# (len(phrase), len(piece)) to the table's edge takes this many steps or more, and the
+# phrase is then skipped by the script's bare `except`.
+RECURSION_STEPS = 990
+
+
+# ----------------------------------------------------------------------------- text
+def strip_spaces(text: str) -> str:
+    """All whitespace removed (`"".join(text.split())`)."""
+    return "".join(text.split())
+
+
+def joined_words(text: str) -> str:
+    """The official preprocessing: no whitespace, jieba words joined by single spaces."""
+    return " ".join(zh_tokens.load().lcut(strip_spaces(text), HMM=True))
+
+
+# ----------------------------------------------------------------------------- BLEU
+def ngram_counts(tokens: Sequence, n: int) -> Counter:
+    return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+
+
+def sentence_bleu(candidate: Sequence[str], reference: Sequence[str], n: int,
+                  smoothing: str = "none", epsilon: float = 0.1) -> float:
+    """BLEU-n of one candidate against one reference, uniform weights 1/n.
+
+    smoothing "none": a zero precision becomes the smallest float (NLTK method0);
+    "epsilon": a zero numerator becomes `epsilon` (Chen & Cherry 2014 method 1).
+    No unigram match, or an empty candidate, gives 0.
+    """
+    if not candidate:
+        return 0.0
+    logs = []
+    for k in range(1, n + 1):
+        cand, ref = ngram_counts(candidate, k), ngram_counts(reference, k)
+        matched = sum(min(c, ref[g]) for g, c in cand.items())
+        total = max(1, sum(cand.values()))
+        if k == 1 and matched == 0:
+            return 0.0
+        if matched:
+            p = matched / total
+        else:
+            p = FLOAT_MIN if smoothing == "none" else epsilon / total
+        logs.append(math.log(p) / n)
+    c, r = len(candidate), len(reference)
+    bp = 1.0 if c > r else math.exp(1 - r / c)
+    return bp * math.exp(math.fsum(logs))
+
+
+def bleu_scores(candidate_text: str, reference_text: str, compat: str) -> dict[str, float]:
+    """bleu-1..4 of one example from its space-joined word strings."""
+    cand, ref = candidate_text.split(), reference_text.split()
+    smoothing = "none" if compat == "original" else "epsilon"
+    return {f"bleu-{n}": sentence_bleu(cand, ref, n, smoothing) for n in ORDERS}
+
+
+# ----------------------------------------------------------------------------- distinct
+def units(joined: str, compat: str) -> list[str]:
+    """What distinct-n counts n-grams of: characters of the space-joined string (original)
+    or the words (clean)."""
+    return list(joined) if compat == "original" else joined.split()
+
+
+def distinct_counts(joined: str, compat: str) -> dict[int, list[tuple]]:
+    """Per n, the candidate's n-grams (as tuples) in order."""
+    seq = units(joined, compat)
+    return {n: [tuple(seq[i:i + n]) for i in range(len(seq) - n + 1)] for n in ORDERS}
+
+
+def has_repetition(grams: Sequence[tuple]) -> bool:
+    return len(set(grams)) < len(grams)
+
+
+def corpus_distinct(all_grams: Iterable[dict[int, list[tuple]]]) -> dict[str, float | None]:
+    """distinct-n = unique n-grams / all n-grams over every candidate; repetition-n = share
+    of candidates with an n-gram occurring twice. None when there is nothing to count."""
+    unique: dict[int, set] = {n: set() for n in ORDERS}
+    total = {n: 0 for n in ORDERS}
+    repeated = {n: 0 for n in ORDERS}
+    count = 0
+    for grams in all_grams:
+        count += 1
+        for n in ORDERS:
+            unique[n].update(grams[n])
+            total[n] += len(grams[n])
+            repeated[n] += has_repetition(grams[n])
+    out: dict[str, float | None] = {}
+    for n in ORDERS:
+        out[f"distinct-{n}"] = len(unique[n]) / total[n] if total[n] else None
+        out[f"repetition-{n}"] = repeated[n] / count if count else None
+    return out
+
+
+# ----------------------------------------------------------------------------- coverage
+def lcs_table(x: Sequence, y: Sequence) -> list[list[int]]:
+    table = [[0] * (len(y) + 1) for _ in range(len(x) + 1)]
+    for i in range(1, len(x) + 1):
+        row, prev, xi = table[i], table[i - 1], x[i - 1]
+        for j in range(1, len(y) + 1):
+            row[j] = prev[j - 1] + 1 if xi == y[j - 1] else max(prev[j], row[j - 1])
+    return table
+
+
+def lcs_length(x: Sequence, y: Sequence) -> int:
+    return lcs_table(x, y)[len(x)][len(y)] if x and y else 0
+
+
+def recon_steps(x: Sequence, y: Sequence, table: list[list[int]]) -> int:
+    """Steps of the LCS reconstruction walk from (len x, len y) to the table's edge."""
+    i, j, steps = len(x), len(y), 0
+    while i > 0 and j > 0:
+        if x[i - 1] == y[j - 1]:
+            i, j = i - 1, j - 1
+        elif table[i - 1][j] > table[i][j - 1]:
+            i -= 1
+        else:
+            j -= 1
+        steps += 1
+    return steps
+
+
+def rouge_pieces(text: str) -> list[list[str]]:
+    """pltrdy rouge's input: the text as space-separated characters, split at "." into
+    pieces (empty pieces dropped before re-joining), each piece split on single spaces."""
+    spaced = " ".join(strip_spaces(text))
+    return [" ".join(p.split()).split(" ") for p in spaced.split(".") if len(p) > 0]
+
+
+def coverage_original(phrase: str, story: str) -> float | None:
+    """ROUGE-L recall of a phrase against a story as the official script gets it; None
+    where the script's bare `except` skips the phrase."""
+    refs, hyps = rouge_pieces(phrase), rouge_pieces(story)
+    if not refs or not hyps:
+        return None
+    m = sum(len(r) for r in refs)
+    llcs = 0
+    for ref in refs:
+        for hyp in hyps:
+            table = lcs_table(ref, hyp)
+            if recon_steps(ref, hyp, table) >= RECURSION_STEPS:
+                return None
+            llcs += table[len(ref)][len(hyp)]
+    return llcs / m
+
+
+def coverage_clean(phrase: str, story: str) -> float | None:
+    """Character LCS of phrase and story / phrase length; None for an empty phrase."""
+    p, s = strip_spaces(phrase), strip_spaces(story)
+    if not p:
+        return None
+    return lcs_length(p, s) / len(p)
+
+
+def coverage_values(outline: Sequence[str], story: str, compat: str) -> list[float]:
+    """The example's phrase values that enter the pooled coverage mean."""
+    if compat == "original":
+        phrases = "#".join(outline).split("#")
+        values = [coverage_original(p, story) for p in phrases]
+    else:
+        values = [coverage_clean(p, story) for p in outline]
+    return [v for v in values if v is not None]
+
+
+# ----------------------------------------------------------------------------- order
+def longest_common_substring(x: str, y: str) -> str:
+    """The longest common substring, taken from x; ties go to the one ending first in x
+    (then first in y), as a row-by-row dynamic programme finds it."""
+    best_len, best_end = 0, 0
+    prev = [0] * (len(y) + 1)
+    for i in range(1, len(x) + 1):
+        row = [0] * (len(y) + 1)
+        for j in range(1, len(y) + 1):
+            if x[i - 1] == y[j - 1]:
+                row[j] = prev[j - 1] + 1
+                if row[j] > best_len:
+                    best_len, best_end = row[j], i
+        prev = row
+    return x[best_end - best_len:best_end]
+
+
+def gold_ranks(outline: Sequence[str], gold_story: str, compat: str) -> dict[str, int]:
+    """phrase -> rank by first occurrence in the gold story (missing: -1, first); a
+    repeated phrase keeps its first place in the dict and its last rank (as the script)."""
+    if compat == "original":
+        phrases = "#".join(outline).strip().split("#")
+        story = gold_story.strip()
+        pos = [story.find(p.strip()) for p in phrases]
+    else:
+        phrases = list(outline)
+        pos = [gold_story.find(p) for p in phrases]
+    ranks: dict[str, int] = {}
+    for rank, index in enumerate(sorted(range(len(phrases)), key=lambda k: pos[k])):
+        ranks[phrases[index]] = rank
+    return ranks
+
+
+def inversion_score(ranks: Sequence[int], diagonal: bool) -> float | None:
+    """1 - inversions / pairs; pairs i <= j with `diagonal`, else i < j (one item: 1)."""
+    k = len(ranks)
+    inversions = sum(1 for i in range(k) for j in range(i + 1, k) if ranks[i] > ranks[j])
+    pairs = k * (k + 1) // 2 if diagonal else k * (k - 1) // 2
+    if pairs == 0:
+        return 1.0 if k == 1 else None
+    return 1 - inversions / pairs
+
+
+def order_score(outline: Sequence[str], gold_story: str, story: str, compat: str) -> float | None:
+    """The order of one example: gold ranks of the phrases read in candidate order."""
+    ranks = gold_ranks(outline, gold_story, compat)
+    phrases = list(ranks)[::-1]
+    hyp = strip_spaces(story)
+    pos = []
+    for phrase in phrases:
+        common = longest_common_substring(strip_spaces(phrase), hyp)
+        pos.append(hyp.find(common) if len(common) > 1 else -1)
+    in_candidate = sorted(range(len(phrases)), key=lambda k: pos[k])
+    sequence = [ranks[phrases[k]] for k in in_candidate]
+    return inversion_score(sequence, diagonal=compat == "original")

@@ -1,0 +1,312 @@
+"""What the evaluate job's stages apply: parse predictions and gold, align them, score each
+pair, and turn every example's scores into the metrics table (issue 16).
+
+Alignment never guesses: by line, prediction line N meets gold example N (every line counts,
+a blank or broken line is rejected without shifting the lines after it); by id, a
+prediction's `example_id` (or `id`) meets the gold example with that id. A gold example with
+no prediction, and a prediction with no gold example, are rejects rows.
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import Iterable, Sequence
+
+from annotators.core.outcome import Drop
+from annotators.evaluate import glge_metrics as gm
+from annotators.evaluate import lot_metrics as lm
+from annotators.evaluate.config import ACCURACY_TASKS, ANSWER_FIELD, GENERATION_TASKS, EvalConfig
+from schemas.evaluate import ExampleScore, Gold, Pair, Prediction
+
+READ_ERROR = "__read_error__"
+
+
+# ----------------------------------------------------------------------------- parsing
+def line_number(input_id: str) -> str:
+    """The line number of an input id "name:N" (the key of line alignment)."""
+    return input_id.rsplit(":", 1)[-1]
+
+
+def _json_object(raw: bytes) -> dict | Drop:
+    try:
+        text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError as exc:
+        return Drop("undecodable", f"not UTF-8: {exc}")
+    if not text.strip():
+        return Drop("blank_line", "empty line (it keeps its line number: later lines do not shift)")
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        return Drop("malformed_json", str(exc)[:200])
+    if not isinstance(value, dict):
+        return Drop("not_an_object", f"a JSON {type(value).__name__}, not an object")
+    return value
+
+
+def record_id(record: dict) -> str | None:
+    """The example id a record carries (`example_id`, else `id`), as text."""
+    for name in ("example_id", "id"):
+        value = record.get(name)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+    return None
+
+
+def check_answer(task: str, value, where: str) -> Drop | None:
+    """None when `value` has the type the task's answer field needs, else the Drop."""
+    field = ANSWER_FIELD[task]
+    if value is None:
+        return Drop("missing_field", f"{where}: no `{field}`")
+    if task in ACCURACY_TASKS:
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            return Drop("bad_field_type", f"{where}: `label` is a {type(value).__name__}; "
+                        "an integer or a string of digits is needed")
+        if isinstance(value, str) and not value.strip().lstrip("-").isdigit():
+            return Drop("bad_field_type", f"{where}: `label` {value[:40]!r} is not an integer")
+        return None
+    if task in GENERATION_TASKS:
+        if not isinstance(value, str):
+            return Drop("bad_field_type", f"{where}: `{field}` is a {type(value).__name__}, not a string")
+        return None
+    # chapterbreak: a list of finite numbers
+    if not isinstance(value, list) or not value:
+        return Drop("bad_field_type", f"{where}: `scores` must be a non-empty list of numbers")
+    for score in value:
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+            return Drop("bad_field_type", f"{where}: `scores` holds {score!r}, not a finite number")
+    return None
+
+
+def text_line(raw: bytes) -> dict | Drop:
+    """A GLGE line (plain text, one example per line; an empty line is an empty answer)."""
+    try:
+        return {"text": raw.decode("utf-8") if isinstance(raw, bytes) else raw}
+    except UnicodeDecodeError as exc:
+        return Drop("undecodable", f"not UTF-8: {exc}")
+
+
+def parse_prediction(element: tuple[str, bytes], config: EvalConfig) -> list[Prediction] | Drop:
+    """One predictions line -> its Prediction keyed by line number or id."""
+    input_id, raw = element
+    if config.task in gm.GLGE_TASKS:
+        record = text_line(raw)
+        return record if isinstance(record, Drop) else [Prediction(line_number(input_id), input_id, record)]
+    record = _json_object(raw)
+    if isinstance(record, Drop):
+        return record
+    bad = check_answer(config.task, record.get(ANSWER_FIELD[config.task]), "prediction")
+    if bad:
+        return bad
+    if config.effective_align() == "id":
+        key = record_id(record)
+        if key is None:
+            return Drop("missing_field", "prediction: no `example_id` or `id` (needed with --align id)")
+    else:
+        key = line_number(input_id)
+    return [Prediction(key, input_id, record)]
+
+
+def _gold_fields(task: str, record: dict, where: str) -> Drop | None:
+    """None when a gold record has what scoring needs (ChapterBreak gold carries no answer
+    field: its gold candidate comes first in the predicted scores)."""
+    if task == "chapterbreak":
+        negatives = record.get("negatives")
+        if not isinstance(negatives, (list, tuple)) or not negatives:
+            return Drop("missing_field", f"{where}: no `negatives` list")
+        return None
+    bad = check_answer(task, record.get(ANSWER_FIELD[task]), where)
+    if bad:
+        return bad
+    if task == "outgen":
+        outline = record.get("outline")
+        if not isinstance(outline, (list, tuple)) or not all(isinstance(p, str) for p in outline):
+            return Drop("bad_field_type", f"{where}: `outline` must be a list of strings")
+    return None
+
+
+def parse_gold_line(element: tuple[str, bytes], config: EvalConfig) -> list[Gold] | Drop:
+    """One gold .jsonl line (the released LOT format, or any record with the answer field),
+    or one line of a GLGE target file."""
+    input_id, raw = element
+    if config.task in gm.GLGE_TASKS:
+        record = text_line(raw)
+        key = line_number(input_id)
+        return record if isinstance(record, Drop) else [Gold(key, input_id, key, record)]
+    record = _json_object(raw)
+    if isinstance(record, Drop):
+        return record
+    bad = _gold_fields(config.task, record, "gold")
+    if bad:
+        return bad
+    example_id = record_id(record)
+    if config.effective_align() == "id":
+        if example_id is None:
+            return Drop("missing_field", "gold: no `example_id` or `id` (needed with --align id)")
+        key = example_id
+    else:
+        key = line_number(input_id)
+    return [Gold(key, input_id, example_id or key, record)]
+
+
+def parse_gold_row(element: tuple[str, dict], config: EvalConfig) -> list[Gold] | Drop:
+    """One row of a storybench table (lot/<task>/ or chapterbreak examples/); rows of other
+    splits pass with no output. The key is the id; line alignment renumbers later."""
+    input_id, row = element
+    if READ_ERROR in row:
+        return Drop("unreadable_file", row[READ_ERROR])
+    if config.task != "chapterbreak" and row.get("split") != config.split:
+        return []
+    example_id = row.get("example_id")
+    if not isinstance(example_id, str) or not example_id:
+        return Drop("missing_field", "gold row: no `example_id`")
+    bad = _gold_fields(config.task, row, "gold row")
+    if bad:
+        return bad
+    return [Gold(example_id, input_id, example_id, row)]
+
+
+def number_by_position(golds: Iterable[Gold]) -> list[Gold]:
+    """Table rows in example_id order, keyed 1..n: the order of the LOT job's <split>.jsonl."""
+    ordered = sorted(golds, key=lambda g: (g.example_id, g.input_id))
+    return [g._replace(key=str(n)) for n, g in enumerate(ordered, start=1)]
+
+
+# ----------------------------------------------------------------------------- alignment
+def input_order(input_id: str) -> tuple:
+    """Sort key of an input id "name:N" in input order (line or row numbers as numbers)."""
+    name, _, number = input_id.rpartition(":")
+    return (name, int(number), "") if number.isdigit() else (input_id, -1, input_id)
+
+
+def align(element: tuple[str, dict]) -> list[tuple[str, list[Pair] | Drop]]:
+    """Grouped stage: one key's gold and predictions -> the pair, or a reason per record."""
+    key, groups = element
+    golds = sorted(groups.get("gold", []), key=lambda g: input_order(g.input_id))
+    preds = sorted(groups.get("pred", []), key=lambda p: input_order(p.input_id))
+    out: list[tuple[str, list[Pair] | Drop]] = []
+    for gold in golds[1:]:
+        out.append((gold.input_id, Drop("duplicate_id", f"gold key {key!r} also at {golds[0].input_id}")))
+    for pred in preds[1:]:
+        out.append((pred.input_id, Drop("duplicate_id", f"prediction key {key!r} also at {preds[0].input_id}")))
+    if golds and preds:
+        gold, pred = golds[0], preds[0]
+        out.append((gold.input_id, []))
+        out.append((pred.input_id, [Pair(key, gold.example_id, pred.input_id, gold.input_id,
+                                         pred.record, gold.record)]))
+    elif golds:
+        out.append((golds[0].input_id, Drop("missing_prediction", f"no prediction for gold key {key!r}")))
+    elif preds:
+        out.append((preds[0].input_id, Drop("unexpected_prediction", f"no gold example for key {key!r}")))
+    return out
+
+
+# ----------------------------------------------------------------------------- scoring
+def label_text(value) -> str:
+    """A label compared as text, as PEERS.md 1.5 advises (ClozeT "0"/"1", SenPos ints)."""
+    return str(value).strip() if isinstance(value, str) else str(int(value))
+
+
+def score_pair(pair: Pair, config: EvalConfig) -> list[ExampleScore]:
+    """The `score` stage: one aligned example's scores."""
+    task, compat = config.task, config.compat
+    base = dict(task=task, key=pair.key, example_id=pair.example_id,
+                prediction_input_id=pair.prediction_input_id, gold_input_id=pair.gold_input_id)
+    field = ANSWER_FIELD[task]
+    if task in ACCURACY_TASKS:
+        correct = label_text(pair.prediction[field]) == label_text(pair.gold[field])
+        return [ExampleScore(values={"accuracy": float(correct)}, **base)]
+    if task == "chapterbreak":
+        return _score_chapterbreak(pair, base)
+    if task in gm.GLGE_TASKS:
+        return [_score_glge(pair.prediction["text"], pair.gold["text"], task, compat, base)]
+    candidate, reference = pair.prediction[field], pair.gold[field]
+    cand_words, ref_words = lm.joined_words(candidate), lm.joined_words(reference)
+    values = dict(lm.bleu_scores(cand_words, ref_words, compat))
+    grams = lm.distinct_counts(cand_words, compat)
+    coverage: tuple = ()
+    if task == "outgen":
+        outline = list(pair.gold["outline"])
+        coverage = tuple(lm.coverage_values(outline, candidate, compat))
+        values["order"] = lm.order_score(outline, reference, candidate, compat)
+        values["coverage"] = sum(coverage) / len(coverage) if coverage else None
+    return [ExampleScore(values=values, grams=grams, coverage=coverage, **base)]
+
+
+def _score_glge(pred: str, gold: str, task: str, compat: str, base: dict) -> ExampleScore:
+    if task == "personachat":
+        values, grams = gm.personachat_scores(pred, gold, compat)
+        return ExampleScore(values=values, grams=grams, **base)
+    if task == "coqa":
+        return ExampleScore(values={"f1": 100 * gm.coqa_f1(pred, gold)}, **base)
+    rouge = gm.rouge_scores(pred, gold)
+    if task in gm.QG_TASKS:
+        return ExampleScore(values={"rouge-l": rouge["rouge-l"]}, grams=gm.bleu4_stats(pred, gold), **base)
+    return ExampleScore(values=rouge, **base)
+
+
+def _score_chapterbreak(pair: Pair, base: dict) -> list[ExampleScore] | Drop:
+    scores, negatives = pair.prediction["scores"], pair.gold["negatives"]
+    if len(scores) != 1 + len(negatives):
+        return Drop("score_count_mismatch", f"{len(scores)} scores for 1 gold + {len(negatives)} negatives")
+    correct = all(s <= scores[0] for s in scores[1:])  # ties count as correct (PEERS.md 2.3)
+    source, length = pair.gold.get("source"), pair.gold.get("prefix_length")
+    boundary = pair.gold.get("boundary")
+    groups = ["all"]
+    if source is not None:
+        groups.append(f"source={source}")
+    if length is not None:
+        groups.append(f"prefix_length={length}")
+    if source is not None and length is not None:
+        groups.append(f"source={source},prefix_length={length}")
+    if boundary is not None:
+        groups.append(f"boundary={boundary}")
+    return [ExampleScore(values={"accuracy": float(correct)}, groups=tuple(groups), **base)]
+
+
+# ----------------------------------------------------------------------------- the metrics table
+def _mean(values: Sequence[float]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
+
+
+def metric_rows(scores: Iterable[ExampleScore], config: EvalConfig) -> list[dict]:
+    """Every example's scores -> the corpus metrics (METRICS_SCHEMA rows)."""
+    scores = sorted(scores, key=lambda s: s.key)
+    task, compat = config.task, config.compat
+    rows: list[dict] = []
+
+    def add(group: str, metric: str, value, n: int) -> None:
+        rows.append({"task": task, "compat": compat, "group": group, "metric": metric,
+                     "value": value, "n": n})
+
+    if task in ACCURACY_TASKS or task == "chapterbreak":
+        groups: dict[str, list[float]] = {"all": []}
+        for s in scores:
+            for g in s.groups:
+                groups.setdefault(g, []).append(s.values["accuracy"])
+        for g in sorted(groups):
+            add(g, "accuracy", _mean(groups[g]), len(groups[g]))
+            add(g, "correct", float(sum(groups[g])), len(groups[g]))
+        return rows
+    n = len(scores)
+    if task in gm.GLGE_TASKS:
+        names = sorted({m for s in scores for m in s.values})
+        for metric in names:
+            add("all", metric, _mean([s.values[metric] for s in scores]), n)
+        if task == "personachat":
+            for metric, value in gm.inter_distinct([s.grams for s in scores], compat).items():
+                add("all", metric, value, n)
+        if task in gm.QG_TASKS:
+            add("all", "bleu-4", gm.corpus_bleu4([s.grams for s in scores]), n)
+        return rows
+    for k in lm.ORDERS:
+        add("all", f"bleu-{k}", _mean([s.values[f"bleu-{k}"] for s in scores]), n)
+    for metric, value in lm.corpus_distinct(s.grams for s in scores).items():
+        add("all", metric, value, n)
+    if task == "outgen":
+        pooled = [v for s in scores for v in s.coverage]
+        add("all", "coverage", _mean(pooled), len(pooled))
+        orders = [s.values["order"] for s in scores if s.values["order"] is not None]
+        add("all", "order", _mean(orders), len(orders))
+    return rows
