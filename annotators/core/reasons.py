@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 
-BENCHMARKS = ("stories", "lot", "chapterbreak", "glge", "storium", "audits")
+BENCHMARKS = ("stories", "lot", "chapterbreak", "glge", "storium", "audits", "evaluate")
 
 SHARED = {
     # reading files and lines

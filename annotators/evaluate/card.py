@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from annotators.core.card import default_card
-from annotators.core.reasons import SHARED
-from annotators.evaluate.reasons import JOB_REASONS, REASONS
+from annotators.core.reasons import reasons_markdown
+from annotators.evaluate.reasons import JOB_REASONS
 
 MODES = """\
 ## Compatibility modes
@@ -56,7 +56,7 @@ def _value(v: Any) -> str:
 
 def metrics_section(stats: dict[str, Any]) -> str:
     config = stats.get("config", {})
-    lines = ["", f"## Evaluation", "", f"- task: `{config.get('task')}`",
+    lines = ["", "## Evaluation", "", f"- task: `{config.get('task')}`",
              f"- compatibility mode: **{config.get('compat')}**",
              f"- alignment: by {config.get('align')}; gold format: {config.get('gold_format')}"
              + (f", split `{config.get('split')}`" if config.get("gold_format") == "table" else ""), ""]
@@ -67,12 +67,5 @@ def metrics_section(stats: dict[str, Any]) -> str:
     return "\n".join(lines + [""])
 
 
-def reasons_section() -> str:
-    meanings = {**SHARED, **REASONS}
-    lines = ["## Reject reasons this job can give", "", "| reason | meaning |", "|---|---|"]
-    lines += [f"| `{code}` | {meanings[code]} |" for code in sorted(set(JOB_REASONS))]
-    return "\n".join(lines) + "\n"
-
-
 def evaluate_card(stats: dict[str, Any]) -> str:
-    return default_card(stats) + metrics_section(stats) + "\n" + MODES + "\n" + reasons_section()
+    return default_card(stats) + metrics_section(stats) + "\n" + MODES + "\n" + reasons_markdown(JOB_REASONS)

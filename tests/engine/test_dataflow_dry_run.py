@@ -37,6 +37,9 @@ JOBS = {  # job -> (local inputs, gs:// inputs)
                 ["--test", f"{BUCKET}/lot/outgen", "--reference", f"{BUCKET}/reference/*.txt.gz"]),
     "overlap_lot": (["--lot", "{lot}"], ["--lot", f"{BUCKET}/lot"]),
     "bias": (["--lot", "{lot}"], ["--lot", f"{BUCKET}/lot"]),
+    "evaluate": (["--task", "outgen", "--predictions", str(ROOT / "samples/lot/stories.jsonl"),
+                  "--gold", "{lot}/outgen"],
+                 ["--task", "outgen", "--predictions", f"{BUCKET}/pred.jsonl", "--gold", f"{BUCKET}/lot/outgen"]),
 }
 
 
