@@ -13,22 +13,10 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from annotators.evaluate.config import EvalConfig
-from pipelines.engine import REJECTS, Stage
 from pipelines.evaluate import Align, Metrics, ParseGold, ParsePredictions, Score
+from tests.beam_report import RecordingReport
 
 
-class RecordingReport:
-    """Stands in for JobReport: applies each Stage and keeps its rejects by stage name."""
-
-    def __init__(self):
-        self.rejects: dict = {}
-
-    def stage(self, name, fn, **kwargs):
-        return Stage(name, fn, report=self, **kwargs)
-
-    def add(self, name, result):
-        self.rejects[name] = result[REJECTS]
-        return result["main"]
 
 
 def line(record) -> bytes:
@@ -58,10 +46,10 @@ def test_clozet_by_line_never_shifts_after_a_bad_line():
         assert_that(rows, equal_to([("all", "accuracy", 1.0, 2), ("all", "correct", 2.0, 2)]), label="metrics")
         assert_that(scores | beam.Map(lambda s: (s.key, s.values["accuracy"])),
                     equal_to([("1", 1.0), ("3", 1.0)]), label="scores")
-        assert_that(reasons(report.rejects["parse_predictions"], "RP"), equal_to([
+        assert_that(reasons(report.by_stage["parse_predictions"], "RP"), equal_to([
             ("parse_predictions", "p.jsonl:2", "blank_line"),
             ("parse_predictions", "p.jsonl:4", "bad_field_type")]), label="parse_rejects")
-        assert_that(reasons(report.rejects["align"], "RA"), equal_to([
+        assert_that(reasons(report.by_stage["align"], "RA"), equal_to([
             ("align", "gold.jsonl:2", "missing_prediction"),
             ("align", "gold.jsonl:4", "missing_prediction"),
             ("align", "p.jsonl:5", "unexpected_prediction")]), label="align_rejects")
@@ -85,11 +73,11 @@ def test_table_gold_by_id_with_duplicates_and_unknown_ids():
         scores = {"gold": golds, "pred": keyed_preds} | Align(report) | Score(report, cfg)
         assert_that(scores | beam.Map(lambda s: (s.example_id, s.prediction_input_id, s.values["accuracy"])),
                     equal_to([("a", "p:1", 1.0), ("b", "p:2", 0.0)]), label="scores")
-        assert_that(reasons(report.rejects["parse_gold"], "RG"),
+        assert_that(reasons(report.by_stage["parse_gold"], "RG"),
                     equal_to([("parse_gold", "senpos:3", "unreadable_file")]), label="gold_rejects")
-        assert_that(reasons(report.rejects["parse_predictions"], "RP"),
+        assert_that(reasons(report.by_stage["parse_predictions"], "RP"),
                     equal_to([("parse_predictions", "p:5", "missing_field")]), label="pred_rejects")
-        assert_that(reasons(report.rejects["align"], "RA"), equal_to([
+        assert_that(reasons(report.by_stage["align"], "RA"), equal_to([
             ("align", "p:3", "duplicate_id"), ("align", "p:4", "unexpected_prediction")]), label="align_rejects")
 
 

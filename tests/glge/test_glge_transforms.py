@@ -18,26 +18,14 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from annotators.glge.levels import GlgeConfig
-from pipelines.engine import REJECTS, Stage
 from pipelines.glge import LevelRows, LoadTasks, ScoreTasks, SummariseTasks, WriteTaskFiles
 from schemas.glge import FILES, GlgeTask, TaskSpec, TaskSummary
 from schemas.lot import PLOTCOM_SCHEMA
+from tests.beam_report import RecordingReport
 
 TINY = pathlib.Path(__file__).parents[1] / "fixtures" / "glge" / "tiny_data" / "org_data"
 
 
-class RecordingReport:
-    """Stands in for JobReport: applies each Stage and keeps its rejects by stage name."""
-
-    def __init__(self):
-        self.rejects: dict = {}
-
-    def stage(self, name, fn, **kwargs):
-        return Stage(name, fn, report=self, **kwargs)
-
-    def add(self, name, result):
-        self.rejects[name] = result[REJECTS]
-        return result["main"]
 
 
 def pipeline() -> TestPipeline:
@@ -70,7 +58,7 @@ def load(p, specs, files):
     """LoadTasks over in-memory specs and files: (main, rejects of stage `load`)."""
     report = RecordingReport()
     tasks = p | beam.Create(specs) | LoadTasks(report, read=functools.partial(read_from, files))
-    return tasks, report.rejects["load"]
+    return tasks, report.by_stage["load"]
 
 
 # ----------------------------------------------------------------------------- LoadTasks
@@ -143,7 +131,7 @@ def test_load_tasks_rejects_an_unreadable_parquet_file():
 def score(p, tasks):
     report = RecordingReport()
     levels = p | beam.Create(tasks) | ScoreTasks(report, GlgeConfig(), seed=0, langs=["en"])
-    return levels, report.rejects["levels"]
+    return levels, report.by_stage["levels"]
 
 
 def test_score_tasks_selects_hard_and_medium_plus_by_lowest_score():

@@ -18,9 +18,9 @@ from annotators.lot.outgen import build_outgen
 from annotators.lot.records import AgreementCounts, ReviewRecord
 from annotators.lot.senpos import SenPosConfig, apply_review, build_senpos
 from annotators.lot.story import StoryConfig, parse_story_record, prepare_story, split_of
-from pipelines.engine import REJECTS, Stage
 from pipelines.lot import (BuildClozeTAndPlotCom, BuildOutGen, BuildSenPos, OutlineAgreement, ParseAnnotations,
                            ParseReviews, ParseStories, ReviewSenPos)
+from tests.beam_report import RecordingReport
 
 STORY_A = ("从前有一个小村庄，村口住着一位勤劳的老木匠。老木匠每天天不亮就起床，在院子里刨木头。"
            "村里的孩子们都喜欢围在他身边看他干活。有一年冬天，河上的木桥被大雪压断了。"
@@ -31,18 +31,6 @@ STORY_B = ("海边住着一个叫阿海的老渔夫，他每天天不亮就划�
 SPLITS = (1.0, 1.0, 1.0)
 
 
-class CollectingReport:
-    """What a composite needs of JobReport: `stage()` applies a Stage and keeps its rejects by name."""
-
-    def __init__(self):
-        self.rejects: dict = {}
-
-    def stage(self, name, fn, **kwargs):
-        return Stage(name, fn, report=self, **kwargs)
-
-    def add(self, name, result):
-        self.rejects[name] = result[REJECTS]
-        return result["main"]
 
 
 def pipeline():
@@ -64,7 +52,7 @@ def reject(stage, input_id, reason, detail):
 def test_parse_stories_prepares_each_story():
     raw = [("s.jsonl:1", line(id="a", story=STORY_A)), ("s.jsonl:2", line(id="b", story=STORY_B))]
     with pipeline() as p:
-        stories = p | beam.Create(raw) | ParseStories(CollectingReport(), StoryConfig())
+        stories = p | beam.Create(raw) | ParseStories(RecordingReport(), StoryConfig())
         assert_that(stories, equal_to([prepared("s.jsonl:1", id="a", story=STORY_A),
                                        prepared("s.jsonl:2", id="b", story=STORY_B)]))
 
@@ -72,11 +60,11 @@ def test_parse_stories_prepares_each_story():
 def test_parse_stories_rejects_unparsable_lines():
     raw = [("s.jsonl:1", b'{"id": "x"'), ("s.jsonl:2", b""), ("s.jsonl:3", b"[1]"),
            ("s.jsonl:4", line(id="y", title="no story")), ("s.jsonl:5", b"\x00\x01")]
-    report = CollectingReport()
+    report = RecordingReport()
     with pipeline() as p:
         stories = p | beam.Create(raw) | ParseStories(report, StoryConfig())
         assert_that(stories, equal_to([]), label="no stories")
-        assert_that(report.rejects["parse"], equal_to([
+        assert_that(report.by_stage["parse"], equal_to([
             reject("parse", "s.jsonl:1", "malformed_json", "Expecting ',' delimiter at column 11"),
             reject("parse", "s.jsonl:2", "blank_line", "empty line in a JSON lines file"),
             reject("parse", "s.jsonl:3", "not_an_object", "a JSON list, not an object"),
@@ -87,31 +75,31 @@ def test_parse_stories_rejects_unparsable_lines():
 def test_parse_stories_keeps_the_earliest_of_equal_texts():
     raw = [("b.jsonl:10", line(id="late", story=STORY_A)), ("b.jsonl:9", line(id="early", story=" " + STORY_A)),
            ("a.jsonl:3", line(id="b", story=STORY_B))]
-    report = CollectingReport()
+    report = RecordingReport()
     with pipeline() as p:
         stories = p | beam.Create(raw) | ParseStories(report, StoryConfig())
         assert_that(stories | beam.Map(lambda s: (s.story_id, s.input_id)),
                     equal_to([("early", "b.jsonl:9"), ("b", "a.jsonl:3")]), label="kept")
-        assert_that(report.rejects["dedup_text"], equal_to([
+        assert_that(report.by_stage["dedup_text"], equal_to([
             reject("dedup_text", "b.jsonl:10", "exact_duplicate", "same text as b.jsonl:9")]), label="text dups")
 
 
 def test_parse_stories_keeps_the_earliest_of_equal_ids():
     raw = [("s.jsonl:2", line(id="a", story=STORY_B)), ("s.jsonl:1", line(id="a", story=STORY_A))]
-    report = CollectingReport()
+    report = RecordingReport()
     with pipeline() as p:
         stories = p | beam.Create(raw) | ParseStories(report, StoryConfig())
         assert_that(stories | beam.Map(lambda s: s.input_id), equal_to(["s.jsonl:1"]), label="kept")
-        assert_that(report.rejects["dedup_id"], equal_to([
+        assert_that(report.by_stage["dedup_id"], equal_to([
             reject("dedup_id", "s.jsonl:2", "duplicate_id", "same story_id as s.jsonl:1")]), label="id dups")
 
 
 def test_parse_stories_rejects_what_prepare_cannot_use():
     raw = [("s.jsonl:1", line(id="en", story="The fox ran. It jumped. It slept."))]
-    report = CollectingReport()
+    report = RecordingReport()
     with pipeline() as p:
         p | beam.Create(raw) | ParseStories(report, StoryConfig())
-        assert_that(report.rejects["prepare"], equal_to([
+        assert_that(report.by_stage["prepare"], equal_to([
             reject("prepare", "s.jsonl:1", "not_chinese", "Han share 0.00 < 0.5")]))
 
 
@@ -126,7 +114,7 @@ def _clozet_inputs(p, anns):
 
 
 def test_clozet_and_plotcom_rows():
-    report = CollectingReport()
+    report = RecordingReport()
     story_a, story_b = prepared("s.jsonl:1", id="a", story=STORY_A), prepared("s.jsonl:2", id="b", story=STORY_B)
     ex = build_clozet(story_a, parse_annotation("n.jsonl:1", line(**ANN_A)), split_of(0, "a", SPLITS), seed=0)
     expected = [("clozet", ex.to_row()), ("plotcom", build_plotcom_train(story_b, seed=0).to_row())]
@@ -139,30 +127,30 @@ def test_clozet_and_plotcom_rows():
             report, 0, SPLITS, ClozeTConfig())
         rows = (clozet, plotcom) | beam.Flatten() | beam.Map(lambda r: (r.task, r.row))
         assert_that(rows, equal_to(expected), label="rows")
-        assert_that(report.rejects["plotcom"], equal_to([
+        assert_that(report.by_stage["plotcom"], equal_to([
             reject("plotcom", "s.jsonl:1", "clozet_story", "held out: PlotCom train excludes ClozeT stories")]),
             label="plotcom rejects")
 
 
 def test_clozet_rejects_bad_and_unmatched_annotations():
-    report = CollectingReport()
+    report = RecordingReport()
     anns = [dict(ANN_A, story_id="zzz"), dict(ANN_A, right_index=0), ANN_A, {"story_id": "a", "wrong": "x"}]
     with pipeline() as p:
         stories, raw = _clozet_inputs(p, anns)
         parsed = raw | ParseAnnotations(report)
         clozet, _ = {"stories": stories, "annotations": parsed} | BuildClozeTAndPlotCom(
             report, 0, SPLITS, ClozeTConfig())
-        assert_that(report.rejects["annotations"], equal_to([
+        assert_that(report.by_stage["annotations"], equal_to([
             reject("annotations", "n.jsonl:4", "missing_field", "right_index is missing or empty")]),
             label="parse rejects")
-        assert_that(report.rejects["clozet"], equal_to([
+        assert_that(report.by_stage["clozet"], equal_to([
             reject("clozet", "n.jsonl:1", "unknown_story", "no story with id 'zzz'"),
             reject("clozet", "n.jsonl:2", "first_sentence", "the right sentence may not be the first sentence")]),
             label="clozet rejects")
 
 
 def test_senpos_examples_and_rejects():
-    report = CollectingReport()
+    report = RecordingReport()
     story = prepared("s.jsonl:1", id="a", story=STORY_A)
     short = prepared("s.jsonl:2", id="c", story="小猫在河边钓鱼钓了整整一天的时间。它连一条小小的鱼也没有能够钓到手。"
                                                 "最后它只好饿着肚子慢慢走回家里去了。")
@@ -170,7 +158,7 @@ def test_senpos_examples_and_rejects():
     with pipeline() as p:
         senpos = p | beam.Create([story, short]) | BuildSenPos(report, 0, SPLITS, SenPosConfig())
         assert_that(senpos | beam.Map(lambda o: o.example), equal_to([built.example]), label="examples")
-        assert_that(report.rejects["senpos"] | beam.Map(lambda r: (r["input_id"], r["reason"])),
+        assert_that(report.by_stage["senpos"] | beam.Map(lambda r: (r["input_id"], r["reason"])),
                     equal_to([("s.jsonl:2", "no_removable_sentence")]), label="senpos rejects")
 
 
@@ -188,15 +176,15 @@ def test_review_applies_the_first_review_and_rejects_the_rest():
     raw = [("r.jsonl:2", line(**review)), ("r.jsonl:1", line(**review)), ("r.jsonl:3", b"{oops"),
            ("r.jsonl:4", line(example_id="nope"))]
     reviewed = apply_review(ex, {"example_id": ex.example_id, "accept": True, "drop": [other], "reviewer": ""})
-    report = CollectingReport()
+    report = RecordingReport()
     with pipeline() as p:
         reviews = p | "Reviews" >> beam.Create(raw) | ParseReviews(report)
         examples = p | "Examples" >> beam.Create([output])
         out = {"examples": examples, "reviews": reviews} | ReviewSenPos(report, reviewed_only=False)
         assert_that(out | beam.Map(lambda o: o.example), equal_to([reviewed]), label="reviewed")
-        assert_that(report.rejects["senpos_review_parse"] | beam.Map(lambda r: (r["input_id"], r["reason"])),
+        assert_that(report.by_stage["senpos_review_parse"] | beam.Map(lambda r: (r["input_id"], r["reason"])),
                     equal_to([("r.jsonl:3", "malformed_json")]), label="parse rejects")
-        assert_that(report.rejects["senpos_review"], equal_to([
+        assert_that(report.by_stage["senpos_review"], equal_to([
             reject("senpos_review", "r.jsonl:2", "duplicate_review", "an earlier review counts"),
             reject("senpos_review", "r.jsonl:4", "unknown_example", "no SenPos val/test example nope")]),
             label="review rejects")
@@ -204,14 +192,14 @@ def test_review_applies_the_first_review_and_rejects_the_rest():
 
 def test_reviewed_only_rejects_unreviewed_examples():
     output = _eval_example()
-    report = CollectingReport()
+    report = RecordingReport()
     with pipeline() as p:
         examples = p | "Examples" >> beam.Create([output])
         reviews = p | "Reviews" >> beam.Create([ReviewRecord("r.jsonl:1", {"example_id": "other", "accept": True,
                                                                                "drop": [], "reviewer": ""})])
         out = {"examples": examples, "reviews": reviews} | ReviewSenPos(report, reviewed_only=True)
         assert_that(out, equal_to([]), label="none kept")
-        assert_that(report.rejects["senpos_review"] | beam.Map(lambda r: (r["input_id"], r["reason"])),
+        assert_that(report.by_stage["senpos_review"] | beam.Map(lambda r: (r["input_id"], r["reason"])),
                     equal_to([(output.example.example_id, "not_reviewed"), ("r.jsonl:1", "unknown_example")]),
                     label="review rejects")
 
@@ -220,7 +208,7 @@ def test_outgen_rows_agreement_and_rejects():
     story = prepared("s.jsonl:1", id="a", story=STORY_A, outline=["老木匠", "不在故事里"])
     lost = prepared("s.jsonl:2", id="b", story=STORY_B, outline=["不在故事里"])
     ex = build_outgen(story, split_of(0, "a", SPLITS), seed=0, outline_from="input")
-    report = CollectingReport()
+    report = RecordingReport()
     with pipeline() as p:
         outgen = p | beam.Create([story, lost]) | BuildOutGen(report, 0, SPLITS, "input")
         assert_that(outgen | beam.Map(lambda o: (o.task_row.task, o.task_row.row, o.agreement)),
@@ -228,5 +216,5 @@ def test_outgen_rows_agreement_and_rejects():
         assert_that(outgen | OutlineAgreement(), equal_to([{
             "stories_with_input_outline": 1, "shared_phrases": 1, "predicted_phrases": 1, "input_phrases": 2,
             "precision": 1.0, "recall": 0.5, "f1": 0.6667}]), label="agreement")
-        assert_that(report.rejects["outgen"] | beam.Map(lambda r: (r["input_id"], r["reason"])),
+        assert_that(report.by_stage["outgen"] | beam.Map(lambda r: (r["input_id"], r["reason"])),
                     equal_to([("s.jsonl:2", "no_usable_outline_phrase")]), label="outgen rejects")

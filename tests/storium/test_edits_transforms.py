@@ -13,7 +13,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from annotators.storium.edits import Edit
 from annotators.storium.user_metric import UserConfig
-from beam_report import RecordingReport, pipeline
+from tests.beam_report import RecordingReport, pipeline
 from pipelines.edits import ParseEdits, PreservedCounts, ScoreEdits, Summarize
 
 

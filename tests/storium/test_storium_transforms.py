@@ -13,7 +13,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from annotators.storium.context import ContextConfig
 from annotators.storium.pack import PackConfig
 from annotators.storium.split import SplitConfig
-from beam_report import RecordingReport, pipeline
+from tests.beam_report import RecordingReport, pipeline
 from pipelines.storium import AssignSplits, GameTables, PackExamples, ParseGames
 
 

@@ -24,6 +24,7 @@ class RecordingReport:
     def __init__(self):
         self.stages: list[str] = []
         self.extras: dict = {}
+        self.by_stage: dict = {}  # stage name -> its rejects PCollection
         self._rejects: list = []
 
     def stage(self, name, fn, **kwargs) -> Stage:
@@ -31,6 +32,7 @@ class RecordingReport:
 
     def add(self, stage, result):
         self.stages.append(stage)
+        self.by_stage[stage] = result[REJECTS]
         self._rejects.append(result[REJECTS])
         return result["main"]
 
