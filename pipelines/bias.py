@@ -83,6 +83,7 @@ def run(argv: Sequence[str] | None = None) -> None:
         lambda rs: sorted(rs, key=lambda r: (r["task"], r["split"], r["baseline"])))
     listed | "Markdown" >> beam.Map(lambda rs: write_text(join(out, "summary.md"),
                                                           table13_markdown(rs)))
+    report.record_jieba_backend(p)
     report.extra("bias", listed)
     report.finish(p)
     run_pipeline(p, commit_to=args.output)

@@ -273,6 +273,7 @@ def run(argv=None):
             outgen | "OutGenRows" >> beam.Map(lambda o: o.task_row)) | "AllRows" >> beam.Flatten()
     _write_tasks(rows, out, report)
     _write_human_tasks(stories, senpos_evals, out, report)
+    report.record_jieba_backend(p)
     report.extra("table3", rows | "Table3" >> Table3())
     report.extra("outline_agreement", outgen | "OutlineAgreement" >> OutlineAgreement())
     report.finish(p)

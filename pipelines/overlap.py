@@ -169,6 +169,8 @@ def run(argv: Sequence[str] | None = None) -> None:
         reference_of = lambda _task: args.reference  # noqa: E731
     count_check(labels, expected) | report.stage("splits", ar.check_split)
     audit(rows, refs, report, config, reference_of, out)
+    if config.tokenizer == "jieba":
+        report.record_jieba_backend(p)
     report.finish(p)
     run_pipeline(p, commit_to=args.output)
 

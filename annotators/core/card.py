@@ -12,7 +12,11 @@ def default_card(stats: dict) -> str:
     lines = [f"# storybench `{stats['job']}` output", "",
              f"- schema version: {stats['schema_version']}", f"- seed: {stats.get('seed')}",
              f"- runner: {stats.get('runner')}", f"- apache-beam: {stats.get('beam_version')}",
-             f"- inputs: {', '.join(stats.get('inputs', [])) or '-'}", "",
+             f"- inputs: {', '.join(stats.get('inputs', [])) or '-'}"]
+    if stats.get("jieba_backend"):
+        backend = stats["jieba_backend"]
+        lines.append(f"- jieba backend: {backend['backend']} {backend['version']} (tokens identical to jieba 0.42.1)")
+    lines += ["",
              "## Accounting (read = written + rejected per stage)", "",
              "| stage | read | written | rejected | outputs | balanced | reject reasons |",
              "|---|---:|---:|---:|---:|---|---|"]

@@ -82,6 +82,13 @@ class JobReport:
     def tally(self, pcoll) -> None:
         self._tallies.append(pcoll)
 
+    def record_jieba_backend(self, p: beam.Pipeline) -> None:
+        """stats.json and the card name the jieba backend (and version) the workers resolved."""
+        from annotators.text import zh_tokens
+
+        self.extra("jieba_backend", p | "JiebaBackend" >> beam.Create([None])
+                   | "ResolveBackend" >> beam.Map(lambda _: zh_tokens.backend_info()))
+
     def extra(self, name: str, pcoll) -> None:
         """A PCollection holding exactly one JSON-able value, stored under stats[name]."""
         self._extras[name] = pcoll
