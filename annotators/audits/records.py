@@ -12,9 +12,9 @@ lines (`malformed_json`, `not_an_object`), examples missing a text field or an i
 from __future__ import annotations
 
 import codecs
-import json
 from typing import Any, NamedTuple, Sequence
 
+from annotators.core.jsonl import json_object
 from annotators.core.outcome import Drop
 from schemas.lot import SPLITS
 
@@ -81,13 +81,7 @@ def parse_record(kind: str, raw: bytes) -> dict | Drop:
     text = decode_line(raw)
     if isinstance(text, Drop) or kind == "text":
         return text if isinstance(text, Drop) else {"text": text}
-    try:
-        record = json.loads(text)
-    except ValueError as exc:
-        return Drop("malformed_json", str(exc)[:200])
-    if not isinstance(record, dict):
-        return Drop("not_an_object", f"a JSON {type(record).__name__}, not an object")
-    return record
+    return json_object(text)
 
 
 def reference_fields_of(record: dict, fields: Sequence[str]) -> list[str] | Drop:

@@ -8,10 +8,10 @@ no prediction, and a prediction with no gold example, are rejects rows.
 """
 from __future__ import annotations
 
-import json
 import math
 from typing import Iterable, Sequence
 
+from annotators.core.jsonl import json_object
 from annotators.core.outcome import Drop
 from annotators.evaluate import glge_metrics as gm
 from annotators.evaluate import lot_metrics as lm
@@ -34,13 +34,7 @@ def _json_object(raw: bytes) -> dict | Drop:
         return Drop("undecodable", f"not UTF-8: {exc}")
     if not text.strip():
         return Drop("blank_line", "empty line (it keeps its line number: later lines do not shift)")
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        return Drop("malformed_json", str(exc)[:200])
-    if not isinstance(value, dict):
-        return Drop("not_an_object", f"a JSON {type(value).__name__}, not an object")
-    return value
+    return json_object(text)
 
 
 def record_id(record: dict) -> str | None:
