@@ -11,7 +11,8 @@ from pipelines import bias, overlap
 from pipelines.engine import config_from_args, parse_job_args
 
 SOURCES = [*sorted((ROOT / "annotators" / "audits").glob("*.py")), ROOT / "pipelines" / "overlap.py",
-           ROOT / "pipelines" / "bias.py", ROOT / "pipelines" / "engine" / "records.py"]
+           ROOT / "pipelines" / "bias.py", ROOT / "pipelines" / "engine" / "records.py",
+           ROOT / "annotators" / "core" / "jsonl.py"]
 
 
 def test_every_drop_code_is_catalogued_and_on_a_card():
