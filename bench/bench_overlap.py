@@ -4,12 +4,14 @@ peak memory for a reference 1x, 4x and 16x as large.
 Each scale runs `pipelines.overlap` in a fresh child process that reports its own peak RSS
 (`VmHWM` from /proc/self/status, the in-process FnApiRunner included), so
 runs do not share memory. Throughput of the reference side is the marginal rate between
-the smallest and largest reference, beside plain `jieba.lcut` on the same text in the same
+the smallest and largest reference (the audit with the reference jieba backend), beside plain
+`jieba.lcut` on the same text in the same
 run. Text is generated from a seeded vocabulary (no data files needed).
 """
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import random
 import subprocess
@@ -21,7 +23,7 @@ _PARTS = ["小明", "老奶奶", "猎人", "小兔子", "邮递员", "在河边"
           "一只受伤的小鸟", "一座旧房子", "因为下雨", "所以", "但是", "大家都", "高兴地", "笑了起来", "找到了",
           "回家的路", "第二天", "又来到了", "村口的大树下", "想了想", "决定", "帮助它", "悄悄地", "离开了"]
 _HAN = "天地人山水风雨花草树鸟鱼马牛羊狗猫米面书画歌舞春夏秋冬东西南北金木火土日月星云河湖海江门窗"
-_JIEBA_CHILD = ("import sys, time; from annotators.text.zh_tokens import load; tok = load(); "
+_JIEBA_CHILD = ("import sys, time, jieba; tok = jieba.Tokenizer(); tok.initialize(); "
                 "lines = open(sys.argv[1], encoding='utf-8').read().split(chr(10)); "
                 "t = time.perf_counter(); [tok.lcut(x, HMM=True) for x in lines]; "
                 "print(time.perf_counter() - t, 0)")
@@ -59,15 +61,17 @@ def make_inputs(work: pathlib.Path, scales, base_lines: int, seed: int = 0) -> d
     return {"test": work / "plotcom", "refs": refs, "text": "\n".join(base)}
 
 
-def run_child(code: str, args: list[str]) -> tuple[float, int]:
-    """(seconds, peak RSS KiB) reported by a fresh Python child running `code`."""
+def run_child(code: str, args: list[str], backend: str = "jieba") -> tuple[float, int]:
+    """(seconds, peak RSS KiB) reported by a fresh Python child running `code` (the audit with
+    the given jieba backend; the baseline is always plain jieba)."""
+    env = {**os.environ, "STORYBENCH_ZH_BACKEND": backend}
     proc = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True,
-                          text=True, check=True)
+                          text=True, check=True, env=env)
     seconds, kib = proc.stdout.split()[-2:]
     return float(seconds), int(kib)
 
 
-def run_overlap_bench(scales=(1, 4, 16), base_lines: int = 1500, workdir: str | None = None) -> dict:
+def run_overlap_bench(scales=(1, 4, 16), base_lines: int = 15000, workdir: str | None = None) -> dict:
     """Run the benchmark; returns and prints {scale: seconds, peak MiB, chars} and rates."""
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         work = pathlib.Path(tmp)
