@@ -16,6 +16,8 @@ from apache_beam.io.filesystems import FileSystems
 from annotators.core.ids import stable_int
 
 READ_ERROR = "__read_error__"
+# Runner names that mean Beam's in-process FnApiRunner (never the Prism download).
+LOCAL_RUNNERS = {None, "", "DirectRunner", "FnApiRunner", "direct", "fnapi"}
 
 
 def is_local_path(path: str) -> bool:
@@ -140,8 +142,7 @@ def match_sources(pattern: str, exts: Sequence[str] = (), mixed: bool = False) -
 def _is_remote_run(pipeline: beam.Pipeline) -> bool:
     from apache_beam.options.pipeline_options import StandardOptions
 
-    return pipeline.options.view_as(StandardOptions).runner not in (None, "", "DirectRunner", "FnApiRunner",
-                                                                    "direct", "fnapi")
+    return pipeline.options.view_as(StandardOptions).runner not in LOCAL_RUNNERS
 
 
 class MatchInputs(beam.PTransform):

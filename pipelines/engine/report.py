@@ -10,13 +10,12 @@ from typing import Any, Callable, Iterable, Sequence
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from pipelines.engine.files import WriteTable, join, write_text
+from pipelines.engine.files import LOCAL_RUNNERS, WriteTable, join, write_text
 from pipelines.engine.stage import REJECTS, TALLY, Stage
 from annotators.core.card import default_card
 from schemas.common import REJECTS_SCHEMA, SCHEMA_VERSION
 
 LOG = logging.getLogger("storybench")
-LOCAL_RUNNERS = {None, "", "DirectRunner", "FnApiRunner", "direct", "fnapi"}
 
 
 def runner_name(options: PipelineOptions) -> str:
