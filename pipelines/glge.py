@@ -18,13 +18,13 @@ from typing import Callable, Sequence
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import StandardOptions
 
 from annotators.glge.card import glge_card
 from annotators.glge.levels import GlgeConfig, level_files, level_rows
 from annotators.glge.score import LotTokenConfig, TokenConfig
-from annotators.glge.steps import (LOT_KINDS, load_task, preload_langs, score_task, summaries_by_task,
-                                   task_langs)
-from pipelines.engine import (JobReport, WriteTable, add_config_flags, config_from_args, expand_input,
+from annotators.glge.steps import LOT_KINDS, load_task, preload_langs, score_task, summaries_by_task
+from pipelines.engine import (LOCAL_RUNNERS, JobReport, WriteTable, add_config_flags, config_from_args, expand_input,
                               is_local_path, join, make_pipeline, parse_job_args, read_bytes, run_pipeline,
                               staging_path, write_bytes)
 from schemas.glge import LEVELS_SCHEMA, TaskLevels, TaskSpec, TaskSummary
@@ -68,7 +68,11 @@ def _lot_parquet_paths(folder: str) -> tuple[str, ...]:
 
 
 def task_specs(args: argparse.Namespace) -> list[TaskSpec]:
-    """Every task to build, sorted by name; `--tasks` names not found still get a spec (rejected)."""
+    """Every task to build, sorted by name; `--tasks` names not found still get a spec (rejected).
+
+    Lists the input folders, so the job calls it when it runs (`TaskSpecs`), never while the
+    graph is built.
+    """
     specs = {}
     if args.input:
         for task in discover_glge(args.input):
@@ -82,24 +86,47 @@ def task_specs(args: argparse.Namespace) -> list[TaskSpec]:
     return [specs[t] for t in sorted(specs)]
 
 
-def is_remote_run(args: argparse.Namespace) -> bool:
-    """True when an input is remote: then its tasks are found when the job runs, never while
-    the graph is built (a Dataflow dry run must list nothing)."""
-    return any(x and not is_local_path(x) for x in (args.input, args.lot))
+def find_tasks(_, input: str | None, lot: str | None, tasks: Sequence[str] | None) -> list[TaskSpec]:
+    """`task_specs` of the job's input flags, run when the job runs (a worker lists the folders)."""
+    return task_specs(argparse.Namespace(input=input, lot=lot, tasks=list(tasks) if tasks else None))
+
+
+def job_langs(args: argparse.Namespace) -> list[str]:
+    """Tokenizer profiles the workers preload, from the flags alone (the tasks are found later):
+    "zh" when LOT tables may be built, "en" when GLGE-layout tasks may be."""
+    lot_tasks = {f"lot_{kind}" for kind in LOT_KINDS}
+    wanted = set(args.tasks) if args.tasks else None
+    langs = set()
+    if args.lot and (wanted is None or wanted & lot_tasks):
+        langs.add("zh")
+    if args.input and (wanted is None or wanted - lot_tasks):
+        langs.add("en")
+    return sorted(langs)
+
+
+def _is_remote_runner(pipeline: beam.Pipeline) -> bool:
+    return pipeline.options.view_as(StandardOptions).runner not in LOCAL_RUNNERS
 
 
 class TaskSpecs(beam.PTransform):
-    """The TaskSpecs to build: listed now for local inputs, when the job runs for remote ones."""
+    """The TaskSpecs to build, found when the job runs: task folders listed and LOT tables matched
+    by a worker (local or `gs://`), so building the graph lists nothing. On a remote runner the
+    tasks are reshuffled over the workers before the heavy load and scoring steps."""
 
     def __init__(self, args: argparse.Namespace):
         super().__init__()
-        self._args = args
+        self._input, self._lot = args.input, args.lot
+        self._tasks = tuple(args.tasks) if args.tasks else None
 
     def expand(self, pbegin):
-        if not is_remote_run(self._args):
-            return pbegin | "Tasks" >> beam.Create(task_specs(self._args))
-        args = argparse.Namespace(**vars(self._args))
-        return pbegin | "Roots" >> beam.Create([None]) | "FindTasks" >> beam.FlatMap(lambda _: task_specs(args))
+        specs = (pbegin | "Roots" >> beam.Create([None])
+                 | "FindTasks" >> beam.FlatMap(find_tasks, self._input, self._lot, self._tasks))
+        return specs | "Spread" >> beam.Reshuffle() if _is_remote_runner(pbegin.pipeline) else specs
+
+
+def stats_config(specs: Sequence[TaskSpec], config: GlgeConfig) -> dict:
+    """stats.json's `config`: the settings and the tasks found when the job ran, by name."""
+    return {**dataclasses.asdict(config), "tasks": sorted(spec.task for spec in specs)}
 
 
 def read_if_exists(location: str, *parts: str) -> bytes | None:
@@ -176,8 +203,15 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
 
 def build_graph(p: beam.Pipeline, report: JobReport, args: argparse.Namespace, config: GlgeConfig,
                 langs: Sequence[str], out: str) -> None:
-    """specs -> load -> levels -> level files, the `levels` table and stats.json's `glge` summaries."""
-    levels = (p | "TaskSpecs" >> TaskSpecs(args) | "Load" >> LoadTasks(report)
+    """specs -> load -> levels -> level files, the `levels` table and stats.json's `glge` summaries.
+
+    stats.json's `config` gets its `tasks` from the specs found when the job ran (the extra
+    replaces the `config` value in place, so the key keeps its place in stats.json).
+    """
+    specs = p | "TaskSpecs" >> TaskSpecs(args)
+    report.extra("config", specs | "TaskList" >> beam.combiners.ToList()
+                 | "Config" >> beam.Map(stats_config, config))
+    levels = (specs | "Load" >> LoadTasks(report)
               | "Levels" >> ScoreTasks(report, config, args.seed, langs))
     summaries = levels | "WriteFiles" >> WriteTaskFiles(out)
     report.extra("glge", summaries | "Summaries" >> SummariseTasks())
@@ -192,16 +226,10 @@ def run(argv: Sequence[str] | None = None) -> None:
     args, options = parse_job_args(parser, argv)
     check_args(parser, args)
     config, out = glge_config(args), staging_path(args.output)
-    if is_remote_run(args):  # tasks are found when the job runs; stats.json lists them per task
-        tasks, langs = list(args.tasks or ["(found when the job ran)"]), ["en", "zh"]
-    else:
-        specs = task_specs(args)
-        tasks, langs = [s.task for s in specs], task_langs(specs)
-    stats_config = {**dataclasses.asdict(config), "tasks": tasks}
-    report = JobReport(out, "glge", config=stats_config, seed=args.seed,
+    report = JobReport(out, "glge", config=stats_config([], config), seed=args.seed,
                        inputs=[x for x in (args.input, args.lot) if x], options=options, card=glge_card)
     p = make_pipeline(options)
-    build_graph(p, report, args, config, langs, out)
+    build_graph(p, report, args, config, job_langs(args), out)
     report.finish(p)
     run_pipeline(p, commit_to=args.output)
 

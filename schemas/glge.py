@@ -82,7 +82,7 @@ class TaskLevels:
 
 @dataclasses.dataclass(frozen=True)
 class TaskSpec:
-    """One task to build, found at graph-construction time (the `load` stage's input).
+    """One task to build, found when the job runs (the `load` stage's input).
 
     `kind` is "glge" (six files under `location/{task}_data/org_data/`) or a LOT table kind
     ("plotcom", "outgen") whose parquet files are `parquet_paths` under `location`.

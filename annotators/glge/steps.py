@@ -48,11 +48,6 @@ def load_task(spec: TaskSpec, read: Reader) -> list[GlgeTask] | Drop:
     return result if isinstance(result, Drop) else [result]
 
 
-def task_langs(specs: Iterable[TaskSpec]) -> list[str]:
-    """Tokenizer profiles the tasks need: "zh" for LOT tables, "en" for GLGE tasks."""
-    return sorted({"zh" if spec.kind in LOT_KINDS else "en" for spec in specs})
-
-
 def preload_langs(config: GlgeConfig, langs: Iterable[str]) -> None:
     """Load the stop words (and jieba) of every profile once per worker (`DoFn.setup`)."""
     for lang in langs:

@@ -257,3 +257,56 @@ def test_bad_command_lines_stop_before_running(tmp_path, capsys):
         run(["--input", str(tmp_path / "absent"), "--output", str(tmp_path / "o")])
     assert "not a folder" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+# ----------------------------------------------------------------------------- committed as a whole
+def test_building_the_graph_lists_no_folder(inputs, tmp_path, monkeypatch):
+    """Task folders and LOT tables are found when the job runs, never while the graph is built."""
+    import apache_beam as beam
+
+    from pipelines import glge
+
+    def refuse(*_):
+        raise AssertionError("listed while the graph was built")
+
+    monkeypatch.setattr(glge, "discover_glge", refuse)
+    monkeypatch.setattr(glge, "_lot_parquet_paths", refuse)
+    args, options = glge.parse_job_args(glge.build_parser(), ["--input", str(inputs[0]), "--lot", str(inputs[1]),
+                                                             "--output", str(tmp_path / "o")])
+    report = glge.JobReport(str(tmp_path / "o.incomplete"), "glge", config={}, seed=0, inputs=[],
+                            options=options)
+    p = beam.Pipeline(options=options)
+    glge.build_graph(p, report, args, glge.glge_config(args), glge.job_langs(args), str(tmp_path / "o.incomplete"))
+    report.finish(p)
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_rerun_with_fewer_tasks_leaves_no_folder_of_the_others(inputs, tmp_path):
+    glge, lot = inputs
+    out = run_job(glge, lot, tmp_path / "out", "--tasks", "tiny", "lot_plotcom")
+    assert {p.name for p in out.glob("*/*_data")} == {"tiny_data", "lot_plotcom_data"}
+    run_job(glge, None, out, "--tasks", "tiny")
+    assert {p.name for p in out.glob("*/*_data")} == {"tiny_data"}
+    assert {r["task"] for r in pq.read_table(out / "levels").to_pylist()} == {"tiny"}
+    assert json.loads((out / "stats.json").read_text())["config"]["tasks"] == ["tiny"]
+    assert files_of(out) == files_of(run_job(glge, None, tmp_path / "fresh", "--tasks", "tiny"))
+    assert not (tmp_path / "out.incomplete").exists()
+
+
+def test_a_failed_run_leaves_the_previous_output_untouched(tmp_path, monkeypatch):
+    """The input folder disappears after the graph is built: listing it fails the run."""
+    from pipelines import glge
+
+    shutil.copytree(FIXTURES, tmp_path / "in")
+    out = run_job(tmp_path / "in", None, tmp_path / "out")
+    before = files_of(out)
+    real_run = glge.run_pipeline
+
+    def input_gone_then_run(p, **kwargs):
+        shutil.rmtree(tmp_path / "in")
+        return real_run(p, **kwargs)
+
+    monkeypatch.setattr(glge, "run_pipeline", input_gone_then_run)
+    with pytest.raises(Exception, match="No such file or directory"):
+        run_job(tmp_path / "in", None, out)
+    assert files_of(out) == before
