@@ -6,7 +6,9 @@ Input: `DIR/{task}_data/org_data/{train,dev,test}.{src,tgt}` and/or LOT's `plotc
 `outgen` tables under LOT_DIR (tasks `lot_plotcom`, `lot_outgen`). Output: the same layout
 under `OUT/{easy,medium,medium+,hard}/`, the `OUT/levels` table, `stats.json`, `CARD.md`.
 One element per task: scoring needs all of a task's test targets, and a broken task is
-rejected whole (load stage), so no partial output is ever written for it.
+rejected whole (load stage), so no partial output is ever written for it. The tasks are found
+when the job runs (a worker lists the folders); every file is written under the staging folder
+and replaces the output's contents only after a finished run.
 """
 from __future__ import annotations
 

@@ -71,3 +71,14 @@ def test_both_spellings_of_the_tokenizer_flags(argv):
 def test_unknown_tokenizer_is_refused():
     with pytest.raises(SystemExit):
         parse("--lot_tokenizer", "bert")
+
+
+@pytest.mark.parametrize("argv, langs", [
+    (("--input", "g"), ["en"]), (("--lot", "l"), ["zh"]), (("--input", "g", "--lot", "l"), ["en", "zh"]),
+    (("--input", "g", "--lot", "l", "--tasks", "lot_outgen"), ["zh"]),
+    (("--input", "g", "--lot", "l", "--tasks", "tiny"), ["en"]),
+])
+def test_preloaded_tokenizer_profiles_follow_the_flags(argv, langs):
+    from pipelines.glge import job_langs
+
+    assert job_langs(parse(*argv)) == langs
