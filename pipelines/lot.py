@@ -13,7 +13,7 @@ import dataclasses
 
 import apache_beam as beam
 
-from annotators.lot import steps
+from annotators.lot import outline, steps
 from annotators.lot.card import lot_card
 from annotators.lot.clozet import ClozeTConfig, annotation_task, parse_annotation
 from annotators.lot.config import LotRunConfig, proportions_problem
@@ -68,6 +68,13 @@ class _Table3(beam.CombineFn):
         return acc
 
 
+class _Table3Merge(_Table3):
+    """Merges the per-producer Table3Accumulators of one (task, split)."""
+
+    def add_input(self, acc, other):
+        return acc.merge(other)
+
+
 class ParseStories(beam.PTransform):
     """(input_id, raw line | parquet row) -> PreparedStory: parse, keep the earliest of equal
     texts then of equal ids (before tokenising, so shuffles carry small dicts), prepare."""
@@ -99,22 +106,58 @@ class ParseAnnotations(beam.PTransform):
         return raw | self._report.stage("annotations", lambda e: steps.one(parse_annotation(*e)))
 
 
+class BuildClozeT(beam.PTransform):
+    """{"stories", "annotations"} -> ClozeT TaskRows (+ PlotCom val/test TaskRows).
+
+    Only the stories that annotations name are joined with them (the shuffle carries those few
+    stories, not the corpus).
+    """
+
+    def __init__(self, report, seed: int, splits, config: ClozeTConfig, annotated):
+        super().__init__()
+        self._report, self._seed, self._splits, self._config = report, seed, splits, config
+        self._annotated = annotated
+
+    def expand(self, inputs):
+        named = inputs["stories"] | "Annotated" >> beam.Filter(
+            lambda s, annotated: s.story_id in annotated, annotated=self._annotated)
+        joined = ({"story": named | "KeyStory" >> beam.Map(lambda s: (s.story_id, s)),
+                   "ann": inputs["annotations"] | "KeyAnn" >> beam.Map(lambda a: (a["story_id"], a))}
+                  | "JoinAnn" >> beam.CoGroupByKey())
+        return joined | self._report.stage("clozet", steps.clozet_step(self._seed, self._splits, self._config),
+                                           grouped=True, setup=zh_tokens.load)
+
+
+class BuildPlotComTrain(beam.PTransform):
+    """PreparedStory -> PlotCom training TaskRow, unless an annotation makes it a ClozeT story."""
+
+    def __init__(self, report, seed: int, config: ClozeTConfig, annotated):
+        super().__init__()
+        self._report, self._step, self._annotated = report, steps.plotcom_step(seed, config), annotated
+
+    def expand(self, stories):
+        return stories | self._report.stage("plotcom", self._step, input_id=lambda s: s.input_id,
+                                            side_inputs={"annotated": self._annotated}, setup=zh_tokens.load)
+
+
 class BuildClozeTAndPlotCom(beam.PTransform):
-    """{"stories", "annotations"} -> (ClozeT TaskRows (+ PlotCom val/test), PlotCom train TaskRows)."""
+    """{"stories", "annotations"} -> (ClozeT TaskRows (+ PlotCom val/test), PlotCom train TaskRows).
+
+    story_id -> its annotations is a small side input (annotations are few), so the corpus
+    itself is never shuffled to find the ClozeT stories.
+    """
 
     def __init__(self, report, seed: int, splits, config: ClozeTConfig):
         super().__init__()
         self._report, self._seed, self._splits, self._config = report, seed, splits, config
 
     def expand(self, inputs):
-        report, seed = self._report, self._seed
-        joined = ({"story": inputs["stories"] | "KeyStory" >> beam.Map(lambda s: (s.story_id, s)),
-                   "ann": inputs["annotations"] | "KeyAnn" >> beam.Map(lambda a: (a["story_id"], a))}
-                  | "JoinAnn" >> beam.CoGroupByKey())
-        clozet = joined | report.stage("clozet", steps.clozet_step(seed, self._splits, self._config),
-                                       grouped=True, setup=zh_tokens.load)
-        plotcom = joined | report.stage("plotcom", steps.plotcom_step(seed, self._config),
-                                        grouped=True, setup=zh_tokens.load)
+        annotated = beam.pvalue.AsDict(
+            inputs["annotations"] | "AnnById" >> beam.Map(lambda a: (a["story_id"], a))
+            | "AnnGroups" >> beam.GroupByKey() | "AnnLists" >> beam.MapTuple(lambda k, v: (k, list(v))))
+        clozet = inputs | "ClozeT" >> BuildClozeT(self._report, self._seed, self._splits, self._config, annotated)
+        plotcom = inputs["stories"] | "PlotComTrain" >> BuildPlotComTrain(
+            self._report, self._seed, self._config, annotated)
         return clozet, plotcom
 
 
@@ -164,16 +207,19 @@ class BuildOutGen(beam.PTransform):
 
     def expand(self, stories):
         return stories | self._report.stage("outgen", self._step, input_id=lambda s: s.input_id,
-                                            setup=zh_tokens.load)
+                                            setup=outline.load)
 
 
 class Table3(beam.PTransform):
-    """TaskRows -> one {task: {split: Table 3 column -> value}} dict (LOT Table 3)."""
+    """TaskRow PCollections -> one {task: {split: Table 3 column -> value}} dict (LOT Table 3).
 
-    def expand(self, rows):
-        return (rows | "StatKey" >> beam.Map(lambda r: ((r.task, r.row["split"]), r.stats))
-                | "Table3" >> beam.CombinePerKey(_Table3()) | "Table3List" >> beam.combiners.ToList()
-                | "Table3Dict" >> beam.Map(steps.table3, TASKS))
+    Each PCollection is combined where it is made (only accumulators are shuffled)."""
+
+    def expand(self, producers):
+        partial = [rows | f"StatKey{i}" >> beam.Map(lambda r: ((r.task, r.row["split"]), r.stats))
+                   | f"Table3Part{i}" >> beam.CombinePerKey(_Table3()) for i, rows in enumerate(producers)]
+        return (partial | "Table3Parts" >> beam.Flatten() | "Table3" >> beam.CombinePerKey(_Table3Merge())
+                | "Table3List" >> beam.combiners.ToList() | "Table3Dict" >> beam.Map(steps.table3, TASKS))
 
 
 class OutlineAgreement(beam.PTransform):
@@ -222,11 +268,12 @@ def _senpos(p, args, run_cfg: LotRunConfig, report, stories):
     return (train, reviewed) | "SenPosAll" >> beam.Flatten(), evals
 
 
-def _write_tasks(rows, out: str, report: JobReport) -> None:
-    """Each task's parquet table and its LongLM-format `<split>.jsonl` files."""
+def _write_tasks(rows: dict[str, list], out: str, report: JobReport) -> None:
+    """Each task's parquet table and its LongLM-format `<split>.jsonl` files, from the
+    PCollections of TaskRows that make it (rows become plain dicts where they are made)."""
     for task in TASKS:
-        task_rows = (rows | f"Rows[{task}]" >> beam.Filter(lambda r, task=task: r.task == task)
-                     | f"Row[{task}]" >> beam.Map(lambda r: r.row))
+        parts = [pc | f"Row[{task}]{i}" >> beam.Map(lambda r: r.row) for i, pc in enumerate(rows[task])]
+        task_rows = parts[0] if len(parts) == 1 else parts | f"Rows[{task}]" >> beam.Flatten()
         report.tally(task_rows | f"Table[{task}]" >> WriteTable(
             join(out, task), SCHEMAS[task], lambda r: (r["split"], r["example_id"]), name=task))
         report.tally(task_rows
@@ -264,17 +311,20 @@ def run(argv=None):
     stories = _read_stories(p, args.stories) | "ParseStories" >> ParseStories(report, story_cfg)
     anns = (_read_lines(p, "Annotations", args.annotations) | "ParseAnnotations" >> ParseAnnotations(report)
             if args.annotations else p | "NoAnnotations" >> beam.Create([]))
-    clozet, plotcom = {"stories": stories, "annotations": anns} | "ClozeTAndPlotCom" >> BuildClozeTAndPlotCom(
+    from_clozet, plotcom = {"stories": stories, "annotations": anns} | "ClozeTAndPlotCom" >> BuildClozeTAndPlotCom(
         report, seed, splits["clozet"], ClozeTConfig())
+    clozet, clozet_plotcom = from_clozet | "ClozeTTasks" >> beam.Partition(
+        lambda r, n: 0 if r.task == "clozet" else 1, 2)
     senpos, senpos_evals = _senpos(p, args, run_cfg, report, stories)
     outgen = stories | "BuildOutGen" >> BuildOutGen(report, seed, splits["outgen"], run_cfg.outline_from)
 
-    rows = (clozet, plotcom, senpos | "SenPosRows" >> beam.Map(lambda o: o.as_task_row()),
-            outgen | "OutGenRows" >> beam.Map(lambda o: o.task_row)) | "AllRows" >> beam.Flatten()
-    _write_tasks(rows, out, report)
+    senpos_rows = senpos | "SenPosRows" >> beam.Map(lambda o: o.as_task_row())
+    outgen_rows = outgen | "OutGenRows" >> beam.Map(lambda o: o.task_row)
+    _write_tasks({"clozet": [clozet], "plotcom": [plotcom, clozet_plotcom], "senpos": [senpos_rows],
+                  "outgen": [outgen_rows]}, out, report)
     _write_human_tasks(stories, senpos_evals, out, report)
     report.record_jieba_backend(p)
-    report.extra("table3", rows | "Table3" >> Table3())
+    report.extra("table3", (clozet, clozet_plotcom, plotcom, senpos_rows, outgen_rows) | "Table3" >> Table3())
     report.extra("outline_agreement", outgen | "OutlineAgreement" >> OutlineAgreement())
     report.finish(p)
     return run_pipeline(p, commit_to=args.output)

@@ -1,36 +1,66 @@
 """OutGen (LOT section 3.4): title, outline of at most 8 RAKE phrases, story.
 
-The outline comes from `annotators.lot.outline.extract_outline` (RAKE over jieba words), or
-from the input's own outline when `outline_from="input"` and the story has one. When the
+The outline comes from `annotators.lot.outline` (RAKE over the story's jieba tokens, cut once
+when the story was prepared), or from the input's own outline when `outline_from="input"` and
+the story has one. A RAKE phrase's words are the tokens it was built from (at most 8, jieba
+HMM off, the extractor's cut); an input phrase's words are its HMM-on jieba words. When the
 input has an outline, agreement counts (shared phrases) are kept for the dataset card.
 """
 from __future__ import annotations
 
 from annotators.core.ids import stable_id
+from annotators.core.outcome import Drop
 from annotators.lot.records import AgreementCounts
 from annotators.lot.story import PreparedStory
 from annotators.text.tokenizers import get_tokenizer
-from annotators.core.outcome import Drop
 from schemas.lot import OutGenExample
+
+
+def _story_tokens(story: PreparedStory) -> list[tuple[str, ...]] | None:
+    """The prepared story's HMM-off tokens as the extractor's one paragraph, if they cover it."""
+    joined = story.joined
+    if story.outline_tokens and "".join(story.outline_tokens) == joined and len(joined.splitlines()) == 1:
+        return [story.outline_tokens]
+    return None
+
+
+def outline_and_words(story: PreparedStory, *, seed: int, outline_from: str = "rake",
+                      max_words: int = 8) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], str] | Drop:
+    """((phrase, its words) ..., source) of one story's outline, or Drop."""
+    from annotators.lot.outline import outline_with_words
+
+    text = story.joined
+    if outline_from == "input" and story.outline:
+        jieba_words = get_tokenizer("jieba")
+        pairs = tuple((p, tuple(jieba_words.tokens(p))) for p in dict.fromkeys(story.outline) if p)
+        source = "input"
+    else:
+        pairs = outline_with_words(text, seed=seed, story_id=story.story_id, paragraph_tokens=_story_tokens(story))
+        source = "rake"
+        if isinstance(pairs, Drop):
+            return pairs
+    pairs = tuple((p, w) for p, w in pairs if p in text and len(w) <= max_words)
+    if not pairs:
+        return Drop("no_usable_outline_phrase", f"no {source} phrase is a substring of <= {max_words} words")
+    return pairs, source
 
 
 def build_outgen(story: PreparedStory, split: str, *, seed: int, outline_from: str = "rake",
                  max_words: int = 8) -> OutGenExample | Drop:
-    from annotators.lot.outline import extract_outline
+    built = build_outgen_with_words(story, split, seed=seed, outline_from=outline_from, max_words=max_words)
+    return built if isinstance(built, Drop) else built[0]
 
-    text = story.joined
-    if outline_from == "input" and story.outline:
-        phrases, source = tuple(dict.fromkeys(story.outline)), "input"
-    else:
-        phrases, source = extract_outline(text, seed=seed, story_id=story.story_id), "rake"
-        if isinstance(phrases, Drop):
-            return phrases
-    # The contract counts words with default jieba (HMM on); the extractor cuts with HMM off.
-    phrases = tuple(p for p in phrases if p and p in text and get_tokenizer("jieba").count(p) <= max_words)
-    if not phrases:
-        return Drop("no_usable_outline_phrase", f"no {source} phrase is a substring of <= {max_words} words")
-    return OutGenExample(stable_id("outgen", story.story_id), story.story_id, split, story.title,
-                         tuple(phrases), text, source)
+
+def build_outgen_with_words(story: PreparedStory, split: str, *, seed: int, outline_from: str = "rake",
+                            max_words: int = 8) -> tuple[OutGenExample, tuple[tuple[str, ...], ...]] | Drop:
+    """(the example, each outline phrase's words) or Drop."""
+    outline = outline_and_words(story, seed=seed, outline_from=outline_from, max_words=max_words)
+    if isinstance(outline, Drop):
+        return outline
+    pairs, source = outline
+    ex = OutGenExample(stable_id("outgen", story.story_id), story.story_id, split, story.title,
+                       tuple(p for p, _ in pairs), story.joined, source)
+    return ex, tuple(w for _, w in pairs)
 
 
 def agreement_counts(predicted: tuple[str, ...], official: tuple[str, ...] | None) -> AgreementCounts:

@@ -2,9 +2,11 @@
 
 LOT "followed Rashkin et al. (2020) to extract the outline of a story using the RAKE
 algorithm": at most eight phrases, each of at most eight words, shown out of order.
-We run rake-nltk with jieba as word tokenizer, spaCy's Chinese stop words, and
-punctuation as delimiters, with no NLTK download (sentence splitter, word tokenizer and
-stop words are all passed in). The rules below were chosen by comparing with the
+RAKE runs here (`rake_scores`, the same degree/frequency scores as rake-nltk, which it
+replaced: identical outlines, without NLTK's import or any re-tokenising) over the story's
+jieba tokens, with spaCy's Chinese stop words (read from spaCy's file without importing
+spaCy) and punctuation as delimiters. The pipeline passes the tokens it cut once per story
+(`ranked_from_tokens`); `ranked_phrases` cuts a text itself. The rules below were chosen by comparing with the
 official LOT outlines (`bench/outline_agreement.py`; plain rake-nltk + jieba + spaCy
 stop words reaches F1 0.48); each is a general rule, none is per story:
 
@@ -25,23 +27,25 @@ delimiters 0.595, no repeat demotion 0.769, no opening-clause demotion 0.778, si
 words allowed 0.770.
 
 Known-bad inputs: empty or punctuation-only stories and stories made only of stop words
-give `Drop("no_outline_phrases")`; Latin text keeps its case (rake-nltk lower-cases
+give `Drop("no_outline_phrases")`; Latin text keeps its case (RAKE lower-cases
 words, so phrases are mapped back to their first surface form).
 """
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import os
 import re
 import threading
 import unicodedata
 from typing import Sequence
 
-from annotators.text import zh_tokens
 from annotators.core.ids import rng_for
 from annotators.core.metrics import prf
 from annotators.core.outcome import Drop
+from annotators.text import zh_tokens
 
-_DELIM = "\x00"  # what a delimiter token becomes before rake-nltk sees it
+_DELIM = "\x00"  # what a delimiter token becomes before RAKE sees it
 _OPENING_CLAUSE_END = re.compile(r"[，。！？；：,.!?;:\n…]")
 
 
@@ -58,91 +62,144 @@ class OutlineConfig:
     demote_opening_clause: bool = True  # LOT outlines rarely quote the opening clause
 
 
+def _package_file(package: str, *parts: str) -> str:
+    """A data file inside an installed package, found without importing the package."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(f"{package} is not installed")
+    return os.path.join(spec.submodule_search_locations[0], *parts)
+
+
+def _spacy_zh_stop_words() -> frozenset[str]:
+    """spaCy's Chinese stop words (spacy/lang/zh/stop_words.py), lower-cased, read without
+    importing spaCy (which costs a second and ~40 MB per worker)."""
+    path = _package_file("spacy", "lang", "zh", "stop_words.py")
+    spec = importlib.util.spec_from_file_location("storybench_spacy_zh_stop_words", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return frozenset(w.lower() for w in module.STOP_WORDS)
+
+
+def _words_tagged(tags: tuple[str, ...]) -> frozenset[str]:
+    """Words whose jieba part-of-speech tag is one of `tags`, read from jieba's dictionary the
+    way `jieba.posseg` builds its tag table (one `word freq tag` per line, the last line of a
+    word wins) without building the whole table."""
+    wanted = set(tags)
+    table: dict[str, str] = {}
+    with open(_package_file("jieba", "dict.txt"), "rb") as f:
+        for raw in f:
+            line = raw.strip().decode("utf-8")
+            if line:
+                word, _, tag = line.split(" ")
+                table[word] = tag
+    return frozenset(w for w, t in table.items() if t in wanted)
+
+
 class _Resources:
-    """jieba tokenizer, POS tag table, stop words and the Rake object, built on first use."""
+    """Stop words, delimiter words and a per-token RAKE key cache, loaded once per process."""
+
+    _MAX_CACHED = 500_000  # tokens; the cache starts afresh beyond this (long-lived workers)
 
     def __init__(self) -> None:
-        from rake_nltk import Rake
-        from spacy.lang.zh.stop_words import STOP_WORDS
-        import jieba.posseg
+        self.stopwords = _spacy_zh_stop_words()
+        self._tagged: dict[tuple[str, ...], frozenset[str]] = {}
+        self._keys: dict[tuple[str, ...], dict[str, str]] = {}
 
-        self.tokenizer = zh_tokens.load()  # the accelerated backend when it proved identical tokens
-        # Tags come from the reference jieba: the accelerated backend's tagger differs.
-        self.tags: dict[str, str] = jieba.posseg.POSTokenizer(zh_tokens.load(zh_tokens.REFERENCE)).word_tag_tab
-        self.stopwords = frozenset(w.lower() for w in STOP_WORDS)
-        self.config: OutlineConfig | None = None
-        self.rake = None
-        self._rake_cls = Rake
-        self.token_cache: dict[str, list[tuple[str, str]]] = {}
+    def delimiter_words(self, tags: tuple[str, ...]) -> frozenset[str]:
+        if tags not in self._tagged:
+            self._tagged[tags] = _words_tagged(tags)
+        return self._tagged[tags]
 
-    def tokens_of(self, text: str, config: OutlineConfig) -> list[tuple[str, str]]:
-        """Tokens of a paragraph, from the current story's cache (each paragraph cut once)."""
-        cached = self.token_cache.get(text)
-        return cached if cached is not None else _tokens(text, config)
-
-    def rake_for(self, config: OutlineConfig):
-        """The shared Rake object; rebuilt only when a different config is used."""
-        if self.config != config:
-            self.rake = self._rake_cls(
-                stopwords=set(self.stopwords),
-                punctuations={_DELIM},
-                max_length=config.max_words,
-                min_length=1,
-                sentence_tokenizer=_paragraphs,
-                word_tokenizer=lambda text: [k for k, _ in self.tokens_of(text, config)],
-            )
-            self.config = config
-        return self.rake
+    def key_cache(self, tags: tuple[str, ...]) -> dict[str, str]:
+        """token -> its RAKE key (lower-cased), or "" when it ends a phrase (a delimiter or a
+        stop word); filled by `_key`."""
+        cache = self._keys.setdefault(tags, {})
+        if len(cache) > self._MAX_CACHED:
+            cache.clear()
+        return cache
 
 
-_LOCK = threading.RLock()
+_LOCK = threading.Lock()
 _RESOURCES: _Resources | None = None
 
 
 def _resources() -> _Resources:
     global _RESOURCES
-    with _LOCK:
-        if _RESOURCES is None:
-            _RESOURCES = _Resources()
-        return _RESOURCES
+    if _RESOURCES is None:
+        with _LOCK:
+            if _RESOURCES is None:
+                _RESOURCES = _Resources()
+    return _RESOURCES
+
+
+def load() -> None:
+    """Load the outline resources and the jieba backend (a Beam DoFn's `setup`)."""
+    _resources().delimiter_words(OutlineConfig().delimiter_tags)
+    zh_tokens.load()
 
 
 def _paragraphs(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
-def _is_delimiter(token: str, tags: dict[str, str], config: OutlineConfig) -> bool:
+def _is_delimiter(token: str, delimiters: frozenset[str]) -> bool:
     """Punctuation, spaces, symbols, digit runs and numeral/localizer words end a phrase."""
-    if not any(unicodedata.category(c)[0] == "L" for c in token):
+    if token in delimiters:
         return True
-    return tags.get(token) in config.delimiter_tags
+    return not any(unicodedata.category(c)[0] == "L" for c in token)
 
 
-def _tokens(text: str, config: OutlineConfig) -> list[tuple[str, str]]:
-    """(rake key, surface) per jieba token; delimiters get the key `_DELIM`."""
+def _key(token: str, delimiters: frozenset[str], stopwords: frozenset[str]) -> str:
+    """A token's RAKE key: lower-cased, or "" for a delimiter or stop word (both end a phrase)."""
+    if _is_delimiter(token, delimiters):
+        return ""
+    key = token.lower()
+    return "" if key in stopwords else key
+
+
+def _candidates(paragraph_tokens: Sequence[Sequence[str]], config: OutlineConfig):
+    """Maximal runs of tokens that are neither delimiters nor stop words, per paragraph, as
+    (keys, surface tokens) pairs (what rake-nltk's phrase split gives, with surfaces kept)."""
     res = _resources()
-    out = []
-    for tok in res.tokenizer.lcut(text, HMM=config.hmm):
-        key = _DELIM if _is_delimiter(tok, res.tags, config) else tok.lower()
-        out.append((key, tok))
-    return out
+    delimiters = res.delimiter_words(config.delimiter_tags)
+    stopwords = res.stopwords
+    cache = res.key_cache(config.delimiter_tags)
+    for tokens in paragraph_tokens:
+        keys: list[str] = []
+        surfaces: list[str] = []
+        for token in tokens:
+            key = cache.get(token)
+            if key is None:
+                key = cache[token] = _key(token, delimiters, stopwords)
+            if key:
+                keys.append(key)
+                surfaces.append(token)
+            elif keys:
+                yield tuple(keys), tuple(surfaces)
+                keys, surfaces = [], []
+        if keys:
+            yield tuple(keys), tuple(surfaces)
 
 
-def _surfaces(story: str, config: OutlineConfig) -> dict[str, str]:
-    """rake phrase string ("w1 w2") -> first verbatim span, mirroring rake-nltk's grouping."""
-    res = _resources()
-    ignore = res.stopwords | {_DELIM}
-    found: dict[str, str] = {}
-    for paragraph in _paragraphs(story):
-        run: list[tuple[str, str]] = []
-        for key, surface in res.tokens_of(paragraph, config) + [(_DELIM, "")]:
-            if key not in ignore:
-                run.append((key, surface))
-                continue
-            if run:
-                found.setdefault(" ".join(k for k, _ in run), "".join(s for _, s in run))
-            run = []
-    return found
+def rake_scores(phrases: Sequence[tuple[str, ...]]) -> list[tuple[float, str]]:
+    """RAKE (Rose et al. 2010) as rake-nltk computes it: a word's score is its degree (summed
+    lengths of the phrases it occurs in, once per occurrence) over its frequency; a phrase's
+    score the sum of its words' scores, added in order. Returns the distinct
+    (score, "w1 w2 ...") pairs, best first (ties: the phrase string, descending)."""
+    freq: dict[str, int] = {}
+    degree: dict[str, int] = {}
+    for phrase in phrases:
+        n = len(phrase)
+        for word in phrase:
+            freq[word] = freq.get(word, 0) + 1
+            degree[word] = degree.get(word, 0) + n
+    scored = set()
+    for phrase in set(phrases):
+        rank = 0.0
+        for word in phrase:
+            rank += 1.0 * degree[word] / freq[word]
+        scored.add((rank, " ".join(phrase)))
+    return sorted(scored, reverse=True)
 
 
 def _opening_clause_end(story: str) -> int:
@@ -150,51 +207,87 @@ def _opening_clause_end(story: str) -> int:
     return len(story) - len(story.lstrip()) + match.start() if match else len(story)
 
 
-def ranked_phrases(story: str, *, config: OutlineConfig = OutlineConfig()) -> list[str]:
-    """All candidate phrases, best first (before truncation to max_phrases and shuffling).
-
-    Order: (repeated in the story, starts in the opening clause, -RAKE score, first
-    position). Phrases under `min_words` words are used only if nothing else exists.
-    """
-    with _LOCK:
-        res = _resources()
-        rake = res.rake_for(config)
-        res.token_cache = {p: _tokens(p, config) for p in _paragraphs(story)}
-        try:
-            rake.extract_keywords_from_sentences(_paragraphs(story))
-            scored = rake.get_ranked_phrases_with_scores()
-            surfaces = _surfaces(story, config)
-        finally:
-            res.token_cache = {}
+def _ranked(story: str, paragraph_tokens: Sequence[Sequence[str]],
+            config: OutlineConfig) -> list[tuple[str, tuple[str, ...]]]:
+    """(phrase, its tokens) for every candidate phrase, best first."""
+    phrases, runs = [], {}
+    for key, run in _candidates(paragraph_tokens, config):
+        joined_key = " ".join(key)
+        if joined_key not in runs:
+            runs[joined_key] = run
+        if len(key) <= config.max_words:
+            phrases.append(key)
     opening_end = _opening_clause_end(story)
     keys: dict[str, tuple] = {}
     short: dict[str, tuple] = {}
-    for score, phrase in scored:
-        surface = surfaces.get(phrase)
-        if not surface or surface in keys or surface in short or surface not in story:
+    tokens_of: dict[str, tuple[str, ...]] = {}
+    for score, phrase in rake_scores(phrases):
+        run = runs[phrase]
+        surface = "".join(run)
+        if surface in tokens_of:
             continue
         position = story.find(surface)
+        if position < 0:
+            continue
+        repeated = story.find(surface, position + len(surface)) >= 0  # occurs more than once
         key = (
-            config.demote_repeated and story.count(surface) > 1,
+            config.demote_repeated and repeated,
             config.demote_opening_clause and position < opening_end,
             -score,
             position,
         )
-        target = keys if len(phrase.split(" ")) >= config.min_words else short
-        target[surface] = key
+        (keys if len(run) >= config.min_words else short)[surface] = key
+        tokens_of[surface] = run
     chosen = keys or short
-    return sorted(chosen, key=chosen.__getitem__)
+    return [(p, tokens_of[p]) for p in sorted(chosen, key=chosen.__getitem__)]
+
+
+def ranked_from_tokens(story: str, paragraph_tokens: Sequence[Sequence[str]], *,
+                       config: OutlineConfig = OutlineConfig()) -> list[str]:
+    """All candidate phrases of `story`, best first, from its jieba tokens (one token list per
+    paragraph, cut with `config.hmm`): nothing is tokenised again.
+
+    Order: (repeated in the story, starts in the opening clause, -RAKE score, first
+    position). Phrases under `min_words` words are used only if nothing else exists.
+    """
+    return [p for p, _ in _ranked(story, paragraph_tokens, config)]
+
+
+def _cut_paragraphs(story: str, config: OutlineConfig) -> list[list[str]]:
+    segmenter = zh_tokens.load()
+    return [segmenter.lcut(p, HMM=config.hmm) for p in _paragraphs(story)]
+
+
+def ranked_phrases(story: str, *, config: OutlineConfig = OutlineConfig()) -> list[str]:
+    """`ranked_from_tokens` over the story's paragraphs, each cut here with `config.hmm`."""
+    return ranked_from_tokens(story, _cut_paragraphs(story, config), config=config)
+
+
+def outline_with_words(
+    story: str, *, seed: int, story_id: str, config: OutlineConfig = OutlineConfig(),
+    paragraph_tokens: Sequence[Sequence[str]] | None = None,
+) -> tuple[tuple[str, tuple[str, ...]], ...] | Drop:
+    """The OutGen outline as (phrase, its words) pairs: the top `max_phrases` ranked phrases in
+    seeded random order. A phrase's words are the jieba tokens (HMM per `config.hmm`) RAKE
+    built it from, at most `max_words` of them. `paragraph_tokens`: the story's tokens per
+    paragraph when the caller already has them (else the story is cut here)."""
+    story = story or ""
+    tokens = _cut_paragraphs(story, config) if paragraph_tokens is None else paragraph_tokens
+    phrases = _ranked(story, tokens, config)[: config.max_phrases]
+    if not phrases:
+        return Drop(reason="no_outline_phrases", detail=f"{len(story)} chars, no RAKE phrase")
+    rng_for(seed, "outline", story_id).shuffle(phrases)
+    return tuple(phrases)
 
 
 def extract_outline(
-    story: str, *, seed: int, story_id: str, config: OutlineConfig = OutlineConfig()
+    story: str, *, seed: int, story_id: str, config: OutlineConfig = OutlineConfig(),
+    paragraph_tokens: Sequence[Sequence[str]] | None = None,
 ) -> tuple[str, ...] | Drop:
     """The OutGen outline: the top `max_phrases` ranked phrases in seeded random order."""
-    phrases = ranked_phrases(story or "", config=config)[: config.max_phrases]
-    if not phrases:
-        return Drop(reason="no_outline_phrases", detail=f"{len(story or '')} chars, no RAKE phrase")
-    rng_for(seed, "outline", story_id).shuffle(phrases)
-    return tuple(phrases)
+    result = outline_with_words(story, seed=seed, story_id=story_id, config=config,
+                                paragraph_tokens=paragraph_tokens)
+    return result if isinstance(result, Drop) else tuple(p for p, _ in result)
 
 
 def outline_scores(

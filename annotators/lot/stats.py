@@ -7,7 +7,7 @@ sentence, title, outline). Words are jieba precise-mode tokens without whitespac
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from annotators.lot.story import PreparedStory
 from annotators.text.tokenizers import get_tokenizer
@@ -36,16 +36,16 @@ def _context(story: PreparedStory, indices: Iterable[int], removed: int | None) 
 
 def example_stats(task: str, story: PreparedStory, *, removed: int | None = None,
                   indices: Iterable[int] | None = None, extra_texts: Iterable[str] = (),
-                  candidates: int = 0, title: str = "", phrases: Iterable[str] = ()) -> dict[str, Any]:
-    """Per-example numbers; `extra_texts` are averaged (ClozeT: both candidates)."""
+                  candidates: int = 0, title_words: Sequence[str] = (),
+                  phrase_words: Sequence[Sequence[str]] = ()) -> dict[str, Any]:
+    """Per-example numbers; `extra_texts` are averaged (ClozeT: both candidates). The story's,
+    the title's and the outline's words come in already cut (PreparedStory, the outline)."""
     stats = _context(story, range(len(story.sentences)) if indices is None else indices, removed)
     jieba_words = get_tokenizer("jieba")
     extra = [jieba_words.tokens(t) for t in extra_texts]
-    phrase_words = [jieba_words.tokens(p) for p in phrases]
-    title_words = jieba_words.tokens(title)
     if removed is not None and not extra:
         extra = [list(story.words[removed])]
-    for ws in extra + phrase_words + [title_words]:
+    for ws in [*extra, *phrase_words, title_words]:
         stats["vocab"].update(ws)
     stats["extra"] = sum(len(ws) for ws in extra) / len(extra) if extra else 0.0
     if phrase_words:

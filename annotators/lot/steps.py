@@ -15,7 +15,7 @@ from annotators.core.metrics import prf
 from annotators.core.outcome import Drop
 from annotators.lot.clozet import (ClozeTConfig, build_clozet, build_plotcom_train, check_annotation,
                                    plotcom_from_clozet)
-from annotators.lot.outgen import agreement_counts, build_outgen
+from annotators.lot.outgen import agreement_counts, build_outgen_with_words
 from annotators.lot.records import (AgreementCounts, OutGenOutput, ReviewRecord, SenPosOutput,
                                     TaskRow)
 from annotators.lot.senpos import SenPosConfig, apply_review, build_senpos, parse_review
@@ -86,18 +86,14 @@ def clozet_step(seed: int, splits, config: ClozeTConfig):
 
 
 def plotcom_step(seed: int, config: ClozeTConfig):
-    """Over (story_id, {story, ann}): PlotCom training from every story that is not ClozeT's."""
-    def fn(element):
-        _, group = element
-        stories = list(group["story"])
-        if not stories:
-            return []
-        story = stories[0]
-        if any(check_annotation(story, a, config) is None for a in group["ann"]):
-            return [(story.input_id, Drop("clozet_story", "held out: PlotCom train excludes ClozeT stories"))]
+    """Over one story and {story_id: [annotations]}: PlotCom training, unless a valid
+    annotation makes it a ClozeT story (PlotCom train never holds a ClozeT story)."""
+    def fn(story, annotated):
+        anns = annotated.get(story.story_id, ())
+        if any(check_annotation(story, a, config) is None for a in anns):
+            return Drop("clozet_story", "held out: PlotCom train excludes ClozeT stories")
         ex = build_plotcom_train(story, seed=seed)
-        stats = example_stats("plotcom", story, removed=ex.removed_index)
-        return [(story.input_id, [TaskRow("plotcom", ex.to_row(), stats)])]
+        return [TaskRow("plotcom", ex.to_row(), example_stats("plotcom", story, removed=ex.removed_index))]
     return fn
 
 
@@ -164,10 +160,12 @@ def parse_review_line(input_id: str, raw: bytes) -> ReviewRecord | Drop:
 def outgen_step(seed: int, splits, outline_from: str):
     """Over one story: [OutGenOutput(TaskRow("outgen", ...), agreement counts)] or Drop."""
     def fn(story):
-        ex = build_outgen(story, split_of(seed, story.story_id, splits), seed=seed, outline_from=outline_from)
-        if isinstance(ex, Drop):
-            return ex
-        stats = example_stats("outgen", story, title=ex.title, phrases=ex.outline)
+        built = build_outgen_with_words(story, split_of(seed, story.story_id, splits), seed=seed,
+                                        outline_from=outline_from)
+        if isinstance(built, Drop):
+            return built
+        ex, phrase_words = built
+        stats = example_stats("outgen", story, title_words=story.title_words, phrase_words=phrase_words)
         return [OutGenOutput(TaskRow("outgen", ex.to_row(), stats), agreement_counts(ex.outline, story.outline))]
     return fn
 

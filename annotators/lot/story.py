@@ -3,7 +3,9 @@
 LOT (paper section 3) builds every task from cleaned stories. `parse_story_record` reads
 one JSON line or parquet row (`story` or `text`, optional `id`, `title`, `outline`, `source`,
 `url`, `license`); `prepare_story` cleans it, splits sentences (annotators.text.zh_sentences) and
-tokenises each sentence once with jieba, so later steps never tokenise again.
+cuts each sentence once with jieba, HMM on and off in one pass (`zh_tokens.Segmenter.cut_both`),
+so later steps never tokenise the story again: word counts and Table 3 use the HMM-on words,
+the OutGen outline the HMM-off tokens.
 Known-bad inputs: malformed JSON, non-objects, missing/empty/whitespace-only stories,
 non-Chinese text, one- or two-sentence stories, huge records, HTML junk, LOT placeholders.
 """
@@ -17,7 +19,7 @@ from typing import Any
 from annotators.core.ids import stable_hash, stable_id, unit_interval
 from annotators.core.outcome import Drop
 from annotators.text.charset import decode_bytes
-from annotators.text.tokenizers import get_tokenizer
+from annotators.text import zh_tokens
 from annotators.text.zh_clean import clean_chinese, han_ratio
 from annotators.text.zh_sentences import split_sentences
 
@@ -50,7 +52,12 @@ class StoryConfig:
 
 @dataclasses.dataclass(frozen=True)
 class PreparedStory:
-    """A cleaned story with its sentences (per paragraph) and jieba words per sentence."""
+    """A cleaned story with its sentences (per paragraph) and jieba words per sentence.
+
+    `words`: HMM-on jieba words per sentence (whitespace dropped); `outline_tokens`: the
+    HMM-off jieba tokens of `joined` (whitespace kept), what the outline extractor reads;
+    `title_words`: HMM-on jieba words of the title.
+    """
 
     story_id: str
     title: str
@@ -62,6 +69,8 @@ class PreparedStory:
     url: str = ""
     license: str = ""
     outline: tuple[str, ...] | None = None
+    outline_tokens: tuple[str, ...] = ()
+    title_words: tuple[str, ...] = ()
 
     @property
     def joined(self) -> str:
@@ -160,12 +169,36 @@ def prepare_story(record: dict[str, Any], config: StoryConfig = StoryConfig()) -
     sentences = tuple(split_sentences(text, min_han=config.min_sentence_han))
     if len(sentences) < config.min_sentences:
         return Drop("too_few_sentences", f"{len(sentences)} sentence(s) < {config.min_sentences}")
-    jieba_words = get_tokenizer("jieba")
-    words = tuple(tuple(jieba_words.tokens(s)) for s in sentences)
+    words, off_tokens = sentence_tokens(sentences)
     outline = tuple(record["outline"]) if record.get("outline") else None
+    title_words = tuple(t for t in zh_tokens.load().lcut(record["title"]) if t.strip()) if record["title"] else ()
     return PreparedStory(record["story_id"], record["title"], text, sentences, words,
                          record["input_id"], record["source"], record["url"], record["license"],
-                         outline)
+                         outline, off_tokens, title_words)
+
+
+def _joins_a_block(left: str, right: str) -> bool:
+    """Whether jieba would cut across the boundary of `left` + `right` (both ends in one block)."""
+    return bool(left and right and zh_tokens.RE_HAN.match(left[-1]) and zh_tokens.RE_HAN.match(right[0]))
+
+
+def sentence_tokens(sentences: tuple[str, ...]) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...]]:
+    """(HMM-on words per sentence without whitespace, HMM-off tokens of the joined sentences).
+
+    Each sentence is cut once, both modes in one pass. jieba cuts within blocks of Han
+    characters, letters and digits; sentences end after punctuation, so the joined text's
+    tokens are the sentences' tokens one after another, unless two sentences meet inside a
+    block (a paragraph ending without punctuation): then the joined text is cut again.
+    """
+    segmenter = zh_tokens.load()
+    words, off = [], []
+    for sentence in sentences:
+        on_tokens, off_tokens = segmenter.cut_both(sentence)
+        words.append(tuple(t for t in on_tokens if t.strip()))
+        off.extend(off_tokens)
+    if any(_joins_a_block(a, b) for a, b in zip(sentences, sentences[1:])):
+        off = segmenter.lcut("".join(sentences), HMM=False)
+    return tuple(words), tuple(off)
 
 
 def exact_duplicate_key(record: dict[str, Any], config: StoryConfig) -> str:
