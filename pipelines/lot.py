@@ -21,7 +21,7 @@ from annotators.lot.senpos import SenPosConfig, review_task
 from annotators.lot.stats import Table3Accumulator
 from annotators.lot.story import StoryConfig, exact_duplicate_key, parse_story_record, prepare_story
 from annotators.text import zh_tokens
-from pipelines.engine import (JobReport, MatchInputs, ReadLines, ReadParquetRows, WriteJsonlGroups, WriteTable,
+from pipelines.engine import (ExportJsonlFromTable, JobReport, Stage, MatchInputs, ReadLines, ReadParquetRows, WriteJsonlGroups, WriteTable,
                               add_config_flags, config_from_args, expand_input, is_local_path, join,
                               make_pipeline, parse_job_args, run_pipeline, staging_path)
 from schemas.lot import SCHEMAS, SPLITS, TASKS, to_jsonl
@@ -77,22 +77,32 @@ class _Table3Merge(_Table3):
 
 class ParseStories(beam.PTransform):
     """(input_id, raw line | parquet row) -> PreparedStory: parse, keep the earliest of equal
-    texts then of equal ids (before tokenising, so shuffles carry small dicts), prepare."""
+    texts then of equal ids, prepare.
 
-    def __init__(self, report, config: StoryConfig):
+    The dedup shuffles carry only small keys (StoryKey: text hash, input id, story id), never
+    the stories: the stories are read a second time (`reread`, else the same input again) and
+    those that lost a dedup are left out there, so no shuffle or buffer ever holds the corpus.
+    """
+
+    def __init__(self, report, config: StoryConfig, reread=None):
         super().__init__()
-        self._report, self._config = report, config
+        self._report, self._config, self._reread = report, config, reread
 
     def expand(self, raw):
         report, cfg = self._report, self._config
-        parsed = raw | report.stage("parse", lambda e: steps.one(parse_story_record(*e)))
-        by_text = (parsed | "KeyText" >> beam.Map(lambda r: (exact_duplicate_key(r, cfg), r))
-                   | "GroupText" >> beam.GroupByKey())
-        unique = by_text | report.stage("dedup_text", steps.dedup_step("text", "exact_duplicate"), grouped=True)
-        by_id = unique | "KeyId" >> beam.Map(lambda r: (r["story_id"], r)) | "GroupId" >> beam.GroupByKey()
-        distinct = by_id | report.stage("dedup_id", steps.dedup_step("story_id", "duplicate_id"), grouped=True)
-        return distinct | report.stage("prepare", lambda r: steps.one(prepare_story(r, cfg)),
-                                       input_id=lambda r: r["input_id"], setup=zh_tokens.load)
+        parsed = raw | report.stage("parse", lambda e: steps.one(steps.story_key(parse_story_record(*e), cfg)))
+        by_text = parsed | "KeyText" >> beam.Map(lambda k: (k.text_key, k)) | "GroupText" >> beam.GroupByKey()
+        unique, text_dups = by_text | Stage("dedup_text", steps.dedup_step("text", "exact_duplicate"), grouped=True,
+                                            report=report, with_rejects=True)
+        by_id = unique | "KeyId" >> beam.Map(lambda k: (k.story_id, k)) | "GroupId" >> beam.GroupByKey()
+        _, id_dups = by_id | Stage("dedup_id", steps.dedup_step("story_id", "duplicate_id"), grouped=True,
+                                   report=report, with_rejects=True)
+        dropped = beam.pvalue.AsDict((text_dups, id_dups) | "Dropped" >> beam.Flatten()
+                                     | "DroppedIds" >> beam.Map(lambda r: (r["input_id"], True)))
+        again = self._reread() if self._reread else raw
+        kept = again | "Reparse" >> beam.FlatMap(steps.kept_records, dropped)
+        return kept | report.stage("prepare", lambda r: steps.one(prepare_story(r, cfg)),
+                                   input_id=lambda r: r["input_id"], setup=zh_tokens.load)
 
 
 class ParseAnnotations(beam.PTransform):
@@ -234,22 +244,22 @@ def _read_lines(p, label: str, pattern: str):
     return p | f"Match{label}" >> MatchInputs(pattern, (".jsonl", ".json")) | f"Read{label}" >> ReadLines()
 
 
-def _read_stories(p, pattern: str):
+def _read_stories(p, pattern: str, label: str = ""):
     """(input_id, raw line bytes | parquet row dict) for every input story record, matched when
     the job runs and routed by extension (a local pattern is listed now only to leave out a
     kind it has no file of)."""
     exts = (".parquet", ".jsonl", ".json")
     kinds = ({x.endswith(".parquet") for x in expand_input(pattern, exts)} if is_local_path(pattern)
              else {True, False})
-    sources = p | "MatchStories" >> MatchInputs(pattern, exts)
+    sources = p | f"MatchStories{label}" >> MatchInputs(pattern, exts)
     parts = []
     if False in kinds:
-        parts.append(sources | "StoryLineFiles" >> beam.Filter(lambda s: not s.path.endswith(".parquet"))
-                     | "ReadStoryLines" >> ReadLines())
+        parts.append(sources | f"StoryLineFiles{label}" >> beam.Filter(lambda s: not s.path.endswith(".parquet"))
+                     | f"ReadStoryLines{label}" >> ReadLines())
     if True in kinds:
-        parts.append(sources | "StoryParquetFiles" >> beam.Filter(lambda s: s.path.endswith(".parquet"))
-                     | "ReadStoryParquet" >> ReadParquetRows())
-    return parts | "AllStories" >> beam.Flatten()
+        parts.append(sources | f"StoryParquetFiles{label}" >> beam.Filter(lambda s: s.path.endswith(".parquet"))
+                     | f"ReadStoryParquet{label}" >> ReadParquetRows())
+    return parts[0] if len(parts) == 1 else parts | f"AllStories{label}" >> beam.Flatten()
 
 
 def _senpos(p, args, run_cfg: LotRunConfig, report, stories):
@@ -274,12 +284,12 @@ def _write_tasks(rows: dict[str, list], out: str, report: JobReport) -> None:
     for task in TASKS:
         parts = [pc | f"Row[{task}]{i}" >> beam.Map(lambda r: r.row) for i, pc in enumerate(rows[task])]
         task_rows = parts[0] if len(parts) == 1 else parts | f"Rows[{task}]" >> beam.Flatten()
-        report.tally(task_rows | f"Table[{task}]" >> WriteTable(
-            join(out, task), SCHEMAS[task], lambda r: (r["split"], r["example_id"]), name=task))
-        report.tally(task_rows
-                     | f"Jsonl[{task}]" >> beam.Map(lambda r, task=task: (r["split"], r["example_id"], to_jsonl(task, r)))
-                     | f"WriteJsonl[{task}]" >> WriteJsonlGroups(
-                         lambda s, task=task: join(out, task, f"{s}.jsonl"), SPLITS, task))
+        written = task_rows | f"Table[{task}]" >> WriteTable(
+            join(out, task), SCHEMAS[task], lambda r: (r["split"], r["example_id"]), name=task)
+        report.tally(written)
+        report.tally(written | f"Jsonl[{task}]" >> ExportJsonlFromTable(
+            join(out, task), "split", SPLITS, lambda r: (r["split"], r["example_id"]),
+            lambda r, task=task: to_jsonl(task, r), lambda s, task=task: join(out, task, f"{s}.jsonl"), task))
 
 
 def _write_human_tasks(stories, senpos_evals, out: str, report: JobReport) -> None:
@@ -308,7 +318,8 @@ def run(argv=None):
     report = JobReport(out, "lot", config=_config_record(run_cfg, story_cfg), seed=seed, inputs=inputs,
                        options=options, card=lot_card)
 
-    stories = _read_stories(p, args.stories) | "ParseStories" >> ParseStories(report, story_cfg)
+    stories = _read_stories(p, args.stories) | "ParseStories" >> ParseStories(
+        report, story_cfg, reread=lambda: _read_stories(p, args.stories, "Again"))
     anns = (_read_lines(p, "Annotations", args.annotations) | "ParseAnnotations" >> ParseAnnotations(report)
             if args.annotations else p | "NoAnnotations" >> beam.Create([]))
     from_clozet, plotcom = {"stories": stories, "annotations": anns} | "ClozeTAndPlotCom" >> BuildClozeTAndPlotCom(

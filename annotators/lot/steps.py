@@ -8,7 +8,7 @@ Table 3 stats), SenPos examples until reviewed, OutGen rows with their outline a
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from annotators.core.dedup import keep_first
 from annotators.core.metrics import prf
@@ -20,7 +20,7 @@ from annotators.lot.records import (AgreementCounts, OutGenOutput, ReviewRecord,
                                     TaskRow)
 from annotators.lot.senpos import SenPosConfig, apply_review, build_senpos, parse_review
 from annotators.lot.stats import example_stats
-from annotators.lot.story import split_of
+from annotators.lot.story import StoryConfig, exact_duplicate_key, parse_story_record, split_of
 
 
 def one(result):
@@ -34,18 +34,42 @@ def input_order(input_id: str) -> tuple:
     return (name, int(line)) if line.isdigit() else (input_id, -1)
 
 
-def story_order(record: dict[str, Any]) -> tuple:
-    """Input order of a parsed story (file, line); id and text break ties deterministically."""
-    return (input_order(record["input_id"]), record["story_id"], record["story"])
+class StoryKey(NamedTuple):
+    """What the dedup shuffles carry for one parsed story (never its text)."""
+
+    input_id: str
+    story_id: str
+    text_key: str  # exact_duplicate_key: hash of the normalised text without whitespace
+
+
+def story_key(record: dict[str, Any] | Drop, config: StoryConfig) -> StoryKey | Drop:
+    """The StoryKey of a parsed story (a Drop passes through)."""
+    if isinstance(record, Drop):
+        return record
+    return StoryKey(record["input_id"], record["story_id"], exact_duplicate_key(record, config))
+
+
+def story_order(key: StoryKey) -> tuple:
+    """Input order of a parsed story (file, line); id and text hash break ties deterministically."""
+    return (input_order(key.input_id), key.story_id, key.text_key)
 
 
 def dedup_step(key_name: str, reason: str):
     """Keep the earliest record of a group in input order (file, line); reject the rest."""
     def fn(element):
-        _, records = element
-        return keep_first(records, order=story_order, input_id=lambda r: r["input_id"], reason=reason,
-                          detail=lambda kept: f"same {key_name} as {kept['input_id']}")
+        _, keys = element
+        return keep_first(keys, order=story_order, input_id=lambda k: k.input_id, reason=reason,
+                          detail=lambda kept: f"same {key_name} as {kept.input_id}")
     return fn
+
+
+def kept_records(element, dropped) -> list[dict[str, Any]]:
+    """The second read of one input record: the parsed story unless parsing failed (already
+    rejected by the parse stage) or a dedup stage dropped it (`dropped`: input ids)."""
+    record = parse_story_record(*element)
+    if isinstance(record, Drop) or record["input_id"] in dropped:
+        return []
+    return [record]
 
 
 def _clozet_outputs(story, ex, plotted: set) -> list:

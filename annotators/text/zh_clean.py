@@ -12,6 +12,8 @@ import unicodedata
 
 HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _HAN_RE = re.compile(f"[{HAN}]")
+_HAN_RUN = re.compile(f"[{HAN}]+")
+_SPACE_RUN = re.compile(r"\s+")
 # Full-width punctuation used in Chinese prose (after normalisation).
 ZH_PUNCT = "，。！？；：、“”‘’（）《》〈〉「」『』【】…—～·"
 _WIDE = f"{HAN}{re.escape(ZH_PUNCT)}"
@@ -26,13 +28,13 @@ _DASHES = re.compile(r"[－—]{2,}|-{2,}")
 
 def han_count(text: str) -> int:
     """Number of Chinese (Han) characters in `text`."""
-    return len(_HAN_RE.findall(text))
+    return sum(map(len, _HAN_RUN.findall(text)))
 
 
 def han_ratio(text: str) -> float:
     """Share of Han characters among the non-space characters (0.0 for empty text)."""
-    chars = [c for c in text if not c.isspace()]
-    return han_count(text) / len(chars) if chars else 0.0
+    non_space = len(text) - sum(map(len, _SPACE_RUN.findall(text)))
+    return han_count(text) / non_space if non_space else 0.0
 
 
 def _fold_width(text: str) -> str:

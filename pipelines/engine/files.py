@@ -5,7 +5,10 @@ Writes are sorted and sharded by a stable hash, so bytes never depend on arrival
 """
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
+import pickle
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 import apache_beam as beam
@@ -252,15 +255,23 @@ def _check_nulls(table: pa.Table, schema: pa.Schema) -> None:
             raise ValueError(f"null values in non-nullable field {field.name!r}")
 
 
-def _parquet_bytes(rows: list[dict], schema: pa.Schema) -> bytes:
-    """Sorted rows as parquet bytes, converted and written one row group at a time."""
+def _parquet_bytes(rows: Iterable[dict], schema: pa.Schema) -> tuple[bytes, int]:
+    """Sorted rows as parquet bytes (and their count), converted and written one row group at
+    a time: only one row group's rows are ever dicts at once."""
     sink = pa.BufferOutputStream()
+    n = 0
     with pq.ParquetWriter(sink, schema, compression="zstd") as writer:
-        for start in range(0, max(len(rows), 1), ROW_GROUP_ROWS):
-            chunk = pa.Table.from_pylist(rows[start:start + ROW_GROUP_ROWS], schema=schema)
-            _check_nulls(chunk, schema)
-            writer.write_table(chunk, row_group_size=ROW_GROUP_ROWS)
-    return sink.getvalue().to_pybytes()
+        rows = iter(rows)
+        while True:
+            chunk = list(itertools.islice(rows, ROW_GROUP_ROWS))
+            if chunk or not n:
+                table = pa.Table.from_pylist(chunk, schema=schema)
+                _check_nulls(table, schema)
+                writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
+            n += len(chunk)
+            if len(chunk) < ROW_GROUP_ROWS:
+                break
+    return sink.getvalue().to_pybytes(), n
 
 
 def _value_bytes(value: Any) -> int:
@@ -283,11 +294,13 @@ class WriteTable(beam.PTransform):
 
     The shard count follows the table's size (one shard per `SHARD_BYTES` of row data,
     estimated from the rows themselves, so it is the same on every runner) unless `shards`
-    (or the job flag `--shards`) fixes it. Rows are spread over the shards by a stable hash of
-    `sort_key(row)` and sorted within each shard, and each shard is written row group by row
-    group, so the bytes never depend on arrival order or worker count and no worker holds more
-    than one shard. Every shard file is written, empty ones included, so an empty table is
-    still a readable folder. Returns the (key, n) tally.
+    (or the job flag `--shards`) fixes it. Each row goes to one of `MAX_SHARDS` buckets by a
+    stable hash of `sort_key(row)` (bucket b belongs to shard b mod N); a bucket's rows are
+    sorted where they are grouped, a shard merges its buckets' sorted runs and is written row
+    group by row group, so the bytes never depend on arrival order or worker count and no
+    worker holds more than one shard. Keying rows does not wait for the shard count (the rows
+    are shuffled once, never buffered for it). Every shard file is written, empty ones
+    included, so an empty table is still a readable folder. Returns the (key, n) tally.
     """
 
     def __init__(self, path: str, schema: pa.Schema, sort_key: Callable[[dict], Any], *,
@@ -309,26 +322,30 @@ class WriteTable(beam.PTransform):
     def expand(self, rows):
         path, schema, key, name = self._path, self._schema, self._key, self._name
 
-        def write_shard(item, shards):
-            shard, keyed = item
-            ordered = sorted((kv for kv in keyed if kv is not None), key=lambda kv: kv[0])
-            data = _parquet_bytes([row for _, row in ordered], schema)
-            write_bytes(join(path, f"part-{shard:05d}-of-{shards:05d}.parquet"), data)
-            return (f"table|{name}", len(ordered))
-
-        def keyed(row, shards):
+        def keyed(row):
             k = _sortable(key(row))
-            return (_shard_of(k, shards), (k, row))
+            # The row travels pickled (one bytes object per row in every shuffle and buffer);
+            # it becomes a dict again only while its row group is converted to parquet.
+            return (_shard_of(k, MAX_SHARDS), (k, pickle.dumps(row, protocol=pickle.HIGHEST_PROTOCOL)))
+
+        def to_shard(item, shards):
+            bucket, pairs = item
+            return (bucket % shards, sorted(pairs, key=lambda kv: kv[0]))
+
+        def write_shard(item, shards):
+            shard, runs = item
+            ordered = heapq.merge(*(run for run in runs if run is not None), key=lambda kv: kv[0])
+            data, n = _parquet_bytes((pickle.loads(row) for _, row in ordered), schema)
+            write_bytes(join(path, f"part-{shard:05d}-of-{shards:05d}.parquet"), data)
+            return (f"table|{name}", n)
 
         count = beam.pvalue.AsSingleton(self._count(rows))
-        return (
-            (rows | "Key" >> beam.Map(keyed, count),
-             rows.pipeline | "One" >> beam.Create([None]) | "Seeds" >> beam.FlatMap(
-                 lambda _, n: [(i, None) for i in range(n)], count))
-            | "Join" >> beam.Flatten()
-            | "Group" >> beam.GroupByKey()
-            | "Write" >> beam.Map(write_shard, count)
-        )
+        runs = (rows | "Key" >> beam.Map(keyed) | "Buckets" >> beam.GroupByKey()
+                | "SortBucket" >> beam.Map(to_shard, count))
+        seeds = rows.pipeline | "One" >> beam.Create([None]) | "Seeds" >> beam.FlatMap(
+            lambda _, n: [(i, None) for i in range(n)], count)
+        return ((runs, seeds) | "Join" >> beam.Flatten() | "Group" >> beam.GroupByKey()
+                | "Write" >> beam.Map(write_shard, count))
 
 
 def _sortable(key: Any) -> Any:
@@ -369,3 +386,50 @@ class WriteJsonlGroups(beam.PTransform):
             | "Group" >> beam.GroupByKey()
             | "Write" >> beam.Map(write_group)
         )
+
+
+def _shard_rows(path: str):
+    """Rows of one written parquet shard in its (sorted) order, one row group at a time."""
+    with FileSystems.open(path, compression_type="uncompressed") as f:
+        for batch in pq.ParquetFile(f).iter_batches(batch_size=4096):
+            yield from batch.to_pylist()
+
+
+class ExportJsonlFromTable(beam.PTransform):
+    """After WriteTable has written a table, write one sorted JSON-lines file per group from it.
+
+    Applied to the table's tallies (so it runs once every shard is written): group g's file
+    `path_for(g)` holds `line(row)` for the table's rows with `row[column] == g`, in
+    `sort_key` order (the shards are sorted by it, so they are merged as streams and read
+    once for all groups). Every group gets a file, empty or not. The rows are read back from
+    the parquet files instead of being shuffled a second time. Returns (key, n) tallies like
+    WriteJsonlGroups.
+    """
+
+    def __init__(self, table_path: str, column: str, groups: Iterable[Any], sort_key: Callable[[dict], Any],
+                 line: Callable[[dict], dict], path_for: Callable[[Any], str], label: str):
+        super().__init__(f"ExportJsonl[{label}]")
+        self._args = (table_path, column, list(groups), sort_key, line, path_for, label)
+
+    def expand(self, written):
+        table_path, column, groups, sort_key, line, path_for, label = self._args
+
+        def write_groups(_):
+            shards = sorted(m.path for m in FileSystems.match([join(table_path, "part-*.parquet")])[0].metadata_list)
+            ordered = heapq.merge(*(_shard_rows(s) for s in shards), key=lambda r: _sortable(sort_key(r)))
+            files = {g: FileSystems.create(path_for(g), mime_type="application/octet-stream",
+                                           compression_type="uncompressed") for g in groups}
+            counts = dict.fromkeys(groups, 0)
+            try:
+                for row in ordered:
+                    group = row[column]
+                    if group in files:
+                        files[group].write(jsonl_line(line(row)).encode("utf-8"))
+                        counts[group] += 1
+            finally:
+                for f in files.values():
+                    f.close()
+            return [(f"jsonl|{label}/{g}", counts[g]) for g in groups]
+
+        return (written | "Written" >> beam.combiners.Count.Globally()
+                | "Write" >> beam.FlatMap(write_groups))
