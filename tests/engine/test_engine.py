@@ -150,3 +150,32 @@ def test_a_local_pattern_that_matches_nothing_fails_while_building(tmp_path):
     p = make_pipeline(PipelineOptions([]))
     with pytest.raises(FileNotFoundError, match="no input files match"):
         p | MatchInputs(str(tmp_path / "*.jsonl"))
+
+
+GROUPED = pa.schema([pa.field("g", pa.string(), nullable=False), pa.field("id", pa.string(), nullable=False),
+                     pa.field("n", pa.int64(), nullable=False)])
+
+
+def test_jsonl_exported_from_a_sharded_table_is_sorted_per_group(tmp_path):
+    from pipelines.engine import ExportJsonlFromTable
+
+    rows = [{"g": "ab"[i % 2], "id": f"x{(i * 7) % 40:02d}", "n": i} for i in range(40)]
+    options = PipelineOptions([])
+    p = make_pipeline(options)
+    out = staging_path(str(tmp_path))
+    written = (p | beam.Create(rows)
+               | WriteTable(f"{out}/t", GROUPED, lambda r: (r["g"], r["id"]), shards=3))
+    tallies = written | ExportJsonlFromTable(f"{out}/t", "g", ["a", "b", "c"], lambda r: (r["g"], r["id"]),
+                                             lambda r: {"id": r["id"], "n": r["n"]},
+                                             lambda g: f"{out}/t/{g}.jsonl", "t")
+    report = JobReport(out, "toy", config={}, seed=0, inputs=["mem"], options=options)
+    report.tally(written)
+    report.tally(tallies)
+    report.finish(p)
+    run_pipeline(p, commit_to=str(tmp_path))
+    assert len(list((tmp_path / "t").glob("part-*-of-00003.parquet"))) == 3
+    for group in "abc":
+        expected = sorted((r for r in rows if r["g"] == group), key=lambda r: r["id"])
+        lines = (tmp_path / "t" / f"{group}.jsonl").read_text().splitlines()
+        assert [json.loads(line) for line in lines] == [{"id": r["id"], "n": r["n"]} for r in expected]
+    assert (tmp_path / "t" / "c.jsonl").read_text() == ""

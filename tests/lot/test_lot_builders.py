@@ -230,3 +230,20 @@ def test_stories_with_html_junk_are_rejected(junk):
 def test_book_title_marks_are_not_html():
     story = prepared(STORY.replace("新桥修好的那天", "新桥修好的那天，大家读着《桥》这本书"))
     assert not isinstance(story, Drop)
+
+
+@pytest.mark.parametrize("text", [
+    "从前有一个小村庄，村口住着一位勤劳的老木匠。老木匠每天天不亮就起床，在院子里刨木头。\n"
+    "村里的孩子们都喜欢围在他身边看他干活\n有一年冬天，河上的木桥被大雪压断了。Tom和Jerry也来帮忙修桥了。",
+    "海边住着一个叫阿海的老渔夫ABC\n123号码头的小船每天天不亮就出海。他的网里捞上来一条浑身发着蓝光的小鱼。"
+    "小鱼在网里轻轻摆着尾巴，好像在求他放了自己。",
+])
+def test_prepared_tokens_are_jieba_cuts_of_the_sentences_and_of_the_whole_story(text):
+    import jieba
+
+    tok = jieba.Tokenizer()
+    tok.initialize()
+    story = prepare_story(parse_story_record("s:1", {"id": "x", "title": "老木匠 的 桥", "story": text}))
+    assert story.words == tuple(tuple(w for w in tok.lcut(s) if w.strip()) for s in story.sentences)
+    assert story.outline_tokens == tuple(tok.lcut(story.joined, HMM=False))
+    assert story.title_words == tuple(w for w in tok.lcut("老木匠 的 桥") if w.strip())

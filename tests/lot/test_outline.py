@@ -156,3 +156,39 @@ def test_official_sample_invariants_and_agreement():
     assert scores["all"]["f1"] >= 0.78
     assert scores["tune"]["f1"] >= 0.79
     assert scores["heldout"]["f1"] >= 0.765
+
+
+def _real_stories(n=80):
+    path = shared_path("lot", "outgen_val_sample.jsonl")
+    return [json.loads(line)["story"] for line in path.read_text(encoding="utf-8").splitlines()[:n]]
+
+
+def test_rake_scores_are_rake_nltk_scores_on_real_stories():
+    from rake_nltk import Rake
+
+    from annotators.lot import outline
+
+    res = outline._resources()
+    config = OutlineConfig()
+    for story in _real_stories(40):
+        tokens = [zh_tokens.load().lcut(p, HMM=False) for p in outline._paragraphs(story)]
+        keyed = [[outline._key(t, res.delimiter_words(config.delimiter_tags), res.stopwords) or outline._DELIM
+                  for t in para] for para in tokens]
+        by_paragraph = dict(zip(outline._paragraphs(story), keyed))
+        rake = Rake(stopwords=set(res.stopwords), punctuations={outline._DELIM}, max_length=8, min_length=1,
+                    sentence_tokenizer=outline._paragraphs, word_tokenizer=lambda p: by_paragraph[p])
+        rake.extract_keywords_from_sentences(outline._paragraphs(story))
+        ours = outline.rake_scores([k for k, _ in outline._candidates(tokens, config) if len(k) <= 8])
+        assert ours == sorted(set(rake.get_ranked_phrases_with_scores()), reverse=True)
+
+
+def test_outline_from_prepared_tokens_equals_outline_from_text():
+    from annotators.lot.outgen import build_outgen
+    from annotators.lot.story import parse_story_record, prepare_story
+
+    for i, story in enumerate(_real_stories()):
+        prepared = prepare_story(parse_story_record(f"s:{i}", {"id": str(i), "story": story}))
+        if isinstance(prepared, Drop):
+            continue
+        built = build_outgen(prepared, "train", seed=3)
+        assert built.outline == extract_outline(prepared.joined, seed=3, story_id=str(i))
