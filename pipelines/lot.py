@@ -19,7 +19,7 @@ from annotators.lot.clozet import ClozeTConfig, annotation_task, parse_annotatio
 from annotators.lot.config import LotRunConfig, proportions_problem
 from annotators.lot.senpos import SenPosConfig, review_task
 from annotators.lot.stats import Table3Accumulator
-from annotators.lot.story import StoryConfig, exact_duplicate_key, parse_story_record, prepare_story
+from annotators.lot.story import StoryConfig, parse_story_record, prepare_story
 from annotators.text import zh_tokens
 from pipelines.engine import (ExportJsonlFromTable, JobReport, Stage, MatchInputs, ReadLines, ReadParquetRows, WriteJsonlGroups, WriteTable,
                               add_config_flags, config_from_args, expand_input, is_local_path, join,
