@@ -63,6 +63,7 @@ class Segmenter:
         self._route, self._freq, self._hmm_cut = route, freq, hmm_cut
         self.tokenizer = tokenizer  # the backend's own object (dictionary, FREQ)
         self.one_pass = True  # False after a failed self-check: cut_both calls lcut twice
+        self.checked = False  # the reference's one-pass cut was compared with jieba.lcut
         self._hmm_cache: dict[str, tuple[str, ...]] = {}
 
     _MAX_CACHED = 200_000  # HMM results kept per process (unknown runs recur: names, places)
@@ -282,12 +283,12 @@ def _check_accelerated(*, required: bool) -> str:
 
 def _checked_reference() -> Segmenter:
     seg = _segmenter(REFERENCE)
-    if seg.one_pass and not getattr(seg, "_checked", False):
+    if seg.one_pass and not seg.checked:
         problem = self_check(seg, reference_tokens())
         if problem:
             LOG.warning("one-pass cut differs from jieba.lcut (%s); cutting twice", problem)
             seg.one_pass = False
-        seg._checked = True
+        seg.checked = True
     return seg
 
 
