@@ -8,13 +8,17 @@ from __future__ import annotations
 import heapq
 import itertools
 import json
+import operator
+import os
 import pickle
+import uuid
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.transforms.window import GlobalWindows
 
 from annotators.core.ids import stable_int
 
@@ -289,18 +293,123 @@ def shard_count(total_bytes: int, shard_bytes: int) -> int:
     return max(1, min(MAX_SHARDS, -(-total_bytes // max(1, shard_bytes))))
 
 
+SPILL_BYTES = 16 << 20  # a bundle's rows are sorted and spilled to a run file every ~16 MB
+SPILL_FOLDER = "_spill"  # beside a table's shards while it is written; deleted once they are
+
+
+class _Run(NamedTuple):
+    """One spilled run file: rows sorted by (bucket, key, pickled row), and where each bucket's
+    segment of them is (bucket -> (offset, length))."""
+
+    path: str
+    segments: dict
+    rows: int
+    nbytes: int  # uncompressed size estimate of the rows, for the shard count
+
+
+class _SpillRuns(beam.DoFn):
+    """(bucket, key, record) -> sorted run files in `folder`, one _Run element per file.
+
+    A bundle's records are held pickled until about SPILL_BYTES, then sorted and written as
+    one run (each bucket's records one pickled segment): memory stays bounded however large
+    the table, and no shuffle or runner buffer ever holds the rows, only the runs' indexes.
+    """
+
+    def __init__(self, folder: str, measure: Callable[[Any], int] | None):
+        self._folder, self._measure = folder, measure
+
+    def start_bundle(self):
+        self._buf, self._held, self._est = [], 0, 0
+
+    def process(self, element):
+        bucket, key, record = element
+        blob = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
+        self._buf.append((bucket, key, blob))
+        self._held += len(blob) + 100
+        if self._measure is not None:
+            self._est += self._measure(record)
+        if self._held >= SPILL_BYTES:
+            yield self._flush()
+
+    def finish_bundle(self):
+        if self._buf:
+            yield GlobalWindows.windowed_value(self._flush())
+
+    def _flush(self) -> _Run:
+        buf, est = self._buf, self._est
+        self._buf, self._held, self._est = [], 0, 0
+        buf.sort()  # (bucket, key, blob): a total order, so equal keys never depend on arrival
+        path = join(self._folder, f"run-{uuid.uuid4().hex}.pkl")  # a name only, never an output
+        segments, offset = {}, 0
+        with FileSystems.create(path, mime_type="application/octet-stream",
+                                compression_type="uncompressed") as f:
+            for bucket, group in itertools.groupby(buf, key=operator.itemgetter(0)):
+                data = pickle.dumps([(key, blob) for _, key, blob in group], protocol=pickle.HIGHEST_PROTOCOL)
+                f.write(data)
+                segments[bucket] = (offset, len(data))
+                offset += len(data)
+        return _Run(path, segments, len(buf), est)
+
+
+def _shard_segments(run: _Run, shard_of: Callable[[Any], Any]):
+    """(shard, [(run path, offset, length), ...]) for the segments of one run."""
+    per: dict = {}
+    for bucket, (offset, length) in run.segments.items():
+        per.setdefault(shard_of(bucket), []).append((run.path, offset, length))
+    return list(per.items())
+
+
+def _merged_records(segment_lists) -> Iterable[Any]:
+    """The records of one shard's segments (from every run) in (key, pickled) order."""
+    segments = sorted(s for lst in segment_lists if lst for s in lst)
+    runs = []
+    for path, group in itertools.groupby(segments, key=operator.itemgetter(0)):
+        with FileSystems.open(path, compression_type="uncompressed") as f:
+            for _, offset, length in group:
+                f.seek(offset)
+                runs.append(pickle.loads(f.read(length)))
+    return (pickle.loads(blob) for _, blob in heapq.merge(*runs))
+
+
+def _group_shards(runs, shards, shard_of, label: str = ""):
+    """(shard, [segment lists]) for every shard, runs grouped by shard (empty shards included)."""
+    if isinstance(shards, list):
+        seeds = runs.pipeline | f"Seeds{label}" >> beam.Create([(s, None) for s in shards])
+        parts = runs | f"Segments{label}" >> beam.FlatMap(_shard_segments, lambda b: shard_of(b, None))
+    else:
+        seeds = runs.pipeline | f"One{label}" >> beam.Create([None]) | f"Seeds{label}" >> beam.FlatMap(
+            lambda _, n: [(i, None) for i in range(n)], shards)
+        parts = runs | f"Segments{label}" >> beam.FlatMap(
+            lambda run, n: _shard_segments(run, lambda b: shard_of(b, n)), shards)
+    return (parts, seeds) | f"Join{label}" >> beam.Flatten() | f"Group{label}" >> beam.GroupByKey()
+
+
+def _delete_folder(_, folder: str) -> None:
+    """Delete the spilled runs once every shard that reads them is written."""
+    try:
+        paths = [m.path for m in FileSystems.match([join(folder, "*")])[0].metadata_list]
+    except Exception:  # nothing was spilled
+        paths = []
+    if paths:
+        FileSystems.delete(paths)
+    if is_local_path(folder) and os.path.isdir(folder) and not os.listdir(folder):
+        os.rmdir(folder)
+
+
 class WriteTable(beam.PTransform):
     """Write row dicts as a parquet table folder `path/part-SSSSS-of-NNNNN.parquet`.
 
     The shard count follows the table's size (one shard per `SHARD_BYTES` of row data,
     estimated from the rows themselves, so it is the same on every runner) unless `shards`
     (or the job flag `--shards`) fixes it. Each row goes to one of `MAX_SHARDS` buckets by a
-    stable hash of `sort_key(row)` (bucket b belongs to shard b mod N); a bucket's rows are
-    sorted where they are grouped, a shard merges its buckets' sorted runs and is written row
-    group by row group, so the bytes never depend on arrival order or worker count and no
-    worker holds more than one shard. Keying rows does not wait for the shard count (the rows
-    are shuffled once, never buffered for it). Every shard file is written, empty ones
-    included, so an empty table is still a readable folder. Returns the (key, n) tally.
+    stable hash of `sort_key(row)` (bucket b belongs to shard b mod N). Rows are not
+    shuffled: each bundle sorts its rows by (bucket, key) in runs of about SPILL_BYTES and
+    spills them to `path/_spill/`; only the runs' bucket indexes are shuffled, and a shard
+    merges its buckets' segments from every run and is written row group by row group, so
+    the bytes never depend on arrival order or worker count and no worker holds more than
+    one shard. Every shard file is written, empty ones included, so an empty table is still a
+    readable folder; the spilled runs are deleted once every shard is written. Returns the
+    (key, n) tally.
     """
 
     def __init__(self, path: str, schema: pa.Schema, sort_key: Callable[[dict], Any], *,
@@ -311,41 +420,39 @@ class WriteTable(beam.PTransform):
         self._shard_bytes = SHARDING["shard_bytes"]
         self._name = name or path.rstrip("/").rsplit("/", 1)[-1]
 
-    def _count(self, rows):
+    def _count(self, runs):
         if self._shards:
-            return rows.pipeline | "ShardCount" >> beam.Create([max(1, int(self._shards))])
+            return runs.pipeline | "ShardCount" >> beam.Create([max(1, int(self._shards))])
         shard_bytes = self._shard_bytes
-        return (rows | "RowBytes" >> beam.Map(lambda r: sum(_value_bytes(v) for v in r.values()))
+        return (runs | "RunBytes" >> beam.Map(lambda run: run.nbytes)
                 | "TableBytes" >> beam.CombineGlobally(sum)
                 | "ShardCount" >> beam.Map(shard_count, shard_bytes))
 
     def expand(self, rows):
         path, schema, key, name = self._path, self._schema, self._key, self._name
+        folder = join(path, SPILL_FOLDER)
 
         def keyed(row):
             k = _sortable(key(row))
-            # The row travels pickled (one bytes object per row in every shuffle and buffer);
-            # it becomes a dict again only while its row group is converted to parquet.
-            return (_shard_of(k, MAX_SHARDS), (k, pickle.dumps(row, protocol=pickle.HIGHEST_PROTOCOL)))
-
-        def to_shard(item, shards):
-            bucket, pairs = item
-            return (bucket % shards, sorted(pairs, key=lambda kv: kv[0]))
+            return (_shard_of(k, MAX_SHARDS), k, row)
 
         def write_shard(item, shards):
-            shard, runs = item
-            ordered = heapq.merge(*(run for run in runs if run is not None), key=lambda kv: kv[0])
-            data, n = _parquet_bytes((pickle.loads(row) for _, row in ordered), schema)
+            shard, segment_lists = item
+            data, n = _parquet_bytes(_merged_records(segment_lists), schema)
             write_bytes(join(path, f"part-{shard:05d}-of-{shards:05d}.parquet"), data)
             return (f"table|{name}", n)
 
-        count = beam.pvalue.AsSingleton(self._count(rows))
-        runs = (rows | "Key" >> beam.Map(keyed) | "Buckets" >> beam.GroupByKey()
-                | "SortBucket" >> beam.Map(to_shard, count))
-        seeds = rows.pipeline | "One" >> beam.Create([None]) | "Seeds" >> beam.FlatMap(
-            lambda _, n: [(i, None) for i in range(n)], count)
-        return ((runs, seeds) | "Join" >> beam.Flatten() | "Group" >> beam.GroupByKey()
-                | "Write" >> beam.Map(write_shard, count))
+        runs = rows | "Key" >> beam.Map(keyed) | "Spill" >> beam.ParDo(_SpillRuns(folder, _row_bytes))
+        count = beam.pvalue.AsSingleton(self._count(runs))
+        written = (_group_shards(runs, count, lambda bucket, n: bucket % n)
+                   | "Write" >> beam.Map(write_shard, count))
+        _ = (written | "Done" >> beam.combiners.Count.Globally()
+             | "DeleteSpill" >> beam.Map(_delete_folder, folder))
+        return written
+
+
+def _row_bytes(row: dict) -> int:
+    return sum(_value_bytes(v) for v in row.values())
 
 
 def _sortable(key: Any) -> Any:
@@ -371,21 +478,28 @@ class WriteJsonlGroups(beam.PTransform):
         self._path_for, self._groups, self._label = path_for, list(groups), label
 
     def expand(self, items):
-        path_for = self._path_for
+        path_for, label = self._path_for, self._label
+        first = path_for(self._groups[0] if self._groups else "_")
+        folder = f"{first.rsplit('/', 1)[0] if '/' in first else '.'}/{SPILL_FOLDER}-{label}"
 
         def write_group(item):
-            group, keyed = item
-            ordered = sorted((kv for kv in keyed if kv is not None), key=lambda kv: kv[0])
-            write_text(path_for(group), "".join(jsonl_line(rec) for _, rec in ordered))
-            return (f"jsonl|{self._label}/{group}", len(ordered))
+            bucket, segment_lists = item
+            group = json.loads(bucket)
+            n = 0
+            with FileSystems.create(path_for(group), mime_type="application/octet-stream",
+                                    compression_type="uncompressed") as f:
+                for rec in _merged_records(segment_lists):
+                    f.write(jsonl_line(rec).encode("utf-8"))
+                    n += 1
+            return (f"jsonl|{label}/{group}", n)
 
-        seeds = items.pipeline | "Groups" >> beam.Create([(g, None) for g in self._groups])
-        return (
-            (items | "Key" >> beam.Map(lambda e: (e[0], (_sortable(e[1]), e[2]))), seeds)
-            | "Join" >> beam.Flatten()
-            | "Group" >> beam.GroupByKey()
-            | "Write" >> beam.Map(write_group)
-        )
+        runs = (items | "Key" >> beam.Map(lambda e: (json.dumps(e[0]), _sortable(e[1]), e[2]))
+                | "Spill" >> beam.ParDo(_SpillRuns(folder, None)))
+        written = (_group_shards(runs, [json.dumps(g) for g in self._groups], lambda bucket, _: bucket)
+                   | "Write" >> beam.Map(write_group))
+        _ = (written | "Done" >> beam.combiners.Count.Globally()
+             | "DeleteSpill" >> beam.Map(_delete_folder, folder))
+        return written
 
 
 def _shard_rows(path: str):

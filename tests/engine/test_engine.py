@@ -179,3 +179,36 @@ def test_jsonl_exported_from_a_sharded_table_is_sorted_per_group(tmp_path):
         lines = (tmp_path / "t" / f"{group}.jsonl").read_text().splitlines()
         assert [json.loads(line) for line in lines] == [{"id": r["id"], "n": r["n"]} for r in expected]
     assert (tmp_path / "t" / "c.jsonl").read_text() == ""
+
+
+def _write_both(out, rows):
+    """A 2-shard table and per-group JSON lines of `rows`, written by one pipeline."""
+    from pipelines.engine import WriteJsonlGroups
+
+    p = make_pipeline(PipelineOptions([]))
+    made = p | beam.Create(rows)
+    _ = made | WriteTable(f"{out}/t", GROUPED, lambda r: (r["g"], r["id"]), shards=2)
+    _ = (made | beam.Map(lambda r: (r["g"], r["id"], r))
+         | WriteJsonlGroups(lambda g: f"{out}/j/{g}.jsonl", ["a", "b", "c"], "j"))
+    p.run().wait_until_finish()
+    return {str(f.relative_to(out)): f.read_bytes() for f in sorted(out.rglob("*")) if f.is_file()}
+
+
+def test_rows_spilled_in_many_small_runs_give_the_same_bytes_and_leave_no_run_files(tmp_path, monkeypatch):
+    from pipelines.engine import files
+
+    # equal sort keys with different rows too: their order must not depend on which run they were in
+    rows = [{"g": "ab"[i % 2], "id": f"x{(i * 7) % 30:02d}", "n": i} for i in range(90)]
+    one = _write_both(tmp_path / "one", rows)
+    monkeypatch.setattr(files, "SPILL_BYTES", 300)  # a run every few rows
+    many = _write_both(tmp_path / "many", list(reversed(rows)))
+    assert one == many
+    assert sorted(one) == ["j/a.jsonl", "j/b.jsonl", "j/c.jsonl",
+                           "t/part-00000-of-00002.parquet", "t/part-00001-of-00002.parquet"]
+    assert not [d for d in (tmp_path / "many").rglob("*") if d.is_dir() and "_spill" in d.name]
+    table = pa.concat_tables(pq.read_table(tmp_path / "many" / "t" / name)
+                             for name in ("part-00000-of-00002.parquet", "part-00001-of-00002.parquet"))
+    assert sorted(table.to_pylist(), key=lambda r: r["n"]) == rows
+    lines = [json.loads(x) for x in (tmp_path / "many" / "j" / "a.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in lines] == sorted(r["id"] for r in rows if r["g"] == "a")
+    assert (tmp_path / "many" / "j" / "c.jsonl").read_text() == ""
