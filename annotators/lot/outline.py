@@ -208,8 +208,11 @@ def _opening_clause_end(story: str) -> int:
 
 
 def _ranked(story: str, paragraph_tokens: Sequence[Sequence[str]],
-            config: OutlineConfig) -> list[tuple[str, tuple[str, ...]]]:
-    """(phrase, its tokens) for every candidate phrase, best first."""
+            config: OutlineConfig, limit: int | None = None) -> list[tuple[str, tuple[str, ...]]]:
+    """(phrase, its tokens) for every candidate phrase, best first; with `limit`, only the first
+    `limit` of them (the same ones: phrases are met in falling RAKE score, so once `limit`
+    phrases of the best class, neither repeated nor in the opening clause, are chosen, a
+    phrase of lower score can no longer rank above them and the search stops)."""
     phrases, runs = [], {}
     for key, run in _candidates(paragraph_tokens, config):
         joined_key = " ".join(key)
@@ -221,7 +224,12 @@ def _ranked(story: str, paragraph_tokens: Sequence[Sequence[str]],
     keys: dict[str, tuple] = {}
     short: dict[str, tuple] = {}
     tokens_of: dict[str, tuple[str, ...]] = {}
+    if limit is not None and limit <= 0:
+        return []
+    best_class: list[float] = []  # scores of chosen phrases with key (False, False, ...)
     for score, phrase in rake_scores(phrases):
+        if limit is not None and len(best_class) >= limit and score < best_class[limit - 1]:
+            break
         run = runs[phrase]
         surface = "".join(run)
         if surface in tokens_of:
@@ -238,8 +246,10 @@ def _ranked(story: str, paragraph_tokens: Sequence[Sequence[str]],
         )
         (keys if len(run) >= config.min_words else short)[surface] = key
         tokens_of[surface] = run
+        if len(run) >= config.min_words and not key[0] and not key[1]:
+            best_class.append(score)
     chosen = keys or short
-    return [(p, tokens_of[p]) for p in sorted(chosen, key=chosen.__getitem__)]
+    return [(p, tokens_of[p]) for p in sorted(chosen, key=chosen.__getitem__)][:limit]
 
 
 def ranked_from_tokens(story: str, paragraph_tokens: Sequence[Sequence[str]], *,
@@ -273,7 +283,7 @@ def outline_with_words(
     paragraph when the caller already has them (else the story is cut here)."""
     story = story or ""
     tokens = _cut_paragraphs(story, config) if paragraph_tokens is None else paragraph_tokens
-    phrases = _ranked(story, tokens, config)[: config.max_phrases]
+    phrases = _ranked(story, tokens, config, limit=config.max_phrases)
     if not phrases:
         return Drop(reason="no_outline_phrases", detail=f"{len(story)} chars, no RAKE phrase")
     rng_for(seed, "outline", story_id).shuffle(phrases)

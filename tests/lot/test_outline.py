@@ -192,3 +192,17 @@ def test_outline_from_prepared_tokens_equals_outline_from_text():
             continue
         built = build_outgen(prepared, "train", seed=3)
         assert built.outline == extract_outline(prepared.joined, seed=3, story_id=str(i))
+
+
+def test_search_stopped_at_the_outline_size_gives_the_top_of_the_full_ranking():
+    from annotators.lot import outline
+
+    config = OutlineConfig()
+    stories = _real_stories(160) + [
+        "小狐狸在森林里找到了一颗红色的果子。小狐狸把红色的果子送给了生病的兔子。兔子吃了果子，病就好了。",
+        "一。二。三。"]
+    for story in stories:
+        tokens = [zh_tokens.load().lcut(p, HMM=False) for p in outline._paragraphs(story)]
+        full = outline._ranked(story, tokens, config)
+        for limit in (1, 3, config.max_phrases, 50):
+            assert outline._ranked(story, tokens, config, limit=limit) == full[:limit]
