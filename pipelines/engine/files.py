@@ -21,6 +21,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
 from annotators.core.ids import stable_int
+from pipelines.engine import progress
 
 READ_ERROR = "__read_error__"
 # Runner names that mean Beam's in-process FnApiRunner (never the Prism download).
@@ -165,8 +166,9 @@ class MatchInputs(beam.PTransform):
         self._pattern, self._exts, self._mixed = pattern, tuple(exts), mixed
 
     def expand(self, pbegin):
-        if is_local_path(self._pattern):
-            expand_input(self._pattern, self._exts, mixed=self._mixed)  # fail fast, offline
+        if is_local_path(self._pattern):  # fail fast, offline; the sizes arm the progress bar
+            paths = expand_input(self._pattern, self._exts, mixed=self._mixed)
+            progress.expect_input(pbegin.pipeline, progress.local_size(paths))
         sources = (pbegin | "Pattern" >> beam.Create([self._pattern])
                    | "Match" >> beam.FlatMap(match_sources, self._exts, self._mixed))
         return sources | "Spread" >> beam.Reshuffle() if _is_remote_run(pbegin.pipeline) else sources
@@ -184,6 +186,7 @@ class _Reader(beam.PTransform):
 
     def _sources(self, pcoll):
         if isinstance(pcoll, beam.pvalue.PBegin):
+            progress.expect_input(pcoll.pipeline, progress.local_size(self._paths))
             return pcoll | "Paths" >> beam.Create([Source(p, self._names[p]) for p in self._paths])
         return pcoll
 
@@ -195,10 +198,35 @@ class _Reader(beam.PTransform):
         return records | "Spread" >> beam.Reshuffle() if _is_remote_run(pcoll.pipeline) else records
 
 
+PROGRESS_BYTES = 1 << 20  # readers report the bytes they read to the progress bar every ~1 MB
+
+
+def counted_lines(f):
+    """`iter_lines(f)`, reporting the bytes read to the progress bar as it goes."""
+    pending = 0
+    for raw in iter_lines(f):
+        pending += len(raw) + 1
+        if pending >= PROGRESS_BYTES:
+            progress.advance(pending)
+            pending = 0
+        yield raw
+    progress.advance(pending)
+
+
 def _lines(source: Source):
     with FileSystems.open(source.path, compression_type="uncompressed") as f:
-        for number, raw in enumerate(iter_lines(f), start=1):
+        for number, raw in enumerate(counted_lines(f), start=1):
             yield f"{source.name}:{number}", raw.rstrip(b"\r")
+
+
+def parquet_batches(f, path: str, batch_size: int, columns):
+    """Record batches of an open parquet file, reporting its bytes to the progress bar in
+    proportion to the rows read."""
+    pf = pq.ParquetFile(f)
+    size, rows = progress.local_size([path]), max(1, pf.metadata.num_rows)
+    for batch in pf.iter_batches(batch_size=batch_size, columns=columns):
+        progress.advance(size * batch.num_rows // rows)
+        yield batch
 
 
 class ReadLines(_Reader):
@@ -212,7 +240,12 @@ class ReadFiles(_Reader):
     """(input_id, whole-file bytes) for every file: one element per book/page/game."""
 
     def _records(self, sources):
-        return sources | "Read" >> beam.Map(lambda s: (s.name, read_bytes(s.path)))
+        def read(source: Source):
+            data = read_bytes(source.path)
+            progress.advance(len(data))
+            return source.name, data
+
+        return sources | "Read" >> beam.Map(read)
 
 
 class ReadParquetRows(_Reader):
@@ -233,7 +266,7 @@ class ReadParquetRows(_Reader):
             number = 0
             try:
                 with FileSystems.open(source.path, compression_type="uncompressed") as f:
-                    for batch in pq.ParquetFile(f).iter_batches(batch_size=1024, columns=columns):
+                    for batch in parquet_batches(f, source.path, 1024, columns):
                         for row in batch.to_pylist():
                             yield f"{source.name}:{number}", row
                             number += 1

@@ -69,11 +69,12 @@ def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None) -> Any:
     staging folder is cleared first and, once the run finished, replaces the output's contents
     (pipelines.engine.commit). A dry run runs nothing and touches no file.
     """
-    from pipelines.engine import commit
+    from pipelines.engine import commit, progress
 
     dry = is_dry_run(p.options)
     if commit_to and not dry:
         commit.prepare(commit_to)
+    progress.start(p)
     result = p.run()
     result.wait_until_finish()
     if commit_to and not dry:

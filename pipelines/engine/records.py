@@ -17,7 +17,8 @@ from apache_beam.io.filesystems import FileSystems
 
 from annotators.audits import records as ar
 from annotators.core.outcome import Drop
-from pipelines.engine import JobReport, expand_input, input_names, is_local_path, iter_lines, join
+from pipelines.engine import JobReport, expand_input, input_names, is_local_path, join, progress
+from pipelines.engine.files import counted_lines, parquet_batches
 
 PARQUET_BATCH = 1024
 
@@ -54,15 +55,14 @@ def stream_records(item: ar.AuditSource, columns: Sequence[str] | None):
     try:
         with _open(path, kind) as f:
             if kind == "parquet":
-                pf = pq.ParquetFile(f)
-                have = set(pf.schema_arrow.names)
+                have = set(pq.ParquetFile(f).schema_arrow.names)
                 cols = [c for c in columns if c in have] if columns else None
-                for batch in pf.iter_batches(batch_size=PARQUET_BATCH, columns=cols):
+                for batch in parquet_batches(f, path, PARQUET_BATCH, cols):
                     for row in batch.to_pylist():
                         number += 1
                         yield ar.RawRecord(f"{name}:{number}", task, kind, row)
                 return
-            for raw in iter_lines(f):
+            for raw in counted_lines(f):
                 number += 1
                 yield ar.RawRecord(f"{name}:{number}", task, kind, raw.rstrip(b"\r"))
     except Exception as exc:  # a file that breaks mid-way: one rejects row, the rest kept
@@ -85,6 +85,7 @@ class ReadRecords(beam.PTransform):
 
     def _files(self, pbegin):
         if not callable(self._sources):
+            progress.expect_input(pbegin.pipeline, progress.local_size(s.path for s in self._sources))
             return pbegin | "Files" >> beam.Create(self._sources)
         resolve = self._sources
         return pbegin | "Files" >> beam.Create([None]) | "Match" >> beam.FlatMap(lambda _: sorted(resolve()))

@@ -29,3 +29,37 @@ def test_summary_gives_one_line_per_output():
         "lot: 48 records read, accounting balanced",
         "          30 rows  output/lot/senpos", "           2 rows  output/lot/rejects",
         "          24 records in export senpos/train"]
+
+
+def test_input_bar_shows_share_rate_and_eta():
+    assert progress.input_bar(5_000_000, 20_000_000, 5.0) == (
+        "input 25% [#####...............] 5.0/20.0 MB, 1.0 MB/s, ETA 15 s")
+    assert progress.input_bar(21_000_000, 20_000_000, 10.0).startswith(
+        "input 100% [####################] 20.0/20.0 MB, 2.1 MB/s, done")
+    line = progress.progress_line({"parse": [10, 10, 0]}, 5.0, (5_000_000, 20_000_000, 5.0))
+    assert line.startswith("[storybench 5 s] input 25% [#####") and line.endswith("| parse 10 read (10 written, 0 rejected, 2/s)")
+    assert "input" not in progress.progress_line({"parse": [10, 10, 0]}, 5.0, (5_000_000, 0, 5.0))
+
+
+def test_a_local_run_shows_a_bar_of_the_input_files_read(tmp_path, monkeypatch, capsys):
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipelines.engine import MatchInputs, ReadLines, Stage, make_pipeline, run_pipeline
+    from pipelines.engine import files
+
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / name).write_text("".join(f'{{"n": {i}}}\n' for i in range(3000)))
+    size = sum((tmp_path / n).stat().st_size for n in ("a.jsonl", "b.jsonl"))
+    monkeypatch.setattr(progress, "INTERVAL", 0.0)  # a line at every record
+    monkeypatch.setattr(files, "PROGRESS_BYTES", 1000)
+    p = make_pipeline(PipelineOptions([]))
+    lines = p | MatchInputs(str(tmp_path / "*.jsonl")) | ReadLines()
+    _ = lines | Stage("toy", lambda e: [e[1]])
+    run_pipeline(p)
+    err = capsys.readouterr().err.splitlines()
+    bars = [line for line in err if " input " in line]
+    assert bars and all(f"/{size / 1e6:,.1f} MB" in line for line in bars)
+    assert "input 100% [####################]" in bars[-1]
+    shares = [int(line.split(" input ")[1].split("%")[0]) for line in bars]
+    assert shares == sorted(shares) and shares[0] < 100
