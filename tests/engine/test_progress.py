@@ -13,6 +13,7 @@ def test_progress_line_per_stage_with_rates():
 def test_count_prints_at_most_every_interval(monkeypatch, capsys):
     monkeypatch.setattr(progress, "_COUNTS", {})
     monkeypatch.setattr(progress, "_STATE", {"last": 0.0, "start": 0.0})
+    monkeypatch.setattr(progress, "_INPUT", {"read": 0, "total": 0, "first": None})  # no bar: no input known
     clock = iter([5.0, 12.0, 13.0, 25.0])
     monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
     for written in (1, 1, 0, 1):
