@@ -4,7 +4,8 @@ Beam wiring of LOT's story cleaning (paper section 3 and appendix; PEERS.md 1.3)
 pages or local dumps -> RawStory (`PagesToRaw`, `DumpLinesToRaw`, `DumpFilesToRaw`) -> cleaned
 and filtered Story (`CleanStories`) -> `Deduplicate`: exact duplicates collapsed
 (`DropExactDuplicates`, GroupByKey on the text hash) and near-duplicates collapsed (MinHash
-LSH band keys, `CandidateSets`, verified edges, one global connected-components step), both
+LSH band keys, `CandidateComponents` (one global step over candidate sets), verified pairs and
+clusters per component), both
 on small DedupKeys, each story joined once with its decisions. The rules are
 in `annotators.stories` (`steps` is what each stage applies). Writes `OUT/stories` (the
 stories table `pipelines.lot --stories` reads), `rejects/`, `stats.json` and `CARD.md`.
@@ -95,9 +96,12 @@ class DropExactDuplicates(beam.PTransform):
                 | self.report.stage("exact_dedup", steps.keep_first_key, grouped=True))
 
 
-class CandidateSets(beam.PTransform):
-    """Surviving DedupKeys -> (input_id, candidate set key) for every story in an LSH band
-    shared with another, each distinct set once (band keys and nodes only: no text)."""
+class CandidateComponents(beam.PTransform):
+    """Surviving DedupKeys -> (component key, (input_ids, candidate sets)) for each group of
+    LSH band groups that share a story (band keys and nodes only: no text). Every distinct
+    band group of two or more stories is a candidate set; sets sharing a story are joined in
+    one global step over the sets (ids only), so each candidate story's text is later sent
+    to one component, not to every band group it is in."""
 
     def expand(self, keys):
         return (keys
@@ -105,14 +109,15 @@ class CandidateSets(beam.PTransform):
                 | "GroupBands" >> beam.GroupByKey()
                 | "Candidates" >> beam.FlatMap(steps.candidate_set)
                 | "DistinctSets" >> beam.CombinePerKey(min)
-                | "SetMembers" >> beam.FlatMap(lambda item: [(n.input_id, item[0]) for n in item[1]]))
+                | "AllSets" >> beam.combiners.ToList()
+                | "Components" >> beam.FlatMap(steps.components))
 
 
 class _Survivors(beam.DoFn):
-    """The join of a story (by input_id) with its exact-dedup decision and candidate sets:
-    an exact duplicate is gone (its reject was written by exact_dedup); a story in no candidate
-    set goes straight to near_dedup; a candidate sends its text to each of its sets (`verify`)
-    and waits for its cluster (`candidate`)."""
+    """The join of a story (by input_id) with its exact-dedup decision and candidate
+    component: an exact duplicate is gone (its reject was written by exact_dedup); a story in
+    no candidate set goes straight to near_dedup; a candidate sends its text once, to its
+    component (`verify`), and waits for its cluster (`candidate`)."""
 
     def process(self, item):
         _, joined = item
@@ -120,12 +125,11 @@ class _Survivors(beam.DoFn):
             return
         [key] = joined["kept"]
         story = steps.with_members(joined["story"][0], key.node.members)
-        sets = sorted(set(joined["sets"]))
-        if not sets:
+        component = sorted(set(joined["component"]))
+        if not component:
             yield steps.ClusterJoin(story.story_id, [story], [])
             return
-        for set_key in sets:
-            yield beam.pvalue.TaggedOutput("verify", (set_key, BandMember(key.node, story.text)))
+        yield beam.pvalue.TaggedOutput("verify", (component[0], BandMember(key.node, story.text)))
         yield beam.pvalue.TaggedOutput("candidate", (story.story_id, story))
 
 
@@ -134,7 +138,9 @@ class Deduplicate(beam.PTransform):
 
     Shuffles small things: each story's DedupKey (node, text hash, band keys; MinHash once per
     story) for both decisions, and each story once, joined with its decision by input_id;
-    texts travel again only for stories that share a band with another (exact Jaccard check)."""
+    texts travel again only for stories that share a band with another, once each, to their
+    candidate component, where each pair that shares a band is checked once (exact Jaccard)
+    and the clusters are formed (no global list of pairs)."""
 
     def __init__(self, config: NearDupConfig, report):
         super().__init__()
@@ -144,19 +150,19 @@ class Deduplicate(beam.PTransform):
         config = self.config
         keys = stories | "DedupKeys" >> beam.Map(steps.dedup_key, config)
         kept = keys | DropExactDuplicates(self.report)
+        components = kept | CandidateComponents()
         survivors = (
             {"story": stories | "ByInputId" >> beam.Map(lambda s: (s.input_id, s)),
              "kept": kept | "KeptById" >> beam.Map(lambda k: (k.node.input_id, k)),
-             "sets": kept | CandidateSets()}
+             "component": components | "ComponentOf" >> beam.FlatMap(
+                 lambda item: [(input_id, item[0]) for input_id in item[1][0]])}
             | "JoinDecisions" >> beam.CoGroupByKey()
             | "Survivors" >> beam.ParDo(_Survivors()).with_outputs("verify", "candidate", main="alone"))
         assignments = (
-            survivors.verify
-            | "GroupSets" >> beam.GroupByKey()
-            | "Verify" >> beam.FlatMap(lambda group: steps.band_edges(group, config))
-            | "DistinctEdges" >> beam.CombinePerKey(max)
-            | "AllEdges" >> beam.combiners.ToList()
-            | "Components" >> beam.FlatMap(steps.edge_clusters))
+            {"member": survivors.verify,
+             "sets": components | "ComponentSets" >> beam.MapTuple(lambda key, value: (key, value[1]))}
+            | "GroupComponents" >> beam.CoGroupByKey()
+            | "Clusters" >> beam.FlatMap(lambda group: steps.component_clusters(group, config)))
         joined = ({"story": survivors.candidate, "assignment": assignments}
                   | "JoinClusters" >> beam.CoGroupByKey()
                   | "Pair" >> beam.MapTuple(lambda story_id, joined: steps.ClusterJoin(

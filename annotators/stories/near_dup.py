@@ -110,6 +110,61 @@ def verified_pairs(members: Iterable[tuple[Node, str]], config: NearDupConfig = 
     return pairs
 
 
+def candidate_components(sets: Iterable[tuple[Node, ...]]) -> dict[str, tuple[tuple[str, ...], list]]:
+    """Candidate sets (band groups) that share a story, joined: component key -> (its stories'
+    input_ids, sorted; its candidate sets, sorted). Each candidate story's text then goes to
+    one component, however many band groups it is in."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    sets = sorted(set(sets))
+    for members in sets:
+        root = find(members[0].input_id)
+        for node in members[1:]:
+            other = find(node.input_id)
+            if other != root:
+                parent[max(root, other)] = min(root, other)
+                root = min(root, other)
+    groups: dict[str, list] = {}
+    for members in sets:
+        groups.setdefault(find(members[0].input_id), []).append(members)
+    out = {}
+    for member_sets in groups.values():
+        ids = tuple(sorted({n.input_id for members in member_sets for n in members}))
+        out[stable_hash("component", *ids)] = (ids, member_sets)
+    return out
+
+
+def component_pairs(members: Iterable[tuple[Node, str]], sets: Iterable[tuple[Node, ...]],
+                    config: NearDupConfig = NearDupConfig()) -> list[Pair]:
+    """`verified_pairs` of every candidate set of one component, each pair checked once and
+    each story's shingles made once: the pairs of stories that share a band group whose exact
+    shingle Jaccard reaches the threshold, sorted."""
+    texts = {m.node: m.text for m in (BandMember(*m) for m in members)}
+    grams: dict[Node, set[str]] = {}
+    seen, pairs = set(), []
+    for group in sets:
+        ordered = sorted(n for n in set(group) if n in texts)
+        for i in range(len(ordered)):
+            for j in range(i + 1, len(ordered)):
+                a, b = ordered[i], ordered[j]
+                if (a, b) in seen:
+                    continue
+                seen.add((a, b))
+                for node in (a, b):
+                    if node not in grams:
+                        grams[node] = shingles(texts[node], config.shingle)
+                score = jaccard(grams[a], grams[b])
+                if score >= config.threshold:
+                    pairs.append(Pair(a, b, round(score, 6)))
+    return sorted(pairs)
+
+
 @dataclasses.dataclass(frozen=True)
 class Assignment:
     """Where one member of a multi-story cluster goes."""

@@ -4,9 +4,10 @@ Each stage function returns outputs (a list) or a `Drop`; the grouped ones retur
 `[(input_id, [record] | Drop), ...]` (see `pipelines.engine.Stage`). The order of the job
 (LOT section 3; SPEC "Crawl and clean"): page cache rows or dumps -> `RawStory` -> cleaned
 `Story` -> its `DedupKey` (node, text hash, LSH band keys) -> exact duplicates collapsed
-(keep-first by `Node` order) -> candidate sets of nodes sharing a band -> near-duplicates
-verified and collapsed (`annotators.stories.near_dup`) -> every story with its cluster.
-Deduplication decides on DedupKeys; texts are needed only to verify a candidate set.
+(keep-first by `Node` order) -> candidate sets of nodes sharing a band, joined into components
+where they share a story -> near-duplicates verified and clustered per component
+(`annotators.stories.near_dup`) -> every story with its cluster. Deduplication decides on
+DedupKeys; texts are needed only to verify the pairs of a component.
 """
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ from annotators.core.dedup import keep_first
 from annotators.core.outcome import Drop
 from annotators.stories.clean import CleanConfig
 from annotators.core.ids import stable_hash
-from annotators.stories.near_dup import (Assignment, BandMember, NearDupConfig, Node, Pair, band_keys, cluster_id,
-                                          clusters, exact_duplicate_key, verified_pairs)
+from annotators.stories.near_dup import (Assignment, NearDupConfig, Node, band_keys, candidate_components,
+                                         cluster_id, clusters, component_pairs, exact_duplicate_key)
 from annotators.stories.site_spec import SiteSpec
 from annotators.stories.sources import RawStory, json_line_to_raw, page_to_raw, text_file_to_raw, to_story
 from annotators.text.tokenizers import get_tokenizer
@@ -128,16 +129,22 @@ def candidate_set(group: tuple[str, Iterable[Node]]) -> list[tuple[str, tuple[No
     return [(stable_hash("candidates", *[n.input_id for n in members]), members)]
 
 
-def band_edges(group: tuple[str, Iterable[BandMember]], config: NearDupConfig) -> list[tuple[tuple, float]]:
-    """Verified pairs of one candidate set (exact shingle Jaccard >= threshold) as Beam
-    key-values ((node a, node b), jaccard); nodes become plain tuples, a deterministic key."""
-    _, members = group
-    return [((tuple(p.a), tuple(p.b)), p.jaccard) for p in verified_pairs(members, config)]
+def components(sets: Iterable[tuple[str, tuple[Node, ...]]]) -> list[tuple[str, tuple[tuple[str, ...], list]]]:
+    """(component key, (input_ids, candidate sets)) of the candidate sets joined where they
+    share a story (near_dup.candidate_components), sorted by key."""
+    return sorted(candidate_components(members for _, members in sets).items())
 
 
-def edge_clusters(edges: Iterable[tuple[tuple, float]]) -> list[tuple[str, Assignment]]:
-    """(story_id, Assignment) of every member of a multi-story cluster, sorted by story_id."""
-    return sorted(clusters(Pair(Node(*a), Node(*b), score) for (a, b), score in edges).items())
+def component_clusters(group: tuple[str, dict], config: NearDupConfig) -> list[tuple[str, Assignment]]:
+    """(story_id, Assignment) of every member of a multi-story cluster within one candidate
+    component ({"member": BandMembers, "sets": [its candidate sets]}), sorted by story_id.
+
+    A verified pair shares a band group, so it lies inside one component: the clusters
+    (connected components of verified pairs) are found per component, and no list of every
+    pair of the corpus is ever gathered in one place."""
+    _, joined = group
+    sets = [s for listed in joined["sets"] for s in listed]
+    return sorted(clusters(component_pairs(joined["member"], sets, config)).items())
 
 
 def near_decision(join: ClusterJoin) -> list[Story] | Drop:

@@ -17,7 +17,7 @@ from annotators.stories.site_spec import parse_spec
 from annotators.stories.sources import RawStory, to_story
 from pipelines.engine import REJECTS, Stage
 from annotators.stories import steps
-from pipelines.stories import (CandidateSets, CleanStories, Deduplicate, DropExactDuplicates, DumpFilesToRaw,
+from pipelines.stories import (CandidateComponents, CleanStories, Deduplicate, DropExactDuplicates, DumpFilesToRaw,
                                DumpLinesToRaw, DuplicateClusters, PagesToRaw)
 from schemas.crawl import PAGES_SCHEMA, Page
 from schemas.stories import Story
@@ -139,7 +139,7 @@ def test_drop_exact_duplicates_keeps_the_smallest_url_and_lists_members():
 
 
 def test_exact_and_near_decisions_shuffle_small_keys_not_texts():
-    """DropExactDuplicates and CandidateSets see DedupKeys (node, text hash, band keys) only."""
+    """DropExactDuplicates and CandidateComponents see DedupKeys (node, text hash, band keys) only."""
     config = NearDupConfig()
     stories = [story("b", TEXT_01, "http://h.org/story/2.html"), story("a", TEXT_01, "http://h.org/story/1.html"),
                story("f", TEXT_06), story("c", TEXT_02)]
@@ -151,7 +151,8 @@ def test_exact_and_near_decisions_shuffle_small_keys_not_texts():
         kept = p | beam.Create(keys) | DropExactDuplicates(report)
         assert_that(kept, equal_to([kept_a, keys[2], keys[3]]), label="kept")
         assert_rejects(report, [("exact_dedup", "b", "exact_duplicate")])
-        members = kept | CandidateSets() | beam.Map(lambda m: m[0]) | "Sets" >> beam.combiners.Count.PerElement()
+        members = (kept | CandidateComponents() | beam.FlatMap(lambda c: c[1][0])
+                   | "Components" >> beam.combiners.Count.PerElement())
         assert_that(members, equal_to([("a", 1), ("f", 1)]), label="candidates")
 
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotators.stories.near_dup import (NearDupConfig, Node, band_keys, bands_rows, clusters, jaccard, shingles,
-                                 verified_pairs)
+from annotators.stories.near_dup import (NearDupConfig, Node, band_keys, bands_rows, candidate_components, clusters,
+                                         component_pairs, jaccard, shingles, verified_pairs)
 from annotators.core.outcome import Drop
 from annotators.stories.site_spec import parse_spec
 from annotators.stories.clean import (CleanConfig, check_decoding, check_story, clean_text, single_line_title,
@@ -169,6 +169,32 @@ def test_verified_pairs_apply_the_threshold():
     members = [(node("b"), TEXT_06), (node("a"), TEXT_01), (node("c"), "\n".join(STORIES["02"][1]))]
     assert verified_pairs(members) == [(node("a"), node("b"), 0.93865)]
     assert verified_pairs(members, NearDupConfig(threshold=0.95)) == []
+
+
+def test_band_groups_sharing_a_story_are_one_component_verified_pair_by_pair_once():
+    import random
+
+    rng = random.Random(4)
+    base = [s for s in (TEXT_01, TEXT_06, "\n".join(STORIES["02"][1]))]
+    texts = {}
+    for i in range(12):  # copies of three stories, a sentence dropped here and there
+        lines = base[i % 3].split("\n")
+        texts[node(f"s{i:02d}")] = "\n".join(l for l in lines if rng.random() > 0.15) or lines[0]
+    nodes = sorted(texts)
+    sets = [tuple(sorted(rng.sample(nodes[k:k + 5], 3))) for k in range(0, 8)] + [(nodes[10], nodes[11])]
+    comps = candidate_components(sets)
+    assert sorted(i for ids, _ in comps.values() for i in ids) == sorted(
+        {n.input_id for group in sets for n in group})  # every candidate in exactly one component
+    for ids, member_sets in comps.values():
+        assert {n.input_id for group in member_sets for n in group} == set(ids)
+    members = [(n, texts[n]) for n in nodes]
+    for threshold in (0.5, 0.8, 0.9):
+        config = NearDupConfig(threshold=threshold)
+        expected = sorted({p for group in sets for p in verified_pairs(
+            [(n, texts[n]) for n in group], config)})
+        got = sorted(p for _, member_sets in comps.values() for p in component_pairs(members, member_sets, config))
+        assert got == expected
+    assert candidate_components(list(reversed(sets))) == comps
 
 
 def test_clusters_pick_the_smallest_url_and_merge_chains():
