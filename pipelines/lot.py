@@ -84,9 +84,10 @@ class ParseStories(beam.PTransform):
     those that lost a dedup are left out there, so no shuffle or buffer ever holds the corpus.
     """
 
-    def __init__(self, report, config: StoryConfig, reread=None):
+    def __init__(self, report, config: StoryConfig, reread=None, outline_method: str = "posrake"):
         super().__init__()
         self._report, self._config, self._reread = report, config, reread
+        self._outline_method = outline_method
 
     def expand(self, raw):
         report, cfg = self._report, self._config
@@ -101,7 +102,8 @@ class ParseStories(beam.PTransform):
                                      | "DroppedIds" >> beam.Map(lambda r: (r["input_id"], True)))
         again = self._reread() if self._reread else raw
         kept = again | "Reparse" >> beam.FlatMap(steps.kept_records, dropped)
-        return kept | report.stage("prepare", lambda r: steps.one(prepare_story(r, cfg)),
+        method = self._outline_method
+        return kept | report.stage("prepare", lambda r: steps.one(prepare_story(r, cfg, outline_method=method)),
                                    input_id=lambda r: r["input_id"], setup=zh_tokens.load)
 
 
@@ -211,13 +213,15 @@ class ReviewSenPos(beam.PTransform):
 class BuildOutGen(beam.PTransform):
     """PreparedStory -> OutGenOutput (TaskRow, agreement with the input's outline)."""
 
-    def __init__(self, report, seed: int, splits, outline_from: str):
+    def __init__(self, report, seed: int, splits, outline_from: str, outline_method: str = "posrake"):
         super().__init__()
-        self._report, self._step = report, steps.outgen_step(seed, splits, outline_from)
+        self._report, self._step = report, steps.outgen_step(seed, splits, outline_from, outline_method)
+        self._method = outline_method
 
     def expand(self, stories):
+        method = self._method
         return stories | self._report.stage("outgen", self._step, input_id=lambda s: s.input_id,
-                                            setup=outline.load)
+                                            setup=lambda: outline.load(method))
 
 
 class Table3(beam.PTransform):
@@ -307,6 +311,7 @@ def _config_record(run_cfg: LotRunConfig, story_cfg: StoryConfig) -> dict:
     """The stats.json / CARD.md `config` (keys and order as before the flags were generated)."""
     return {"story": vars(story_cfg), "clozet": vars(ClozeTConfig()), "senpos": vars(SenPosConfig()),
             "splits": {t: list(v) for t, v in run_cfg.splits().items()}, "outline_from": run_cfg.outline_from,
+            "outline_method": run_cfg.outline_method,
             "senpos_reviewed_only": run_cfg.senpos_reviewed_only}
 
 
@@ -319,7 +324,8 @@ def run(argv=None):
                        options=options, card=lot_card)
 
     stories = _read_stories(p, args.stories) | "ParseStories" >> ParseStories(
-        report, story_cfg, reread=lambda: _read_stories(p, args.stories, "Again"))
+        report, story_cfg, reread=lambda: _read_stories(p, args.stories, "Again"),
+        outline_method=run_cfg.outline_method)
     anns = (_read_lines(p, "Annotations", args.annotations) | "ParseAnnotations" >> ParseAnnotations(report)
             if args.annotations else p | "NoAnnotations" >> beam.Create([]))
     from_clozet, plotcom = {"stories": stories, "annotations": anns} | "ClozeTAndPlotCom" >> BuildClozeTAndPlotCom(
@@ -327,7 +333,8 @@ def run(argv=None):
     clozet, clozet_plotcom = from_clozet | "ClozeTTasks" >> beam.Partition(
         lambda r, n: 0 if r.task == "clozet" else 1, 2)
     senpos, senpos_evals = _senpos(p, args, run_cfg, report, stories)
-    outgen = stories | "BuildOutGen" >> BuildOutGen(report, seed, splits["outgen"], run_cfg.outline_from)
+    outgen = stories | "BuildOutGen" >> BuildOutGen(report, seed, splits["outgen"], run_cfg.outline_from,
+                                                          run_cfg.outline_method)
 
     senpos_rows = senpos | "SenPosRows" >> beam.Map(lambda o: o.as_task_row())
     outgen_rows = outgen | "OutGenRows" >> beam.Map(lambda o: o.task_row)

@@ -28,7 +28,11 @@ DEFINITIONS = """## How the data was built
 - **PlotCom**: train removes one seeded non-first sentence (`<MASK>`) from stories that are not
   ClozeT stories; val/test are the ClozeT val/test stories with the right candidate as `plot`.
 - **OutGen**: title, outline (<= 8 RAKE phrases of <= 8 jieba words, verbatim substrings of the
-  story, distinct, shuffled with the seed; outline source `{outline_from}`), story.
+  story, distinct, shuffled with the seed; outline source `{outline_from}`, method
+  `{outline_method}`), story. `posrake` is the LOT shared-task extractor's method: `jieba.posseg`
+  words, phrases delimited by its stop-word and delimiter lists and by POS tags m, x, uj, ul,
+  mq, u, f; RAKE degree/frequency scores; phrases scoring above 1, one contained in another
+  merged, at most 8. `rake`: rake-nltk scores over HMM-off jieba tokens with storybench's rules.
 - JSONL exports `<task>/<split>.jsonl` use LongLM's original fields and conventions.
 """
 
@@ -48,6 +52,7 @@ def lot_card(stats: dict) -> str:
         lines.append("No input story came with an outline, so agreement was not measured.")
     cfg = stats.get("config", {})
     lines += ["", DEFINITIONS.format(normalize=cfg.get("story", {}).get("normalize", "?"),
-                                     outline_from=cfg.get("outline_from", "?")),
+                                     outline_from=cfg.get("outline_from", "?"),
+                                     outline_method=cfg.get("outline_method", "rake")),
               reasons_markdown(JOB_REASONS)]
     return "\n".join(lines)

@@ -1,9 +1,10 @@
 """OutGen (LOT section 3.4): title, outline of at most 8 RAKE phrases, story.
 
 The outline comes from `annotators.lot.outline` (RAKE over the story's jieba tokens, cut once
-when the story was prepared), or from the input's own outline when `outline_from="input"` and
-the story has one. A RAKE phrase's words are the tokens it was built from (at most 8, jieba
-HMM off, the extractor's cut); an input phrase's words are its HMM-on jieba words. When the
+when the story was prepared: `jieba.posseg` pairs for the default `posrake` method, HMM-off
+tokens for `rake`), or from the input's own outline when `outline_from="input"` and the story
+has one. A RAKE phrase's words are the tokens it was built from (at most 8, the extractor's
+cut); an input phrase's words are its HMM-on jieba words. When the
 input has an outline, agreement counts (shared phrases) are kept for the dataset card.
 """
 from __future__ import annotations
@@ -24,10 +25,18 @@ def _story_tokens(story: PreparedStory) -> list[tuple[str, ...]] | None:
     return None
 
 
+def _story_tagged(story: PreparedStory) -> tuple[tuple[str, str], ...] | None:
+    """The prepared story's `jieba.posseg` pairs, if they cover it."""
+    if story.pos_tokens and "".join(w for w, _ in story.pos_tokens) == story.joined:
+        return story.pos_tokens
+    return None
+
+
 def outline_and_words(story: PreparedStory, *, seed: int, outline_from: str = "rake",
-                      max_words: int = 8) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], str] | Drop:
+                      max_words: int = 8, outline_method: str = "posrake",
+                      ) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], str] | Drop:
     """((phrase, its words) ..., source) of one story's outline, or Drop."""
-    from annotators.lot.outline import outline_with_words
+    from annotators.lot.outline import OutlineConfig, outline_with_words
 
     text = story.joined
     if outline_from == "input" and story.outline:
@@ -35,7 +44,13 @@ def outline_and_words(story: PreparedStory, *, seed: int, outline_from: str = "r
         pairs = tuple((p, tuple(jieba_words.tokens(p))) for p in dict.fromkeys(story.outline) if p)
         source = "input"
     else:
-        pairs = outline_with_words(text, seed=seed, story_id=story.story_id, paragraph_tokens=_story_tokens(story))
+        config = OutlineConfig(method=outline_method)
+        if outline_method == "posrake":
+            pairs = outline_with_words(text, seed=seed, story_id=story.story_id, config=config,
+                                       tagged=_story_tagged(story))
+        else:
+            pairs = outline_with_words(text, seed=seed, story_id=story.story_id, config=config,
+                                       paragraph_tokens=_story_tokens(story))
         source = "rake"
         if isinstance(pairs, Drop):
             return pairs
@@ -46,15 +61,18 @@ def outline_and_words(story: PreparedStory, *, seed: int, outline_from: str = "r
 
 
 def build_outgen(story: PreparedStory, split: str, *, seed: int, outline_from: str = "rake",
-                 max_words: int = 8) -> OutGenExample | Drop:
-    built = build_outgen_with_words(story, split, seed=seed, outline_from=outline_from, max_words=max_words)
+                 max_words: int = 8, outline_method: str = "posrake") -> OutGenExample | Drop:
+    built = build_outgen_with_words(story, split, seed=seed, outline_from=outline_from, max_words=max_words,
+                                    outline_method=outline_method)
     return built if isinstance(built, Drop) else built[0]
 
 
 def build_outgen_with_words(story: PreparedStory, split: str, *, seed: int, outline_from: str = "rake",
-                            max_words: int = 8) -> tuple[OutGenExample, tuple[tuple[str, ...], ...]] | Drop:
+                            max_words: int = 8, outline_method: str = "posrake",
+                            ) -> tuple[OutGenExample, tuple[tuple[str, ...], ...]] | Drop:
     """(the example, each outline phrase's words) or Drop."""
-    outline = outline_and_words(story, seed=seed, outline_from=outline_from, max_words=max_words)
+    outline = outline_and_words(story, seed=seed, outline_from=outline_from, max_words=max_words,
+                                outline_method=outline_method)
     if isinstance(outline, Drop):
         return outline
     pairs, source = outline

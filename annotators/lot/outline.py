@@ -60,6 +60,8 @@ class OutlineConfig:
     delimiter_tags: tuple[str, ...] = ("m", "mq", "f")  # SPEC: numerals/localizers bound LOT phrases
     demote_repeated: bool = True  # LOT 3.4 outlines name events: once-occurring spans first
     demote_opening_clause: bool = True  # LOT outlines rarely quote the opening clause
+    method: str = "posrake"  # "posrake" (LOT shared-task RAKE, the default) or "rake" (the rules above)
+    min_score: float = 1.0  # posrake: only phrases scoring above this (unless none does)
 
 
 def _package_file(package: str, *parts: str) -> str:
@@ -95,15 +97,35 @@ def _words_tagged(tags: tuple[str, ...]) -> frozenset[str]:
     return frozenset(w for w, t in table.items() if t in wanted)
 
 
+def _word_list(name: str) -> frozenset[str]:
+    """One word per line (line ends removed, nothing else), from a data file beside this module."""
+    with open(os.path.join(os.path.dirname(__file__), name), encoding="utf-8") as f:
+        return frozenset(line.rstrip("\n") for line in f)
+
+
 class _Resources:
     """Stop words, delimiter words and a per-token RAKE key cache, loaded once per process."""
 
     _MAX_CACHED = 500_000  # tokens; the cache starts afresh beyond this (long-lived workers)
 
     def __init__(self) -> None:
-        self.stopwords = _spacy_zh_stop_words()
+        self._stopwords: frozenset[str] | None = None
         self._tagged: dict[tuple[str, ...], frozenset[str]] = {}
         self._keys: dict[tuple[str, ...], dict[str, str]] = {}
+        self.posrake_breaks: dict[str, bool] = {}  # word -> whether it ends a posrake phrase
+
+    @property
+    def stopwords(self) -> frozenset[str]:
+        """spaCy's Chinese stop words (the rake method), read on first use."""
+        if self._stopwords is None:
+            self._stopwords = _spacy_zh_stop_words()
+        return self._stopwords
+
+    def posrake_lists(self) -> tuple[frozenset[str], frozenset[str]]:
+        """(stop words, delimiter words) of the posrake method (see NOTICE)."""
+        if not hasattr(self, "_posrake"):
+            self._posrake = (_word_list("lot_rake_stopwords.txt"), _word_list("lot_rake_delimiters.txt"))
+        return self._posrake
 
     def delimiter_words(self, tags: tuple[str, ...]) -> frozenset[str]:
         if tags not in self._tagged:
@@ -132,10 +154,15 @@ def _resources() -> _Resources:
     return _RESOURCES
 
 
-def load() -> None:
-    """Load the outline resources and the jieba backend (a Beam DoFn's `setup`)."""
-    _resources().delimiter_words(OutlineConfig().delimiter_tags)
-    zh_tokens.load()
+def load(method: str = "posrake") -> None:
+    """Load the resources of one outline method and the jieba backend (a Beam DoFn's `setup`)."""
+    if method == "posrake":
+        _resources().posrake_lists()
+        zh_tokens.load()._tagging()
+    else:
+        _resources().delimiter_words(OutlineConfig().delimiter_tags)
+        _ = _resources().stopwords
+        zh_tokens.load()
 
 
 def _paragraphs(text: str) -> list[str]:
@@ -269,21 +296,127 @@ def _cut_paragraphs(story: str, config: OutlineConfig) -> list[list[str]]:
 
 
 def ranked_phrases(story: str, *, config: OutlineConfig = OutlineConfig()) -> list[str]:
-    """`ranked_from_tokens` over the story's paragraphs, each cut here with `config.hmm`."""
+    """The story's outline phrases, best first, by `config.method` (the story is cut here):
+    posrake's chosen phrases, or `ranked_from_tokens` over the paragraphs cut with `config.hmm`."""
+    if config.method == "posrake":
+        return [p for p, _ in posrake_outline(_tagged(story), config)]
     return ranked_from_tokens(story, _cut_paragraphs(story, config), config=config)
+
+
+# ----------------------------------------------------------------------------- posrake
+# The method of the LOT shared-task extractor (keywordExtract/rake.py in IndexFziQ/LongLM-Eyas,
+# Apache-2.0; written here from its description, not copied): jieba part-of-speech tags and two
+# word lists delimit phrases, RAKE scores them, and phrases contained in one another are merged.
+POSRAKE_TAGS = frozenset({"m", "x", "uj", "ul", "mq", "u", "f"})  # numerals, punctuation, particles, localizers
+
+
+def _latin_or_digit(word: str) -> bool:
+    return any("A" <= c <= "Z" or "a" <= c <= "z" or c.isdigit() for c in word)
+
+
+def posrake_phrases(tagged: Sequence[tuple[str, str]]) -> list[tuple[str, ...]]:
+    """The runs of words between delimiters (a word in either list, a delimiting tag, a line
+    break, Latin letters or digits). A run is a phrase when a delimiter closes it, as in the
+    shared-task extractor (LOT stories end with punctuation, so nothing is lost there)."""
+    res = _resources()
+    stop, delim = res.posrake_lists()
+    breaks = res.posrake_breaks
+    if len(breaks) > res._MAX_CACHED:
+        breaks.clear()
+    phrases, run = [], []
+    for word, tag in tagged:
+        if tag in POSRAKE_TAGS:
+            ends = True
+        else:
+            ends = breaks.get(word)
+            if ends is None:
+                ends = breaks[word] = (word in delim or word in stop or word == "\n" or _latin_or_digit(word))
+        if ends:
+            if run:
+                phrases.append(tuple(run))
+                run = []
+        else:
+            run.append(word)
+    return phrases
+
+
+def posrake_ranked(tagged: Sequence[tuple[str, str]], config: OutlineConfig = OutlineConfig()
+                   ) -> list[tuple[str, float, tuple[str, ...]]]:
+    """(phrase, RAKE score, its words) of every candidate phrase, best first.
+
+    A word's score is its degree (the lengths of the phrases it occurs in, every phrase
+    counted, long ones too) over its frequency; a phrase's the sum of its words' scores.
+    Phrases over `max_words` words are not candidates. A phrase is its words joined without
+    spaces; when the same string comes from several runs, the last run's score counts and
+    the first one's place breaks ties (a stable sort on score)."""
+    phrases = posrake_phrases(tagged)
+    freq: dict[str, int] = {}
+    degree: dict[str, int] = {}
+    for phrase in phrases:
+        n = len(phrase)
+        for word in phrase:
+            freq[word] = freq.get(word, 0) + 1
+            degree[word] = degree.get(word, 0) + n
+    scored: dict[str, tuple[float, tuple[str, ...]]] = {}
+    for phrase in phrases:
+        if len(phrase) > config.max_words:
+            continue
+        score = 0.0
+        for word in phrase:
+            score += degree[word] / freq[word]
+        scored["".join(phrase)] = (score, phrase)
+    ranked = sorted(scored.items(), key=lambda kv: kv[1][0], reverse=True)
+    return [(p, score, words) for p, (score, words) in ranked]
+
+
+def _merge_contained(ranked, limit: int, min_score: float | None) -> list[tuple[str, tuple[str, ...]]]:
+    chosen: list[tuple[str, tuple[str, ...]]] = []
+    taken = 0
+    for phrase, score, words in ranked:
+        if min_score is not None and score <= min_score:
+            continue
+        if not phrase or any(phrase in kept for kept, _ in chosen):
+            continue
+        chosen = [(kept, w) for kept, w in chosen if kept not in phrase]
+        chosen.append((phrase, words))
+        taken += 1  # counts every phrase taken, even one a later phrase replaced
+        if taken >= limit:
+            break
+    return chosen
+
+
+def posrake_outline(tagged: Sequence[tuple[str, str]], config: OutlineConfig = OutlineConfig()
+                    ) -> list[tuple[str, tuple[str, ...]]]:
+    """The outline's (phrase, words), best first: phrases scoring above `min_score` in score
+    order; one contained in a phrase already chosen is skipped, chosen ones contained in a new
+    one are dropped; the search stops once `max_phrases` were taken. A story none of whose
+    phrases scores above `min_score` takes its best phrases whatever their score, so every
+    story with a phrase gets an outline (the shared-task script filled with random phrases)."""
+    ranked = posrake_ranked(tagged, config)
+    return (_merge_contained(ranked, config.max_phrases, config.min_score)
+            or _merge_contained(ranked, config.max_phrases, None))
+
+
+def _tagged(story: str) -> list[tuple[str, str]]:
+    return zh_tokens.load().cut_tagged(story)
 
 
 def outline_with_words(
     story: str, *, seed: int, story_id: str, config: OutlineConfig = OutlineConfig(),
     paragraph_tokens: Sequence[Sequence[str]] | None = None,
+    tagged: Sequence[tuple[str, str]] | None = None,
 ) -> tuple[tuple[str, tuple[str, ...]], ...] | Drop:
-    """The OutGen outline as (phrase, its words) pairs: the top `max_phrases` ranked phrases in
-    seeded random order. A phrase's words are the jieba tokens (HMM per `config.hmm`) RAKE
-    built it from, at most `max_words` of them. `paragraph_tokens`: the story's tokens per
-    paragraph when the caller already has them (else the story is cut here)."""
+    """The OutGen outline as (phrase, its words) pairs: the top `max_phrases` phrases of
+    `config.method` in seeded random order. A phrase's words are the jieba tokens it was
+    built from, at most `max_words` of them. `tagged` (posrake: `jieba.posseg` pairs of the
+    story) or `paragraph_tokens` (rake: the story's tokens per paragraph): the tokens when the
+    caller already has them (else the story is cut here)."""
     story = story or ""
-    tokens = _cut_paragraphs(story, config) if paragraph_tokens is None else paragraph_tokens
-    phrases = _ranked(story, tokens, config, limit=config.max_phrases)
+    if config.method == "posrake":
+        phrases = posrake_outline(_tagged(story) if tagged is None else tagged, config)
+    else:
+        tokens = _cut_paragraphs(story, config) if paragraph_tokens is None else paragraph_tokens
+        phrases = _ranked(story, tokens, config, limit=config.max_phrases)
     if not phrases:
         return Drop(reason="no_outline_phrases", detail=f"{len(story)} chars, no RAKE phrase")
     rng_for(seed, "outline", story_id).shuffle(phrases)

@@ -29,9 +29,9 @@ COLUMNS = {
 
 def _context(story: PreparedStory, indices: Iterable[int], removed: int | None) -> dict[str, Any]:
     keep = [i for i in indices if i != removed]
-    words = [w for i in keep for w in story.words[i]]
-    return {"chars": sum(len(story.sentences[i]) for i in keep), "words": len(words),
-            "sents": len(keep), "vocab": set(words)}
+    kept_words = [story.words[i] for i in keep]
+    return {"chars": sum(len(story.sentences[i]) for i in keep), "words": sum(map(len, kept_words)),
+            "sents": len(keep), "vocab": set().union(*kept_words)}
 
 
 def example_stats(task: str, story: PreparedStory, *, removed: int | None = None,

@@ -181,11 +181,11 @@ def parse_review_line(input_id: str, raw: bytes) -> ReviewRecord | Drop:
     return review if isinstance(review, Drop) else ReviewRecord(input_id, review)
 
 
-def outgen_step(seed: int, splits, outline_from: str):
+def outgen_step(seed: int, splits, outline_from: str, outline_method: str = "posrake"):
     """Over one story: [OutGenOutput(TaskRow("outgen", ...), agreement counts)] or Drop."""
     def fn(story):
         built = build_outgen_with_words(story, split_of(seed, story.story_id, splits), seed=seed,
-                                        outline_from=outline_from)
+                                        outline_from=outline_from, outline_method=outline_method)
         if isinstance(built, Drop):
             return built
         ex, phrase_words = built

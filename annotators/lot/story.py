@@ -55,8 +55,9 @@ class PreparedStory:
     """A cleaned story with its sentences (per paragraph) and jieba words per sentence.
 
     `words`: HMM-on jieba words per sentence (whitespace dropped); `outline_tokens`: the
-    HMM-off jieba tokens of `joined` (whitespace kept), what the outline extractor reads;
-    `title_words`: HMM-on jieba words of the title.
+    HMM-off jieba tokens of `joined` (whitespace kept), what the `rake` outline method reads;
+    `title_words`: HMM-on jieba words of the title; `pos_tokens`: `jieba.posseg` (word, tag)
+    pairs of `joined`, what the default `posrake` outline method reads.
     """
 
     story_id: str
@@ -71,6 +72,7 @@ class PreparedStory:
     outline: tuple[str, ...] | None = None
     outline_tokens: tuple[str, ...] = ()
     title_words: tuple[str, ...] = ()
+    pos_tokens: tuple[tuple[str, str], ...] = ()
 
     @property
     def joined(self) -> str:
@@ -151,8 +153,10 @@ def normalize_text(text: str, mode: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def prepare_story(record: dict[str, Any], config: StoryConfig = StoryConfig()) -> PreparedStory | Drop:
-    """Clean, filter and split one parsed story; tokenises each sentence once."""
+def prepare_story(record: dict[str, Any], config: StoryConfig = StoryConfig(), *,
+                  outline_method: str = "posrake") -> PreparedStory | Drop:
+    """Clean, filter and split one parsed story; tokenises each sentence once, with the
+    modes the outline method reads (`jieba.posseg` pairs for posrake, HMM-off tokens for rake)."""
     text = normalize_text(record["story"], config.normalize)
     if not text:
         return Drop("empty_after_cleaning", "nothing left after cleaning")
@@ -169,12 +173,13 @@ def prepare_story(record: dict[str, Any], config: StoryConfig = StoryConfig()) -
     sentences = tuple(split_sentences(text, min_han=config.min_sentence_han))
     if len(sentences) < config.min_sentences:
         return Drop("too_few_sentences", f"{len(sentences)} sentence(s) < {config.min_sentences}")
-    words, off_tokens = sentence_tokens(sentences)
+    words, off_tokens, pos_tokens = sentence_tokens(sentences, off=outline_method == "rake",
+                                                    pos=outline_method == "posrake")
     outline = tuple(record["outline"]) if record.get("outline") else None
     title_words = tuple(t for t in zh_tokens.load().lcut(record["title"]) if t.strip()) if record["title"] else ()
     return PreparedStory(record["story_id"], record["title"], text, sentences, words,
                          record["input_id"], record["source"], record["url"], record["license"],
-                         outline, off_tokens, title_words)
+                         outline, off_tokens, title_words, pos_tokens)
 
 
 def _joins_a_block(left: str, right: str) -> bool:
@@ -182,23 +187,30 @@ def _joins_a_block(left: str, right: str) -> bool:
     return bool(left and right and zh_tokens.RE_HAN.match(left[-1]) and zh_tokens.RE_HAN.match(right[0]))
 
 
-def sentence_tokens(sentences: tuple[str, ...]) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...]]:
-    """(HMM-on words per sentence without whitespace, HMM-off tokens of the joined sentences).
+def sentence_tokens(sentences: tuple[str, ...], *, off: bool = True, pos: bool = True
+                    ) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """(HMM-on words per sentence without whitespace, HMM-off tokens of the joined sentences,
+    `jieba.posseg` (word, tag) pairs of the joined sentences); a mode turned off is ().
 
-    Each sentence is cut once, both modes in one pass. jieba cuts within blocks of Han
+    Each sentence is cut once, every mode in one pass. jieba cuts within blocks of Han
     characters, letters and digits; sentences end after punctuation, so the joined text's
     tokens are the sentences' tokens one after another, unless two sentences meet inside a
     block (a paragraph ending without punctuation): then the joined text is cut again.
     """
     segmenter = zh_tokens.load()
-    words, off = [], []
+    words, off_tokens, pos_tokens = [], [], []
     for sentence in sentences:
-        on_tokens, off_tokens = segmenter.cut_both(sentence)
-        words.append(tuple(t for t in on_tokens if t.strip()))
-        off.extend(off_tokens)
+        on_part, off_part, pos_part = segmenter.cut_all(sentence, off=off, pos=pos)
+        words.append(tuple(t for t in on_part if t.strip()))
+        if off:
+            off_tokens.extend(off_part)
+        if pos:
+            pos_tokens.extend(pos_part)
     if any(_joins_a_block(a, b) for a, b in zip(sentences, sentences[1:])):
-        off = segmenter.lcut("".join(sentences), HMM=False)
-    return tuple(words), tuple(off)
+        joined = "".join(sentences)
+        off_tokens = segmenter.lcut(joined, HMM=False) if off else []
+        pos_tokens = segmenter.cut_tagged(joined) if pos else []
+    return tuple(words), tuple(off_tokens), tuple(pos_tokens)
 
 
 def exact_duplicate_key(record: dict[str, Any], config: StoryConfig) -> str:

@@ -45,6 +45,8 @@ _HERE = os.path.dirname(__file__)
 # jieba 0.42.1's block patterns (jieba/__init__.py: re_han_default, re_skip_default, re_eng).
 RE_HAN = re.compile("([\u4E00-\u9FD5a-zA-Z0-9+#&\\._%\\-]+)", re.U)
 RE_SKIP = re.compile("(\r\n|\\s)", re.U)
+# jieba.posseg's block pattern (re_han_internal): RE_HAN without "%" and "-".
+RE_POS_HAN = re.compile("([\u4E00-\u9FD5a-zA-Z0-9+#&\\._]+)", re.U)
 _ENG = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 
 
@@ -65,6 +67,41 @@ class Segmenter:
         self.one_pass = True  # False after a failed self-check: cut_both calls lcut twice
         self.checked = False  # the reference's one-pass cut was compared with jieba.lcut
         self._hmm_cache: dict[str, tuple[str, ...]] = {}
+        self._pos = None  # (jieba.posseg's word -> tag table, its HMM tagger), on first tagged cut
+        self._pos_cache: dict[str, tuple[tuple[str, str], ...]] = {}
+
+    def _tagging(self):
+        if self._pos is None:
+            with _LOCK:
+                if self._pos is None:
+                    self._pos = (_word_tags(self._freq), _PosHMM().detail)
+        return self._pos
+
+    def _pos_runs(self, buf: str, pos: list) -> None:
+        """A run of single characters, tagged as `jieba.posseg` does: unknown runs go through
+        its part-of-speech HMM (cached), known ones split into tagged characters."""
+        tags, detail = self._pos
+        if len(buf) == 1:
+            pos.append((buf, tags.get(buf, "x")))
+        elif not self._freq.get(buf):
+            cut = self._pos_cache.get(buf)
+            if cut is None:
+                if len(self._pos_cache) > self._MAX_CACHED:
+                    self._pos_cache.clear()
+                cut = self._pos_cache[buf] = tuple(detail(buf))
+            pos.extend(cut)
+        else:
+            for c in buf:
+                pos.append((c, tags.get(c, "x")))
+
+    @staticmethod
+    def _pos_other(piece: str, pos: list) -> None:
+        """Text outside posseg's blocks: whitespace runs and every other character, tagged x."""
+        for part in RE_SKIP.split(piece):
+            if RE_SKIP.match(part):
+                pos.append((part, "x"))
+            else:
+                pos.extend((c, "x") for c in part)
 
     _MAX_CACHED = 200_000  # HMM results kept per process (unknown runs recur: names, places)
 
@@ -82,8 +119,9 @@ class Segmenter:
         else:
             on.extend(buf)
 
-    def _block(self, blk: str, on: list | None, off: list | None) -> None:
+    def _block(self, blk: str, on: list | None, off: list | None, pos: list | None = None) -> None:
         route = self._route(blk)
+        tags = self._pos[0] if pos is not None else None
         x, n, buf, eng = 0, len(blk), "", ""
         while x < n:
             y = route[x] + 1
@@ -105,23 +143,52 @@ class Segmenter:
                         off.append(eng)
                         eng = ""
                     off.append(word)
-                if on is not None:
-                    if buf:
+                if buf:
+                    if on is not None:
                         self._runs(buf, on)
+                    if pos is not None:
+                        self._pos_runs(buf, pos)
+                if on is not None:
                     on.append(word)
+                if pos is not None:
+                    pos.append((word, tags.get(word, "x")))
                 buf = ""
             x = y
         if eng:
             off.append(eng)
-        if buf and on is not None:
-            self._runs(buf, on)
+        if buf:
+            if on is not None:
+                self._runs(buf, on)
+            if pos is not None:
+                self._pos_runs(buf, pos)
 
-    def _cut(self, text: str, on: list | None, off: list | None) -> None:
+    def _pos_block(self, blk: str, pos: list) -> None:
+        """A block of this module's pattern that holds "%" or "-": posseg splits it further."""
+        for part in RE_POS_HAN.split(blk):
+            if not part:
+                continue
+            if RE_POS_HAN.match(part):
+                self._block(part, None, None, pos)
+            else:
+                self._pos_other(part, pos)
+
+    def _cut(self, text: str, on: list | None, off: list | None, pos: list | None = None) -> None:
+        if pos is not None:
+            self._tagging()
         for blk in RE_HAN.split(text):
             if not blk:
                 continue
             if RE_HAN.match(blk):
-                self._block(blk, on, off)
+                if pos is not None and ("%" in blk or "-" in blk):
+                    if on is not None or off is not None:
+                        self._block(blk, on, off)
+                    self._pos_block(blk, pos)
+                else:
+                    self._block(blk, on, off, pos)
+                continue
+            if pos is not None:
+                self._pos_other(blk, pos)
+            if on is None and off is None:
                 continue
             for piece in RE_SKIP.split(blk):
                 if RE_SKIP.match(piece):
@@ -142,6 +209,31 @@ class Segmenter:
         self._cut(text, on, off)
         return on, off
 
+    def cut_all(self, text: str, *, off: bool = True, pos: bool = True
+                ) -> tuple[list[str], list[str] | None, list[tuple[str, str]] | None]:
+        """(HMM-on words, HMM-off tokens, `jieba.posseg` pairs) from one route per block, as
+        `cut_both(text)` and `cut_tagged(text)` give them; a mode turned off is None."""
+        if not self.one_pass:
+            on, no_hmm = self.cut_both(text)
+            return on, no_hmm if off else None, self.cut_tagged(text) if pos else None
+        on_list: list[str] = []
+        off_list = [] if off else None
+        pos_list = [] if pos else None
+        self._cut(text, on_list, off_list, pos_list)
+        return on_list, off_list, pos_list
+
+    def cut_tagged(self, text: str) -> list[tuple[str, str]]:
+        """(word, part-of-speech flag) pairs, exactly `jieba.posseg.lcut(text)` (HMM on): the
+        same best route, posseg's blocks, tags from jieba's dictionary and posseg's HMM for
+        unknown runs."""
+        if not self.one_pass:
+            from jieba import posseg
+
+            return [(p.word, p.flag) for p in posseg.lcut(text)]
+        pos: list[tuple[str, str]] = []
+        self._cut(text, None, None, pos)
+        return pos
+
     def lcut(self, text: str, HMM: bool = True) -> list[str]:  # noqa: N803 (jieba's spelling)
         """`jieba.lcut(text, HMM=HMM)`."""
         if not self.one_pass:
@@ -156,6 +248,90 @@ class Segmenter:
         for word in self.lcut(text, HMM=HMM):
             yield word, start, start + len(word)
             start += len(word)
+
+
+def _jieba_file(*parts: str) -> str:
+    import importlib.util
+
+    spec = importlib.util.find_spec("jieba")
+    return os.path.join(spec.submodule_search_locations[0], *parts)
+
+
+def _word_tags(freq: dict) -> dict[str, str]:
+    """jieba.posseg's word -> part-of-speech table (one `word freq tag` line per word of jieba's
+    dict.txt, the last line of a word wins), built without importing jieba.posseg, whose import
+    builds a table of its own: keys are the segmenter's own dictionary strings and tags are
+    interned, so the table costs a dict, not 349k words and tags over again."""
+    read: dict[str, str] = {}
+    names: dict[str, str] = {}
+    with open(_jieba_file("dict.txt"), "rb") as f:
+        lines = f.read().decode("utf-8").splitlines()
+    for line in lines:
+        line = line.strip()
+        if line:
+            word, _, tag = line.split(" ")
+            read[word] = names.setdefault(tag, tag)
+    del lines
+    table = {}
+    for word in freq:
+        tag = read.pop(word, None)
+        if tag is not None:
+            table[word] = tag
+    table.update(read)  # words of dict.txt the segmenter's dictionary lacks (none for jieba's own)
+    return table
+
+
+def _load_file(name: str, path: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _PosHMM:
+    """jieba.posseg's tagger for runs of unknown characters (`POSTokenizer.__cut_detail`): its
+    HMM tables and Viterbi, loaded from its files without running `jieba.posseg`'s import."""
+
+    RE_HAN = re.compile("([\u4E00-\u9FD5]+)")
+    RE_SKIP = re.compile("([\\.0-9]+|[a-zA-Z0-9]+)")
+    RE_ENG = re.compile("[a-zA-Z0-9]+")
+    RE_NUM = re.compile("[\\.0-9]+")
+
+    def __init__(self):
+        tables = [_load_file(f"storybench_posseg_{n}", _jieba_file("posseg", f"{n}.py")).P
+                  for n in ("char_state_tab", "prob_start", "prob_trans", "prob_emit")]
+        self._tables = tables
+        self._viterbi = _load_file("storybench_posseg_viterbi", _jieba_file("posseg", "viterbi.py")).viterbi
+
+    def _hmm(self, text: str) -> list[tuple[str, str]]:
+        _, path = self._viterbi(text, *self._tables)
+        out, begin, nexti = [], 0, 0
+        for i, char in enumerate(text):
+            state, tag = path[i]
+            if state == "B":
+                begin = i
+            elif state == "E":
+                out.append((text[begin:i + 1], tag))
+                nexti = i + 1
+            elif state == "S":
+                out.append((char, tag))
+                nexti = i + 1
+        if nexti < len(text):
+            out.append((text[nexti:], path[nexti][1]))
+        return out
+
+    def detail(self, text: str) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        for blk in self.RE_HAN.split(text):
+            if self.RE_HAN.match(blk):
+                out.extend(self._hmm(blk))
+                continue
+            for x in self.RE_SKIP.split(blk):
+                if x:
+                    out.append((x, "m" if self.RE_NUM.match(x) else "eng" if self.RE_ENG.match(x) else "x"))
+        return out
 
 
 def _best_route(freq: dict, total: int):

@@ -280,7 +280,8 @@ def _shard_of(key: Any, shards: int) -> int:
     return stable_int("shard", json.dumps(key, ensure_ascii=False, default=str)) % shards
 
 
-ROW_GROUP_ROWS = 65536  # rows per parquet row group: a shard is written group by group
+ROW_GROUP_ROWS = 65536  # rows per parquet row group at most: a shard is written group by group
+ROW_GROUP_BYTES = 4 << 20  # ... and at most about this much row data (estimated) per group
 SHARD_BYTES = 128 << 20  # target uncompressed bytes per shard when the count follows the data
 MAX_SHARDS = 4096
 SHARDING = {"shards": None, "shard_bytes": SHARD_BYTES}  # set from --shards / --shard-bytes
@@ -292,23 +293,34 @@ def _check_nulls(table: pa.Table, schema: pa.Schema) -> None:
             raise ValueError(f"null values in non-nullable field {field.name!r}")
 
 
-def _parquet_bytes(rows: Iterable[dict], schema: pa.Schema) -> tuple[bytes, int]:
-    """Sorted rows as parquet bytes (and their count), converted and written one row group at
-    a time: only one row group's rows are ever dicts at once."""
-    sink = pa.BufferOutputStream()
+def _row_groups(rows: Iterable[dict]):
+    """Lists of rows, each closed at ROW_GROUP_ROWS rows or ROW_GROUP_BYTES of row data (a rule
+    of the rows alone, so the layout never depends on the runner)."""
+    group, held = [], 0
+    for row in rows:
+        group.append(row)
+        held += _row_bytes(row)
+        if len(group) >= ROW_GROUP_ROWS or held >= ROW_GROUP_BYTES:
+            yield group
+            group, held = [], 0
+    if group:
+        yield group
+
+
+def write_parquet(path: str, rows: Iterable[dict], schema: pa.Schema) -> int:
+    """Sorted rows streamed to a parquet file at `path`, one row group at a time: only one row
+    group's rows are ever dicts at once and the file is never held whole. Returns the rows."""
     n = 0
-    with pq.ParquetWriter(sink, schema, compression="zstd") as writer:
-        rows = iter(rows)
-        while True:
-            chunk = list(itertools.islice(rows, ROW_GROUP_ROWS))
-            if chunk or not n:
-                table = pa.Table.from_pylist(chunk, schema=schema)
+    with FileSystems.create(path, mime_type="application/octet-stream", compression_type="uncompressed") as f:
+        with pq.ParquetWriter(pa.PythonFile(f, mode="w"), schema, compression="zstd") as writer:
+            for group in _row_groups(rows):
+                table = pa.Table.from_pylist(group, schema=schema)
                 _check_nulls(table, schema)
                 writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
-            n += len(chunk)
-            if len(chunk) < ROW_GROUP_ROWS:
-                break
-    return sink.getvalue().to_pybytes(), n
+                n += len(group)
+            if not n:  # an empty table still has its (empty) row group, as before
+                writer.write_table(pa.Table.from_pylist([], schema=schema))
+    return n
 
 
 def _value_bytes(value: Any) -> int:
@@ -326,7 +338,7 @@ def shard_count(total_bytes: int, shard_bytes: int) -> int:
     return max(1, min(MAX_SHARDS, -(-total_bytes // max(1, shard_bytes))))
 
 
-SPILL_BYTES = 16 << 20  # a bundle's rows are sorted and spilled to a run file every ~16 MB
+SPILL_BYTES = 4 << 20  # a bundle's rows are sorted and spilled to a run file every ~4 MB
 SPILL_FOLDER = "_spill"  # beside a table's shards while it is written; deleted once they are
 
 
@@ -472,8 +484,8 @@ class WriteTable(beam.PTransform):
 
         def write_shard(item, shards):
             shard, segment_lists = item
-            data, n = _parquet_bytes(_merged_records(segment_lists), schema)
-            write_bytes(join(path, f"part-{shard:05d}-of-{shards:05d}.parquet"), data)
+            n = write_parquet(join(path, f"part-{shard:05d}-of-{shards:05d}.parquet"),
+                              _merged_records(segment_lists), schema)
             return (f"table|{name}", n)
 
         runs = rows | "Key" >> beam.Map(keyed) | "Spill" >> beam.ParDo(_SpillRuns(folder, _row_bytes))

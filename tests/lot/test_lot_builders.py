@@ -243,7 +243,14 @@ def test_prepared_tokens_are_jieba_cuts_of_the_sentences_and_of_the_whole_story(
 
     tok = jieba.Tokenizer()
     tok.initialize()
-    story = prepare_story(parse_story_record("s:1", {"id": "x", "title": "老木匠 的 桥", "story": text}))
+    from jieba import posseg
+
+    record = parse_story_record("s:1", {"id": "x", "title": "老木匠 的 桥", "story": text})
+    story = prepare_story(record)  # the default outline method reads posseg pairs
     assert story.words == tuple(tuple(w for w in tok.lcut(s) if w.strip()) for s in story.sentences)
-    assert story.outline_tokens == tuple(tok.lcut(story.joined, HMM=False))
+    assert story.pos_tokens == tuple((p.word, p.flag) for p in posseg.lcut(story.joined))
+    assert story.outline_tokens == ()
+    rake = prepare_story(record, outline_method="rake")  # the rake method reads HMM-off tokens
+    assert rake.words == story.words and rake.pos_tokens == ()
+    assert rake.outline_tokens == tuple(tok.lcut(story.joined, HMM=False))
     assert story.title_words == tuple(w for w in tok.lcut("老木匠 的 桥") if w.strip())

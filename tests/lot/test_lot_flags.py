@@ -8,7 +8,8 @@ from annotators.lot.story import StoryConfig
 from pipelines.lot import _config_record, parse_args
 
 BASE = ["--stories", "s.jsonl", "--output", "out"]
-# stats.json `config` of a default run before the flags were generated.
+# stats.json `config` of a default run before the flags were generated (plus the outline method,
+# added when posrake became the default).
 OLD_DEFAULT_CONFIG = {
     "story": {"normalize": "whitespace", "min_han_ratio": 0.5, "min_sentences": 3, "max_chars": 20000,
               "min_sentence_han": 10},
@@ -16,7 +17,7 @@ OLD_DEFAULT_CONFIG = {
     "senpos": {"max_words": 500, "min_removed_han": 10, "min_candidates": 2},
     "splits": {"clozet": [644.0, 294.0, 294.0], "senpos": [20000.0, 800.0, 863.0],
                "outgen": [1456.0, 242.0, 729.0]},
-    "outline_from": "rake", "senpos_reviewed_only": False,
+    "outline_from": "rake", "outline_method": "posrake", "senpos_reviewed_only": False,
 }
 
 
@@ -38,6 +39,7 @@ def test_dash_and_underscore_spellings(flags):
     args, run_cfg, story_cfg, _ = parse_args(BASE + flags)
     assert run_cfg.senpos_splits == (8.0, 1.0, 1.0) and run_cfg.clozet_splits == (644.0, 294.0, 294.0)
     assert (run_cfg.outline_from, run_cfg.senpos_reviewed_only, run_cfg.seed) == ("input", True, 3)
+    assert parse_args(BASE + ["--outline-method", "rake"])[1].outline_method == "rake"
     assert story_cfg.normalize == "full" and args.senpos_reviews == "r.jsonl"
 
 
