@@ -68,14 +68,32 @@ class Segmenter:
         self.checked = False  # the reference's one-pass cut was compared with jieba.lcut
         self._hmm_cache: dict[str, tuple[str, ...]] = {}
         self._pos = None  # (jieba.posseg's word -> tag table, its HMM tagger), on first tagged cut
+        self.pos_exact = True  # False after the tagged cut failed its canary check
         self._pos_cache: dict[str, tuple[tuple[str, str], ...]] = {}
 
     def _tagging(self):
+        """posseg's tag table and HMM tagger, loaded on the first tagged cut, which is then
+        checked once against the stored canary pairs (jieba 0.42.1's `posseg.lcut`): if it
+        ever differs, tagged cuts call `jieba.posseg` itself from then on."""
         if self._pos is None:
             with _LOCK:
                 if self._pos is None:
                     self._pos = (_word_tags(self._freq), _PosHMM().detail)
+                    expected = canary_tokens().get("pos") or []
+                    for text, want in zip(canary_texts(), expected):
+                        got: list = []
+                        self._cut(text, None, None, got)
+                        if [list(p) for p in got] != want:
+                            LOG.warning("one-pass part-of-speech cut differs from jieba.posseg on a canary "
+                                        "text (%r); using jieba.posseg", text[:40])
+                            self.pos_exact = False
+                            break
         return self._pos
+
+    def _posseg(self, text: str) -> list[tuple[str, str]]:
+        from jieba import posseg
+
+        return [(p.word, p.flag) for p in posseg.lcut(text)]
 
     def _pos_runs(self, buf: str, pos: list) -> None:
         """A run of single characters, tagged as `jieba.posseg` does: unknown runs go through
@@ -213,7 +231,9 @@ class Segmenter:
                 ) -> tuple[list[str], list[str] | None, list[tuple[str, str]] | None]:
         """(HMM-on words, HMM-off tokens, `jieba.posseg` pairs) from one route per block, as
         `cut_both(text)` and `cut_tagged(text)` give them; a mode turned off is None."""
-        if not self.one_pass:
+        if pos:
+            self._tagging()
+        if not self.one_pass or (pos and not self.pos_exact):
             on, no_hmm = self.cut_both(text)
             return on, no_hmm if off else None, self.cut_tagged(text) if pos else None
         on_list: list[str] = []
@@ -226,10 +246,9 @@ class Segmenter:
         """(word, part-of-speech flag) pairs, exactly `jieba.posseg.lcut(text)` (HMM on): the
         same best route, posseg's blocks, tags from jieba's dictionary and posseg's HMM for
         unknown runs."""
-        if not self.one_pass:
-            from jieba import posseg
-
-            return [(p.word, p.flag) for p in posseg.lcut(text)]
+        self._tagging()
+        if not self.one_pass or not self.pos_exact:
+            return self._posseg(text)
         pos: list[tuple[str, str]] = []
         self._cut(text, None, None, pos)
         return pos
@@ -403,10 +422,16 @@ def canary_texts() -> list[str]:
         return [line.rstrip("\n") for line in f if line.strip() and not line.startswith("#")]
 
 
-def canary_tokens() -> dict[str, list[list[str]]]:
-    """jieba 0.42.1's tokens of every canary text: {"hmm": [...], "no_hmm": [...]}."""
-    with open(os.path.join(_HERE, "zh_canary_tokens.json"), encoding="utf-8") as f:
-        return json.load(f)
+_CANARY: dict = {}
+
+
+def canary_tokens() -> dict[str, list]:
+    """jieba 0.42.1's tokens of every canary text: {"hmm": [...], "no_hmm": [...], "pos":
+    [[word, tag], ...] per text from `jieba.posseg.lcut`}."""
+    if not _CANARY:
+        with open(os.path.join(_HERE, "zh_canary_tokens.json"), encoding="utf-8") as f:
+            _CANARY.update(json.load(f))
+    return _CANARY
 
 
 def self_check(candidate, expected: dict[str, list[list[str]]] | None = None) -> str | None:

@@ -45,6 +45,40 @@ def test_the_stored_canary_tokens_are_what_jieba_0_42_1_gives():
     texts = zh_tokens.canary_texts()
     assert expected["hmm"] == [tok.lcut(t, HMM=True) for t in texts]
     assert expected["no_hmm"] == [tok.lcut(t, HMM=False) for t in texts]
+    from jieba import posseg
+
+    assert expected["pos"] == [[[p.word, p.flag] for p in posseg.lcut(t)] for t in texts]
+
+
+@pytest.mark.parametrize("backend", ["jieba", "jieba_next"])
+def test_one_pass_gives_posseg_pairs_exactly(backend):
+    """The tagged cut shares the route with the other modes and equals jieba.posseg.lcut,
+    including posseg's own blocks (no "%" or "-") and its HMM for unknown runs."""
+    from jieba import posseg
+
+    if backend == "jieba_next":
+        pytest.importorskip("jieba_next")
+    seg = zh_tokens.load(backend)
+    texts = MIXED + zh_tokens.canary_texts() + ["50%的人-说", "-%-", "小明在2020年-3月说：ABC123 def。"]
+    for text in texts:
+        expected = [(p.word, p.flag) for p in posseg.lcut(text)]
+        assert seg.cut_tagged(text) == expected, text
+        on, off, pos = seg.cut_all(text)
+        assert pos == expected and (on, off) == seg.cut_both(text)
+    assert seg.pos_exact
+
+
+def test_a_tagged_cut_that_disagrees_falls_back_to_posseg(monkeypatch, caplog):
+    from jieba import posseg
+
+    seg = zh_tokens._reference_segmenter()
+    monkeypatch.setattr(zh_tokens._PosHMM, "detail", lambda self, text: [(text, "n")])  # unknown runs stay whole
+    with caplog.at_level(logging.WARNING, logger="storybench"):
+        seg.cut_tagged("欧阳娜娜来了。")
+    assert not seg.pos_exact and "differs from jieba.posseg" in caplog.text
+    for text in zh_tokens.canary_texts()[:5]:
+        assert seg.cut_tagged(text) == [(p.word, p.flag) for p in posseg.lcut(text)]
+        assert seg.cut_all(text)[2] == seg.cut_tagged(text)
 
 
 @pytest.mark.parametrize("backend", ["jieba", "jieba_next"])
