@@ -26,6 +26,7 @@ from annotators.text.zh_sentences import split_sentences
 PLACEHOLDERS = ("<mask>", "[MASK]", "<MASK>")  # LOT's markers (PEERS.md 1.2)
 # HTML left in a story (a tag or an entity): junk from a bad scrape, cleaned by pipelines.stories.
 _HTML_JUNK = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?/?>|&(?:nbsp|amp|lt|gt|quot|#\d+|#x[0-9a-fA-F]+);")
+_WHITESPACE = re.compile(r"\s+")
 _SPACE_NEAR_WIDE = re.compile(r"(?<=[^\x00-\x7f])[ \t\u3000\u00a0]+|[ \t\u3000\u00a0]+(?=[^\x00-\x7f])")
 
 
@@ -215,8 +216,10 @@ def sentence_tokens(sentences: tuple[str, ...], *, off: bool = True, pos: bool =
 
 def exact_duplicate_key(record: dict[str, Any], config: StoryConfig) -> str:
     """Exact-duplicate key of a parsed story: a hash of its normalised text without any
-    whitespace, so copies that differ only in spacing or line breaks are one story."""
-    return stable_hash("text", re.sub(r"\s+", "", normalize_text(record["story"], config.normalize)))
+    whitespace, so copies that differ only in spacing or line breaks are one story. The
+    'whitespace' normalisation only deletes whitespace, so then the raw text gives the same key."""
+    text = record["story"] if config.normalize == "whitespace" else normalize_text(record["story"], config.normalize)
+    return stable_hash("text", _WHITESPACE.sub("", text))
 
 
 def split_of(seed: int, story_id: str, proportions: tuple[float, float, float]) -> str:

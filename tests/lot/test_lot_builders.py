@@ -254,3 +254,17 @@ def test_prepared_tokens_are_jieba_cuts_of_the_sentences_and_of_the_whole_story(
     assert rake.words == story.words and rake.pos_tokens == ()
     assert rake.outline_tokens == tuple(tok.lcut(story.joined, HMM=False))
     assert story.title_words == tuple(w for w in tok.lcut("老木匠 的 桥") if w.strip())
+
+
+def test_exact_duplicate_key_ignores_every_kind_of_whitespace_as_the_normalised_text_did():
+    import re
+
+    from annotators.lot.story import StoryConfig, exact_duplicate_key, normalize_text
+    from schemas.ids import stable_hash
+
+    cfg = StoryConfig()
+    texts = ["小狐狸 \u3000找到了\u00a0果子。\r\n兔子 吃了。", " 你 好 \t世界 \n\n", "x\u2003y\u200bz", "a\r\rb"]
+    for text in texts:
+        normalised = stable_hash("text", re.sub(r"\s+", "", normalize_text(text, cfg.normalize)))
+        assert exact_duplicate_key({"story": text}, cfg) == normalised
+    assert exact_duplicate_key({"story": texts[0]}, cfg) == exact_duplicate_key({"story": "小狐狸找到了果子。兔子吃了。"}, cfg)
