@@ -88,7 +88,11 @@ def test_polite_one_at_a_time_with_user_agent_and_delay(full_crawl):
     assert site.max_in_flight == 1
     assert {e["agent"] for e in log} == {"storybench-test/1.0 (+loopback)"}
     gaps = [later["start"] - earlier["end"] for earlier, later in zip(log, log[1:])]
-    assert min(gaps) >= 0.009  # delay_seconds 0.01 between the end of one response and the next request
+    # delay_seconds 0.01 between the end of one response and the next request. The server stamps
+    # "end" after its handler returns, so a loaded machine can shorten one measured gap by the
+    # time the server thread waited to run: the median holds the full delay, every gap most of it
+    # (without the delay, gaps are about 1 ms).
+    assert sorted(gaps)[len(gaps) // 2] >= 0.009 and min(gaps) >= 0.005, gaps
     retries = [e["start"] for e in log if e["path"] == "/stories/story-08.html"]
     assert retries[1] - retries[0] >= 0.95  # Retry-After: 1 honoured
 
