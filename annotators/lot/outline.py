@@ -224,11 +224,9 @@ def _candidates(paragraph_tokens: Sequence[Sequence[str]], config: OutlineConfig
             yield tuple(keys), tuple(surfaces)
 
 
-def rake_scores(phrases: Sequence[tuple[str, ...]]) -> list[tuple[float, str]]:
-    """RAKE (Rose et al. 2010) as rake-nltk computes it: a word's score is its degree (summed
-    lengths of the phrases it occurs in, once per occurrence) over its frequency; a phrase's
-    score the sum of its words' scores, added in order. Returns the distinct
-    (score, "w1 w2 ...") pairs, best first (ties: the phrase string, descending)."""
+def _frequencies_and_degrees(phrases: Sequence[Sequence[str]]) -> tuple[dict[str, int], dict[str, int]]:
+    """RAKE's word statistics: how often each word occurs in the phrases, and its degree (the
+    summed lengths of the phrases it occurs in, once per occurrence)."""
     freq: dict[str, int] = {}
     degree: dict[str, int] = {}
     for phrase in phrases:
@@ -236,6 +234,15 @@ def rake_scores(phrases: Sequence[tuple[str, ...]]) -> list[tuple[float, str]]:
         for word in phrase:
             freq[word] = freq.get(word, 0) + 1
             degree[word] = degree.get(word, 0) + n
+    return freq, degree
+
+
+def rake_scores(phrases: Sequence[tuple[str, ...]]) -> list[tuple[float, str]]:
+    """RAKE (Rose et al. 2010) as rake-nltk computes it: a word's score is its degree (summed
+    lengths of the phrases it occurs in, once per occurrence) over its frequency; a phrase's
+    score the sum of its words' scores, added in order. Returns the distinct
+    (score, "w1 w2 ...") pairs, best first (ties: the phrase string, descending)."""
+    freq, degree = _frequencies_and_degrees(phrases)
     scored = set()
     for phrase in set(phrases):
         rank = 0.0
@@ -366,13 +373,7 @@ def posrake_ranked(tagged: Sequence[tuple[str, str]], config: OutlineConfig = Ou
     spaces; when the same string comes from several runs, the last run's score counts and
     the first one's place breaks ties (a stable sort on score)."""
     phrases = posrake_phrases(tagged)
-    freq: dict[str, int] = {}
-    degree: dict[str, int] = {}
-    for phrase in phrases:
-        n = len(phrase)
-        for word in phrase:
-            freq[word] = freq.get(word, 0) + 1
-            degree[word] = degree.get(word, 0) + n
+    freq, degree = _frequencies_and_degrees(phrases)
     scored: dict[str, tuple[float, tuple[str, ...]]] = {}
     for phrase in phrases:
         if len(phrase) > config.max_words:

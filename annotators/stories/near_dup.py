@@ -110,6 +110,15 @@ def verified_pairs(members: Iterable[tuple[Node, str]], config: NearDupConfig = 
     return pairs
 
 
+def _root(parent: dict, x):
+    """The root of `x` in a union-find forest (`parent`; a new item is its own root), halving
+    the path on the way."""
+    while parent.setdefault(x, x) != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+
+
 def candidate_components(sets: Iterable[tuple[Node, ...]]) -> dict[str, tuple[tuple[str, ...], list]]:
     """Candidate sets (band groups) that share a story, joined: component key -> (its stories'
     input_ids, sorted; its candidate sets, sorted). Each candidate story's text then goes to
@@ -117,10 +126,7 @@ def candidate_components(sets: Iterable[tuple[Node, ...]]) -> dict[str, tuple[tu
     parent: dict[str, str] = {}
 
     def find(x: str) -> str:
-        while parent.setdefault(x, x) != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
+        return _root(parent, x)
 
     sets = sorted(set(sets))
     for members in sets:
@@ -181,10 +187,7 @@ def clusters(edges: Iterable[tuple[Node, Node, float]]) -> dict[str, Assignment]
     best: dict[Node, float] = {}
 
     def find(node: Node) -> Node:
-        while parent.setdefault(node, node) != node:
-            parent[node] = parent[parent[node]]
-            node = parent[node]
-        return node
+        return _root(parent, node)
 
     for a, b, score in sorted(edges):
         ra, rb = find(a), find(b)
