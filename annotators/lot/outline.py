@@ -129,6 +129,7 @@ class _Resources:
         self._tagged: dict[tuple[str, ...], frozenset[str]] = {}
         self._keys: dict[tuple[str, ...], dict[str, str]] = {}
         self.posrake_breaks: dict[str, bool] = {}  # word -> whether it ends a posrake phrase
+        self._posrake: tuple[frozenset[str], frozenset[str]] | None = None
 
     @property
     def stopwords(self) -> frozenset[str]:
@@ -139,7 +140,7 @@ class _Resources:
 
     def posrake_lists(self) -> tuple[frozenset[str], frozenset[str]]:
         """(stop words, delimiter words) of the posrake method (see NOTICE)."""
-        if not hasattr(self, "_posrake"):
+        if self._posrake is None:
             self._posrake = (_word_list("lot_rake_stopwords.txt"), _word_list("lot_rake_delimiters.txt"))
         return self._posrake
 

@@ -43,7 +43,6 @@ def test_input_bar_shows_share_rate_and_eta():
 
 
 def test_a_local_run_shows_a_bar_of_the_input_files_read(tmp_path, monkeypatch, capsys):
-    import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from pipelines.engine import MatchInputs, ReadLines, Stage, make_pipeline, run_pipeline
