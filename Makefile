@@ -24,7 +24,7 @@ test: ## run the test suite on 2 processes
 build-lot: ## build the four LOT datasets from the embedded sample into output/lot
 	$(PY) -m pipelines.lot --stories samples/lot/stories.jsonl \
 	  --annotations samples/lot/clozet_annotations.jsonl --output output/lot --seed $(SEED) \
-	  --senpos-splits 8,1,1
+	  --splits 8,1,1
 
 audit-lot: ## 8-gram overlap (LOT Table 14) and bias baselines (Table 13) of output/lot
 	$(PY) -m pipelines.overlap --lot output/lot --output output/audit/overlap

@@ -16,15 +16,24 @@ import apache_beam as beam
 from annotators.lot import outline, steps
 from annotators.lot.card import lot_card
 from annotators.lot.clozet import ClozeTConfig, annotation_task, parse_annotation
-from annotators.lot.config import LotRunConfig, proportions_problem
+from annotators.lot.config import RETIRED_FLAGS, LotRunConfig, proportions_problem
 from annotators.lot.senpos import SenPosConfig, review_task
 from annotators.lot.stats import Table3Accumulator
-from annotators.lot.story import StoryConfig, parse_story_record, prepare_story
+from annotators.lot import splits
+from annotators.lot.splits import SplitPlan
+from annotators.lot.story import StoryConfig, parse_story_record, prepare_story, whole_story_problem
+from annotators.core.near_dup import BandMember, DedupKey, NearDupConfig, band_keys, component_clusters
+
 from annotators.text import zh_tokens
 from pipelines.engine import (ExportJsonlFromTable, JobReport, Stage, MatchInputs, ReadLines, ReadParquetRows, WriteJsonlGroups, WriteTable,
                               add_config_flags, config_from_args, expand_input, is_local_path, join,
                               make_pipeline, parse_job_args, run_pipeline, staging_path)
+from pipelines.stories import CandidateComponents
 from schemas.lot import SCHEMAS, SPLITS, TASKS, to_jsonl
+
+# LOT's near-duplicate groups: the stories job's defaults (Jaccard 0.8 of 5-character
+# shingles) with its fast one-permutation sketch (about 60 us per story).
+LOT_NEAR_DUP = NearDupConfig(sketch="oph")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,7 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--senpos-reviews", help="completed SenPos review tasks (JSON lines)")
     add_config_flags(ap, LotRunConfig)
     add_config_flags(ap, StoryConfig, exclude=[f.name for f in dataclasses.fields(StoryConfig)
-                                               if f.name != "normalize"])
+                                               if f.name not in ("normalize", "max_story_chars")])
+    for name in RETIRED_FLAGS:
+        ap.add_argument(f"--{name.replace('_', '-')}", dest=f"retired_{name}", help=argparse.SUPPRESS)
     return ap
 
 
@@ -43,11 +54,15 @@ def parse_args(argv=None):
     """(job args, LotRunConfig, StoryConfig, PipelineOptions); bad split weights are a usage error."""
     parser = build_parser()
     args, options = parse_job_args(parser, argv)
+    for name, instead in RETIRED_FLAGS.items():
+        if getattr(args, f"retired_{name}", None) is not None:
+            parser.error(f"--{name.replace('_', '-')} is gone: every task now shares one split per story "
+                         f"(no story, window or near-duplicate in two splits); use {instead}")
     run_cfg = config_from_args(args, LotRunConfig)
-    for task, weights in run_cfg.splits().items():
+    for flag, weights in run_cfg.split_weights().items():
         problem = proportions_problem(weights)
         if problem:
-            parser.error(f"argument --{task}-splits: {problem}")
+            parser.error(f"argument --{flag}: {problem}")
     return args, run_cfg, config_from_args(args, StoryConfig), options
 
 
@@ -76,12 +91,15 @@ class _Table3Merge(_Table3):
 
 
 class ParseStories(beam.PTransform):
-    """(input_id, raw line | parquet row) -> PreparedStory: parse, keep the earliest of equal
-    texts then of equal ids, prepare.
+    """(input_id, raw line | parquet row) -> (PreparedStory, kept story records): parse, keep
+    the earliest of equal texts then of equal ids, prepare.
 
     The dedup shuffles carry only small keys (StoryKey: text hash, input id, story id), never
     the stories: the stories are read a second time (`reread`, else the same input again) and
     those that lost a dedup are left out there, so no shuffle or buffer ever holds the corpus.
+    The kept records (parsed, not prepared) come from one more read: the near-duplicate
+    groups are computed from them, and every prepared story's step takes those groups as a
+    side input, so they must not come out of the same fused stage as the prepared stories.
     """
 
     def __init__(self, report, config: StoryConfig, reread=None, outline_method: str = "posrake"):
@@ -100,11 +118,15 @@ class ParseStories(beam.PTransform):
                                    report=report, with_rejects=True)
         dropped = beam.pvalue.AsDict((text_dups, id_dups) | "Dropped" >> beam.Flatten()
                                      | "DroppedIds" >> beam.Map(lambda r: (r["input_id"], True)))
-        again = self._reread() if self._reread else raw
+        again = self._reread("Again") if self._reread else raw
         kept = again | "Reparse" >> beam.FlatMap(steps.kept_records, dropped)
         method = self._outline_method
-        return kept | report.stage("prepare", lambda r: steps.one(prepare_story(r, cfg, outline_method=method)),
-                                   input_id=lambda r: r["input_id"], setup=zh_tokens.load)
+        prepared = kept | report.stage("prepare", lambda r: steps.one(prepare_story(r, cfg, outline_method=method)),
+                                       input_id=lambda r: r["input_id"], setup=zh_tokens.load)
+        third = self._reread("Dup") if self._reread else raw
+        records = (third | "ReparseDup" >> beam.FlatMap(steps.kept_records, dropped)
+                   | "DupText" >> beam.Map(steps.near_dup_record, cfg))
+        return prepared, records
 
 
 class ParseAnnotations(beam.PTransform):
@@ -118,6 +140,44 @@ class ParseAnnotations(beam.PTransform):
         return raw | self._report.stage("annotations", lambda e: steps.one(parse_annotation(*e)))
 
 
+def annotations_by_story(anns):
+    """story_id -> [its parsed ClozeT annotations], a small side input (annotations are few)."""
+    return beam.pvalue.AsDict(
+        anns | "AnnById" >> beam.Map(lambda a: (a["story_id"], a))
+        | "AnnGroups" >> beam.GroupByKey() | "AnnLists" >> beam.MapTuple(lambda k, v: (k, list(v))))
+
+
+class NearDuplicateGroups(beam.PTransform):
+    """NearDupRecord -> story_id -> StoryGroup (AsSingleton side input) of every group of two
+    or more near-duplicate stories, with the stories job's code: MinHash LSH band keys (its
+    fast one-permutation sketch), candidate sets joined into components over ids only
+    (pipelines.stories.CandidateComponents), then each candidate's text sent once to its
+    component, where shared-band pairs are verified by exact shingle Jaccard and clustered.
+    Only candidates' texts are shuffled, never the corpus."""
+
+    def __init__(self, config: NearDupConfig):
+        super().__init__()
+        self._config = config
+
+    def expand(self, stories):
+        config = self._config
+        keys = stories | "NearDupKeys" >> beam.Map(
+            lambda s: DedupKey(s.node, "", tuple(band_keys(s.text, config))))
+        components = keys | "NearDupComponents" >> CandidateComponents()
+        component_of = beam.pvalue.AsDict(components | "ComponentOf" >> beam.FlatMap(
+            lambda item: [(input_id, item[0]) for input_id in item[1][0]]))
+        members = stories | "CandidateTexts" >> beam.FlatMap(
+            lambda s, comp: [(comp[s.node.input_id], BandMember(s.node, s.text))]
+            if s.node.input_id in comp else [], comp=component_of)
+        groups = ({"member": members,
+                   "sets": components | "ComponentSets" >> beam.MapTuple(lambda key, value: (key, value[1]))}
+                  | "GroupComponents" >> beam.CoGroupByKey()
+                  | "Clusters" >> beam.FlatMap(lambda group: component_clusters(group, config))
+                  | "ClusterList" >> beam.combiners.ToList()
+                  | "Groups" >> beam.Map(splits.groups_from))
+        return groups
+
+
 class BuildClozeT(beam.PTransform):
     """{"stories", "annotations"} -> ClozeT TaskRows (+ PlotCom val/test TaskRows).
 
@@ -125,64 +185,52 @@ class BuildClozeT(beam.PTransform):
     stories, not the corpus).
     """
 
-    def __init__(self, report, seed: int, splits, config: ClozeTConfig, annotated):
+    def __init__(self, report, step, split_inputs: dict):
         super().__init__()
-        self._report, self._seed, self._splits, self._config = report, seed, splits, config
-        self._annotated = annotated
+        self._report, self._step, self._side = report, step, split_inputs
 
     def expand(self, inputs):
         named = inputs["stories"] | "Annotated" >> beam.Filter(
-            lambda s, annotated: s.story_id in annotated, annotated=self._annotated)
+            lambda s, annotated: s.story_id in annotated, annotated=self._side["annotated"])
         joined = ({"story": named | "KeyStory" >> beam.Map(lambda s: (s.story_id, s)),
                    "ann": inputs["annotations"] | "KeyAnn" >> beam.Map(lambda a: (a["story_id"], a))}
                   | "JoinAnn" >> beam.CoGroupByKey())
-        return joined | self._report.stage("clozet", steps.clozet_step(self._seed, self._splits, self._config),
-                                           grouped=True, setup=zh_tokens.load)
-
-
-class BuildPlotComTrain(beam.PTransform):
-    """PreparedStory -> PlotCom training TaskRow, unless an annotation makes it a ClozeT story."""
-
-    def __init__(self, report, seed: int, config: ClozeTConfig, annotated):
-        super().__init__()
-        self._report, self._step, self._annotated = report, steps.plotcom_step(seed, config), annotated
-
-    def expand(self, stories):
-        return stories | self._report.stage("plotcom", self._step, input_id=lambda s: s.input_id,
-                                            side_inputs={"annotated": self._annotated}, setup=zh_tokens.load)
+        return joined | self._report.stage("clozet", self._step, grouped=True, side_inputs=self._side,
+                                           setup=zh_tokens.load)
 
 
 class BuildClozeTAndPlotCom(beam.PTransform):
     """{"stories", "annotations"} -> (ClozeT TaskRows (+ PlotCom val/test), PlotCom train TaskRows).
 
     story_id -> its annotations is a small side input (annotations are few), so the corpus
-    itself is never shuffled to find the ClozeT stories.
+    itself is never shuffled to find the ClozeT stories; the split side inputs
+    (`split_inputs`: near-duplicate groups, annotated ids) give every story its one split.
     """
 
-    def __init__(self, report, seed: int, splits, config: ClozeTConfig):
+    def __init__(self, report, plan: SplitPlan, config: ClozeTConfig, limits: StoryConfig,
+                 plotcom_eval: str, split_inputs: dict):
         super().__init__()
-        self._report, self._seed, self._splits, self._config = report, seed, splits, config
+        self._report, self._side = report, split_inputs
+        self._clozet = steps.clozet_step(plan, config, limits, plotcom_eval)
+        self._plotcom = steps.plotcom_step(plan, config, limits)
 
     def expand(self, inputs):
-        annotated = beam.pvalue.AsDict(
-            inputs["annotations"] | "AnnById" >> beam.Map(lambda a: (a["story_id"], a))
-            | "AnnGroups" >> beam.GroupByKey() | "AnnLists" >> beam.MapTuple(lambda k, v: (k, list(v))))
-        clozet = inputs | "ClozeT" >> BuildClozeT(self._report, self._seed, self._splits, self._config, annotated)
-        plotcom = inputs["stories"] | "PlotComTrain" >> BuildPlotComTrain(
-            self._report, self._seed, self._config, annotated)
+        clozet = inputs | "ClozeT" >> BuildClozeT(self._report, self._clozet, self._side)
+        plotcom = inputs["stories"] | "PlotComTrain" >> self._report.stage(
+            "plotcom", self._plotcom, input_id=lambda s: s.input_id, side_inputs=self._side, setup=zh_tokens.load)
         return clozet, plotcom
 
 
 class BuildSenPos(beam.PTransform):
-    """PreparedStory -> SenPosOutput (example before review, Table 3 stats)."""
+    """PreparedStory -> SenPosOutput per window (example before review, Table 3 stats)."""
 
-    def __init__(self, report, seed: int, splits, config: SenPosConfig):
+    def __init__(self, report, plan: SplitPlan, config: SenPosConfig, split_inputs: dict):
         super().__init__()
-        self._report, self._step = report, steps.senpos_step(seed, splits, config)
+        self._report, self._step, self._side = report, steps.senpos_step(plan, config), split_inputs
 
     def expand(self, stories):
         return stories | self._report.stage("senpos", self._step, input_id=lambda s: s.input_id,
-                                            setup=zh_tokens.load)
+                                            side_inputs=self._side, setup=zh_tokens.load)
 
 
 class ParseReviews(beam.PTransform):
@@ -213,15 +261,53 @@ class ReviewSenPos(beam.PTransform):
 class BuildOutGen(beam.PTransform):
     """PreparedStory -> OutGenOutput (TaskRow, agreement with the input's outline)."""
 
-    def __init__(self, report, seed: int, splits, outline_from: str, outline_method: str = "posrake"):
+    def __init__(self, report, plan: SplitPlan, run_cfg: LotRunConfig, limits: StoryConfig, split_inputs: dict):
         super().__init__()
-        self._report, self._step = report, steps.outgen_step(seed, splits, outline_from, outline_method)
-        self._method = outline_method
+        self._report, self._side = report, split_inputs
+        self._step = steps.outgen_step(plan, run_cfg.outline_from, run_cfg.outline_method, limits,
+                                       run_cfg.title_from)
+        self._method = run_cfg.outline_method
 
     def expand(self, stories):
         method = self._method
         return stories | self._report.stage("outgen", self._step, input_id=lambda s: s.input_id,
-                                            setup=lambda: outline.load(method))
+                                            side_inputs=self._side, setup=lambda: outline.load(method))
+
+
+class Leaks(beam.PTransform):
+    """TaskRow PCollections -> one leak report (annotators.lot.splits.group_leaks summed): the
+    written examples' (task, story, split) grouped by near-duplicate group, so the check
+    reads what was written rather than trusting how splits were drawn."""
+
+    def __init__(self, groups):
+        super().__init__()
+        self._groups = groups
+
+    def expand(self, producers):
+        triples = [rows | f"LeakTriple{i}" >> beam.Map(
+            lambda r, groups: (splits.group_key(r.row["story_id"], groups), (r.task, r.row["story_id"], r.row["split"])),
+            groups=self._groups) for i, rows in enumerate(producers)]
+        return (triples | "LeakTriples" >> beam.Flatten() | "LeakGroups" >> beam.GroupByKey()
+                | "GroupLeaks" >> beam.Map(lambda kv, groups: splits.keyed_group_leaks(*kv, groups), groups=self._groups)
+                | "SumLeaks" >> beam.CombineGlobally(_SumLeaks()))
+
+
+class _SumLeaks(beam.CombineFn):
+    def create_accumulator(self):
+        return None
+
+    def add_input(self, acc, leaks):
+        return splits.add_leaks(acc, leaks)
+
+    def merge_accumulators(self, accs):
+        out = None
+        for acc in accs:
+            if acc:
+                out = splits.add_leaks(out, acc)
+        return out
+
+    def extract_output(self, acc):
+        return acc or splits.group_leaks("", [], False)
 
 
 class Table3(beam.PTransform):
@@ -266,9 +352,9 @@ def _read_stories(p, pattern: str, label: str = ""):
     return parts[0] if len(parts) == 1 else parts | f"AllStories{label}" >> beam.Flatten()
 
 
-def _senpos(p, args, run_cfg: LotRunConfig, report, stories):
+def _senpos(p, args, run_cfg: LotRunConfig, report, stories, plan: SplitPlan, split_inputs: dict):
     """(all SenPos outputs after reviews, the automatic val/test ones for review)."""
-    senpos = stories | "BuildSenPos" >> BuildSenPos(report, run_cfg.seed, run_cfg.senpos_splits, SenPosConfig())
+    senpos = stories | "BuildSenPos" >> BuildSenPos(report, plan, SenPosConfig(), split_inputs)
     evals = senpos | "SenPosEval" >> beam.Filter(lambda o: o.example.split != "train")
     if not (args.senpos_reviews or run_cfg.senpos_reviewed_only):
         return senpos, evals
@@ -296,9 +382,10 @@ def _write_tasks(rows: dict[str, list], out: str, report: JobReport) -> None:
             lambda r, task=task: to_jsonl(task, r), lambda s, task=task: join(out, task, f"{s}.jsonl"), task))
 
 
-def _write_human_tasks(stories, senpos_evals, out: str, report: JobReport) -> None:
-    """ClozeT annotation tasks (every story) and SenPos review tasks (val/test)."""
-    report.tally(stories | "Tasks" >> beam.Map(lambda s: ("clozet", s.story_id, annotation_task(s)))
+def _write_human_tasks(stories, senpos_evals, out: str, report: JobReport, limits: StoryConfig) -> None:
+    """ClozeT annotation tasks (every story ClozeT can take) and SenPos review tasks (val/test)."""
+    report.tally(stories | "Tasks" >> beam.FlatMap(
+        lambda s: [] if whole_story_problem(s, limits, "ClozeT") else [("clozet", s.story_id, annotation_task(s))])
                  | "WriteTasks" >> WriteJsonlGroups(lambda g: join(out, "annotation_tasks", f"{g}.jsonl"),
                                                     ["clozet"], "annotation_tasks"))
     report.tally(senpos_evals
@@ -310,39 +397,50 @@ def _write_human_tasks(stories, senpos_evals, out: str, report: JobReport) -> No
 def _config_record(run_cfg: LotRunConfig, story_cfg: StoryConfig) -> dict:
     """The stats.json / CARD.md `config` (keys and order as before the flags were generated)."""
     return {"story": vars(story_cfg), "clozet": vars(ClozeTConfig()), "senpos": vars(SenPosConfig()),
-            "splits": {t: list(v) for t, v in run_cfg.splits().items()}, "outline_from": run_cfg.outline_from,
+            "splits": {"stories": list(run_cfg.splits), "clozet_stories": list(run_cfg.clozet_splits)},
+            "plotcom_eval": run_cfg.plotcom_eval, "title_from": run_cfg.title_from,
+            "near_duplicates": vars(LOT_NEAR_DUP), "outline_from": run_cfg.outline_from,
             "outline_method": run_cfg.outline_method,
             "senpos_reviewed_only": run_cfg.senpos_reviewed_only}
 
 
 def run(argv=None):
     args, run_cfg, story_cfg, options = parse_args(argv)
-    out, seed, splits = staging_path(args.output), run_cfg.seed, run_cfg.splits()
+    out, seed = staging_path(args.output), run_cfg.seed
+    plan = SplitPlan(seed, run_cfg.splits, run_cfg.clozet_splits)
     inputs = [x for x in (args.stories, args.annotations, args.senpos_reviews) if x]
     p = make_pipeline(options)
     report = JobReport(out, "lot", config=_config_record(run_cfg, story_cfg), seed=seed, inputs=inputs,
                        options=options, card=lot_card)
 
-    stories = _read_stories(p, args.stories) | "ParseStories" >> ParseStories(
-        report, story_cfg, reread=lambda: _read_stories(p, args.stories, "Again"),
+    stories, records = _read_stories(p, args.stories) | "ParseStories" >> ParseStories(
+        report, story_cfg, reread=lambda label: _read_stories(p, args.stories, label),
         outline_method=run_cfg.outline_method)
     anns = (_read_lines(p, "Annotations", args.annotations) | "ParseAnnotations" >> ParseAnnotations(report)
             if args.annotations else p | "NoAnnotations" >> beam.Create([]))
+    annotated = annotations_by_story(anns)
+    groups = beam.pvalue.AsSingleton(records | "NearDuplicates" >> NearDuplicateGroups(LOT_NEAR_DUP))
+    split_inputs = {"groups": groups, "annotated": annotated}
+
     from_clozet, plotcom = {"stories": stories, "annotations": anns} | "ClozeTAndPlotCom" >> BuildClozeTAndPlotCom(
-        report, seed, splits["clozet"], ClozeTConfig())
+        report, plan, ClozeTConfig(), story_cfg, run_cfg.plotcom_eval, split_inputs)
     clozet, clozet_plotcom = from_clozet | "ClozeTTasks" >> beam.Partition(
         lambda r, n: 0 if r.task == "clozet" else 1, 2)
-    senpos, senpos_evals = _senpos(p, args, run_cfg, report, stories)
-    outgen = stories | "BuildOutGen" >> BuildOutGen(report, seed, splits["outgen"], run_cfg.outline_from,
-                                                          run_cfg.outline_method)
+    senpos, senpos_evals = _senpos(p, args, run_cfg, report, stories, plan, split_inputs)
+    outgen = stories | "BuildOutGen" >> BuildOutGen(report, plan, run_cfg, story_cfg, split_inputs)
 
     senpos_rows = senpos | "SenPosRows" >> beam.Map(lambda o: o.as_task_row())
     outgen_rows = outgen | "OutGenRows" >> beam.Map(lambda o: o.task_row)
     _write_tasks({"clozet": [clozet], "plotcom": [plotcom, clozet_plotcom], "senpos": [senpos_rows],
                   "outgen": [outgen_rows]}, out, report)
-    _write_human_tasks(stories, senpos_evals, out, report)
+    _write_human_tasks(stories, senpos_evals, out, report, story_cfg)
     report.record_jieba_backend(p)
-    report.extra("table3", (clozet, clozet_plotcom, plotcom, senpos_rows, outgen_rows) | "Table3" >> Table3())
+    produced = (clozet, clozet_plotcom, plotcom, senpos_rows, outgen_rows)
+    report.extra("table3", produced | "Table3" >> Table3())
+    report.extra("leaks", produced | "Leaks" >> Leaks(groups))
+    report.extra("outgen_titles", outgen_rows | "TitleSource" >> beam.Map(lambda r: r.row["title_source"])
+                 | "TitleCounts" >> beam.combiners.Count.PerElement() | "TitleList" >> beam.combiners.ToList()
+                 | "TitleDict" >> beam.Map(lambda kv: dict(sorted(kv))))
     report.extra("outline_agreement", outgen | "OutlineAgreement" >> OutlineAgreement())
     report.finish(p)
     return run_pipeline(p, commit_to=args.output)

@@ -21,7 +21,7 @@ import apache_beam as beam
 from annotators.stories import steps
 from annotators.stories.card import stories_card
 from annotators.stories.clean import CleanConfig
-from annotators.stories.near_dup import BandMember, NearDupConfig
+from annotators.core.near_dup import BandMember, NearDupConfig, band_nodes, candidate_set, component_clusters, components
 from annotators.stories.site_spec import SiteSpec, parse_spec
 from pipelines.engine import (JobReport, MatchInputs, ReadFiles, ReadLines, Source, WriteTable, add_config_flags,
                               config_from_args, is_local_path, join, make_pipeline, parse_job_args, read_bytes,
@@ -105,12 +105,12 @@ class CandidateComponents(beam.PTransform):
 
     def expand(self, keys):
         return (keys
-                | "BandNodes" >> beam.FlatMap(steps.band_nodes)
+                | "BandNodes" >> beam.FlatMap(band_nodes)
                 | "GroupBands" >> beam.GroupByKey()
-                | "Candidates" >> beam.FlatMap(steps.candidate_set)
+                | "Candidates" >> beam.FlatMap(candidate_set)
                 | "DistinctSets" >> beam.CombinePerKey(min)
                 | "AllSets" >> beam.combiners.ToList()
-                | "Components" >> beam.FlatMap(steps.components))
+                | "Components" >> beam.FlatMap(components))
 
 
 class _Survivors(beam.DoFn):
@@ -162,7 +162,7 @@ class Deduplicate(beam.PTransform):
             {"member": survivors.verify,
              "sets": components | "ComponentSets" >> beam.MapTuple(lambda key, value: (key, value[1]))}
             | "GroupComponents" >> beam.CoGroupByKey()
-            | "Clusters" >> beam.FlatMap(lambda group: steps.component_clusters(group, config)))
+            | "Clusters" >> beam.FlatMap(lambda group: component_clusters(group, config)))
         joined = ({"story": survivors.candidate, "assignment": assignments}
                   | "JoinClusters" >> beam.CoGroupByKey()
                   | "Pair" >> beam.MapTuple(lambda story_id, joined: steps.ClusterJoin(

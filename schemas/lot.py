@@ -53,6 +53,7 @@ OUTGEN_SCHEMA = with_version(pa.schema(_COMMON + [
     pa.field("outline", pa.list_(pa.string()), nullable=False),
     pa.field("story", pa.string(), nullable=False),
     pa.field("outline_source", pa.string(), nullable=False),
+    pa.field("title_source", pa.string(), nullable=False),  # input | first_sentence | none (untitled)
 ]), "outgen")
 
 SCHEMAS = {"clozet": CLOZET_SCHEMA, "senpos": SENPOS_SCHEMA, "plotcom": PLOTCOM_SCHEMA,
@@ -122,6 +123,7 @@ class OutGenExample:
     outline: tuple[str, ...]
     story: str
     outline_source: str = "rake"
+    title_source: str = "input"
 
     def to_row(self) -> dict[str, Any]:
         row = dict(vars(self))

@@ -91,10 +91,11 @@ def build_clozet(story: PreparedStory, ann: dict[str, Any], split: str, *, seed:
                          plot0, plot1, "0" if right_first else "1", i, ann["annotator"])
 
 
-def plotcom_from_clozet(story: PreparedStory, example: ClozeTExample) -> PlotComExample:
-    """PlotCom val/test: the ClozeT story with the right candidate as the target."""
+def plotcom_from_clozet(story: PreparedStory, example: ClozeTExample, split: str | None = None) -> PlotComExample:
+    """PlotCom val/test: the ClozeT story with the right candidate as the target (in the
+    ClozeT example's split unless `split` says otherwise: `--plotcom-eval paper`)."""
     i = example.right_index
-    return PlotComExample(stable_id("plotcom", story.story_id, i), story.story_id, example.split,
+    return PlotComExample(stable_id("plotcom", story.story_id, i), story.story_id, split or example.split,
                           masked(story, i, PLOTCOM_MASK), story.sentences[i], i, "clozet")
 
 

@@ -1,21 +1,18 @@
 """The LOT job's run settings, one frozen dataclass whose fields become the job's flags.
 
-Defaults are the paper's: split weights are LOT Table 3's (train, val, test) example counts
-per task, outlines come from RAKE (LOT 3.4). `pipelines.lot` generates `--seed`,
-`--outline-from`, `--outline-method`, `--senpos-reviewed-only` and `--{clozet,senpos,outgen}-splits` from it
-(`pipelines.engine.add_config_flags`), so each default is written here only.
+Defaults are the paper's: split weights are LOT Table 3's (train, val, test) example counts,
+outlines come from RAKE (LOT 3.4). One split serves every task (annotators.lot.splits):
+`--clozet-splits` weighs the groups holding annotated stories, `--splits` every other group.
+`pipelines.lot` generates its flags from these fields (`pipelines.engine.add_config_flags`),
+so each default is written here only.
 """
 from __future__ import annotations
 
 import dataclasses
 from typing import Sequence
 
-SPLIT_TASKS = ("clozet", "senpos", "outgen")  # PlotCom follows ClozeT's stories
-
-
-def _split_field(task: str, default: tuple[float, float, float]):
-    return dataclasses.field(default=default, metadata={
-        "help": f"{task} train,val,test weights; the default is LOT Table 3's {task} sizes"})
+# Flags of earlier releases that one split per story replaced: each now says what to use.
+RETIRED_FLAGS = {"senpos_splits": "--splits", "outgen_splits": "--splits"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,13 +31,26 @@ class LotRunConfig:
         "choices": ("posrake", "rake")})
     senpos_reviewed_only: bool = dataclasses.field(default=False, metadata={
         "help": "drop SenPos val/test examples that have no review"})
-    clozet_splits: tuple[float, float, float] = _split_field("ClozeT", (644.0, 294.0, 294.0))
-    senpos_splits: tuple[float, float, float] = _split_field("SenPos", (20000.0, 800.0, 863.0))
-    outgen_splits: tuple[float, float, float] = _split_field("OutGen", (1456.0, 242.0, 729.0))
+    splits: tuple[float, float, float] = dataclasses.field(default=(21456.0, 1042.0, 1592.0), metadata={
+        "help": "train,val,test weights of the one split every task shares, for stories whose "
+                "near-duplicate group has no ClozeT annotation; the default is LOT Table 3's SenPos "
+                "and OutGen examples together (20,000+1,456 / 800+242 / 863+729)"})
+    clozet_splits: tuple[float, float, float] = dataclasses.field(default=(644.0, 294.0, 294.0), metadata={
+        "help": "train,val,test weights for groups holding a story with ClozeT annotations (its "
+                "split is every task's split for those stories); the default is LOT Table 3's ClozeT sizes"})
+    plotcom_eval: str = dataclasses.field(default="leak-free", metadata={
+        "help": "PlotCom val/test: leak-free (from ClozeT val/test stories, same split) or paper "
+                "(929 of the 1,232 ClozeT examples sampled from every split as LOT did; the card "
+                "states the overlap with ClozeT train this creates)",
+        "choices": ("leak-free", "paper")})
+    title_from: str = dataclasses.field(default="none", metadata={
+        "help": "OutGen title of a story without one: none (empty; the card counts them) or "
+                "first-sentence (its first sentence, the story left whole)",
+        "choices": ("none", "first-sentence")})
 
-    def splits(self) -> dict[str, tuple[float, float, float]]:
-        """{task: (train, val, test) weights} for the tasks that draw their own splits."""
-        return {task: getattr(self, f"{task}_splits") for task in SPLIT_TASKS}
+    def split_weights(self) -> dict[str, tuple[float, float, float]]:
+        """{flag name: (train, val, test) weights} of the split flags."""
+        return {"splits": self.splits, "clozet-splits": self.clozet_splits}
 
 
 def proportions_problem(weights: Sequence[float]) -> str | None:

@@ -61,24 +61,45 @@ def outline_and_words(story: PreparedStory, *, seed: int, outline_from: str = "r
 
 
 def build_outgen(story: PreparedStory, split: str, *, seed: int, outline_from: str = "rake",
-                 max_words: int = 8, outline_method: str = "posrake") -> OutGenExample | Drop:
+                 max_words: int = 8, outline_method: str = "posrake", title_from: str = "none"
+                 ) -> OutGenExample | Drop:
     built = build_outgen_with_words(story, split, seed=seed, outline_from=outline_from, max_words=max_words,
-                                    outline_method=outline_method)
+                                    outline_method=outline_method, title_from=title_from)
     return built if isinstance(built, Drop) else built[0]
 
 
+_TITLE_END = "。！？；…!?;.，,：:"
+
+
+def title_of(story: PreparedStory, title_from: str = "none") -> tuple[str, tuple[str, ...], str]:
+    """(title, its words, title_source) of an OutGen example. A story without a title keeps
+    an empty one (`none`, the default: nothing is invented; the card counts these) or takes
+    its first sentence without its closing punctuation (`first-sentence`; the story itself
+    is left whole)."""
+    if story.title:
+        return story.title, story.title_words, "input"
+    if title_from == "first-sentence" and story.sentences:
+        title = story.sentences[0].strip().rstrip(_TITLE_END + "”’」』\"'").strip()
+        if title:
+            from annotators.text import zh_tokens
+
+            return title, tuple(t for t in zh_tokens.load().lcut(title) if t.strip()), "first_sentence"
+    return "", (), "none"
+
+
 def build_outgen_with_words(story: PreparedStory, split: str, *, seed: int, outline_from: str = "rake",
-                            max_words: int = 8, outline_method: str = "posrake",
-                            ) -> tuple[OutGenExample, tuple[tuple[str, ...], ...]] | Drop:
-    """(the example, each outline phrase's words) or Drop."""
+                            max_words: int = 8, outline_method: str = "posrake", title_from: str = "none",
+                            ) -> tuple[OutGenExample, tuple[tuple[str, ...], ...], tuple[str, ...]] | Drop:
+    """(the example, each outline phrase's words, the title's words) or Drop."""
     outline = outline_and_words(story, seed=seed, outline_from=outline_from, max_words=max_words,
                                 outline_method=outline_method)
     if isinstance(outline, Drop):
         return outline
     pairs, source = outline
-    ex = OutGenExample(stable_id("outgen", story.story_id), story.story_id, split, story.title,
-                       tuple(p for p, _ in pairs), story.joined, source)
-    return ex, tuple(w for _, w in pairs)
+    title, title_words, title_source = title_of(story, title_from)
+    ex = OutGenExample(stable_id("outgen", story.story_id), story.story_id, split, title,
+                       tuple(p for p, _ in pairs), story.joined, source, title_source)
+    return ex, tuple(w for _, w in pairs), title_words
 
 
 def agreement_counts(predicted: tuple[str, ...], official: tuple[str, ...] | None) -> AgreementCounts:

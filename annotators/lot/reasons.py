@@ -6,10 +6,10 @@ codes its readers, parsers and dedup steps use, and the LOT rules' own codes bel
 
 REASONS: dict[str, str] = {
     # preparing stories (LOT section 3: cleaned Chinese stories split into sentences)
-    "story_too_long": "the story has more characters than the job's limit (20,000)",
+    "story_too_long": "ClozeT, PlotCom and OutGen take whole stories up to --max-story-chars (20,000) characters",
     "contains_placeholder": "the story contains a LOT mask marker (`<mask>`, `[MASK]` or `<MASK>`)",
     "html_markup": "the story contains an HTML tag or entity (clean it with pipelines.stories)",
-    "too_few_sentences": "the story has fewer than 3 sentences, too few for any LOT task",
+    "too_few_sentences": "ClozeT and PlotCom need 3 sentences or more (OutGen and SenPos have their own rules)",
     # ClozeT annotations (LOT 3.1) and PlotCom training (LOT 3.3)
     "unknown_story": "the annotation names a story id that no kept story has",
     "first_sentence": "the annotation's right sentence is the story's first sentence",
@@ -18,10 +18,11 @@ REASONS: dict[str, str] = {
     "wrong_equals_right": "the wrong candidate is the right sentence itself",
     "wrong_length_ratio": "the wrong candidate is not 1/2 to 2 times the right sentence's length",
     "duplicate_annotation": "an earlier annotation gives the same story, right sentence and wrong candidate",
-    "clozet_story": "a ClozeT story is held out of PlotCom training (PlotCom val/test come from ClozeT)",
+    "clozet_story": "a ClozeT story or a near-duplicate of one is held out of PlotCom training",
+    "not_train_split": "the story's one split is val or test: PlotCom val/test come from ClozeT, not from here",
     # SenPos (LOT 3.2) and its human review
-    "over_500_words": "the story has 500 or more jieba words (LOT 3.2: paragraphs under 500 words)",
-    "no_removable_sentence": "fewer than 4 sentences, or no middle sentence of >= 10 Chinese characters to remove",
+    "no_removable_sentence": "no window of the text under 500 words has 4+ sentences with a middle one of "
+                             ">= 10 Chinese characters to remove",
     "unknown_example": "the review names no SenPos val/test example of this build",
     "duplicate_review": "an earlier review of the same SenPos example counts",
     "not_reviewed": "a SenPos val/test example without a review (--senpos-reviewed-only)",

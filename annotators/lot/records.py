@@ -46,11 +46,13 @@ class SenPosOutput(NamedTuple):
 
 
 class SenPosBuilt(NamedTuple):
-    """What `build_senpos` returns per example: the story it came from and the removed index."""
+    """What `build_senpos` returns per example: the text it came from, the removed sentence's
+    index in it and the window's [start, end) sentence range."""
 
     example: SenPosExample
     story: PreparedStory
     removed_index: int
+    window: tuple[int, int] = (0, 0)
 
 
 class ReviewRecord(NamedTuple):

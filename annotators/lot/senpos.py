@@ -1,11 +1,22 @@
 """SenPos (LOT section 3.2): remove one sentence, mark every candidate position `[MASK]`.
 
-A story under 500 words is the unit (LOT extracted paragraphs under 500 words from novels;
-storybench's inputs are already story-sized, and every example must rebuild its whole source
-story, so longer stories are rejected rather than cut). The removed sentence is never the first or last and has at least 10 Chinese characters; every
-position between two remaining adjacent sentences is a candidate, so the label (1-based over
-the `[MASK]`s) of sentence i is i. Val/test examples go out as review tasks and come back
-with candidates dropped so that exactly one position fits (`apply_review`).
+LOT extracted "paragraphs with less than 500 words" from crawled stories; so does this
+builder, from texts of any length (a story, a page of stories, a novel):
+1. the text is cut at its own paragraph breaks (PreparedStory.breaks);
+2. a paragraph of `max_words` words or more is cut at sentence ends into pieces under
+   `max_words` (a single sentence that long is left out);
+3. pieces too small to make an example alone (fewer than `min_candidates` + 2 sentences, or
+   no removable sentence) are joined with the pieces after them while the window stays under
+   `max_words` words; a window closes as soon as it can make an example;
+4. one example per window. Words are counted by the shared definition
+   (annotators.text.words), the one `pipelines.stories` filters by.
+Inside a window the paper's rules hold: the removed sentence is never the window's first or
+last and has at least 10 Chinese characters; every position between two remaining adjacent
+sentences is a candidate, so the label (1-based over the `[MASK]`s) of the window's
+sentence i is i. The example's `removed_index` is the sentence's index in the whole text, so
+ids stay unique and a story that is one window keeps the id it always had. Val/test examples
+go out as review tasks and come back with candidates dropped so that exactly one position
+fits (`apply_review`).
 """
 from __future__ import annotations
 
@@ -16,41 +27,91 @@ from annotators.core.ids import rng_for, stable_id
 from annotators.lot.records import SenPosBuilt
 from annotators.lot.story import PreparedStory, field_problem
 from annotators.core.outcome import Drop
+from annotators.text.words import count_words
 from annotators.text.zh_clean import han_count
 from schemas.lot import SENPOS_MASK, SenPosExample
 
 
 @dataclasses.dataclass(frozen=True)
 class SenPosConfig:
-    """Which stories make a SenPos example and which sentence may be removed (LOT 3.2)."""
+    """Which windows make a SenPos example and which sentence may be removed (LOT 3.2)."""
 
     max_words: int = dataclasses.field(default=500, metadata={
-        "help": 'LOT 3.2: "paragraphs with less than 500 words" (jieba words)'})
+        "help": 'LOT 3.2: "paragraphs with less than 500 words" (annotators.text.words)'})
     min_removed_han: int = dataclasses.field(default=10, metadata={
         "help": "SPEC: the removed sentence has at least 10 Chinese characters"})
     min_candidates: int = dataclasses.field(default=2, metadata={
         "help": "fewer candidate positions is no task (LOT averages 6.9-8.1)"})
 
 
+def _removable(story: PreparedStory, start: int, end: int, config: SenPosConfig) -> list[int]:
+    """Sentences of window [start, end) that may be removed (none if the window is too small)."""
+    if end - start - 2 < config.min_candidates:
+        return []
+    return [k for k in range(start + 1, end - 1) if han_count(story.sentences[k]) >= config.min_removed_han]
+
+
+def _pieces(counts: list[int], breaks: tuple[int, ...], max_words: int) -> list[tuple[int, int]]:
+    """Paragraphs as sentence ranges, those of `max_words` words or more cut at sentence ends."""
+    edges = [0, *(b for b in breaks if 0 < b < len(counts)), len(counts)]
+    pieces = []
+    for a, b in zip(edges, edges[1:]):
+        start, words = a, 0
+        for i in range(a, b):
+            if i > start and words + counts[i] >= max_words:
+                pieces.append((start, i))
+                start, words = i, 0
+            words += counts[i]
+        if start < b:
+            pieces.append((start, b))
+    return pieces
+
+
+def windows(story: PreparedStory, config: SenPosConfig = SenPosConfig()) -> list[tuple[int, int]]:
+    """The [start, end) sentence ranges of the text's SenPos windows, in order."""
+    counts = [count_words(w) for w in story.words]
+    out: list[tuple[int, int]] = []
+    current: tuple[int, int] | None = None
+    current_words = 0
+    for a, b in _pieces(counts, story.breaks, config.max_words):
+        words = sum(counts[a:b])
+        if words >= config.max_words:  # one sentence of max_words or more: no window holds it
+            current = None
+            continue
+        if current is not None and current_words + words >= config.max_words:
+            current = None  # what came before could not make an example on its own
+        if current is None:
+            current, current_words = (a, b), words
+        else:
+            current, current_words = (current[0], b), current_words + words
+        if _removable(story, *current, config):
+            out.append(current)
+            current = None
+    return out
+
+
 def build_senpos(story: PreparedStory, split: str, *, seed: int,
                  config: SenPosConfig = SenPosConfig()) -> list[SenPosBuilt] | Drop:
-    """[SenPosBuilt(example, story, removed sentence index)] for one story, or Drop."""
-    n_words = sum(len(w) for w in story.words)
-    if n_words >= config.max_words:
-        return Drop("over_500_words", f"{n_words} words >= {config.max_words}")
-    n = len(story.sentences)
-    eligible = [k for k in range(1, n - 1) if han_count(story.sentences[k]) >= config.min_removed_han]
-    if n - 2 < config.min_candidates or not eligible:
+    """[SenPosBuilt(example, story, removed sentence index, window)] per window, or Drop."""
+    found = windows(story, config)
+    if not found:
+        n_words = sum(count_words(w) for w in story.words)
         return Drop("no_removable_sentence",
-                    f"needs >= {config.min_candidates + 2} sentences with a middle one of "
-                    f">= {config.min_removed_han} Chinese characters")
-    k = rng_for(seed, "senpos", story.story_id).choice(eligible)
-    rest = [s for i, s in enumerate(story.sentences) if i != k]
-    ex = SenPosExample(
-        example_id=stable_id("senpos", story.story_id, k), story_id=story.story_id, split=split,
-        story=SENPOS_MASK.join(rest), sentence=story.sentences[k], label=k, n_candidates=n - 2,
-        removed_index=k)
-    return [SenPosBuilt(ex, story, k)]
+                    f"no window under {config.max_words} words ({n_words} words in all) has "
+                    f"{config.min_candidates + 2}+ sentences with a middle one of >= {config.min_removed_han} "
+                    f"Chinese characters")
+    whole = found == [(0, len(story.sentences))]
+    built = []
+    for start, end in found:
+        key = (story.story_id,) if whole else (story.story_id, start)
+        k = rng_for(seed, "senpos", *key).choice(_removable(story, start, end, config))
+        rest = [story.sentences[i] for i in range(start, end) if i != k]
+        ex = SenPosExample(
+            example_id=stable_id("senpos", story.story_id, k), story_id=story.story_id, split=split,
+            story=SENPOS_MASK.join(rest), sentence=story.sentences[k], label=k - start,
+            n_candidates=end - start - 2, removed_index=k)
+        built.append(SenPosBuilt(ex, story, k, (start, end)))
+    return built
 
 
 def review_task(example: SenPosExample) -> dict[str, Any]:

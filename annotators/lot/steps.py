@@ -20,7 +20,11 @@ from annotators.lot.records import (AgreementCounts, OutGenOutput, ReviewRecord,
                                     TaskRow)
 from annotators.lot.senpos import SenPosConfig, apply_review, build_senpos, parse_review
 from annotators.lot.stats import example_stats
-from annotators.lot.story import StoryConfig, exact_duplicate_key, parse_story_record, split_of
+from annotators.lot.splits import SplitPlan, split_by_weights
+from annotators.lot.story import (StoryConfig, exact_duplicate_key, normalize_text, parse_story_record,
+                                  whole_story_problem)
+from annotators.core.near_dup import Node
+from annotators.core.ids import unit_interval
 
 
 def one(result):
@@ -72,17 +76,52 @@ def kept_records(element, dropped) -> list[dict[str, Any]]:
     return [record]
 
 
-def _clozet_outputs(story, ex, plotted: set) -> list:
+# The paper's PlotCom val/test: 929 examples (465 val, 464 test) sampled from all 1,232 ClozeT
+# examples (LOT Table 3), train included (`--plotcom-eval paper`).
+PLOTCOM_PAPER_SHARE = 929 / 1232
+PLOTCOM_PAPER_VAL = 465 / 929
+
+
+def plotcom_eval_split(seed: int, story_id: str, right_index: int, mode: str, clozet_split: str) -> str | None:
+    """The PlotCom split of the PlotCom example made from a ClozeT example, or None for none.
+
+    `leak-free` (the default): ClozeT val/test examples become PlotCom val/test in the same
+    split (the story's one split). `paper`: every ClozeT example, train included, is drawn
+    with probability 929/1232 and then split 465:464, as LOT sampled PlotCom val/test; the
+    card states the overlap this creates with ClozeT train."""
+    if mode != "paper":
+        return None if clozet_split == "train" else clozet_split
+    if unit_interval(seed, "plotcom_eval", story_id, right_index) >= PLOTCOM_PAPER_SHARE:
+        return None
+    return split_by_weights(seed, f"plotcom_eval|{story_id}|{right_index}", (PLOTCOM_PAPER_VAL, 1 - PLOTCOM_PAPER_VAL, 0))
+
+
+class NearDupRecord(NamedTuple):
+    """A kept story as the near-duplicate search sees it: its cluster node and its text,
+    normalised as `prepare_story` normalises it (shingles ignore whitespace)."""
+
+    node: Node
+    text: str
+
+
+def near_dup_record(record: dict[str, Any], config: StoryConfig) -> NearDupRecord:
+    return NearDupRecord(Node(record["url"], record["input_id"], record["story_id"], (record["input_id"],)),
+                         normalize_text(record["story"], config.normalize))
+
+
+def _clozet_outputs(story, ex, plotted: set, seed: int, plotcom_eval: str) -> list:
     outs = [TaskRow("clozet", ex.to_row(),
                     example_stats("clozet", story, removed=ex.right_index, extra_texts=(ex.plot0, ex.plot1)))]
-    if ex.split != "train" and ex.right_index not in plotted:  # PlotCom val/test = ClozeT's
+    if ex.right_index not in plotted:  # one PlotCom example per removed sentence
         plotted.add(ex.right_index)
-        pc = plotcom_from_clozet(story, ex)
-        outs.append(TaskRow("plotcom", pc.to_row(), example_stats("plotcom", story, removed=pc.removed_index)))
+        split = plotcom_eval_split(seed, story.story_id, ex.right_index, plotcom_eval, ex.split)
+        if split is not None:
+            pc = plotcom_from_clozet(story, ex, split)
+            outs.append(TaskRow("plotcom", pc.to_row(), example_stats("plotcom", story, removed=pc.removed_index)))
     return outs
 
 
-def _clozet_outcomes(story, anns: list, split: str, seed: int, config: ClozeTConfig) -> list:
+def _clozet_outcomes(story, anns: list, split: str, seed: int, config: ClozeTConfig, plotcom_eval: str) -> list:
     """(input_id, TaskRows | Drop) per annotation of one story, in input order."""
     outcomes, seen, plotted = [], set(), set()
     for ann in anns:
@@ -93,41 +132,57 @@ def _clozet_outcomes(story, anns: list, split: str, seed: int, config: ClozeTCon
             outcomes.append((ann["input_id"], ex))
             continue
         seen.add(ex.example_id)
-        outcomes.append((ann["input_id"], _clozet_outputs(story, ex, plotted)))
+        outcomes.append((ann["input_id"], _clozet_outputs(story, ex, plotted, seed, plotcom_eval)))
     return outcomes
 
 
-def clozet_step(seed: int, splits, config: ClozeTConfig):
-    """Over (story_id, {story, ann}): one outcome per annotation."""
-    def fn(element):
+def clozet_step(plan: SplitPlan, config: ClozeTConfig, limits: StoryConfig = StoryConfig(),
+                plotcom_eval: str = "leak-free"):
+    """Over (story_id, {story, ann}) and the split side inputs: one outcome per annotation."""
+    def fn(element, groups, annotated):
         story_id, group = element
         stories = list(group["story"])
         anns = sorted(group["ann"], key=lambda a: input_order(a["input_id"]))
         if not stories:
             return [(a["input_id"], Drop("unknown_story", f"no story with id {story_id!r}")) for a in anns]
-        return _clozet_outcomes(stories[0], anns, split_of(seed, story_id, splits), seed, config)
+        problem = whole_story_problem(stories[0], limits, "ClozeT")
+        if problem is not None:
+            return [(a["input_id"], problem) for a in anns]
+        return _clozet_outcomes(stories[0], anns, plan.split(story_id, groups, annotated), plan.seed, config,
+                                plotcom_eval)
     return fn
 
 
-def plotcom_step(seed: int, config: ClozeTConfig):
-    """Over one story and {story_id: [annotations]}: PlotCom training, unless a valid
-    annotation makes it a ClozeT story (PlotCom train never holds a ClozeT story)."""
-    def fn(story, annotated):
+def plotcom_step(plan: SplitPlan, config: ClozeTConfig, limits: StoryConfig = StoryConfig()):
+    """Over one story and the split side inputs: PlotCom training, for a train story of a
+    group without ClozeT stories (PlotCom train never holds a ClozeT story or a near-duplicate
+    of one; its val/test come from ClozeT)."""
+    def fn(story, groups, annotated):
+        problem = whole_story_problem(story, limits, "PlotCom")
+        if problem is not None:
+            return problem
         anns = annotated.get(story.story_id, ())
         if any(check_annotation(story, a, config) is None for a in anns):
             return Drop("clozet_story", "held out: PlotCom train excludes ClozeT stories")
-        ex = build_plotcom_train(story, seed=seed)
+        others = [m for m in plan.members(story.story_id, groups) if m != story.story_id and m in annotated]
+        if others:
+            return Drop("clozet_story", f"held out: a near-duplicate of ClozeT story {others[0]}")
+        split = plan.split(story.story_id, groups, annotated)
+        if split != "train":
+            return Drop("not_train_split", f"the story's split is {split}: PlotCom val/test come from ClozeT")
+        ex = build_plotcom_train(story, seed=plan.seed)
         return [TaskRow("plotcom", ex.to_row(), example_stats("plotcom", story, removed=ex.removed_index))]
     return fn
 
 
-def senpos_step(seed: int, splits, config: SenPosConfig):
-    """Over one story: [SenPosOutput(example, stats)] or Drop."""
-    def fn(story):
-        built = build_senpos(story, split_of(seed, story.story_id, splits), seed=seed, config=config)
+def senpos_step(plan: SplitPlan, config: SenPosConfig):
+    """Over one text and the split side inputs: [SenPosOutput(example, stats)] per window, or Drop."""
+    def fn(story, groups, annotated):
+        built = build_senpos(story, plan.split(story.story_id, groups, annotated), seed=plan.seed, config=config)
         if isinstance(built, Drop):
             return built
         return [SenPosOutput(b.example, example_stats("senpos", b.story, removed=b.removed_index,
+                                                      indices=range(*b.window),
                                                       candidates=b.example.n_candidates)) for b in built]
     return fn
 
@@ -181,15 +236,21 @@ def parse_review_line(input_id: str, raw: bytes) -> ReviewRecord | Drop:
     return review if isinstance(review, Drop) else ReviewRecord(input_id, review)
 
 
-def outgen_step(seed: int, splits, outline_from: str, outline_method: str = "posrake"):
-    """Over one story: [OutGenOutput(TaskRow("outgen", ...), agreement counts)] or Drop."""
-    def fn(story):
-        built = build_outgen_with_words(story, split_of(seed, story.story_id, splits), seed=seed,
-                                        outline_from=outline_from, outline_method=outline_method)
+def outgen_step(plan: SplitPlan, outline_from: str, outline_method: str = "posrake",
+                limits: StoryConfig = StoryConfig(), title_from: str = "none"):
+    """Over one story and the split side inputs: [OutGenOutput(TaskRow("outgen", ...),
+    agreement counts)] or Drop."""
+    def fn(story, groups, annotated):
+        problem = whole_story_problem(story, limits, "OutGen")
+        if problem is not None:
+            return problem
+        built = build_outgen_with_words(story, plan.split(story.story_id, groups, annotated), seed=plan.seed,
+                                        outline_from=outline_from, outline_method=outline_method,
+                                        title_from=title_from)
         if isinstance(built, Drop):
             return built
-        ex, phrase_words = built
-        stats = example_stats("outgen", story, title_words=story.title_words, phrase_words=phrase_words)
+        ex, phrase_words, title_words = built
+        stats = example_stats("outgen", story, title_words=title_words, phrase_words=phrase_words)
         return [OutGenOutput(TaskRow("outgen", ex.to_row(), stats), agreement_counts(ex.outline, story.outline))]
     return fn
 

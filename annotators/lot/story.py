@@ -21,7 +21,7 @@ from annotators.core.outcome import Drop
 from annotators.text.charset import decode_bytes
 from annotators.text import zh_tokens
 from annotators.text.zh_clean import clean_chinese, han_ratio
-from annotators.text.zh_sentences import split_sentences
+from annotators.text.zh_sentences import split_paragraph_sentences
 
 PLACEHOLDERS = ("<mask>", "[MASK]", "<MASK>")  # LOT's markers (PEERS.md 1.2)
 # HTML left in a story (a tag or an entity): junk from a bad scrape, cleaned by pipelines.stories.
@@ -44,9 +44,11 @@ class StoryConfig:
     min_han_ratio: float = dataclasses.field(default=0.5, metadata=_help(
         "LOT is Chinese: a story with a smaller share of Han characters is not_chinese"))
     min_sentences: int = dataclasses.field(default=3, metadata=_help(
-        "one- or two-sentence stories make no LOT example"))
-    max_chars: int = dataclasses.field(default=20000, metadata=_help(
-        "huge records (whole novels, junk dumps) are story_too_long"))
+        "ClozeT and PlotCom need this many sentences (OutGen takes any story it can outline, "
+        "SenPos any window with a removable sentence)"))
+    max_story_chars: int = dataclasses.field(default=20000, metadata=_help(
+        "ClozeT, PlotCom and OutGen take whole stories up to this many characters (0: no limit); "
+        "longer texts are their story_too_long rejects. SenPos cuts windows from texts of any length"))
     min_sentence_han: int = dataclasses.field(default=10, metadata=_help(
         "SPEC: a sentence under this many Chinese characters merges into a neighbour"))
 
@@ -58,7 +60,9 @@ class PreparedStory:
     `words`: HMM-on jieba words per sentence (whitespace dropped); `outline_tokens`: the
     HMM-off jieba tokens of `joined` (whitespace kept), what the `rake` outline method reads;
     `title_words`: HMM-on jieba words of the title; `pos_tokens`: `jieba.posseg` (word, tag)
-    pairs of `joined`, what the default `posrake` outline method reads.
+    pairs of `joined`, what the default `posrake` outline method reads (both outline modes are
+    cut only for texts within `max_story_chars`, the ones OutGen takes); `breaks`: indices of
+    the sentences after the first that begin a paragraph of the text (SenPos windows).
     """
 
     story_id: str
@@ -74,6 +78,7 @@ class PreparedStory:
     outline_tokens: tuple[str, ...] = ()
     title_words: tuple[str, ...] = ()
     pos_tokens: tuple[tuple[str, str], ...] = ()
+    breaks: tuple[int, ...] = ()
 
     @property
     def joined(self) -> str:
@@ -161,8 +166,6 @@ def prepare_story(record: dict[str, Any], config: StoryConfig = StoryConfig(), *
     text = normalize_text(record["story"], config.normalize)
     if not text:
         return Drop("empty_after_cleaning", "nothing left after cleaning")
-    if len(text) > config.max_chars:
-        return Drop("story_too_long", f"{len(text)} characters > {config.max_chars}")
     if han_ratio(text) < config.min_han_ratio:
         return Drop("not_chinese", f"Han share {han_ratio(text):.2f} < {config.min_han_ratio}")
     marker = next((m for m in PLACEHOLDERS if m in text), None)
@@ -171,16 +174,33 @@ def prepare_story(record: dict[str, Any], config: StoryConfig = StoryConfig(), *
     junk = _HTML_JUNK.search(text)
     if junk:
         return Drop("html_markup", f"HTML {junk.group(0)!r} in the story; clean it with pipelines.stories")
-    sentences = tuple(split_sentences(text, min_han=config.min_sentence_han))
-    if len(sentences) < config.min_sentences:
-        return Drop("too_few_sentences", f"{len(sentences)} sentence(s) < {config.min_sentences}")
-    words, off_tokens, pos_tokens = sentence_tokens(sentences, off=outline_method == "rake",
-                                                    pos=outline_method == "posrake")
+    split, breaks = split_paragraph_sentences(text, min_han=config.min_sentence_han)
+    sentences = tuple(split)
+    whole = not too_long(len(text) - text.count("\n"), config)  # OutGen reads the outline tokens
+    words, off_tokens, pos_tokens = sentence_tokens(sentences, off=whole and outline_method == "rake",
+                                                    pos=whole and outline_method == "posrake")
     outline = tuple(record["outline"]) if record.get("outline") else None
     title_words = tuple(t for t in zh_tokens.load().lcut(record["title"]) if t.strip()) if record["title"] else ()
     return PreparedStory(record["story_id"], record["title"], text, sentences, words,
                          record["input_id"], record["source"], record["url"], record["license"],
-                         outline, off_tokens, title_words, pos_tokens)
+                         outline, off_tokens, title_words, pos_tokens, breaks)
+
+
+def too_long(n_chars: int, config: StoryConfig) -> bool:
+    """Whether a text of `n_chars` characters is over the whole-story limit (0: none)."""
+    return bool(config.max_story_chars) and n_chars > config.max_story_chars
+
+
+def whole_story_problem(story: PreparedStory, config: StoryConfig, task: str) -> Drop | None:
+    """Why a task that takes whole stories (ClozeT, PlotCom, OutGen) cannot take this one:
+    over `--max-story-chars`, or (ClozeT, PlotCom) fewer than `min_sentences` sentences."""
+    n = len(story.joined)
+    if too_long(n, config):
+        return Drop("story_too_long", f"{n} characters > --max-story-chars {config.max_story_chars}: "
+                                      f"{task} takes whole stories (SenPos cuts windows from any length)")
+    if task != "OutGen" and len(story.sentences) < config.min_sentences:
+        return Drop("too_few_sentences", f"{len(story.sentences)} sentence(s) < {config.min_sentences} ({task})")
+    return None
 
 
 def _joins_a_block(left: str, right: str) -> bool:

@@ -16,8 +16,9 @@ cleaning would otherwise silently empty. In order:
    reprint notes, previous/next links, follow-us, submissions); a long paragraph that
    merely mentions such a word is kept;
 4. filters: Han share of non-space characters below `min_han_ratio` -> `not_chinese`;
-   fewer than `min_words` / more than `max_words` jieba words (punctuation tokens not
-   counted) -> `too_short` / `too_long`.
+   fewer than `min_words` / more than `max_words` words (annotators.text.words: punctuation
+   tokens are not words) -> `too_short` / `too_long`. Long texts are kept by default (no
+   `max_words`; SenPos cuts windows from them); `paper_length_filter` applies LOT's 50-500.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ import re
 
 from annotators.text.charset import latin_share
 from annotators.core.outcome import Drop
-from annotators.text.tokenizers import get_tokenizer
+from annotators.text.words import zh_word_count
 from annotators.text.zh_clean import HAN, clean_chinese, han_ratio
 
 BOILERPLATE = (
@@ -65,9 +66,13 @@ class CleanConfig:
     """Cleaning and filter settings."""
 
     min_words: int = dataclasses.field(default=50, metadata={  # LOT appendix / PEERS.md 1.3
-        "help": "fewest jieba words a story may have (LOT: 50-500-word stories)"})
-    max_words: int = dataclasses.field(default=500, metadata={  # same source
-        "help": "most jieba words a story may have (LOT: 50-500-word stories)"})
+        "help": "fewest words a story may have (annotators.text.words; LOT: 50)"})
+    max_words: int = dataclasses.field(default=0, metadata={
+        "help": "most words a story may have, 0 for no limit (the default: long texts are kept, "
+                "pipelines.lot cuts SenPos windows from them); --paper-length-filter makes it 500"})
+    paper_length_filter: bool = dataclasses.field(default=False, metadata={  # LOT appendix / PEERS.md 1.3
+        "help": "apply LOT's 50-500-word filter (the story pool of ClozeT, PlotCom and OutGen) "
+                "instead of --min-words/--max-words"})
     min_han_ratio: float = dataclasses.field(default=0.5, metadata={  # not in the paper
         "help": "smallest Han share of non-space characters: the 'mostly Chinese' language filter"})
     boilerplate_max_chars: int = dataclasses.field(default=80, metadata={  # not in the paper
@@ -157,11 +162,9 @@ def clean_text(text: str, config: CleanConfig = CleanConfig()) -> str:
 
 
 def jieba_word_count(text: str) -> int:
-    """jieba words (precise mode, HMM on) with at least one letter, digit or Han character.
-
-    LOT counts story length in words (50-500, appendix); punctuation tokens are not words.
-    """
-    return sum(1 for w in get_tokenizer("jieba").tokens(text) if any(ch.isalnum() for ch in w))
+    """Words by the shared definition (annotators.text.words): jieba tokens with a letter,
+    digit or Han character; LOT counts story length in words (50-500, appendix)."""
+    return zh_word_count(text)
 
 
 def check_decoding(text: str, encoding: str | None = None,
@@ -175,6 +178,15 @@ def check_decoding(text: str, encoding: str | None = None,
                             f"(> {config.max_latin_share:.0%}): wrong charset")
 
 
+_BY_PAPER = " (--paper-length-filter: LOT's 50-500-word stories)"
+PAPER_WORDS = (50, 500)
+
+
+def word_limits(config: CleanConfig) -> tuple[int, int]:
+    """(fewest, most) words a kept story has; most = 0 is no limit."""
+    return PAPER_WORDS if config.paper_length_filter else (config.min_words, config.max_words)
+
+
 def check_story(text: str, config: CleanConfig = CleanConfig()) -> Drop | None:
     """Language, then length filter; None when the story is kept."""
     if not text:
@@ -182,11 +194,12 @@ def check_story(text: str, config: CleanConfig = CleanConfig()) -> Drop | None:
     ratio = han_ratio(text)
     if ratio < config.min_han_ratio:
         return Drop("not_chinese", f"han ratio {ratio:.2f} < {config.min_han_ratio}")
+    low, high = word_limits(config)
     words = jieba_word_count(text)
-    if words < config.min_words:
-        return Drop("too_short", f"{words} words < {config.min_words}")
-    if words > config.max_words:
-        return Drop("too_long", f"{words} words > {config.max_words}")
+    if words < low:
+        return Drop("too_short", f"{words} words < {low}{_BY_PAPER if config.paper_length_filter else ''}")
+    if high and words > high:
+        return Drop("too_long", f"{words} words > {high}{_BY_PAPER if config.paper_length_filter else ' (--max-words)'}")
     return None
 
 

@@ -29,8 +29,8 @@ REASONS: dict[str, str] = {
     "empty_body": "the body element holds no text",
     # cleaning and filtering (LOT section 3)
     "mojibake": "most characters are U+0080-U+00FF: Chinese bytes read with a wrong charset",
-    "too_short": "fewer jieba words than min_words (LOT: 50)",
-    "too_long": "more jieba words than max_words (LOT: 500)",
+    "too_short": "fewer words than --min-words (LOT: 50)",
+    "too_long": "more words than --max-words (with --paper-length-filter, LOT's 500; no limit by default)",
 }
 
 CRAWL_REASONS: tuple[str, ...] = (

@@ -6,7 +6,7 @@ Each stage function returns outputs (a list) or a `Drop`; the grouped ones retur
 `Story` -> its `DedupKey` (node, text hash, LSH band keys) -> exact duplicates collapsed
 (keep-first by `Node` order) -> candidate sets of nodes sharing a band, joined into components
 where they share a story -> near-duplicates verified and clustered per component
-(`annotators.stories.near_dup`) -> every story with its cluster. Deduplication decides on
+(`annotators.core.near_dup`) -> every story with its cluster. Deduplication decides on
 DedupKeys; texts are needed only to verify the pairs of a component.
 """
 from __future__ import annotations
@@ -20,9 +20,8 @@ import pyarrow.parquet as pq
 from annotators.core.dedup import keep_first
 from annotators.core.outcome import Drop
 from annotators.stories.clean import CleanConfig
-from annotators.core.ids import stable_hash
-from annotators.stories.near_dup import (Assignment, NearDupConfig, Node, band_keys, candidate_components,
-                                         cluster_id, clusters, component_pairs, exact_duplicate_key)
+from annotators.core.near_dup import (Assignment, DedupKey, NearDupConfig, Node, band_keys, cluster_id,
+                                      exact_duplicate_key)
 from annotators.stories.site_spec import SiteSpec
 from annotators.stories.sources import RawStory, json_line_to_raw, page_to_raw, text_file_to_raw, to_story
 from annotators.text.tokenizers import get_tokenizer
@@ -34,15 +33,6 @@ class PageRow(NamedTuple):
 
     url: str
     row: dict
-
-
-class DedupKey(NamedTuple):
-    """What deduplication shuffles instead of a story: its cluster node, the SHA-256 of its
-    cleaned text and its LSH band keys (the MinHash is computed once, here)."""
-
-    node: Node
-    text_key: str
-    bands: tuple[str, ...]
 
 
 class ClusterJoin(NamedTuple):
@@ -112,39 +102,6 @@ def with_members(story: Story, members: tuple[str, ...]) -> Story:
     """The story standing for `members` (itself and its exact duplicates)."""
     return dataclasses.replace(story, cluster_members=members, cluster_size=len(members),
                                cluster_id=cluster_id(members))
-
-
-def band_nodes(key: DedupKey) -> list[tuple[str, Node]]:
-    """(LSH band key, node) for every band of the story's MinHash."""
-    return [(band, key.node) for band in key.bands]
-
-
-def candidate_set(group: tuple[str, Iterable[Node]]) -> list[tuple[str, tuple[Node, ...]]]:
-    """The distinct nodes of one band group, when two or more, keyed by a hash of them: the
-    same set from several bands is verified once."""
-    _, nodes = group
-    members = tuple(sorted(set(nodes)))
-    if len(members) < 2:
-        return []
-    return [(stable_hash("candidates", *[n.input_id for n in members]), members)]
-
-
-def components(sets: Iterable[tuple[str, tuple[Node, ...]]]) -> list[tuple[str, tuple[tuple[str, ...], list]]]:
-    """(component key, (input_ids, candidate sets)) of the candidate sets joined where they
-    share a story (near_dup.candidate_components), sorted by key."""
-    return sorted(candidate_components(members for _, members in sets).items())
-
-
-def component_clusters(group: tuple[str, dict], config: NearDupConfig) -> list[tuple[str, Assignment]]:
-    """(story_id, Assignment) of every member of a multi-story cluster within one candidate
-    component ({"member": BandMembers, "sets": [its candidate sets]}), sorted by story_id.
-
-    A verified pair shares a band group, so it lies inside one component: the clusters
-    (connected components of verified pairs) are found per component, and no list of every
-    pair of the corpus is ever gathered in one place."""
-    _, joined = group
-    sets = [s for listed in joined["sets"] for s in listed]
-    return sorted(clusters(component_pairs(joined["member"], sets, config)).items())
 
 
 def near_decision(join: ClusterJoin) -> list[Story] | Drop:

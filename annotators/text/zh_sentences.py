@@ -52,7 +52,35 @@ def merge_short(sentences: list[str], min_han: int = 10) -> list[str]:
 
 def split_sentences(text: str, *, min_han: int = 10) -> list[str]:
     """Sentences of `text` in order; "".join(result) == text with newlines removed."""
+    return split_paragraph_sentences(text, min_han=min_han)[0]
+
+
+def split_paragraph_sentences(text: str, *, min_han: int = 10) -> tuple[list[str], tuple[int, ...]]:
+    """(`split_sentences(text)`, the indices of the sentences after the first that begin a
+    paragraph of `text`). A short sentence merged into its previous neighbour across a line
+    break takes that neighbour's paragraph, so the break disappears with it."""
     pieces: list[str] = []
+    starts: list[bool] = []
     for paragraph in text.split("\n"):
-        pieces.extend(_raw_pieces(paragraph))
-    return merge_short(pieces, min_han) if min_han > 0 else pieces
+        raw = _raw_pieces(paragraph)
+        pieces.extend(raw)
+        starts.extend([True] + [False] * (len(raw) - 1) if raw else [])
+    if min_han > 0:
+        pieces, starts = _merge_short_flagged(pieces, starts, min_han)
+    return pieces, tuple(i for i, start in enumerate(starts) if start and i > 0)
+
+
+def _merge_short_flagged(sentences: list[str], starts: list[bool], min_han: int) -> tuple[list[str], list[bool]]:
+    """`merge_short`, carrying each sentence's paragraph-start flag (the kept neighbour's)."""
+    out, flags = list(sentences), list(starts)
+    i = 0
+    while len(out) > 1 and i < len(out):
+        if han_count(out[i]) >= min_han:
+            i += 1
+            continue
+        if i == 0:
+            out[0:2], flags[0:2] = [out[0] + out[1]], [flags[0]]
+        else:
+            out[i - 1 : i + 1], flags[i - 1 : i + 1] = [out[i - 1] + out[i]], [flags[i - 1]]
+            i -= 1
+    return out, flags

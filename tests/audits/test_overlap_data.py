@@ -82,7 +82,7 @@ def outgen_row(i: int, split: str) -> dict:
     s = STORIES[i]
     outline = [t[:6] for t in s[1:5]]
     return {**_base("outgen", i, split), "title": TITLES[i], "outline": outline, "story": "".join(s),
-            "outline_source": "rake"}
+            "outline_source": "rake", "title_source": "input"}
 
 
 BUILDERS = {"clozet": clozet_row, "senpos": senpos_row, "plotcom": plotcom_row, "outgen": outgen_row}

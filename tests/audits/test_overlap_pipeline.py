@@ -120,7 +120,7 @@ def test_lot_rejects_and_accounting(lot_run):
 
 def _mystories(folder: pathlib.Path, stories: list[str]) -> list[dict]:
     rows = [{"example_id": f"s{i:02d}", "story_id": f"s{i:02d}", "split": "test", "title": TITLES[i % 10],
-             "outline": [st[:5], st[10:16]], "story": st, "outline_source": "rake"}
+             "outline": [st[:5], st[10:16]], "story": st, "outline_source": "rake", "title_source": "input"}
             for i, st in enumerate(stories)]
     folder.mkdir(parents=True)
     write = pa.Table.from_pylist(rows)

@@ -51,7 +51,7 @@ def sample(tmp_path_factory):
     """The LOT sample build (the README's command)."""
     out = tmp_path_factory.mktemp("lot") / "lot"
     lot.run(["--stories", str(ROOT / "samples/lot/stories.jsonl"), "--annotations",
-             str(ROOT / "samples/lot/clozet_annotations.jsonl"), "--output", str(out), "--senpos-splits", "8,1,1"])
+             str(ROOT / "samples/lot/clozet_annotations.jsonl"), "--output", str(out), "--splits", "8,1,1"])
     return out
 
 

@@ -62,7 +62,7 @@ def write_lot(root: pathlib.Path) -> None:
                              "removed_index": 1, "origin": "auto"})
             else:
                 rows.append({**common, "title": f"森林{i}", "outline": ["小狐狸", f"第{i}天"],
-                             "story": f"小明走进森林。\n他看见第{i}只狐狸。", "outline_source": "rake"})
+                             "story": f"小明走进森林。\n他看见第{i}只狐狸。", "outline_source": "rake", "title_source": "input"})
         (root / kind).mkdir(parents=True)
         pq.write_table(pa.Table.from_pylist(rows, schema=schema), root / kind / "part-00000-of-00001.parquet")
 

@@ -17,7 +17,7 @@ def _build(out, backend: str) -> None:
     env = {**os.environ, "STORYBENCH_ZH_BACKEND": backend, "PYTHONPATH": str(ROOT)}
     subprocess.run([sys.executable, "-m", "pipelines.lot", "--stories", str(SAMPLE / "stories.jsonl"),
                     "--annotations", str(SAMPLE / "clozet_annotations.jsonl"), "--output", str(out),
-                    "--senpos-splits", "8,1,1"], cwd=ROOT, env=env, check=True, capture_output=True)
+                    "--splits", "8,1,1"], cwd=ROOT, env=env, check=True, capture_output=True)
 
 
 def test_outputs_are_identical_whichever_backend_ran(tmp_path):

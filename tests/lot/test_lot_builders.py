@@ -11,8 +11,11 @@ from hypothesis import strategies as st
 from annotators.lot.clozet import (ClozeTConfig, build_clozet, build_plotcom_train, parse_annotation,
                                    plotcom_from_clozet)
 from annotators.lot.senpos import SenPosConfig, apply_review, build_senpos, parse_review, review_task
-from annotators.lot.story import parse_story_record, prepare_story, split_of
+from annotators.lot.splits import split_by_weights
+from annotators.lot.story import StoryConfig, parse_story_record, prepare_story, whole_story_problem
+from annotators.core.ids import stable_id
 from annotators.core.outcome import Drop
+from annotators.text.words import count_words
 
 STORY = ("从前有一个小村庄，村口住着一位勤劳的老木匠。老木匠每天天不亮就起床，在院子里刨木头。"
          "村里的孩子们都喜欢围在他身边看他干活。有一年冬天，河上的木桥被大雪压断了。"
@@ -48,12 +51,20 @@ def test_parse_reads_gbk_and_text_field():
     assert rec["story_id"].startswith("story-")
 
 
-@pytest.mark.parametrize("text, reason", [
-    ("This story is written in English. It has sentences. Many of them.", "not_chinese"),
-    ("小猫在河边钓了一整天的鱼。它一条鱼也没有钓到，只好饿着肚子回家了。", "too_few_sentences"),
-])
-def test_prepare_rejects(text, reason):
-    assert prepared(text).reason == reason
+def test_prepare_rejects_what_no_task_can_use():
+    assert prepared("This story is written in English. It has sentences. Many of them.").reason == "not_chinese"
+
+
+def test_whole_story_limits_are_per_task():
+    two = prepared("小猫在河边钓了一整天的鱼。它一条鱼也没有钓到，只好饿着肚子回家了。")
+    assert len(two.sentences) == 2  # prepared: OutGen may still outline it
+    assert whole_story_problem(two, StoryConfig(), "ClozeT").reason == "too_few_sentences"
+    assert whole_story_problem(two, StoryConfig(), "OutGen") is None
+    long = prepared(STORY * 150)
+    problem = whole_story_problem(long, StoryConfig(), "PlotCom")
+    assert problem.reason == "story_too_long" and "--max-story-chars 20000" in problem.detail
+    assert whole_story_problem(long, StoryConfig(max_story_chars=0), "PlotCom") is None
+    assert long.pos_tokens == () and two.pos_tokens  # outline tokens only for texts OutGen takes
 
 
 def test_prepare_splits_and_tokenises_once():
@@ -65,7 +76,7 @@ def test_prepare_splits_and_tokenises_once():
 
 def test_senpos_example_shape():
     story = prepared()
-    [(ex, _, removed)] = build_senpos(story, "train", seed=3)
+    [(ex, _, removed, _)] = build_senpos(story, "train", seed=3)
     assert ex.story.count("[MASK]") == ex.n_candidates == len(story.sentences) - 2
     assert 1 <= ex.label <= ex.n_candidates
     assert ex.sentence == story.sentences[removed]
@@ -89,7 +100,7 @@ def test_senpos_needs_a_removable_middle_sentence():
 
 
 def test_review_drops_candidates_and_renumbers():
-    [(ex, _, _)] = build_senpos(prepared(), "test", seed=1)
+    [(ex, _, _, _)] = build_senpos(prepared(), "test", seed=1)
     others = [k for k in range(1, ex.n_candidates + 1) if k != ex.label]
     review = parse_review({"example_id": ex.example_id, "review": {"accept": True, "drop": others[:2]}})
     done = apply_review(ex, review)
@@ -106,14 +117,14 @@ def test_review_drops_candidates_and_renumbers():
     ({"drop": ["x"]}, "bad_field_type"),
 ])
 def test_review_rejections(review, reason):
-    [(ex, _, _)] = build_senpos(prepared(), "val", seed=1)
+    [(ex, _, _, _)] = build_senpos(prepared(), "val", seed=1)
     parsed = parse_review({"example_id": ex.example_id, "review": review})
     result = parsed if isinstance(parsed, Drop) else apply_review(ex, parsed)
     assert result.reason == reason
 
 
 def test_review_may_not_drop_the_answer():
-    [(ex, _, _)] = build_senpos(prepared(), "val", seed=1)
+    [(ex, _, _, _)] = build_senpos(prepared(), "val", seed=1)
     assert apply_review(ex, parse_review({"example_id": ex.example_id, "drop": [ex.label]})).reason == \
         "review_dropped_true_position"
 
@@ -164,11 +175,11 @@ def test_plotcom_train_and_from_clozet():
     assert (pc.split, pc.plot, pc.origin) == ("test", story.sentences[3], "clozet")
 
 
-def test_split_of_is_stable_and_follows_weights():
-    splits = [split_of(0, f"s{i}", (8, 1, 1)) for i in range(2000)]
-    assert splits == [split_of(0, f"s{i}", (8, 1, 1)) for i in range(2000)]
+def test_split_by_weights_is_stable_and_follows_weights():
+    splits = [split_by_weights(0, f"s{i}", (8, 1, 1)) for i in range(2000)]
+    assert splits == [split_by_weights(0, f"s{i}", (8, 1, 1)) for i in range(2000)]
     assert 0.75 < splits.count("train") / 2000 < 0.85
-    assert split_of(0, "x", (0, 0, 1)) == "test"
+    assert split_by_weights(0, "x", (0, 0, 1)) == "test"
 
 
 SENTENCE = st.text(alphabet=list("春夏秋冬山水花草鸟鱼人心天地日月风雨云雪"), min_size=10, max_size=30)
@@ -179,16 +190,50 @@ SENTENCE = st.text(alphabet=list("春夏秋冬山水花草鸟鱼人心天地日�
 def test_senpos_answer_at_label_rebuilds_story(body, seed):
     text = "".join(s + "。" for s in body)
     story = prepared(text, story_id=f"h{seed}")
-    [(ex, _, removed)] = build_senpos(story, "train", seed=seed)
+    [(ex, _, removed, _)] = build_senpos(story, "train", seed=seed)
     parts = ex.story.split("[MASK]")
     assert squash("".join(parts[:ex.label]) + ex.sentence + "".join(parts[ex.label:])) == squash(text)
     assert 0 < removed < len(story.sentences) - 1
 
 
-def test_senpos_rejects_stories_of_500_words_or_more():
-    long_story = prepared(STORY * 12)
-    assert sum(len(w) for w in long_story.words) >= 500
-    assert build_senpos(long_story, "train", seed=0).reason == "over_500_words"
+def test_senpos_cuts_a_long_paragraph_into_windows_under_500_words():
+    long_story = prepared(STORY * 12)  # one paragraph of 84 sentences
+    words = [count_words(w) for w in long_story.words]
+    assert sum(words) >= 500
+    built = build_senpos(long_story, "train", seed=0)
+    assert len(built) >= 2
+    starts = [b.window[0] for b in built]
+    assert starts[0] == 0 and all(a[1] <= b[0] for a, b in zip([b.window for b in built], [b.window for b in built][1:]))
+    for ex, _, removed, (a, b) in built:
+        assert sum(words[a:b]) < 500
+        assert a < removed < b - 1 and ex.label == removed - a and ex.n_candidates == b - a - 2
+        parts = ex.story.split("[MASK]")
+        assert "".join(parts[:ex.label]) + ex.sentence + "".join(parts[ex.label:]) == "".join(long_story.sentences[a:b])
+    assert len({ex.example_id for ex, *_ in built}) == len(built)
+
+
+def test_senpos_windows_follow_the_texts_paragraphs():
+    paragraphs = [STORY, "他说：“好。”", STORY.replace("老木匠", "老铁匠")]
+    story = prepared("\n".join(paragraphs))
+    assert story.breaks  # the line breaks survive preparation
+    built = build_senpos(story, "train", seed=0)
+    # the first paragraph is one window; the one-sentence paragraph cannot stand alone and
+    # joins the next one (its short sentence merged into the first paragraph's last)
+    assert [b.window for b in built] == [(0, 7), (7, 14)]
+    assert "".join(story.sentences[0:7]).startswith(STORY)
+
+
+def test_a_story_that_is_one_window_keeps_its_example():
+    story = prepared()
+    [(ex, _, removed, window)] = build_senpos(story, "train", seed=3)
+    assert window == (0, len(story.sentences))
+    assert ex.example_id == stable_id("senpos", "s1", removed)
+
+
+def test_senpos_from_a_page_of_stories_gives_one_example_per_qualifying_paragraph():
+    page = "\n".join([STORY, STORY.replace("老木匠", "老石匠"), STORY.replace("老木匠", "老画匠"), "（完）"])
+    built = build_senpos(prepared(page), "train", seed=0)
+    assert len(built) == 3
 
 
 def test_outgen_keeps_only_verbatim_short_input_phrases():

@@ -56,8 +56,21 @@ def built(tmp_path_factory):
     return tmp
 
 
-def test_all_four_tasks_hold_their_invariants(built):
+def _all_sources():
+    """story_id -> text of the sample stories and of the bad lines that still hold a story."""
     sources = {s["id"]: s["story"] for s in _sample_stories()}
+    for raw in BAD_STORIES:
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and obj.get("story", "").strip():
+            sources[obj["id"]] = obj["story"]
+    return sources
+
+
+def test_all_four_tasks_hold_their_invariants(built):
+    sources = _all_sources()
     tables = check_lot_output(built / "a", sources)
     assert all(len(df) for df in tables.values())
     check_jsonl_exports(built / "a", tables)
@@ -72,7 +85,8 @@ def test_bad_input_becomes_rejects_with_reasons(built):
     n = len(_sample_stories())
     expected = {("parse", str(n + 1)): "malformed_json", ("parse", str(n + 2)): "missing_field",
                 ("parse", str(n + 3)): "missing_field", ("prepare", str(n + 4)): "not_chinese",
-                ("prepare", str(n + 5)): "too_few_sentences", ("prepare", str(n + 6)): "too_few_sentences",
+                ("plotcom", str(n + 5)): "too_few_sentences", ("plotcom", str(n + 6)): "too_few_sentences",
+                ("senpos", str(n + 5)): "no_removable_sentence", ("senpos", str(n + 6)): "no_removable_sentence",
                 ("parse", str(n + 7)): "not_an_object", ("dedup_text", str(n + 8)): "exact_duplicate"}
     for key, reason in expected.items():
         assert by_input[key] == reason, key
@@ -80,6 +94,8 @@ def test_bad_input_becomes_rejects_with_reasons(built):
     ann_reasons = sorted(rejects[rejects.stage.isin(["clozet", "annotations"])].reason)
     assert ann_reasons == ["first_sentence", "malformed_json", "unknown_story", "wrong_equals_right"]
     assert not (rejects.reason == "internal_error").any()
+    outgen = read_table(built / "a" / "outgen")
+    assert {"bad-one", "bad-two"} <= set(outgen.story_id)  # OutGen takes any story it can outline
 
 
 def test_same_seed_is_byte_identical_across_worker_counts(built):
@@ -115,8 +131,9 @@ def test_review_tasks_round_trip(built, tmp_path):
         drop = [c["position"] for c in t["candidates"] if c["position"] != t["label"]][:1]
         reviews.append({"example_id": t["example_id"], "review": {"accept": True, "drop": drop}})
     (tmp_path / "rev.jsonl").write_text("\n".join(json.dumps(r) for r in reviews) + "\n")
-    lot.run(["--stories", str(SAMPLE / "stories.jsonl"), "--output", str(tmp_path / "o"),
-             "--senpos-reviews", str(tmp_path / "rev.jsonl"), "--senpos-reviewed-only"])
+    lot.run(["--stories", str(built / "stories.jsonl"), "--annotations", str(built / "ann.jsonl"),
+             "--output", str(tmp_path / "o"), "--senpos-reviews", str(tmp_path / "rev.jsonl"),
+             "--senpos-reviewed-only"])
     senpos = read_table(tmp_path / "o" / "senpos")
     evals = senpos[senpos.split != "train"]
     assert len(evals) == len(tasks) and evals.reviewed.all()

@@ -17,8 +17,10 @@ from annotators.lot.clozet import ClozeTConfig, build_clozet, build_plotcom_trai
 from annotators.lot.outgen import build_outgen
 from annotators.lot.records import AgreementCounts, ReviewRecord
 from annotators.lot.senpos import SenPosConfig, apply_review, build_senpos
-from annotators.lot.story import StoryConfig, parse_story_record, prepare_story, split_of
-from pipelines.lot import (BuildClozeTAndPlotCom, BuildOutGen, BuildSenPos, OutlineAgreement, ParseAnnotations,
+from annotators.lot.config import LotRunConfig
+from annotators.lot.splits import SplitPlan
+from annotators.lot.story import StoryConfig, parse_story_record, prepare_story
+from pipelines.lot import (annotations_by_story, BuildClozeTAndPlotCom, BuildOutGen, BuildSenPos, OutlineAgreement, ParseAnnotations,
                            ParseReviews, ParseStories, ReviewSenPos)
 from tests.beam_report import RecordingReport
 
@@ -29,6 +31,15 @@ STORY_B = ("海边住着一个叫阿海的老渔夫，他每天天不亮就划�
            "小鱼在网里轻轻摆着尾巴，好像在求他放了自己。阿海想了很久，还是把小鱼放回了大海。"
            "第二天早上，他的网里装满了活蹦乱跳的大鱼。")
 SPLITS = (1.0, 1.0, 1.0)
+PLAN = SplitPlan(0, SPLITS, SPLITS)
+
+
+def split_inputs(p, anns=None):
+    """The job's split side inputs: no near-duplicate groups, the stories these parsed
+    annotations name (none by default) annotated."""
+    anns = anns if anns is not None else p | "NoAnns" >> beam.Create([])
+    return {"groups": beam.pvalue.AsSingleton(p | "NoGroups" >> beam.Create([{}])),
+            "annotated": annotations_by_story(anns)}
 
 
 
@@ -52,7 +63,7 @@ def reject(stage, input_id, reason, detail):
 def test_parse_stories_prepares_each_story():
     raw = [("s.jsonl:1", line(id="a", story=STORY_A)), ("s.jsonl:2", line(id="b", story=STORY_B))]
     with pipeline() as p:
-        stories = p | beam.Create(raw) | ParseStories(RecordingReport(), StoryConfig())
+        stories, _ = p | beam.Create(raw) | ParseStories(RecordingReport(), StoryConfig())
         assert_that(stories, equal_to([prepared("s.jsonl:1", id="a", story=STORY_A),
                                        prepared("s.jsonl:2", id="b", story=STORY_B)]))
 
@@ -62,7 +73,7 @@ def test_parse_stories_rejects_unparsable_lines():
            ("s.jsonl:4", line(id="y", title="no story")), ("s.jsonl:5", b"\x00\x01")]
     report = RecordingReport()
     with pipeline() as p:
-        stories = p | beam.Create(raw) | ParseStories(report, StoryConfig())
+        stories, _ = p | beam.Create(raw) | ParseStories(report, StoryConfig())
         assert_that(stories, equal_to([]), label="no stories")
         assert_that(report.by_stage["parse"], equal_to([
             reject("parse", "s.jsonl:1", "malformed_json", "Expecting ',' delimiter at column 11"),
@@ -77,7 +88,7 @@ def test_parse_stories_keeps_the_earliest_of_equal_texts():
            ("a.jsonl:3", line(id="b", story=STORY_B))]
     report = RecordingReport()
     with pipeline() as p:
-        stories = p | beam.Create(raw) | ParseStories(report, StoryConfig())
+        stories, _ = p | beam.Create(raw) | ParseStories(report, StoryConfig())
         assert_that(stories | beam.Map(lambda s: (s.story_id, s.input_id)),
                     equal_to([("early", "b.jsonl:9"), ("b", "a.jsonl:3")]), label="kept")
         assert_that(report.by_stage["dedup_text"], equal_to([
@@ -88,7 +99,7 @@ def test_parse_stories_keeps_the_earliest_of_equal_ids():
     raw = [("s.jsonl:2", line(id="a", story=STORY_B)), ("s.jsonl:1", line(id="a", story=STORY_A))]
     report = RecordingReport()
     with pipeline() as p:
-        stories = p | beam.Create(raw) | ParseStories(report, StoryConfig())
+        stories, _ = p | beam.Create(raw) | ParseStories(report, StoryConfig())
         assert_that(stories | beam.Map(lambda s: s.input_id), equal_to(["s.jsonl:1"]), label="kept")
         assert_that(report.by_stage["dedup_id"], equal_to([
             reject("dedup_id", "s.jsonl:2", "duplicate_id", "same story_id as s.jsonl:1")]), label="id dups")
@@ -116,20 +127,25 @@ def _clozet_inputs(p, anns):
 def test_clozet_and_plotcom_rows():
     report = RecordingReport()
     story_a, story_b = prepared("s.jsonl:1", id="a", story=STORY_A), prepared("s.jsonl:2", id="b", story=STORY_B)
-    ex = build_clozet(story_a, parse_annotation("n.jsonl:1", line(**ANN_A)), split_of(0, "a", SPLITS), seed=0)
-    expected = [("clozet", ex.to_row()), ("plotcom", build_plotcom_train(story_b, seed=0).to_row())]
+    ex = build_clozet(story_a, parse_annotation("n.jsonl:1", line(**ANN_A)), PLAN.split("a", {}, {"a"}), seed=0)
+    expected = [("clozet", ex.to_row())]
+    plotcom_rejects = [reject("plotcom", "s.jsonl:1", "clozet_story", "held out: PlotCom train excludes ClozeT stories")]
+    split_b = PLAN.split("b", {}, {"a"})
+    if split_b == "train":
+        expected.append(("plotcom", build_plotcom_train(story_b, seed=0).to_row()))
+    else:
+        plotcom_rejects.append(reject("plotcom", "s.jsonl:2", "not_train_split",
+                                      f"the story's split is {split_b}: PlotCom val/test come from ClozeT"))
     if ex.split != "train":
         expected.append(("plotcom", plotcom_from_clozet(story_a, ex).to_row()))
     with pipeline() as p:
         stories, raw = _clozet_inputs(p, [ANN_A])
         anns = raw | ParseAnnotations(report)
         clozet, plotcom = {"stories": stories, "annotations": anns} | BuildClozeTAndPlotCom(
-            report, 0, SPLITS, ClozeTConfig())
+            report, PLAN, ClozeTConfig(), StoryConfig(), "leak-free", split_inputs(p, anns))
         rows = (clozet, plotcom) | beam.Flatten() | beam.Map(lambda r: (r.task, r.row))
         assert_that(rows, equal_to(expected), label="rows")
-        assert_that(report.by_stage["plotcom"], equal_to([
-            reject("plotcom", "s.jsonl:1", "clozet_story", "held out: PlotCom train excludes ClozeT stories")]),
-            label="plotcom rejects")
+        assert_that(report.by_stage["plotcom"], equal_to(plotcom_rejects), label="plotcom rejects")
 
 
 def test_clozet_rejects_bad_and_unmatched_annotations():
@@ -139,7 +155,7 @@ def test_clozet_rejects_bad_and_unmatched_annotations():
         stories, raw = _clozet_inputs(p, anns)
         parsed = raw | ParseAnnotations(report)
         clozet, _ = {"stories": stories, "annotations": parsed} | BuildClozeTAndPlotCom(
-            report, 0, SPLITS, ClozeTConfig())
+            report, PLAN, ClozeTConfig(), StoryConfig(), "leak-free", split_inputs(p, parsed))
         assert_that(report.by_stage["annotations"], equal_to([
             reject("annotations", "n.jsonl:4", "missing_field", "right_index is missing or empty")]),
             label="parse rejects")
@@ -154,9 +170,9 @@ def test_senpos_examples_and_rejects():
     story = prepared("s.jsonl:1", id="a", story=STORY_A)
     short = prepared("s.jsonl:2", id="c", story="小猫在河边钓鱼钓了整整一天的时间。它连一条小小的鱼也没有能够钓到手。"
                                                 "最后它只好饿着肚子慢慢走回家里去了。")
-    [built] = build_senpos(story, split_of(0, "a", SPLITS), seed=0)
+    [built] = build_senpos(story, PLAN.split("a", {}, ()), seed=0)
     with pipeline() as p:
-        senpos = p | beam.Create([story, short]) | BuildSenPos(report, 0, SPLITS, SenPosConfig())
+        senpos = p | beam.Create([story, short]) | BuildSenPos(report, PLAN, SenPosConfig(), split_inputs(p))
         assert_that(senpos | beam.Map(lambda o: o.example), equal_to([built.example]), label="examples")
         assert_that(report.by_stage["senpos"] | beam.Map(lambda r: (r["input_id"], r["reason"])),
                     equal_to([("s.jsonl:2", "no_removable_sentence")]), label="senpos rejects")
@@ -164,7 +180,7 @@ def test_senpos_examples_and_rejects():
 
 def _eval_example():
     story = prepared("s.jsonl:1", id="a", story=STORY_A)
-    [output] = steps.senpos_step(0, (0.0, 1.0, 0.0), SenPosConfig())(story)
+    [output] = steps.senpos_step(SplitPlan(0, (0.0, 1.0, 0.0), SPLITS), SenPosConfig())(story, {}, {})
     return output
 
 
@@ -207,10 +223,11 @@ def test_reviewed_only_rejects_unreviewed_examples():
 def test_outgen_rows_agreement_and_rejects():
     story = prepared("s.jsonl:1", id="a", story=STORY_A, outline=["老木匠", "不在故事里"])
     lost = prepared("s.jsonl:2", id="b", story=STORY_B, outline=["不在故事里"])
-    ex = build_outgen(story, split_of(0, "a", SPLITS), seed=0, outline_from="input")
+    ex = build_outgen(story, PLAN.split("a", {}, ()), seed=0, outline_from="input")
     report = RecordingReport()
     with pipeline() as p:
-        outgen = p | beam.Create([story, lost]) | BuildOutGen(report, 0, SPLITS, "input")
+        outgen = p | beam.Create([story, lost]) | BuildOutGen(report, PLAN, LotRunConfig(outline_from="input"),
+                                                               StoryConfig(), split_inputs(p))
         assert_that(outgen | beam.Map(lambda o: (o.task_row.task, o.task_row.row, o.agreement)),
                     equal_to([("outgen", ex.to_row(), AgreementCounts(1, 1, 2))]), label="rows")
         assert_that(outgen | OutlineAgreement(), equal_to([{

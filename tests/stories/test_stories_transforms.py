@@ -12,7 +12,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from annotators.stories.clean import CleanConfig
-from annotators.stories.near_dup import NearDupConfig, cluster_id
+from annotators.core.near_dup import NearDupConfig, cluster_id
 from annotators.stories.site_spec import parse_spec
 from annotators.stories.sources import RawStory, to_story
 from pipelines.engine import REJECTS, Stage

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotators.stories.near_dup import (NearDupConfig, Node, band_keys, bands_rows, candidate_components, clusters,
+from annotators.core.near_dup import (NearDupConfig, Node, band_keys, bands_rows, candidate_components, clusters,
                                          component_pairs, jaccard, shingles, verified_pairs)
 from annotators.core.outcome import Drop
 from annotators.stories.site_spec import parse_spec

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 from typing import Iterable, NamedTuple
 
 import numpy as np
@@ -30,6 +31,10 @@ class NearDupConfig:
     num_perm: int = dataclasses.field(default=128, metadata={"help": "MinHash permutations"})
     shingle: int = dataclasses.field(default=5, metadata={"help": "characters per shingle"})
     seed: int = dataclasses.field(default=1, metadata={"help": "MinHash permutation seed"})
+    sketch: str = dataclasses.field(default="datasketch", metadata={
+        "help": "datasketch: its MinHash (num_perm SHA-1-seeded permutations); oph: one-permutation "
+                "hashing with densification, numpy only, about 12x faster (pipelines.lot's default)",
+        "choices": ("datasketch", "oph")})
 
 
 class Node(NamedTuple):
@@ -84,14 +89,67 @@ def bands_rows(threshold: float, num_perm: int) -> tuple[int, int]:
 
 def band_keys(text: str, config: NearDupConfig = NearDupConfig()) -> list[str]:
     """One key per LSH band: stories sharing a key are near-duplicate candidates."""
-    from datasketch import MinHash
+    if config.sketch == "oph":
+        values = oph_signature(text, config.shingle, config.num_perm, config.seed)
+    else:
+        from datasketch import MinHash
 
-    grams = shingles(text, config.shingle)
-    mh = MinHash(num_perm=config.num_perm, seed=config.seed)
-    mh.update_batch([g.encode("utf-8") for g in sorted(grams)])
+        grams = shingles(text, config.shingle)
+        mh = MinHash(num_perm=config.num_perm, seed=config.seed)
+        mh.update_batch([g.encode("utf-8") for g in sorted(grams)])
+        values = np.asarray(mh.hashvalues, dtype="<u8")
     b, r = bands_rows(config.threshold, config.num_perm)
-    values = np.asarray(mh.hashvalues, dtype="<u8")
-    return [f"{i:03d}-{stable_hash(values[i * r:(i + 1) * r].tobytes().hex())[:24]}" for i in range(b)]
+    data = values.astype("<u8").tobytes()
+    return [f"{i:03d}-{hashlib.blake2b(data[i * r * 8:(i + 1) * r * 8], digest_size=12).hexdigest()}"
+            for i in range(b)]
+
+
+_U = np.uint64
+_MIX = (_U(0x9E3779B97F4A7C15), _U(0xBF58476D1CE4E5B9), _U(0x94D049BB133111EB))
+
+
+def _mix(h: np.ndarray, seed: int) -> np.ndarray:
+    """A 64-bit finaliser (splitmix64) of `h` xor the seed: every bit depends on every bit."""
+    with np.errstate(over="ignore"):
+        h = (h ^ _U(seed & 0xFFFFFFFFFFFFFFFF)) + _MIX[0]
+        h = (h ^ (h >> _U(30))) * _MIX[1]
+        h = (h ^ (h >> _U(27))) * _MIX[2]
+        return h ^ (h >> _U(31))
+
+
+def oph_signature(text: str, n: int, bins: int, seed: int = 1) -> np.ndarray:
+    """A one-permutation MinHash signature of the text's character n-grams (whitespace
+    removed, as `shingles`): each n-gram is hashed once to 64 bits; the top bits pick one of
+    `bins` (a power of two) bins and each bin keeps its smallest hash; an empty bin borrows
+    the next non-empty bin's value to its right (circularly) plus its distance, the rotation
+    densification of Shrivastava & Li (2014). Two texts' bins agree with probability close
+    to their shingle Jaccard, as `bins` permutations would, at the cost of one hash pass."""
+    if bins & (bins - 1):
+        raise ValueError(f"oph needs a power-of-two number of bins, not {bins}")
+    chars = "".join(text.split())
+    codes = np.frombuffer(chars.encode("utf-32-le"), dtype="<u4").astype(np.uint64)
+    m = len(codes) - n + 1
+    with np.errstate(over="ignore"):
+        if m < 1:  # shorter than one shingle: the whole text is the one shingle
+            m, n = (1, len(codes)) if len(codes) else (1, 0)
+        h = np.zeros(m, dtype=np.uint64)
+        for j in range(n):
+            h = h * _U(1000003) + codes[j:m + j]
+    h = np.sort(_mix(h, seed))  # duplicates do no harm: each bin takes its first (smallest)
+    shift = _U(64 - bins.bit_length() + 1)
+    starts = np.arange(bins, dtype=np.uint64) << shift
+    first = np.searchsorted(h, starts)
+    value = h[np.minimum(first, len(h) - 1)]
+    full = (first < len(h)) & ((value >> shift) == np.arange(bins, dtype=np.uint64))
+    if not full.all():
+        filled = np.flatnonzero(full)
+        nxt = np.searchsorted(filled, np.arange(bins))
+        wrap = nxt == len(filled)
+        donor = filled[np.where(wrap, 0, nxt)]
+        distance = (np.where(wrap, donor + bins, donor) - np.arange(bins)).astype(np.uint64)
+        with np.errstate(over="ignore"):
+            value = np.where(full, value, value[donor] + distance * _U(0x9E3779B97F4A7C15))
+    return value
 
 
 def verified_pairs(members: Iterable[tuple[Node, str]], config: NearDupConfig = NearDupConfig()
@@ -209,3 +267,44 @@ def clusters(edges: Iterable[tuple[Node, Node, float]]) -> dict[str, Assignment]
 def cluster_id(members: Iterable[str]) -> str:
     return stable_id("cluster", *sorted(members))
 
+
+class DedupKey(NamedTuple):
+    """What deduplication shuffles instead of a story: its cluster node, the SHA-256 of its
+    cleaned text and its LSH band keys (the MinHash is computed once, here)."""
+
+    node: Node
+    text_key: str
+    bands: tuple[str, ...]
+
+
+def band_nodes(key: DedupKey) -> list[tuple[str, Node]]:
+    """(LSH band key, node) for every band of the story's MinHash."""
+    return [(band, key.node) for band in key.bands]
+
+
+def candidate_set(group: tuple[str, Iterable[Node]]) -> list[tuple[str, tuple[Node, ...]]]:
+    """The distinct nodes of one band group, when two or more, keyed by a hash of them: the
+    same set from several bands is verified once."""
+    _, nodes = group
+    members = tuple(sorted(set(nodes)))
+    if len(members) < 2:
+        return []
+    return [(stable_hash("candidates", *[n.input_id for n in members]), members)]
+
+
+def components(sets: Iterable[tuple[str, tuple[Node, ...]]]) -> list[tuple[str, tuple[tuple[str, ...], list]]]:
+    """(component key, (input_ids, candidate sets)) of the candidate sets joined where they
+    share a story (near_dup.candidate_components), sorted by key."""
+    return sorted(candidate_components(members for _, members in sets).items())
+
+
+def component_clusters(group: tuple[str, dict], config: NearDupConfig) -> list[tuple[str, Assignment]]:
+    """(story_id, Assignment) of every member of a multi-story cluster within one candidate
+    component ({"member": BandMembers, "sets": [its candidate sets]}), sorted by story_id.
+
+    A verified pair shares a band group, so it lies inside one component: the clusters
+    (connected components of verified pairs) are found per component, and no list of every
+    pair of the corpus is ever gathered in one place."""
+    _, joined = group
+    sets = [s for listed in joined["sets"] for s in listed]
+    return sorted(clusters(component_pairs(joined["member"], sets, config)).items())
