@@ -19,8 +19,9 @@ setup: ## create .venv and install storybench with its test, Dataflow and fast-t
 test: ## run the test suite on 2 processes
 	$(PY) -m pytest -n 2 tests
 
-# The 48-story sample is too small for SenPos's paper proportions (20000/800/863), so the
-# sample build uses 8:1:1 for SenPos; every other default is the paper's.
+# The 48-story sample is too small for the paper's proportions of SenPos and OutGen together
+# (21456/1042/1592), so the sample build splits its unannotated stories 8:1:1; every other
+# default is the paper's.
 build-lot: ## build the four LOT datasets from the embedded sample into output/lot
 	$(PY) -m pipelines.lot --stories samples/lot/stories.jsonl \
 	  --annotations samples/lot/clozet_annotations.jsonl --output output/lot --seed $(SEED) \

@@ -13,7 +13,8 @@ import dataclasses
 
 import apache_beam as beam
 
-from annotators.lot import outline, steps
+from annotators.core.compact import CompactMap
+from annotators.lot import longlm, outline, steps
 from annotators.lot.card import lot_card
 from annotators.lot.clozet import ClozeTConfig, annotation_task, parse_annotation
 from annotators.lot.config import RETIRED_FLAGS, LotRunConfig, proportions_problem
@@ -22,14 +23,13 @@ from annotators.lot.stats import Table3Accumulator
 from annotators.lot import splits
 from annotators.lot.splits import SplitPlan
 from annotators.lot.story import StoryConfig, parse_story_record, prepare_story, whole_story_problem
-from annotators.core.near_dup import BandMember, DedupKey, NearDupConfig, band_keys, component_clusters
+from annotators.core.near_dup import NearDupConfig, band_keys, id_components, member_clusters
 
 from annotators.text import zh_tokens
-from pipelines.engine import (ExportJsonlFromTable, JobReport, Stage, MatchInputs, ReadLines, ReadParquetRows, WriteJsonlGroups, WriteTable,
+from pipelines.engine import (ExportLinesFromTable, Gather, JobReport, Stage, MatchInputs, ReadLines, ReadParquetRows, WriteJsonlGroups, WriteTable,
                               add_config_flags, config_from_args, expand_input, is_local_path, join,
-                              make_pipeline, parse_job_args, run_pipeline, staging_path)
-from pipelines.stories import CandidateComponents
-from schemas.lot import SCHEMAS, SPLITS, TASKS, to_jsonl
+                              jsonl_line, make_pipeline, parse_job_args, run_pipeline, staging_path)
+from schemas.lot import SCHEMAS, TASKS, to_jsonl
 
 # LOT's near-duplicate groups: the stories job's defaults (Jaccard 0.8 of 5-character
 # shingles) with its fast one-permutation sketch (about 60 us per story).
@@ -90,6 +90,14 @@ class _Table3Merge(_Table3):
         return acc.merge(other)
 
 
+def _compact_side_input(pairs, label: str):
+    """(key, value) pairs -> an AsSingleton CompactMap side input: every bundle that reads it
+    decodes and weighs one blob instead of a dict of every entry (annotators.core.compact)."""
+    return beam.pvalue.AsSingleton(pairs | f"{label}List" >> Gather()
+                                   | f"{label}Map" >> beam.Map(lambda kv: CompactMap(dict(kv))),
+                                   default_value=CompactMap())
+
+
 class ParseStories(beam.PTransform):
     """(input_id, raw line | parquet row) -> (PreparedStory, kept story records): parse, keep
     the earliest of equal texts then of equal ids, prepare.
@@ -97,9 +105,10 @@ class ParseStories(beam.PTransform):
     The dedup shuffles carry only small keys (StoryKey: text hash, input id, story id), never
     the stories: the stories are read a second time (`reread`, else the same input again) and
     those that lost a dedup are left out there, so no shuffle or buffer ever holds the corpus.
-    The kept records (parsed, not prepared) come from one more read: the near-duplicate
-    groups are computed from them, and every prepared story's step takes those groups as a
-    side input, so they must not come out of the same fused stage as the prepared stories.
+    The kept records (parsed, not prepared) come from two more reads, {"keys", "texts"}: the
+    near-duplicate groups are computed from them, and every prepared story's step takes those
+    groups as a side input, so they must not come out of the same fused stage as the prepared
+    stories (NearDuplicateGroups says why it reads twice).
     """
 
     def __init__(self, report, config: StoryConfig, reread=None, outline_method: str = "posrake"):
@@ -116,16 +125,18 @@ class ParseStories(beam.PTransform):
         by_id = unique | "KeyId" >> beam.Map(lambda k: (k.story_id, k)) | "GroupId" >> beam.GroupByKey()
         _, id_dups = by_id | Stage("dedup_id", steps.dedup_step("story_id", "duplicate_id"), grouped=True,
                                    report=report, with_rejects=True)
-        dropped = beam.pvalue.AsDict((text_dups, id_dups) | "Dropped" >> beam.Flatten()
-                                     | "DroppedIds" >> beam.Map(lambda r: (r["input_id"], True)))
+        dropped = _compact_side_input((text_dups, id_dups) | "Dropped" >> beam.Flatten()
+                                      | "DroppedIds" >> beam.Map(lambda r: (r["input_id"], True)), "Dropped")
         again = self._reread("Again") if self._reread else raw
         kept = again | "Reparse" >> beam.FlatMap(steps.kept_records, dropped)
         method = self._outline_method
         prepared = kept | report.stage("prepare", lambda r: steps.one(prepare_story(r, cfg, outline_method=method)),
                                        input_id=lambda r: r["input_id"], setup=zh_tokens.load)
-        third = self._reread("Dup") if self._reread else raw
-        records = (third | "ReparseDup" >> beam.FlatMap(steps.kept_records, dropped)
-                   | "DupText" >> beam.Map(steps.near_dup_record, cfg))
+        records = {}
+        for part in ("keys", "texts"):
+            again = self._reread(f"Dup{part}") if self._reread else raw
+            records[part] = (again | f"Reparse[{part}]" >> beam.FlatMap(steps.kept_records, dropped)
+                             | f"DupText[{part}]" >> beam.Map(steps.near_dup_record, cfg))
         return prepared, records
 
 
@@ -148,34 +159,39 @@ def annotations_by_story(anns):
 
 
 class NearDuplicateGroups(beam.PTransform):
-    """NearDupRecord -> story_id -> StoryGroup (AsSingleton side input) of every group of two
-    or more near-duplicate stories, with the stories job's code: MinHash LSH band keys (its
-    fast one-permutation sketch), candidate sets joined into components over ids only
-    (pipelines.stories.CandidateComponents), then each candidate's text sent once to its
-    component, where shared-band pairs are verified by exact shingle Jaccard and clustered.
-    Only candidates' texts are shuffled, never the corpus."""
+    """NearDupRecord -> story_id -> StoryGroup (AsSingleton CompactMap side input) of every
+    group of two or more near-duplicate stories, with the stories job's near-duplicate code
+    (annotators.core.near_dup): MinHash LSH band keys (its fast one-permutation sketch);
+    stories sharing a band are candidates; candidate sets sharing a story are joined into
+    components in one global step over input ids only; each candidate's text and band keys
+    go once to its component, where stories sharing a band are verified by exact shingle
+    Jaccard (skipping pairs already joined) and clustered. Only candidates' texts are
+    shuffled, never the corpus.
+
+    The records come from two reads (`{"keys": ..., "texts": ...}`): the texts are matched
+    with the component side input as they are read, which a PCollection that also fed that
+    side input could only do after the runner had buffered all of it."""
 
     def __init__(self, config: NearDupConfig):
         super().__init__()
         self._config = config
 
-    def expand(self, stories):
+    def expand(self, reads):
         config = self._config
-        keys = stories | "NearDupKeys" >> beam.Map(
-            lambda s: DedupKey(s.node, "", tuple(band_keys(s.text, config))))
-        components = keys | "NearDupComponents" >> CandidateComponents()
-        component_of = beam.pvalue.AsDict(components | "ComponentOf" >> beam.FlatMap(
-            lambda item: [(input_id, item[0]) for input_id in item[1][0]]))
-        members = stories | "CandidateTexts" >> beam.FlatMap(
-            lambda s, comp: [(comp[s.node.input_id], BandMember(s.node, s.text))]
-            if s.node.input_id in comp else [], comp=component_of)
-        groups = ({"member": members,
-                   "sets": components | "ComponentSets" >> beam.MapTuple(lambda key, value: (key, value[1]))}
-                  | "GroupComponents" >> beam.CoGroupByKey()
-                  | "Clusters" >> beam.FlatMap(lambda group: component_clusters(group, config))
-                  | "ClusterList" >> beam.combiners.ToList()
-                  | "Groups" >> beam.Map(splits.groups_from))
-        return groups
+        component_of = _compact_side_input(
+            reads["keys"] | "BandIds" >> beam.FlatMap(
+                lambda r: [(band, r.node.input_id) for band in band_keys(r.text, config)])
+            | "GroupBands" >> beam.GroupByKey()
+            | "CandidateSets" >> beam.FlatMap(lambda kv: [tuple(sorted(set(kv[1])))] if len(set(kv[1])) > 1 else [])
+            | "DistinctSets" >> beam.Distinct() | "AllSets" >> Gather()
+            | "Components" >> beam.FlatMap(lambda sets: sorted(id_components(sets).items())), "ComponentOf")
+        return (reads["texts"] | "CandidateTexts" >> beam.FlatMap(
+                    lambda r, comp: [(comp[r.node.input_id], (r.node, r.text))]
+                    if r.node.input_id in comp else [], comp=component_of)
+                | "GroupComponents" >> beam.GroupByKey()
+                | "Clusters" >> beam.FlatMap(lambda kv: member_clusters(kv[1], config))
+                | "ClusterList" >> Gather()
+                | "Groups" >> beam.Map(splits.groups_from))
 
 
 class BuildClozeT(beam.PTransform):
@@ -327,7 +343,25 @@ class OutlineAgreement(beam.PTransform):
 
     def expand(self, outgen):
         return (outgen | "Agree" >> beam.Map(lambda o: o.agreement)
-                | "AgreeList" >> beam.combiners.ToList() | "AgreeSum" >> beam.Map(steps.agreement))
+                | "AgreeSum" >> beam.CombineGlobally(_SumAgreement()) | "AgreeDict" >> beam.Map(lambda acc: steps.agreement_from_sums(*acc)))
+
+
+class _SumAgreement(beam.CombineFn):
+    """AgreementCounts summed field by field, and the stories that had an input outline (one
+    small accumulator instead of a list per story); the output is what steps.agreement reads."""
+
+    def create_accumulator(self):
+        return (0, 0, 0, 0)
+
+    def add_input(self, acc, counts):
+        return (acc[0] + counts.shared, acc[1] + counts.predicted, acc[2] + counts.official,
+                acc[3] + (1 if counts.official else 0))
+
+    def merge_accumulators(self, accs):
+        return tuple(sum(parts) for parts in zip(*accs))
+
+    def extract_output(self, acc):
+        return acc
 
 
 def _read_lines(p, label: str, pattern: str):
@@ -369,17 +403,31 @@ def _senpos(p, args, run_cfg: LotRunConfig, report, stories, plan: SplitPlan, sp
 
 
 def _write_tasks(rows: dict[str, list], out: str, report: JobReport) -> None:
-    """Each task's parquet table and its LongLM-format `<split>.jsonl` files, from the
-    PCollections of TaskRows that make it (rows become plain dicts where they are made)."""
+    """Each task's parquet table, its LongLM-format `<group>.jsonl` files and (ClozeT, SenPos,
+    OutGen) the baselines' `<group>.source`/`.target` (annotators.lot.longlm), from the
+    PCollections of TaskRows that make it (rows become plain dicts where they are made). A
+    group is a split; SenPos val/test not yet reviewed go to `<split>.unreviewed.*`."""
     for task in TASKS:
         parts = [pc | f"Row[{task}]{i}" >> beam.Map(lambda r: r.row) for i, pc in enumerate(rows[task])]
         task_rows = parts[0] if len(parts) == 1 else parts | f"Rows[{task}]" >> beam.Flatten()
-        written = task_rows | f"Table[{task}]" >> WriteTable(
-            join(out, task), SCHEMAS[task], lambda r: (r["split"], r["example_id"]), name=task)
+        order = lambda r: (r["split"], r["example_id"])  # noqa: E731 (the table's and every export's order)
+        written = task_rows | f"Table[{task}]" >> WriteTable(join(out, task), SCHEMAS[task], order, name=task)
         report.tally(written)
-        report.tally(written | f"Jsonl[{task}]" >> ExportJsonlFromTable(
-            join(out, task), "split", SPLITS, lambda r: (r["split"], r["example_id"]),
-            lambda r, task=task: to_jsonl(task, r), lambda s, task=task: join(out, task, f"{s}.jsonl"), task))
+        groups = longlm.export_groups(task)
+        report.tally(written | f"Jsonl[{task}]" >> ExportLinesFromTable(
+            join(out, task), groups, order, lambda r, task=task: [(longlm.export_group(task, r), jsonl_line(
+                to_jsonl(task, r))[:-1])], lambda g, task=task: join(out, task, f"{g}.jsonl"), task))
+        if task in longlm.SOURCE_TARGET_TASKS:
+            report.tally(written | f"SourceTarget[{task}]" >> ExportLinesFromTable(
+                join(out, task), [f"{g}.{end}" for g in groups for end in ("source", "target")], order,
+                lambda r, task=task: _source_target_lines(task, r),
+                lambda f, task=task: join(out, task, f), task, newline_at_end=False))
+
+
+def _source_target_lines(task: str, row: dict) -> list[tuple[str, str]]:
+    group = longlm.export_group(task, row)
+    source, target = longlm.source_target(task, row)
+    return [(f"{group}.source", source), (f"{group}.target", target)]
 
 
 def _write_human_tasks(stories, senpos_evals, out: str, report: JobReport, limits: StoryConfig) -> None:
@@ -419,7 +467,8 @@ def run(argv=None):
     anns = (_read_lines(p, "Annotations", args.annotations) | "ParseAnnotations" >> ParseAnnotations(report)
             if args.annotations else p | "NoAnnotations" >> beam.Create([]))
     annotated = annotations_by_story(anns)
-    groups = beam.pvalue.AsSingleton(records | "NearDuplicates" >> NearDuplicateGroups(LOT_NEAR_DUP))
+    groups = beam.pvalue.AsSingleton(records | "NearDuplicates" >> NearDuplicateGroups(LOT_NEAR_DUP),
+                                     default_value=CompactMap())
     split_inputs = {"groups": groups, "annotated": annotated}
 
     from_clozet, plotcom = {"stories": stories, "annotations": anns} | "ClozeTAndPlotCom" >> BuildClozeTAndPlotCom(

@@ -23,7 +23,7 @@ from annotators.stories.card import stories_card
 from annotators.stories.clean import CleanConfig
 from annotators.core.near_dup import BandMember, NearDupConfig, band_nodes, candidate_set, component_clusters, components
 from annotators.stories.site_spec import SiteSpec, parse_spec
-from pipelines.engine import (JobReport, MatchInputs, ReadFiles, ReadLines, Source, WriteTable, add_config_flags,
+from pipelines.engine import (Gather, JobReport, MatchInputs, ReadFiles, ReadLines, Source, WriteTable, add_config_flags,
                               config_from_args, is_local_path, join, make_pipeline, parse_job_args, read_bytes,
                               run_pipeline, staging_path)
 from schemas.stories import STORIES_SCHEMA
@@ -109,7 +109,7 @@ class CandidateComponents(beam.PTransform):
                 | "GroupBands" >> beam.GroupByKey()
                 | "Candidates" >> beam.FlatMap(candidate_set)
                 | "DistinctSets" >> beam.CombinePerKey(min)
-                | "AllSets" >> beam.combiners.ToList()
+                | "AllSets" >> Gather()
                 | "Components" >> beam.FlatMap(components))
 
 

@@ -205,27 +205,41 @@ def candidate_components(sets: Iterable[tuple[Node, ...]]) -> dict[str, tuple[tu
 
 
 def component_pairs(members: Iterable[tuple[Node, str]], sets: Iterable[tuple[Node, ...]],
-                    config: NearDupConfig = NearDupConfig()) -> list[Pair]:
+                    config: NearDupConfig = NearDupConfig(), *, connected_only: bool = False) -> list[Pair]:
     """`verified_pairs` of every candidate set of one component, each pair checked once and
     each story's shingles made once: the pairs of stories that share a band group whose exact
-    shingle Jaccard reaches the threshold, sorted."""
+    shingle Jaccard reaches the threshold, sorted.
+
+    With `connected_only`, a pair already joined through verified pairs is not checked: the
+    clusters (connected components) come out the same with about one check per member
+    instead of one per pair (a hundred copies of a story: 99 checks, not 4,950), but a
+    member's best score is then over the edges checked only."""
     texts = {m.node: m.text for m in (BandMember(*m) for m in members)}
     grams: dict[Node, set[str]] = {}
     seen, pairs = set(), []
+    parent: dict[Node, Node] = {}
     for group in sets:
         ordered = sorted(n for n in set(group) if n in texts)
+        if connected_only and len({_root(parent, n) for n in ordered}) < 2:
+            continue  # every member already joined: nothing this set could add
         for i in range(len(ordered)):
             for j in range(i + 1, len(ordered)):
                 a, b = ordered[i], ordered[j]
                 if (a, b) in seen:
                     continue
                 seen.add((a, b))
+                if connected_only:
+                    ra, rb = _root(parent, a), _root(parent, b)
+                    if ra == rb:
+                        continue
                 for node in (a, b):
                     if node not in grams:
                         grams[node] = shingles(texts[node], config.shingle)
                 score = jaccard(grams[a], grams[b])
                 if score >= config.threshold:
                     pairs.append(Pair(a, b, round(score, 6)))
+                    if connected_only:
+                        parent[max(ra, rb)] = min(ra, rb)
     return sorted(pairs)
 
 
@@ -298,7 +312,8 @@ def components(sets: Iterable[tuple[str, tuple[Node, ...]]]) -> list[tuple[str, 
     return sorted(candidate_components(members for _, members in sets).items())
 
 
-def component_clusters(group: tuple[str, dict], config: NearDupConfig) -> list[tuple[str, Assignment]]:
+def component_clusters(group: tuple[str, dict], config: NearDupConfig, *, connected_only: bool = False
+                       ) -> list[tuple[str, Assignment]]:
     """(story_id, Assignment) of every member of a multi-story cluster within one candidate
     component ({"member": BandMembers, "sets": [its candidate sets]}), sorted by story_id.
 
@@ -307,4 +322,47 @@ def component_clusters(group: tuple[str, dict], config: NearDupConfig) -> list[t
     pair of the corpus is ever gathered in one place."""
     _, joined = group
     sets = [s for listed in joined["sets"] for s in listed]
-    return sorted(clusters(component_pairs(joined["member"], sets, config)).items())
+    return sorted(clusters(component_pairs(joined["member"], sets, config, connected_only=connected_only)).items())
+
+
+def id_components(sets: Iterable[tuple[str, ...]]) -> dict[str, str]:
+    """input_id -> component key for the candidate sets (input ids sharing an LSH band)
+    joined where they share a story: the ids-only form of `candidate_components`, so the one
+    global step holds strings, not nodes."""
+    parent: dict[str, str] = {}
+    for members in sorted(set(sets)):
+        root = _root(parent, members[0])
+        for other in members[1:]:
+            r = _root(parent, other)
+            if r != root:
+                parent[max(root, r)] = min(root, r)
+                root = min(root, r)
+    groups: dict[str, list[str]] = {}
+    for item in sorted(parent):
+        groups.setdefault(_root(parent, item), []).append(item)
+    out = {}
+    for ids in groups.values():
+        key = stable_hash("component", *ids)
+        for item in ids:
+            out[item] = key
+    return out
+
+
+def member_clusters(members: Iterable[tuple[Node, str]], config: NearDupConfig = NearDupConfig()
+                    ) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(cluster_id, representative's story_id, member story_ids) of every multi-story cluster
+    among one component's (node, text) members, one tuple per cluster: the stories sharing a
+    band are verified pair by pair (exact shingle Jaccard, `connected_only`), as
+    `component_clusters` does with candidate sets gathered globally; here the band groups
+    are rebuilt from the members' own band keys."""
+    members = sorted(((node, text, band_keys(text, config)) for node, text in members), key=lambda m: m[0])
+    by_band: dict[str, list[Node]] = {}
+    for node, _, bands in members:
+        for band in bands:
+            by_band.setdefault(band, []).append(node)
+    sets = sorted({tuple(sorted(set(nodes))) for nodes in by_band.values() if len(set(nodes)) > 1})
+    pairs = component_pairs([(node, text) for node, text, _ in members], sets, config, connected_only=True)
+    found: dict[str, tuple[str, list[str]]] = {}
+    for story_id, a in sorted(clusters(pairs).items()):
+        found.setdefault(a.cluster_id, (a.representative.story_id, []))[1].append(story_id)
+    return sorted((cluster, rep, tuple(ids)) for cluster, (rep, ids) in found.items())

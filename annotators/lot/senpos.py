@@ -4,7 +4,8 @@ LOT extracted "paragraphs with less than 500 words" from crawled stories; so doe
 builder, from texts of any length (a story, a page of stories, a novel):
 1. the text is cut at its own paragraph breaks (PreparedStory.breaks);
 2. a paragraph of `max_words` words or more is cut at sentence ends into pieces under
-   `max_words` (a single sentence that long is left out);
+   `max_words` (a single sentence that long is left out), and so is one of more than
+   `max_candidates` + 2 sentences (the LongLM export marks candidates with T5's 99 sentinels);
 3. pieces too small to make an example alone (fewer than `min_candidates` + 2 sentences, or
    no removable sentence) are joined with the pieces after them while the window stays under
    `max_words` words; a window closes as soon as it can make an example;
@@ -42,6 +43,9 @@ class SenPosConfig:
         "help": "SPEC: the removed sentence has at least 10 Chinese characters"})
     min_candidates: int = dataclasses.field(default=2, metadata={
         "help": "fewer candidate positions is no task (LOT averages 6.9-8.1)"})
+    max_candidates: int = dataclasses.field(default=99, metadata={
+        "help": "a window has at most this many candidate positions (T5's <extra_id_1..99> mark them "
+                "in the LongLM export)"})
 
 
 def _removable(story: PreparedStory, start: int, end: int, config: SenPosConfig) -> list[int]:
@@ -51,14 +55,15 @@ def _removable(story: PreparedStory, start: int, end: int, config: SenPosConfig)
     return [k for k in range(start + 1, end - 1) if han_count(story.sentences[k]) >= config.min_removed_han]
 
 
-def _pieces(counts: list[int], breaks: tuple[int, ...], max_words: int) -> list[tuple[int, int]]:
-    """Paragraphs as sentence ranges, those of `max_words` words or more cut at sentence ends."""
+def _pieces(counts: list[int], breaks: tuple[int, ...], max_words: int, max_sentences: int) -> list[tuple[int, int]]:
+    """Paragraphs as sentence ranges, those of `max_words` words or more (or more than
+    `max_sentences` sentences) cut at sentence ends."""
     edges = [0, *(b for b in breaks if 0 < b < len(counts)), len(counts)]
     pieces = []
     for a, b in zip(edges, edges[1:]):
         start, words = a, 0
         for i in range(a, b):
-            if i > start and words + counts[i] >= max_words:
+            if i > start and (words + counts[i] >= max_words or i - start >= max_sentences):
                 pieces.append((start, i))
                 start, words = i, 0
             words += counts[i]
@@ -73,12 +78,13 @@ def windows(story: PreparedStory, config: SenPosConfig = SenPosConfig()) -> list
     out: list[tuple[int, int]] = []
     current: tuple[int, int] | None = None
     current_words = 0
-    for a, b in _pieces(counts, story.breaks, config.max_words):
+    max_sentences = config.max_candidates + 2
+    for a, b in _pieces(counts, story.breaks, config.max_words, max_sentences):
         words = sum(counts[a:b])
         if words >= config.max_words:  # one sentence of max_words or more: no window holds it
             current = None
             continue
-        if current is not None and current_words + words >= config.max_words:
+        if current is not None and (current_words + words >= config.max_words or b - current[0] > max_sentences):
             current = None  # what came before could not make an example on its own
         if current is None:
             current, current_words = (a, b), words

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterable, NamedTuple
 
+from annotators.core.compact import CompactMap
 from annotators.core.ids import unit_interval
 
 
@@ -30,20 +31,17 @@ class StoryGroup(NamedTuple):
     story_ids: tuple[str, ...]  # every member, sorted
 
 
-def groups_from(assignments: Iterable[tuple[str, object]]) -> dict[str, StoryGroup]:
-    """story_id -> StoryGroup, from the (story_id, near_dup.Assignment) pairs of every
-    multi-story cluster (stories in no such cluster are absent: each is its own group)."""
-    members: dict[str, list[str]] = {}
-    reps: dict[str, str] = {}
-    for story_id, a in sorted(assignments, key=lambda kv: kv[0]):
-        members.setdefault(a.cluster_id, []).append(story_id)
-        reps[a.cluster_id] = a.representative.story_id
+def groups_from(found: Iterable[tuple[str, str, tuple[str, ...]]]) -> CompactMap:
+    """story_id -> StoryGroup, from the (cluster_id, representative story_id, member
+    story_ids) of every multi-story cluster (near_dup.member_clusters; stories in no such
+    cluster are absent: each is its own group), as a CompactMap: every bundle of the job
+    reads it as a side input."""
     out = {}
-    for cluster, ids in members.items():
-        group = StoryGroup(reps[cluster], cluster, tuple(sorted(set(ids))))
+    for cluster, rep, ids in sorted(found):
+        group = StoryGroup(rep, cluster, tuple(sorted(set(ids))))
         for story_id in group.story_ids:
             out[story_id] = group
-    return out
+    return CompactMap(out)
 
 
 def split_by_weights(seed: int, key: str, weights: tuple[float, float, float]) -> str:

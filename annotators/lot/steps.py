@@ -266,7 +266,12 @@ def table3(results, tasks) -> dict:
 def agreement(counts: list[AgreementCounts]) -> dict:
     """Micro precision/recall/F1 of built outlines against the inputs' own outlines."""
     shared, predicted, official = (sum(getattr(c, f) for c in counts) for f in AgreementCounts._fields)
+    return agreement_from_sums(shared, predicted, official, sum(1 for c in counts if c.official))
+
+
+def agreement_from_sums(shared: int, predicted: int, official: int, stories: int) -> dict:
+    """`agreement` from the summed counts and the number of stories with an input outline."""
     p, r, f1 = prf(shared, predicted, official)
-    return {"stories_with_input_outline": sum(1 for c in counts if c.official), "shared_phrases": shared,
+    return {"stories_with_input_outline": stories, "shared_phrases": shared,
             "predicted_phrases": predicted, "input_phrases": official, "precision": round(p, 4),
             "recall": round(r, 4), "f1": round(f1, 4)}

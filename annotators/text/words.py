@@ -18,8 +18,9 @@ def is_word(token: str) -> bool:
 
 
 def count_words(tokens: Iterable[str]) -> int:
-    """Words among already cut jieba tokens."""
-    return sum(1 for t in tokens if is_word(t))
+    """Words among already cut jieba tokens (most start with a letter, digit or Han
+    character, so the full check runs on the rest only)."""
+    return sum(1 for t in tokens if t and (t[0].isalnum() or is_word(t)))
 
 
 def zh_word_count(text: str) -> int:

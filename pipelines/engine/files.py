@@ -555,41 +555,60 @@ def _shard_rows(path: str):
             yield from batch.to_pylist()
 
 
-class ExportJsonlFromTable(beam.PTransform):
-    """After WriteTable has written a table, write one sorted JSON-lines file per group from it.
+class ExportLinesFromTable(beam.PTransform):
+    """After WriteTable has written a table, write files of one line per row from it.
 
-    Applied to the table's tallies (so it runs once every shard is written): group g's file
-    `path_for(g)` holds `line(row)` for the table's rows with `row[column] == g`, in
-    `sort_key` order (the shards are sorted by it, so they are merged as streams and read
-    once for all groups). Every group gets a file, empty or not. The rows are read back from
-    the parquet files instead of being shuffled a second time. Returns (key, n) tallies like
-    WriteJsonlGroups.
+    Applied to the table's tallies (so it runs once every shard is written): `lines(row)`
+    gives (file key, line text) pairs, so one row can go to several files (a `.source` and
+    its `.target`); file `key` is `path_for(key)`, its lines in `sort_key` order (the shards
+    are sorted by it, so they are merged as streams and read once for every file). Every key
+    in `keys` gets a file, empty or not; a line for another key is not written. Lines end
+    with a newline, or with `newline_at_end=False` are only separated by one (files read as
+    `text.split("\n")`, like the LongLM baselines' `.source`/`.target`). The rows are read
+    back from the parquet files instead of being shuffled again. Returns
+    (`jsonl|<label>/<key>`, n) tallies like WriteJsonlGroups.
     """
 
-    def __init__(self, table_path: str, column: str, groups: Iterable[Any], sort_key: Callable[[dict], Any],
-                 line: Callable[[dict], dict], path_for: Callable[[Any], str], label: str):
-        super().__init__(f"ExportJsonl[{label}]")
-        self._args = (table_path, column, list(groups), sort_key, line, path_for, label)
+    def __init__(self, table_path: str, keys: Iterable[Any], sort_key: Callable[[dict], Any],
+                 lines: Callable[[dict], Iterable[tuple[Any, str]]], path_for: Callable[[Any], str], label: str,
+                 *, newline_at_end: bool = True):
+        super().__init__(f"ExportLines[{label}]")
+        self._args = (table_path, list(keys), sort_key, lines, path_for, label, newline_at_end)
 
     def expand(self, written):
-        table_path, column, groups, sort_key, line, path_for, label = self._args
+        table_path, keys, sort_key, lines, path_for, label, newline_at_end = self._args
 
-        def write_groups(_):
+        def write_files(_):
             shards = sorted(m.path for m in FileSystems.match([join(table_path, "part-*.parquet")])[0].metadata_list)
             ordered = heapq.merge(*(_shard_rows(s) for s in shards), key=lambda r: _sortable(sort_key(r)))
-            files = {g: FileSystems.create(path_for(g), mime_type="application/octet-stream",
-                                           compression_type="uncompressed") for g in groups}
-            counts = dict.fromkeys(groups, 0)
+            files = {k: FileSystems.create(path_for(k), mime_type="application/octet-stream",
+                                           compression_type="uncompressed") for k in keys}
+            counts = dict.fromkeys(keys, 0)
             try:
                 for row in ordered:
-                    group = row[column]
-                    if group in files:
-                        files[group].write(jsonl_line(line(row)).encode("utf-8"))
-                        counts[group] += 1
+                    for key, text in lines(row):
+                        if key not in files:
+                            continue
+                        if newline_at_end:
+                            files[key].write((text + "\n").encode("utf-8"))
+                        else:
+                            files[key].write((("\n" if counts[key] else "") + text).encode("utf-8"))
+                        counts[key] += 1
             finally:
                 for f in files.values():
                     f.close()
-            return [(f"jsonl|{label}/{g}", counts[g]) for g in groups]
+            return [(f"jsonl|{label}/{k}", counts[k]) for k in keys]
 
         return (written | "Written" >> beam.combiners.Count.Globally()
-                | "Write" >> beam.FlatMap(write_groups))
+                | "Write" >> beam.FlatMap(write_files))
+
+
+class ExportJsonlFromTable(ExportLinesFromTable):
+    """ExportLinesFromTable writing one JSON-lines file per group: group g's file
+    `path_for(g)` holds `line(row)` as JSON for the table's rows with `row[column] == g`."""
+
+    def __init__(self, table_path: str, column: str, groups: Iterable[Any], sort_key: Callable[[dict], Any],
+                 line: Callable[[dict], dict], path_for: Callable[[Any], str], label: str):
+        super().__init__(table_path, groups, sort_key, lambda row: [(row[column], jsonl_line(line(row))[:-1])],
+                         path_for, label)
+

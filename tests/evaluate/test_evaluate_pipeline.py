@@ -55,8 +55,13 @@ def sample(tmp_path_factory):
     return out
 
 
+def gold_file(sample: pathlib.Path, task: str) -> pathlib.Path:
+    """The task's test export: SenPos test examples nobody has reviewed are `test.unreviewed.jsonl`."""
+    return sample / task / ("test.unreviewed.jsonl" if task == "senpos" else "test.jsonl")
+
+
 def gold_lines(sample: pathlib.Path, task: str) -> list[dict]:
-    return [json.loads(x) for x in (sample / task / "test.jsonl").read_text(encoding="utf-8").splitlines()]
+    return [json.loads(x) for x in gold_file(sample, task).read_text(encoding="utf-8").splitlines()]
 
 
 # ----------------------------------------------------------------------------- accuracy tasks
@@ -70,7 +75,7 @@ def test_accuracy_on_the_sample_build_equals_a_direct_count(sample, tmp_path, ta
     direct = sum(str(p["label"]) == str(g["label"]) for p, g in zip(preds, gold)) / len(gold)
     # against the released-format jsonl, by line
     code, out = run_eval(tmp_path, "jsonl", "--task", task, "--predictions", str(path),
-                         "--gold", str(sample / task / "test.jsonl"))
+                         "--gold", str(gold_file(sample, task)))
     assert code == 0 and rejects_of(out) == []
     assert metrics_of(out)["accuracy"] == direct
     # against the parquet table: same rows, same order (example_id), same number
@@ -114,12 +119,12 @@ def test_bad_lines_are_rejected_in_place(sample, tmp_path):
     preds[2] = "{not json"
     preds[3] = {"sentence": "no label"}
     code, out = run_eval(tmp_path, "bad", "--task", "senpos", "--predictions",
-                         str(write_lines(tmp_path / "p.jsonl", preds)), "--gold", str(sample / "senpos/test.jsonl"))
+                         str(write_lines(tmp_path / "p.jsonl", preds)), "--gold", str(gold_file(sample, "senpos")))
     assert code == 2
     assert rejects_of(out) == sorted(
         [("parse_predictions", "p.jsonl:1", "blank_line"), ("parse_predictions", "p.jsonl:2", "bad_field_type"),
          ("parse_predictions", "p.jsonl:3", "malformed_json"), ("parse_predictions", "p.jsonl:4", "missing_field")]
-        + [("align", f"test.jsonl:{i}", "missing_prediction") for i in range(1, 5)])
+        + [("align", f"test.unreviewed.jsonl:{i}", "missing_prediction") for i in range(1, 5)])
     m = metrics_of(out)
     assert m["accuracy"] == 1.0 and {r["n"] for r in read_table(out / "metrics")} == {len(gold) - 4}
 

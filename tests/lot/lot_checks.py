@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import re
 
 import jieba
@@ -52,21 +53,50 @@ def check_lot_output(out, sources: dict[str, str]) -> dict[str, pd.DataFrame]:
     return tables
 
 
+def _lines(path) -> list[str]:
+    text = open(path, encoding="utf-8").read()
+    return text.split("\n") if text else []
+
+
 def check_jsonl_exports(out, tables: dict[str, pd.DataFrame]) -> None:
-    """`<task>/<split>.jsonl` hold LongLM's fields, as many records as the table rows."""
+    """`<task>/<group>.jsonl` hold LongLM's fields, one record per table row of the group (a
+    split; SenPos val/test rows not reviewed go to `<split>.unreviewed`); ClozeT, SenPos and
+    OutGen also have `<group>.source`/`.target` with one line per record, no newline at the end."""
     fields = {"clozet": ["story", "plot0", "plot1", "label"], "senpos": ["story", "sentence", "label"],
               "plotcom": ["story", "plot"], "outgen": ["title", "outline", "story"]}
     for task, df in tables.items():
-        for split in ("train", "val", "test"):
-            with open(f"{out}/{task}/{split}.jsonl", encoding="utf-8") as f:
+        groups = ["train", "val", "test"] + (["val.unreviewed", "test.unreviewed"] if task == "senpos" else [])
+        for group in groups:
+            split, _, status = group.partition(".")
+            rows = df[df.split == split]
+            if task == "senpos" and split != "train":
+                rows = rows[rows.reviewed == (status != "unreviewed")]
+            rows = rows.sort_values("example_id")
+            with open(f"{out}/{task}/{group}.jsonl", encoding="utf-8") as f:
                 records = [json.loads(line) for line in f]
-            assert len(records) == (df.split == split).sum()
-            for rec in records:
+            assert len(records) == len(rows), (task, group)
+            for rec, row in zip(records, rows.itertuples()):
                 assert list(rec) == fields[task]
+                assert rec["story"] == row.story
                 if task == "clozet":
                     assert rec["label"] in ("0", "1")
                 if task == "senpos":
                     assert isinstance(rec["label"], int)
+            if task == "plotcom":
+                continue
+            sources, targets = _lines(f"{out}/{task}/{group}.source"), _lines(f"{out}/{task}/{group}.target")
+            assert len(sources) == len(targets) == len(rows), (task, group)
+            for source, target, row in zip(sources, targets, rows.itertuples()):
+                assert target.startswith(source) or task == "outgen"
+                if task == "outgen":
+                    assert source.split("#")[0] == row.title and source.endswith("<extra_id_1>")
+                    assert target == "<extra_id_1>" + row.story
+                else:
+                    answer = int(row.label) + 1 if task == "clozet" else int(row.label)
+                    assert target == source + f"<extra_id_{answer}>" and source.endswith("<mask>")
+    senpos = tables["senpos"]
+    assert not len(senpos[(senpos.split != "train") & ~senpos.reviewed]) or \
+        os.path.getsize(f"{out}/senpos/val.unreviewed.jsonl") + os.path.getsize(f"{out}/senpos/test.unreviewed.jsonl")
 
 
 def check_accounting(out) -> dict:

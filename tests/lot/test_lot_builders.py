@@ -313,3 +313,58 @@ def test_exact_duplicate_key_ignores_every_kind_of_whitespace_as_the_normalised_
         normalised = stable_hash("text", re.sub(r"\s+", "", normalize_text(text, cfg.normalize)))
         assert exact_duplicate_key({"story": text}, cfg) == normalised
     assert exact_duplicate_key({"story": texts[0]}, cfg) == exact_duplicate_key({"story": "小狐狸找到了果子。兔子吃了。"}, cfg)
+
+
+def _official(name):
+    from conftest import shared_path
+
+    return shared_path("lot", "official_examples", name).read_text(encoding="utf-8").split("\n")
+
+
+def test_clozet_source_target_are_the_official_format():
+    """Each official ClozeT line, read back into a ClozeT row, is written again byte for byte."""
+    from annotators.lot.longlm import clozet_source_target
+
+    for source, target in zip(_official("clozet_test.source"), _official("clozet_test.target")):
+        plot0, rest = source.split("<extra_id_1>", 1)
+        plot1, story = rest.split("<extra_id_2>", 1)
+        assert story.endswith("<mask>") and story.count("<sep>") == 1
+        label = str(int(target[len(source):].removeprefix("<extra_id_").removesuffix(">")) - 1)
+        row = {"story": story[:-len("<mask>")].replace("<sep>", "<mask>"), "plot0": plot0, "plot1": plot1,
+               "label": label}
+        assert clozet_source_target(row) == (source, target)
+
+
+def test_outgen_source_target_are_the_official_format():
+    from annotators.lot.longlm import outgen_source_target
+
+    for source, target in zip(_official("outgen_test.source"), _official("outgen_test.target")):
+        title, *outline = source.removesuffix("<extra_id_1>").split("#")
+        row = {"title": title, "outline": outline, "story": target.removeprefix("<extra_id_1>")}
+        assert len(outline) == 8 and outgen_source_target(row) == (source, target)
+
+
+def test_senpos_source_target_mark_each_candidate_with_its_sentinel():
+    from annotators.lot.longlm import senpos_source_target
+
+    [(ex, *_)] = build_senpos(prepared(), "train", seed=3)
+    source, target = senpos_source_target(ex.to_row())
+    assert source.startswith(ex.sentence + "<sep>") and source.endswith("<mask>") and "[MASK]" not in source
+    assert [f"<extra_id_{k}>" in source for k in range(1, ex.n_candidates + 2)] == [True] * ex.n_candidates + [False]
+    assert target == source + f"<extra_id_{ex.label}>"
+    before = source[len(ex.sentence + "<sep>"):].split(f"<extra_id_{ex.label}>")[0]
+    assert STORY.startswith(re.sub(r"<extra_id_\d+>", "", before) + ex.sentence)
+
+
+def test_outgen_fields_never_add_a_hash_field():
+    from annotators.lot.longlm import outgen_source_target
+
+    source, target = outgen_source_target({"title": "第1#章", "outline": ["甲#乙", "丙"], "story": "故事\n第二段"})
+    assert source == "第1＃章#甲＃乙#丙<extra_id_1>" and target == "<extra_id_1>故事 第二段"
+
+
+def test_senpos_windows_have_at_most_99_candidates():
+    text = "".join(f"第{i}天山山水水花花草草。" for i in range(150))  # short sentences, few words
+    built = build_senpos(prepared(text), "train", seed=0)
+    assert built and all(ex.n_candidates <= 99 for ex, *_ in built)
+    assert sum(b - a for _, _, _, (a, b) in built) == 150

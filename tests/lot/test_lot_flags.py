@@ -14,7 +14,7 @@ DEFAULT_CONFIG = {
     "story": {"normalize": "whitespace", "min_han_ratio": 0.5, "min_sentences": 3, "max_story_chars": 20000,
               "min_sentence_han": 10},
     "clozet": {"min_length_ratio": 0.5, "max_length_ratio": 2.0},
-    "senpos": {"max_words": 500, "min_removed_han": 10, "min_candidates": 2},
+    "senpos": {"max_words": 500, "min_removed_han": 10, "min_candidates": 2, "max_candidates": 99},
     "splits": {"stories": [21456.0, 1042.0, 1592.0], "clozet_stories": [644.0, 294.0, 294.0]},
     "plotcom_eval": "leak-free", "title_from": "none",
     "near_duplicates": {"threshold": 0.8, "num_perm": 128, "shingle": 5, "seed": 1, "sketch": "oph"},

@@ -38,7 +38,11 @@ def built(tmp_path_factory):
     stories = (SAMPLE / "stories.jsonl").read_bytes().rstrip(b"\n").split(b"\n")
     dup = json.loads(stories[0])
     dup["id"] = "dup-of-001"
-    lines = stories + BAD_STORIES + [json.dumps(dup, ensure_ascii=False).encode()]
+    variant = json.loads(stories[0])  # sample-001 (annotated) with one character changed
+    variant["id"], variant["story"] = "variant-of-001", variant["story"].replace("小刺猬", "小剌猬", 1)
+    assert variant["story"] != dup["story"]
+    lines = stories + BAD_STORIES + [json.dumps(dup, ensure_ascii=False).encode(),
+                                     json.dumps(variant, ensure_ascii=False).encode()]
     (tmp / "stories.jsonl").write_bytes(b"\n".join(lines) + b"\n")
     anns = (SAMPLE / "clozet_annotations.jsonl").read_text(encoding="utf-8").splitlines()
     first = json.loads(anns[0])
@@ -59,6 +63,7 @@ def built(tmp_path_factory):
 def _all_sources():
     """story_id -> text of the sample stories and of the bad lines that still hold a story."""
     sources = {s["id"]: s["story"] for s in _sample_stories()}
+    sources["variant-of-001"] = sources["sample-001"].replace("小刺猬", "小剌猬", 1)
     for raw in BAD_STORIES:
         try:
             obj = json.loads(raw)
@@ -90,7 +95,7 @@ def test_bad_input_becomes_rejects_with_reasons(built):
                 ("parse", str(n + 7)): "not_an_object", ("dedup_text", str(n + 8)): "exact_duplicate"}
     for key, reason in expected.items():
         assert by_input[key] == reason, key
-    assert stats["stages"]["parse"]["read"] == n + 8
+    assert stats["stages"]["parse"]["read"] == n + 9
     ann_reasons = sorted(rejects[rejects.stage.isin(["clozet", "annotations"])].reason)
     assert ann_reasons == ["first_sentence", "malformed_json", "unknown_story", "wrong_equals_right"]
     assert not (rejects.reason == "internal_error").any()
@@ -98,11 +103,44 @@ def test_bad_input_becomes_rejects_with_reasons(built):
     assert {"bad-one", "bad-two"} <= set(outgen.story_id)  # OutGen takes any story it can outline
 
 
+def test_near_duplicates_share_one_split_in_every_task_and_no_leak_is_reported(built):
+    tables = {t: read_table(built / "a" / t) for t in ("clozet", "senpos", "plotcom", "outgen")}
+    clozet_split = set(tables["clozet"].query("story_id == 'sample-001'").split)
+    assert len(clozet_split) == 1
+    variant = {(t, sp) for t, df in tables.items() for sp in df.query("story_id == 'variant-of-001'").split}
+    assert variant and {sp for _, sp in variant} == clozet_split  # the variant follows its ClozeT original
+    assert ("plotcom", "train") not in variant
+    rejects = read_table(built / "a" / "rejects")
+    [detail] = rejects[(rejects.stage == "plotcom") & rejects.input_id.str.endswith(":57")].detail
+    assert detail == "held out: a near-duplicate of ClozeT story sample-001"
+    leaks = json.loads((built / "a" / "stats.json").read_text())["leaks"]
+    assert (leaks["stories_in_two_splits"], leaks["near_duplicate_groups_in_two_splits"],
+            leaks["plotcom_train_clozet_stories"], leaks["groups"]) == (0, 0, 0, 1)
+    assert "No leak: every story, window and near-duplicate" in (built / "a" / "CARD.md").read_text()
+
+
+def test_plotcom_eval_paper_samples_from_every_clozet_split_and_the_card_says_so(built, tmp_path):
+    lot.run(["--stories", str(built / "stories.jsonl"), "--annotations", str(built / "ann.jsonl"),
+             "--output", str(tmp_path / "paper"), "--plotcom-eval", "paper", "--title-from", "first-sentence"])
+    clozet, plotcom = read_table(tmp_path / "paper" / "clozet"), read_table(tmp_path / "paper" / "plotcom")
+    evals = plotcom[plotcom.split != "train"]
+    assert set(evals.origin) == {"clozet"} and set(evals.story_id) <= set(clozet.story_id)
+    crossed = set(evals.story_id) & set(clozet.query("split == 'train'").story_id)
+    assert crossed  # ClozeT train stories became PlotCom val/test, as in the paper
+    stats = json.loads((tmp_path / "paper" / "stats.json").read_text())
+    assert stats["leaks"]["stories_in_two_splits"] >= len(crossed) > 0
+    assert "because `--plotcom-eval paper` samples PlotCom val/test" in (tmp_path / "paper" / "CARD.md").read_text()
+    outgen = read_table(tmp_path / "paper" / "outgen")
+    untitled = outgen[outgen.title_source == "first_sentence"]
+    assert len(untitled) == stats["outgen_titles"]["first_sentence"] > 0 and (untitled.title != "").all()
+
+
 def test_same_seed_is_byte_identical_across_worker_counts(built):
     for task in ("clozet", "senpos", "plotcom", "outgen"):
-        for split in ("train", "val", "test"):
-            assert filecmp.cmp(built / "a" / task / f"{split}.jsonl", built / "b" / task / f"{split}.jsonl",
-                               shallow=False)
+        names = sorted(p.name for p in (built / "a" / task).iterdir() if not p.name.endswith(".parquet"))
+        assert names == sorted(p.name for p in (built / "b" / task).iterdir() if not p.name.endswith(".parquet"))
+        for name in names:  # every .jsonl, .source and .target export
+            assert filecmp.cmp(built / "a" / task / name, built / "b" / task / name, shallow=False), name
         a, b = read_table(built / "a" / task), read_table(built / "b" / task)
         assert a.equals(b)
     assert (built / "a" / "stats.json").read_bytes() == (built / "b" / "stats.json").read_bytes()
@@ -138,6 +176,13 @@ def test_review_tasks_round_trip(built, tmp_path):
     evals = senpos[senpos.split != "train"]
     assert len(evals) == len(tasks) and evals.reviewed.all()
     check_accounting(tmp_path / "o")
+    check_jsonl_exports(tmp_path / "o", {t: read_table(tmp_path / "o" / t) for t in ("clozet", "senpos", "plotcom", "outgen")})
+    reviewed = sum(len((tmp_path / "o" / "senpos" / f"{s}.jsonl").read_text().splitlines()) for s in ("val", "test"))
+    assert reviewed == len(tasks)  # reviewed examples leave the .unreviewed files
+    assert all((tmp_path / "o" / "senpos" / f"{s}.unreviewed.{x}").read_text() == ""
+               for s in ("val", "test") for x in ("jsonl", "source", "target"))
+    before = sum(len((built / "a" / "senpos" / f"{s}.unreviewed.jsonl").read_text().splitlines()) for s in ("val", "test"))
+    assert before == len(tasks) and (built / "a" / "senpos" / "val.jsonl").read_text() == ""
 
 
 def test_real_lot_stories(tmp_path):
@@ -152,3 +197,37 @@ def test_real_lot_stories(tmp_path):
     stats = check_accounting(tmp_path / "real")
     assert len(tables["senpos"]) > 100 and len(tables["outgen"]) > 140
     assert stats["outline_agreement"]["stories_with_input_outline"] > 140
+
+
+def _real_stories() -> list[str]:
+    path = shared_path("lot", "outgen_val_sample.jsonl")
+    return [json.loads(line)["story"] for line in pathlib.Path(path).read_text(encoding="utf-8").splitlines()]
+
+
+def _qualifying(story_text: str) -> bool:
+    """A paragraph the paper could use alone: under 500 words, with a removable sentence."""
+    from annotators.lot.senpos import windows
+    from annotators.lot.story import parse_story_record, prepare_story
+    from annotators.text.words import count_words
+
+    story = prepare_story(parse_story_record("p:1", json.dumps({"story": story_text}, ensure_ascii=False).encode()))
+    return sum(count_words(w) for w in story.words) < 500 and bool(windows(story))
+
+
+def test_senpos_from_pages_and_a_book_made_of_real_stories(tmp_path):
+    stories = _real_stories()
+    pages = ["\n".join(stories[i:i + 5]) for i in range(0, 60, 5)]
+    book = "\n".join(stories)  # one text of every real story, one per paragraph: a short "novel"
+    lines = [json.dumps({"id": f"page-{i}", "story": p}, ensure_ascii=False) for i, p in enumerate(pages)]
+    lines.append(json.dumps({"id": "book", "story": book}, ensure_ascii=False))
+    (tmp_path / "in.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    lot.run(["--stories", str(tmp_path / "in.jsonl"), "--output", str(tmp_path / "out")])
+    senpos = read_table(tmp_path / "out" / "senpos")
+    qualifying_pages = sum(_qualifying(s) for s in stories[:60])
+    qualifying_book = sum(_qualifying(s) for s in stories)
+    assert (senpos.story_id != "book").sum() >= 0.9 * qualifying_pages
+    assert (senpos.story_id == "book").sum() >= 0.9 * qualifying_book
+    check_lot_output(tmp_path / "out", {**{f"page-{i}": p for i, p in enumerate(pages)}, "book": book})
+    rejects = read_table(tmp_path / "out" / "rejects")
+    book_rejects = rejects[rejects.input_id.str.endswith(f":{len(lines)}")]
+    assert set(book_rejects.stage) == {"plotcom", "outgen"} and set(book_rejects.reason) == {"story_too_long"}

@@ -8,11 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from annotators.core.near_dup import (NearDupConfig, Node, band_keys, bands_rows, candidate_components, clusters,
-                                         component_pairs, jaccard, shingles, verified_pairs)
+                                      component_pairs, jaccard, oph_signature, shingles, verified_pairs)
 from annotators.core.outcome import Drop
 from annotators.stories.site_spec import parse_spec
 from annotators.stories.clean import (CleanConfig, check_decoding, check_story, clean_text, single_line_title,
-                                    is_boilerplate, remove_emails, remove_urls)
+                                    is_boilerplate, jieba_word_count, remove_emails, remove_urls)
+from annotators.text.tokenizers import get_tokenizer
+from annotators.text.words import count_words
 from annotators.stories.sources import RawStory, json_line_to_raw, page_to_raw, text_file_to_raw, to_story
 from tests.fixtures.site.make_site import STORIES
 
@@ -77,6 +79,18 @@ def test_check_story_reasons():
     assert check_story("小猫在窗台上晒太阳，晒着晒着就睡着了。") == Drop("too_short", "11 words < 50")
     assert check_story(TEXT_01) is None
     assert check_story(TEXT_01, CleanConfig(max_words=60)).reason == "too_long"
+
+
+def test_long_texts_are_kept_unless_the_paper_filter_is_asked_for():
+    long = "\n".join([TEXT_01] * 12)
+    assert jieba_word_count(long) > 500
+    assert check_story(long) is None  # SenPos cuts windows from long texts (pipelines.lot)
+    assert check_story(long, CleanConfig(paper_length_filter=True)) == Drop(
+        "too_long", f"{jieba_word_count(long)} words > 500 (--paper-length-filter: LOT's 50-500-word stories)")
+    assert check_story(long, CleanConfig(max_words=600)).detail.endswith("> 600 (--max-words)")
+    words = jieba_word_count(TEXT_01)
+    assert words == count_words(get_tokenizer("jieba").tokens(TEXT_01))  # the one shared definition
+    assert check_story(TEXT_01, CleanConfig(paper_length_filter=True, min_words=words + 1)) is None
 
 
 def test_check_decoding_rejects_mojibake_only():
@@ -163,6 +177,19 @@ def test_near_copies_share_a_band_and_unrelated_stories_do_not():
     assert len(a) == b and set(a) & set(c)
     assert not set(a) & set(band_keys("\n".join(STORIES["02"][1])))
     assert band_keys(TEXT_01) == a  # deterministic across calls (and processes: SHA-1 based MinHash)
+
+
+def test_one_permutation_sketch_estimates_jaccard_and_finds_near_copies():
+    oph = NearDupConfig(sketch="oph")
+    a, c = band_keys(TEXT_01, oph), band_keys(TEXT_06, oph)
+    assert len(a) == bands_rows(0.8, 128)[0] and set(a) & set(c)
+    assert not set(a) & set(band_keys("\n".join(STORIES["02"][1]), oph))
+    sig_a, sig_b = oph_signature(TEXT_01, 5, 128), oph_signature(TEXT_06, 5, 128)
+    assert abs((sig_a == sig_b).mean() - 0.939) < 0.1  # bins agree about as often as shingles do
+    assert (oph_signature(" ".join(TEXT_01), 5, 128) == sig_a).all()  # whitespace is ignored, as in shingles
+    assert oph_signature("短", 5, 128).shape == (128,) and oph_signature("", 5, 128).shape == (128,)
+    with pytest.raises(ValueError):
+        oph_signature(TEXT_01, 5, 100)
 
 
 def test_verified_pairs_apply_the_threshold():

@@ -1,0 +1,68 @@
+"""One split per story and near-duplicate group (annotators.lot.splits), the leak check, and
+the near-duplicate clusters LOT builds them from (annotators.core.near_dup.member_clusters)."""
+from __future__ import annotations
+
+import pickle
+
+from annotators.core.compact import CompactMap
+from annotators.core.near_dup import NearDupConfig, Node, id_components, member_clusters
+from annotators.lot.splits import SplitPlan, StoryGroup, group_key, groups_from, leak_report
+
+STORY = ("从前有一个小村庄，村口住着一位勤劳的老木匠。老木匠每天天不亮就起床，在院子里刨木头。"
+         "村里的孩子们都喜欢围在他身边看他干活。有一年冬天，河上的木桥被大雪压断了。"
+         "老木匠带着徒弟们在河边忙了整整三天。新桥修好的那天，全村的人都来桥上走了一遍。")
+OTHER = ("海边住着一个叫阿海的老渔夫，他每天天不亮就划着小船出海。有一天夜里，他的网里捞上来一条浑身发着蓝光的小鱼。"
+         "小鱼在网里轻轻摆着尾巴，好像在求他放了自己。阿海想了很久，还是把小鱼放回了大海。")
+OPH = NearDupConfig(sketch="oph")
+
+
+def node(name: str) -> Node:
+    return Node("", f"in.jsonl:{name}", name, (f"in.jsonl:{name}",))
+
+
+def test_member_clusters_group_near_copies_only():
+    members = [(node("b"), STORY.replace("老木匠", "老铁匠", 1)), (node("a"), STORY), (node("c"), OTHER)]
+    [(cluster, rep, ids)] = member_clusters(members, OPH)
+    assert (rep, ids) == ("a", ("a", "b"))
+    assert member_clusters(members[2:], OPH) == []
+
+
+def test_id_components_join_sets_that_share_a_story():
+    comp = id_components([("1", "2"), ("2", "3"), ("4", "5"), ("1", "2")])
+    assert comp["1"] == comp["2"] == comp["3"] != comp["4"] == comp["5"] and "6" not in comp
+
+
+def test_a_group_takes_its_representatives_split_and_annotated_groups_use_clozet_weights():
+    groups = groups_from([("cl-1", "a", ("b", "a", "c"))])
+    assert groups["b"] == StoryGroup("a", "cl-1", ("a", "b", "c")) and "z" not in groups
+    plan = SplitPlan(0, (1, 1, 1), (0, 0, 1))
+    splits = {plan.split(s, groups, {}) for s in "abc"}
+    assert len(splits) == 1  # one split for the whole group
+    assert {plan.split(s, groups, {"c": [{}]}) for s in "abc"} == {"test"}  # ClozeT weights (0, 0, 1)
+    assert plan.split("z", groups, {"c": [{}]}) == plan.split("z", {}, {})  # other stories unaffected
+    assert group_key("b", groups) == "cl-1" and group_key("z", groups) == "z"
+
+
+def test_leak_report_reads_the_written_examples():
+    groups = groups_from([("cl-1", "a", ("a", "b"))])
+    clean = [("clozet", "a", "test"), ("plotcom", "a", "test"), ("senpos", "b", "test"), ("outgen", "x", "train"),
+             ("plotcom", "x", "train")]
+    report = leak_report(clean, groups)
+    assert (report["stories_in_two_splits"], report["near_duplicate_groups_in_two_splits"],
+            report["plotcom_train_clozet_stories"], report["stories"], report["groups"]) == (0, 0, 0, 3, 1)
+    leaky = clean + [("senpos", "x", "val"), ("outgen", "b", "train"), ("plotcom", "b", "train")]
+    report = leak_report(leaky, groups)
+    assert report["stories_in_two_splits"] == 2  # x (train and val), b (test and train)
+    assert report["near_duplicate_groups_in_two_splits"] == 1 and report["plotcom_train_clozet_stories"] == 1
+    assert report["examples"]["plotcom_train_clozet_stories"] == ["b"]
+
+
+def test_compact_map_pickles_as_one_blob_and_reads_like_a_dict():
+    data = {f"s{i}": StoryGroup("s0", "c", ("s0", f"s{i}")) for i in range(1000)}
+    compact = CompactMap(data)
+    again = pickle.loads(pickle.dumps(compact))
+    assert again == compact and dict(again) == data and len(again) == 1000
+    assert again["s7"] == data["s7"] and again.get("nope") is None and "s9" in again
+    assert CompactMap(dict(reversed(list(data.items())))) == compact  # same contents, same blob
+    assert len(pickle.dumps(compact)) < len(pickle.dumps(data)) / 4
+    assert compact.__slots__ == ("_blob", "_digest") and not hasattr(compact, "__dict__")
