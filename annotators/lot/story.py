@@ -7,7 +7,8 @@ cuts each sentence once with jieba, HMM on and off in one pass (`zh_tokens.Segme
 so later steps never tokenise the story again: word counts and Table 3 use the HMM-on words,
 the OutGen outline the HMM-off tokens.
 Known-bad inputs: malformed JSON, non-objects, missing/empty/whitespace-only stories,
-non-Chinese text, one- or two-sentence stories, huge records, HTML junk, LOT placeholders.
+non-Chinese text, HTML junk, LOT placeholders. Short and long texts are prepared: each task
+applies its own limits (`whole_story_problem`, SenPos windows).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import json
 import re
 from typing import Any
 
-from annotators.core.ids import stable_hash, stable_id, unit_interval
+from annotators.core.ids import stable_hash, stable_id
 from annotators.core.outcome import Drop
 from annotators.text.charset import decode_bytes
 from annotators.text import zh_tokens
@@ -240,12 +241,3 @@ def exact_duplicate_key(record: dict[str, Any], config: StoryConfig) -> str:
     'whitespace' normalisation only deletes whitespace, so then the raw text gives the same key."""
     text = record["story"] if config.normalize == "whitespace" else normalize_text(record["story"], config.normalize)
     return stable_hash("text", _WHITESPACE.sub("", text))
-
-
-def split_of(seed: int, story_id: str, proportions: tuple[float, float, float]) -> str:
-    """train/val/test for a story from a stable hash of (seed, story id) and the proportions."""
-    train, val, _ = proportions
-    u = unit_interval(seed, "split", story_id) * sum(proportions)
-    if u < train:
-        return "train"
-    return "val" if u < train + val else "test"
