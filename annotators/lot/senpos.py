@@ -74,6 +74,11 @@ def _pieces(counts: list[int], breaks: tuple[int, ...], max_words: int, max_sent
 
 def windows(story: PreparedStory, config: SenPosConfig = SenPosConfig()) -> list[tuple[int, int]]:
     """The [start, end) sentence ranges of the text's SenPos windows, in order."""
+    n = len(story.sentences)
+    if not story.breaks and n <= config.max_candidates + 2 and sum(map(len, story.sentences)) < config.max_words:
+        # one paragraph of fewer characters than the word limit: fewer words too (a word has
+        # at least one character), so the whole text is the one possible window
+        return [(0, n)] if _removable(story, 0, n, config) else []
     counts = [count_words(w) for w in story.words]
     out: list[tuple[int, int]] = []
     current: tuple[int, int] | None = None
