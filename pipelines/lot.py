@@ -163,9 +163,9 @@ class NearDuplicateGroups(beam.PTransform):
     group of two or more near-duplicate stories, with the stories job's near-duplicate code
     (annotators.core.near_dup): MinHash LSH band keys (its fast one-permutation sketch);
     stories sharing a band are candidates; candidate sets sharing a story are joined into
-    components in one global step over input ids only; each candidate's text and band keys
-    go once to its component, where stories sharing a band are verified by exact shingle
-    Jaccard (skipping pairs already joined) and clustered. Only candidates' texts are
+    components in one global step over input ids only; each candidate's text goes once to
+    its component, where its band keys are made again, stories sharing a band are verified
+    by exact shingle Jaccard (skipping pairs already joined) and clustered. Only candidates' texts are
     shuffled, never the corpus.
 
     The records come from two reads (`{"keys": ..., "texts": ...}`): the texts are matched
