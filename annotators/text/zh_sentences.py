@@ -36,18 +36,7 @@ def _raw_pieces(paragraph: str) -> list[str]:
 
 def merge_short(sentences: list[str], min_han: int = 10) -> list[str]:
     """Merge sentences with fewer than `min_han` Han characters into a neighbour."""
-    out = list(sentences)
-    i = 0
-    while len(out) > 1 and i < len(out):
-        if han_count(out[i]) >= min_han:
-            i += 1
-            continue
-        if i == 0:
-            out[0:2] = [out[0] + out[1]]
-        else:
-            out[i - 1 : i + 1] = [out[i - 1] + out[i]]
-            i -= 1
-    return out
+    return _merge_short_flagged(sentences, [False] * len(sentences), min_han)[0]
 
 
 def split_sentences(text: str, *, min_han: int = 10) -> list[str]:
@@ -71,7 +60,9 @@ def split_paragraph_sentences(text: str, *, min_han: int = 10) -> tuple[list[str
 
 
 def _merge_short_flagged(sentences: list[str], starts: list[bool], min_han: int) -> tuple[list[str], list[bool]]:
-    """`merge_short`, carrying each sentence's paragraph-start flag (the kept neighbour's)."""
+    """Merge sentences with fewer than `min_han` Han characters into their previous neighbour
+    (the first into its next), carrying each sentence's paragraph-start flag (the kept
+    neighbour's)."""
     out, flags = list(sentences), list(starts)
     i = 0
     while len(out) > 1 and i < len(out):
