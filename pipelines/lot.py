@@ -348,7 +348,7 @@ class OutlineAgreement(beam.PTransform):
 
 class _SumAgreement(beam.CombineFn):
     """AgreementCounts summed field by field, and the stories that had an input outline (one
-    small accumulator instead of a list per story); the output is what steps.agreement reads."""
+    small accumulator instead of a list per story); the output is what steps.agreement_from_sums reads."""
 
     def create_accumulator(self):
         return (0, 0, 0, 0)

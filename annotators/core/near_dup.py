@@ -181,27 +181,14 @@ def candidate_components(sets: Iterable[tuple[Node, ...]]) -> dict[str, tuple[tu
     """Candidate sets (band groups) that share a story, joined: component key -> (its stories'
     input_ids, sorted; its candidate sets, sorted). Each candidate story's text then goes to
     one component, however many band groups it is in."""
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        return _root(parent, x)
-
     sets = sorted(set(sets))
+    component = id_components(tuple(n.input_id for n in members) for members in sets)
+    out: dict[str, tuple[list[str], list]] = {}
     for members in sets:
-        root = find(members[0].input_id)
-        for node in members[1:]:
-            other = find(node.input_id)
-            if other != root:
-                parent[max(root, other)] = min(root, other)
-                root = min(root, other)
-    groups: dict[str, list] = {}
-    for members in sets:
-        groups.setdefault(find(members[0].input_id), []).append(members)
-    out = {}
-    for member_sets in groups.values():
-        ids = tuple(sorted({n.input_id for members in member_sets for n in members}))
-        out[stable_hash("component", *ids)] = (ids, member_sets)
-    return out
+        ids, member_sets = out.setdefault(component[members[0].input_id], ([], []))
+        ids.extend(n.input_id for n in members)
+        member_sets.append(members)
+    return {key: (tuple(sorted(set(ids))), member_sets) for key, (ids, member_sets) in out.items()}
 
 
 def component_pairs(members: Iterable[tuple[Node, str]], sets: Iterable[tuple[Node, ...]],

@@ -16,8 +16,7 @@ from annotators.core.outcome import Drop
 from annotators.lot.clozet import (ClozeTConfig, build_clozet, build_plotcom_train, check_annotation,
                                    plotcom_from_clozet)
 from annotators.lot.outgen import agreement_counts, build_outgen_with_words
-from annotators.lot.records import (AgreementCounts, OutGenOutput, ReviewRecord, SenPosOutput,
-                                    TaskRow)
+from annotators.lot.records import OutGenOutput, ReviewRecord, SenPosOutput, TaskRow
 from annotators.lot.senpos import SenPosConfig, apply_review, build_senpos, parse_review
 from annotators.lot.stats import example_stats
 from annotators.lot.splits import SplitPlan, split_by_weights
@@ -263,14 +262,9 @@ def table3(results, tasks) -> dict:
     return table
 
 
-def agreement(counts: list[AgreementCounts]) -> dict:
-    """Micro precision/recall/F1 of built outlines against the inputs' own outlines."""
-    shared, predicted, official = (sum(getattr(c, f) for c in counts) for f in AgreementCounts._fields)
-    return agreement_from_sums(shared, predicted, official, sum(1 for c in counts if c.official))
-
-
 def agreement_from_sums(shared: int, predicted: int, official: int, stories: int) -> dict:
-    """`agreement` from the summed counts and the number of stories with an input outline."""
+    """Micro precision/recall/F1 of built outlines against the inputs' own outlines, from the
+    summed AgreementCounts and the number of stories that came with an outline."""
     p, r, f1 = prf(shared, predicted, official)
     return {"stories_with_input_outline": stories, "shared_phrases": shared,
             "predicted_phrases": predicted, "input_phrases": official, "precision": round(p, 4),
