@@ -19,7 +19,12 @@ from annotators.chapterbreak.ao3 import Ao3Config
 from annotators.chapterbreak.books import AO3, PG, book_summary, chapter_rows
 from annotators.chapterbreak.card import card, dataset_stats, released_json, released_name
 from annotators.chapterbreak.chapters import ChapterConfig
+from annotators.chapterbreak.dedup import DedupConfig, duplicate_books
 from annotators.chapterbreak.examples import ExampleConfig
+from annotators.chapterbreak.subsets import KINDS, per_book_cap
+from annotators.core.outcome import Drop
+from annotators.text.tokenizers import get_tokenizer
+from pipelines.engine.gather import Gather
 from pipelines.engine import (
     REJECTS, JobReport, MatchInputs, ReadFiles, ReadLines, Stage, WriteTable, add_config_flags, config_from_args,
     default_card, expand_input, is_local_path, join, make_pipeline, parse_job_args, run_pipeline, staging_path,
@@ -37,22 +42,51 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ao3", help="AO3 work pages / HTML downloads / JSON lines (file, glob or folder)")
     p.add_argument("--output", required=True)
     p.add_argument("--seed", type=int, default=0)
-    add_config_flags(p, ExampleConfig, exclude=("negatives_from", "rewrite_headings"))
+    add_config_flags(p, ExampleConfig, exclude=("negatives_from",))
     negatives = _EXAMPLE_FIELDS["negatives_from"]
     p.add_argument("--negatives", dest="negatives_from", default=negatives.default,
                    choices=negatives.metadata["choices"], help=negatives.metadata["help"])
-    p.add_argument("--keep_headings", action="store_true", help="do not rewrite negatives' numbers")
     add_config_flags(p, ChapterConfig)
     add_config_flags(p, Ao3Config, prefix="ao3_")
+    add_config_flags(p, DedupConfig, prefix="duplicate_")
     p.add_argument("--shards", type=int, default=None, help="parquet files per table (default: one per --shard-bytes of rows)")
+    for name in RETIRED_FLAGS:
+        p.add_argument(f"--{name}", f"--{name.replace('_', '-')}", dest=f"retired_{name}", nargs="?", const=True,
+                       help=argparse.SUPPRESS)
     return p
 
 
-def configs(args) -> tuple[ChapterConfig, ExampleConfig, Ao3Config]:
+# Flags of earlier releases: a usage error that names what replaced them.
+RETIRED_FLAGS = {"keep_headings": "--headings keep (or number, the paper's rewrite; normalize is the default)",
+                 "subset_per_chapter": "--subset_per_book (subset boundaries now come from every book, "
+                                       "chapters or not)"}
+
+
+def configs(args, parser: argparse.ArgumentParser | None = None) -> tuple[ChapterConfig, ExampleConfig, Ao3Config]:
     """The three Configs the flags describe ('' disables an AO3 language/rating filter)."""
+    def error(message: str):
+        if parser is None:
+            raise ValueError(message)
+        parser.error(message)
+
+    for name, instead in RETIRED_FLAGS.items():
+        if getattr(args, f"retired_{name}", None) is not None:
+            error(f"--{name} is gone; use {instead}")
+    subsets = tuple(k for k in args.subsets if k and k != "none")
+    unknown = sorted(set(subsets) - set(KINDS))
+    if unknown:
+        error(f"argument --subsets: unknown {unknown}; choose from {','.join(KINDS)} or none")
+    try:
+        per_book_cap(args.subset_per_book, "pg19", "cause")
+    except ValueError:
+        error(f"argument --subset_per_book: 'paper' or a count >= 0, not {args.subset_per_book!r}")
+    try:
+        get_tokenizer(args.tokenizer)
+    except (ValueError, OSError) as exc:
+        error(f"argument --tokenizer: {exc}")
     chapters = config_from_args(args, ChapterConfig)
     examples = config_from_args(args, ExampleConfig, prefix_lengths=tuple(sorted(set(args.prefix_lengths))),
-                                rewrite_headings=not args.keep_headings)
+                                subsets=tuple(dict.fromkeys(subsets)))
     ao3 = config_from_args(args, Ao3Config, prefix="ao3_", language=args.ao3_language or None,
                            rating=args.ao3_rating or None)
     return chapters, examples, ao3
@@ -68,14 +102,15 @@ def apply_stage(pcoll, report, name: str, fn, **kwargs):
 
 
 class ParseGutenbergBooks(beam.PTransform):
-    """(input_id, bytes) of PG files -> {"books", "rejects", "rejected_books"} (books-table rows)."""
+    """(input_id, bytes) of PG files -> {"books", "rejects", "rejected_books"} (books-table rows).
+    With `keep_unchaptered` (subsets wanted), a book without chapter headings is kept as one text."""
 
-    def __init__(self, config: ChapterConfig, report: JobReport | None = None):
+    def __init__(self, config: ChapterConfig, report: JobReport | None = None, keep_unchaptered: bool = False):
         super().__init__()
-        self._config, self._report = config, report
+        self._config, self._report, self._keep = config, report, keep_unchaptered
 
     def expand(self, files):
-        fn = functools.partial(steps.read_gutenberg_book, config=self._config)
+        fn = functools.partial(steps.read_gutenberg_book, config=self._config, keep_unchaptered=self._keep)
         books, rejects = apply_stage(files, self._report, "gutenberg_books", fn)
         rejected = rejects | "PgRejectBooks" >> beam.Map(steps.reject_to_book, PG)
         return {"books": books, "rejects": rejects, "rejected_books": rejected}
@@ -105,6 +140,51 @@ class ParseAo3Works(beam.PTransform):
         rejected = [r | f"RejectBooks{i}" >> beam.Map(steps.reject_to_book, AO3) for i, r in enumerate(rejects)]
         return {"books": books, "rejects": rejects | "AllRejects" >> beam.Flatten(),
                 "rejected_books": rejected | "AllRejectedBooks" >> beam.Flatten()}
+
+
+class BookKeys(beam.PTransform):
+    """A second read of the inputs -> BookKey per accepted book (no text; Drops are left out:
+    the first read's stages count and reject them)."""
+
+    def __init__(self, ch_cfg: ChapterConfig, ao3_cfg: Ao3Config, keep_unchaptered: bool):
+        super().__init__()
+        self._ch, self._ao3, self._keep = ch_cfg, ao3_cfg, keep_unchaptered
+
+    def expand(self, inputs):
+        def ok(result):
+            return [] if isinstance(result, Drop) else list(result)
+
+        books = []
+        if "gutenberg" in inputs:
+            books.append(inputs["gutenberg"] | "KeyPgBooks" >> beam.FlatMap(
+                lambda e: ok(steps.read_gutenberg_book(e, self._ch, self._keep))))
+        ao3 = inputs.get("ao3", {})
+        parts = [ao3[k] | f"KeyAo3Parts[{k}]" >> beam.FlatMap(lambda e, fn=fn: ok(fn(e)))
+                 for k, fn in (("pages", steps.read_ao3_page), ("lines", steps.read_ao3_line)) if k in ao3]
+        if parts:
+            books.append(parts | "KeyAo3AllParts" >> beam.Flatten()
+                         | "KeyAo3ByWork" >> beam.Map(lambda part: (part.work_id, part))
+                         | "KeyAo3Works" >> beam.GroupByKey()
+                         | "KeyAo3Books" >> beam.FlatMap(lambda e: ok(steps.build_ao3_work(e, self._ao3))))
+        return books | "KeyAllBooks" >> beam.Flatten() | "BookKey" >> beam.Map(steps.book_key)
+
+
+class CollapseDuplicates(beam.PTransform):
+    """Accepted books -> the books left once exact and near-duplicate copies collapse (stage
+    `duplicates`: a dropped copy is a `duplicate_book` reject naming the copy kept, and the
+    kept book lists its duplicates). `keys`: every book's BookKey, from a second read, so the
+    books themselves are never held while the one global step decides."""
+
+    def __init__(self, keys, config: DedupConfig, report: JobReport | None = None):
+        super().__init__()
+        self._keys, self._config, self._report = keys, config, report
+
+    def expand(self, books):
+        threshold = self._config.threshold
+        verdicts = beam.pvalue.AsSingleton(
+            self._keys | "AllBookKeys" >> Gather() | "DuplicateGroups" >> beam.Map(duplicate_books, threshold))
+        return apply_stage(books, self._report, "duplicates", steps.collapse_duplicate,
+                           input_id=lambda b: b["input_id"], side_inputs={"verdicts": verdicts})
 
 
 class BuildExamples(beam.PTransform):
@@ -157,44 +237,63 @@ class WriteReleased(beam.PTransform):
         return (slim, seeds) | beam.Flatten() | beam.GroupByKey() | beam.Map(write)
 
 
-def _read_ao3(p, pattern: str) -> dict:
+def _read_ao3(p, pattern: str, label: str = "") -> dict:
     """The AO3 inputs a file, glob or folder names (a folder may hold pages and JSON lines),
     matched when the job runs and routed by extension. A local pattern is listed now only to
     leave out a kind it has no file of; a remote one gets both branches."""
     exts = HTML_EXTS + JSONL_EXTS
     kinds = ({"pages" if x.lower().endswith(HTML_EXTS) else "lines" for x in expand_input(pattern, exts, mixed=True)}
              if is_local_path(pattern) else {"pages", "lines"})
-    sources = p | "MatchAo3" >> MatchInputs(pattern, exts, mixed=True)
+    sources = p | f"MatchAo3{label}" >> MatchInputs(pattern, exts, mixed=True)
     inputs = {}
     if "pages" in kinds:
-        inputs["pages"] = (sources | "Ao3HtmlFiles" >> beam.Filter(lambda s: s.path.lower().endswith(HTML_EXTS))
-                           | "ReadAo3Html" >> ReadFiles())
+        inputs["pages"] = (sources | f"Ao3HtmlFiles{label}" >> beam.Filter(lambda s: s.path.lower().endswith(HTML_EXTS))
+                           | f"ReadAo3Html{label}" >> ReadFiles())
     if "lines" in kinds:
-        inputs["lines"] = (sources | "Ao3LineFiles" >> beam.Filter(lambda s: s.path.lower().endswith(JSONL_EXTS))
-                           | "ReadAo3Lines" >> ReadLines())
+        inputs["lines"] = (sources | f"Ao3LineFiles{label}" >> beam.Filter(lambda s: s.path.lower().endswith(JSONL_EXTS))
+                           | f"ReadAo3Lines{label}" >> ReadLines())
+    return inputs
+
+
+def _read_inputs(p, args, label: str = "") -> dict:
+    """{"gutenberg": (input_id, bytes) of PG files, "ao3": {"pages", "lines"}}, as given."""
+    inputs = {}
+    if args.gutenberg:
+        inputs["gutenberg"] = (p | f"MatchBooks{label}" >> MatchInputs(args.gutenberg, [".txt"])
+                               | f"ReadBooks{label}" >> ReadFiles())
+    if args.ao3:
+        inputs["ao3"] = _read_ao3(p, args.ao3, label)
     return inputs
 
 
 def run(argv=None):
-    args, options = parse_job_args(build_parser(), argv)
+    parser = build_parser()
+    args, options = parse_job_args(parser, argv)
     if not args.gutenberg and not args.ao3:
         raise SystemExit("give --gutenberg and/or --ao3")
-    ch_cfg, ex_cfg, ao3_cfg = configs(args)
+    ch_cfg, ex_cfg, ao3_cfg = configs(args, parser)
+    dup_cfg = config_from_args(args, DedupConfig, prefix="duplicate_")
     config = {"chapters": dataclasses.asdict(ch_cfg), "examples": dataclasses.asdict(ex_cfg),
-              "ao3": dataclasses.asdict(ao3_cfg)}
+              "ao3": dataclasses.asdict(ao3_cfg), "duplicates": dataclasses.asdict(dup_cfg),
+              "tokenizer": get_tokenizer(ex_cfg.tokenizer).name}
     out = staging_path(args.output)
     report = JobReport(out, "chapterbreak", config=config, seed=args.seed,
                        inputs=[x for x in (args.gutenberg, args.ao3) if x], options=options,
                        card=functools.partial(card, base_card=default_card))
     p = make_pipeline(options)
+    keep_unchaptered = bool(ex_cfg.subsets)
+    inputs = _read_inputs(p, args)
     parsed = []
-    if args.gutenberg:
-        files = p | "MatchBooks" >> MatchInputs(args.gutenberg, [".txt"]) | "ReadBooks" >> ReadFiles()
-        parsed.append(files | "Gutenberg" >> ParseGutenbergBooks(ch_cfg, report))
-    if args.ao3:
-        parsed.append(_read_ao3(p, args.ao3) | "Ao3" >> ParseAo3Works(ao3_cfg, report))
-    books = [x["books"] for x in parsed] | "AllBooks" >> beam.Flatten()
-    _write_books(books, [x["rejected_books"] for x in parsed], out, args.shards, report)
+    if "gutenberg" in inputs:
+        parsed.append(inputs["gutenberg"] | "Gutenberg" >> ParseGutenbergBooks(ch_cfg, report, keep_unchaptered))
+    if "ao3" in inputs:
+        parsed.append(inputs["ao3"] | "Ao3" >> ParseAo3Works(ao3_cfg, report))
+    keys = _read_inputs(p, args, "Again") | BookKeys(ch_cfg, ao3_cfg, keep_unchaptered)
+    found = [x["books"] for x in parsed] | "AllBooks" >> beam.Flatten()
+    books, duplicates = found | CollapseDuplicates(keys, dup_cfg, report)
+    rejected = [x["rejected_books"] for x in parsed] + [
+        duplicates | "DuplicateBooks" >> beam.Map(steps.duplicate_to_book)]
+    _write_books(books, rejected, out, args.shards, report)
     examples = (books | BuildExamples(ex_cfg, args.seed, report))["examples"]
     report.tally(examples | WriteTable(join(out, "examples"), EXAMPLES_SCHEMA,
                                        lambda r: (r["source"], r["book_id"], r["boundary"], r["cut_offset"],

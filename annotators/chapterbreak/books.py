@@ -28,15 +28,22 @@ def _title_of(body: str) -> str:
     return ""
 
 
-def gutenberg_book(name: str, raw: bytes, config: ChapterConfig = ChapterConfig()) -> dict | Drop:
-    """Decode, strip boilerplate and find chapters of one PG file."""
+def gutenberg_book(name: str, raw: bytes, config: ChapterConfig = ChapterConfig(), *,
+                   keep_unchaptered: bool = False) -> dict | Drop:
+    """Decode, strip boilerplate and find chapters of one PG file. A book whose chapters are
+    not found is a Drop, or with `keep_unchaptered` (the cause and dialogue subsets come
+    from every book) a book with no chapters whose `text` is the whole cleaned body."""
     cleaned = clean_book(raw)
     if isinstance(cleaned, Drop):
         return cleaned
     body, info = cleaned
     found = detect_chapters(body, config)
     if isinstance(found, Drop):
-        return Drop(found.reason, f"{info}; {found.detail}")
+        if not keep_unchaptered:
+            return Drop(found.reason, f"{info}; {found.detail}")
+        return {"book_id": book_id_for(PG, name), "source": PG, "input_id": name, "title": _title_of(body),
+                "info": {**info, "heading_style": "none", "chapters_found": f"{found.reason}: {found.detail}"},
+                "chapters": [], "text": body}
     chapters, diag = found
     head_end = chapters[0].line if chapters and chapters[0].heading else 0
     return {"book_id": book_id_for(PG, name), "source": PG, "input_id": name,
@@ -68,6 +75,9 @@ def ao3_book(work_id: str, parts: list[Ao3Part], config: Ao3Config = Ao3Config()
 
 
 def book_chapters(book: dict) -> list[BookChapter]:
+    """The book's chapters; a book without chapters is one headless chapter of its text."""
+    if not book["chapters"]:
+        return [BookChapter(0, "", "", book.get("text", ""))]
     return [BookChapter(c["index"], c["heading"], c["numeral"], c["body"]) for c in book["chapters"]]
 
 
@@ -84,8 +94,12 @@ def book_summary(book: dict) -> dict:
     """Row of the `books` table for one accepted book."""
     info = book["info"]
     return {"book_id": book["book_id"], "source": book["source"], "input_id": book["input_id"],
-            "title": book["title"], "status": "ok", "stage": "", "reason": "", "detail": "",
+            "title": book["title"], "status": "ok", "stage": "", "reason": "",
+            "detail": "; ".join(
+                ([f"no chapters (subsets only): {info['chapters_found']}"] if "chapters_found" in info else [])
+                + ([f"kept over its duplicate(s) {', '.join(info['duplicates'])}"] if info.get("duplicates") else [])
+            )[:2000],
             "n_chapters": len(book["chapters"]),
-            "n_words": sum(len(c["body"].split()) for c in book["chapters"]),
+            "n_words": sum(len(c.body.split()) for c in book_chapters(book)),
             "encoding": info.get("encoding", ""), "boilerplate": info.get("boilerplate", ""),
             "heading_style": info.get("heading_style", "")}

@@ -5,14 +5,18 @@ prefix = the book's text up to the end of chapter k, cut from the left to at mos
 (for every N in `prefix_lengths`, one row each); gold = the first 128 tokens of chapter k+1
 with its heading; negatives = the first 128 tokens of 5 chapters drawn with
 `rng_for(seed, book_id, k+1)` from the chapters after k+1 ("future chapter beginnings
-sampled from the same narrative"), each heading's number rewritten to the gold's ("Chapter
-VII" -> "Chapter III", section 2). Appendix F's out-of-book negatives and Appendix A's cause
-and dialogue subsets are options (`annotators.chapterbreak.subsets`).
+sampled from the same narrative"). Section 2 rewrites each negative's chapter number to the
+gold's ("Chapter VII" -> "Chapter III"), which leaves the heading's case and title to tell
+the gold apart; the default heading mode (`normalize`) gives the gold and every negative the
+same heading line, the gold's chapter phrase without titles (`opening_as`). Appendix F's
+out-of-book negatives are an option; Appendix A's cause and dialogue subsets
+(`annotators.chapterbreak.subsets`) are built from every book.
 The prefix holds only chapter text (chapters 0..k), never the front matter: a contents list
 there would name the gold's title.
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 
@@ -24,6 +28,7 @@ from annotators.core.outcome import Drop
 from annotators.text.tokenizers import get_tokenizer
 
 DEFAULT_TOKENIZER = "words_punct_v1"  # annotators.text.tokenizers; the name written to every row
+HEADING_MODES = ("normalize", "number", "keep", "strip")
 
 
 def _field(default, help_text: str, **meta):
@@ -42,10 +47,18 @@ class ExampleConfig:
     min_later_chapters: int = _field(5, "chapters needed after the gold (negatives come from them)")
     negatives_from: str = _field("future", "negatives from later chapters (§2) or other books (App. F)",
                                  choices=("future", "out_of_book"))
-    rewrite_headings: bool = _field(True, "rewrite the negatives' chapter numbers to the gold's (§2)")
-    tokenizer: str = _field(DEFAULT_TOKENIZER, "length unit (annotators.text.tokenizers; the paper names none)")
-    subsets: tuple[str, ...] = _field((), "comma list of cause,dialogue (App. A)")
-    subset_per_chapter: int = _field(1, "subset examples drawn per chapter (seeded)")
+    headings: str = _field("normalize", "heading lines of the gold and its negatives: normalize = every one "
+                           "opens with the gold's chapter phrase ('CHAPTER III.'; same case and number, no "
+                           "titles), so no heading line tells them apart; number = §2 as printed, only the "
+                           "negatives' numbers rewritten; keep = as printed; strip = no heading lines",
+                           choices=HEADING_MODES)
+    tokenizer: str = _field(DEFAULT_TOKENIZER, "length unit: words_punct_v1 (offline default) or gpt2:DIR, a "
+                            "local GPT-2/RoBERTa vocab.json + merges.txt, to count the evaluated model's tokens")
+    subsets: tuple[str, ...] = _field(("cause", "dialogue"), "Appendix A subsets built from every book, "
+                                      "chapters or not: comma list of cause,dialogue ('none': chapter breaks only)")
+    subset_per_book: str = _field("paper", "subset examples drawn per book and kind (seeded): paper = Table 4's "
+                                  "examples per work for the book's source and kind (pg19: cause 11, dialogue 69; "
+                                  "ao3: cause 8, dialogue 9), N = at most N, 0 = all")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,32 +122,66 @@ class BookText:
         return self.text[start:end], count
 
     def chapter_at(self, offset: int) -> int:
-        return max(i for i, s in enumerate(self.starts) if s <= offset)
+        return max(0, bisect.bisect_right(self.starts, offset) - 1)
 
 
-def suffix(book: BookText, chapter: int, gold_numeral: str, config: ExampleConfig) -> str:
-    ch = book.chapters[chapter]
-    text = ch.opening
-    if config.rewrite_headings:
-        text = rewrite_heading(text, ch.heading, ch.numeral, gold_numeral)
+def heading_phrase(heading: str, numeral: str) -> str:
+    """The chapter phrase of a heading's first line, as printed up to its numeral and a
+    period right after it: "CHAPTER 73. Stubb and Flask..." -> "CHAPTER 73.", "Chapter IV"
+    -> "Chapter IV", "IV. The Mail" -> "IV.", "Chapter 4: The Storm" -> "Chapter 4"; "" when
+    the heading has no numbered phrase."""
+    first = heading.split("\n", 1)[0].strip()
+    match = CHAPTER_PHRASE.search(first)
+    if match and not first[:match.start()].strip("_* "):
+        start, end = match.start(), match.end("num")
+    elif numeral and first.strip("_* ").startswith(numeral):
+        start = first.index(numeral)
+        end = start + len(numeral)
+    else:
+        return ""
+    return first[start:end] + ("." if first[end:end + 1] == "." else "")
+
+
+def opening_as(text: str, heading: str, numeral: str, gold_heading: str, gold_numeral: str, mode: str,
+               is_gold: bool = False) -> str:
+    """A chapter opening (heading + blank line + body, or the body alone) as the suffix of an
+    example whose gold chapter has `gold_heading`/`gold_numeral`, by heading mode:
+    normalize: the gold's heading phrase + the body (no titles; nothing when the gold has no
+    numbered heading); number: §2, a negative's chapter number rewritten to the gold's;
+    keep: as printed; strip: the body alone."""
+    if mode == "keep" or (mode == "number" and is_gold):
+        return text
+    if mode == "number":
+        return rewrite_heading(text, heading, numeral, gold_numeral)
+    body = text[len(heading):].lstrip("\n") if heading and text.startswith(heading) else text
+    phrase = heading_phrase(gold_heading, gold_numeral) if mode == "normalize" else ""
+    return f"{phrase}\n\n{body}" if phrase else body
+
+
+def suffix(book: BookText, chapter: int, gold: int, config: ExampleConfig) -> str:
+    """The first `suffix_tokens` tokens of chapter `chapter` as a suffix of gold chapter `gold`."""
+    ch, g = book.chapters[chapter], book.chapters[gold]
+    text = opening_as(ch.opening, ch.heading, ch.numeral, g.heading, g.numeral, config.headings,
+                      is_gold=chapter == gold)
     return book.tok.head(text, config.suffix_tokens)
 
 
 def chapter_examples(book_id: str, source: str, chapters: list[BookChapter], *, seed: int,
-                     config: ExampleConfig = ExampleConfig(), pool=None) -> list[dict] | Drop:
+                     config: ExampleConfig = ExampleConfig(), pool=None, book: BookText | None = None
+                     ) -> list[dict] | Drop:
     """All chapter-boundary example rows of one book, or Drop(no_usable_boundary)."""
-    book = BookText(chapters, config.tokenizer)
+    book = book or BookText(chapters, config.tokenizer)
     rows, skipped = [], 0
     for gold in range(1, len(chapters)):
         later = list(range(gold + 1, len(chapters)))
         if len(later) < config.min_later_chapters and config.negatives_from == "future":
             break
-        gold_text = book.tok.head(chapters[gold].opening, config.suffix_tokens)
+        gold_text = suffix(book, gold, gold, config)
         rng = rng_for(seed, book_id, "chapter", gold)
         if config.negatives_from == "out_of_book":
-            negs = _out_of_book(pool or [], book_id, gold_text, chapters[gold].numeral, rng, config)
+            negs = _out_of_book(pool or [], book_id, gold_text, chapters[gold], rng, config)
         else:
-            cands = [Negative(book_id, j, suffix(book, j, chapters[gold].numeral, config)) for j in later]
+            cands = [Negative(book_id, j, suffix(book, j, gold, config)) for j in later]
             cands = [c for c in cands if c.text != gold_text]
             negs = rng.sample(cands, config.n_negatives) if len(cands) >= config.n_negatives else None
         if not negs:
@@ -148,16 +195,14 @@ def chapter_examples(book_id: str, source: str, chapters: list[BookChapter], *, 
     return rows
 
 
-def _out_of_book(pool: list[PoolOpening], book_id, gold_text, gold_numeral, rng, config) -> list[Negative] | None:
+def _out_of_book(pool: list[PoolOpening], book_id, gold_text, gold: BookChapter, rng, config) -> list[Negative] | None:
     """Appendix F: negatives are chapter beginnings of other books (pool sorted by id)."""
     others = [p for p in pool if p.book_id != book_id]
     if len(others) < config.n_negatives:
         return None
     out = []
     for other in rng.sample(others, config.n_negatives):
-        text = other.opening
-        if config.rewrite_headings:
-            text = rewrite_heading(text, other.heading, other.numeral, gold_numeral)
+        text = opening_as(other.opening, other.heading, other.numeral, gold.heading, gold.numeral, config.headings)
         head = get_tokenizer(config.tokenizer).head(text, config.suffix_tokens)
         out.append(Negative(other.book_id, other.chapter_index, head))
     return out if all(n.text != gold_text for n in out) else None
@@ -178,8 +223,7 @@ def example_rows(book: BookText, book_id: str, source: str, boundary: str, gold_
             "negative_chapter_indices": [n.chapter_index for n in negs],
             "negative_book_ids": [n.book_id for n in negs],
             "prefix_tokens": count, "prefix_length": length,
-            "gold_tokens": book.tok.count(gold_text), "tokenizer": config.tokenizer,
-            "cut_offset": cut, "seed": seed,
-            "heading_normalization": "rewrite_to_gold" if config.rewrite_headings else "none"})
+            "gold_tokens": book.tok.count(gold_text), "tokenizer": book.tok.name,
+            "cut_offset": cut, "seed": seed, "heading_normalization": config.headings})
     return rows
 

@@ -77,18 +77,48 @@ def _paragraph_start(lines: list[str], i: int) -> bool:
 
 
 def _title_after(lines: list[str], j: int) -> tuple[str, int]:
-    """(title lines as printed, first body line) when lines from j hold a title paragraph."""
+    """(title lines as printed, first body line) when lines from j hold a title paragraph:
+    one or two title-like lines, or a title wrapped onto its next line(s) (`wrapped_title`)."""
     k = j
     while k < len(lines) and k - j < 3 and not lines[k].strip():
         k += 1
     block = []
-    while k + len(block) < len(lines) and lines[k + len(block)].strip() and len(block) < 3:
+    while k + len(block) < len(lines) and lines[k + len(block)].strip() and len(block) < 4:
         block.append(lines[k + len(block)].strip())
-    if not block or len(block) > 2 or not all(title_like(b) for b in block):
+    if not block or len(block) > 3 or sum(len(b.split()) for b in block) > MAX_TITLE_WORDS:
         return "", j
-    if sum(len(b.split()) for b in block) > MAX_TITLE_WORDS:
+    if not (len(block) <= 2 and all(title_like(b) for b in block)) and not wrapped_title(block):
         return "", j
     return "\n".join(block), k + len(block)
+
+
+MAX_WRAP_LINES = 3  # a title wrapped onto at most this many lines in all
+_SENTENCE_END = tuple(".!?")
+
+
+def wrapped_title(parts: list[str]) -> bool:
+    """Whether lines printed one under the other are one title wrapped at the line width
+    ("Stubb and Flask kill a Right Whale; and Then Have a Talk" / "over Him."): every line
+    but the last stops mid-phrase (no sentence end), the lines are a whole paragraph of at
+    most MAX_WRAP_LINES lines and MAX_TITLE_WORDS words, the first line alone is title-like
+    and the joined text is title-like. A first line of prose fails: it is not title-cased,
+    or its paragraph runs on for more lines and words than a title has."""
+    parts = [p.strip() for p in parts]
+    if not 2 <= len(parts) <= MAX_WRAP_LINES or not all(parts):
+        return False
+    if any(p.rstrip("_*").endswith(_SENTENCE_END) for p in parts[:-1]):
+        return False
+    joined = " ".join(parts)
+    return (len(joined.split()) <= MAX_TITLE_WORDS and len(joined) <= 2 * MAX_HEADING_CHARS
+            and title_like(parts[0]) and title_like(joined))
+
+
+def _paragraph_from(lines: list[str], i: int) -> list[str]:
+    """Lines from i up to the next blank line (at most MAX_WRAP_LINES + 1), stripped."""
+    out = []
+    while i + len(out) < len(lines) and lines[i + len(out)].strip() and len(out) <= MAX_WRAP_LINES:
+        out.append(lines[i + len(out)].strip())
+    return out
 
 
 def title_without_emphasis(title: str) -> str:
@@ -121,8 +151,13 @@ def chapter_candidate(lines: list[str], i: int) -> HeadingCandidate | None:
         title, heading_end = _title_after(lines, i + 1)
         heading = f"{heading}\n{title}" if title else heading
         title = title_without_emphasis(title)
-    elif not is_blank(lines, i + 1) and not title_like(lines[i + 1]):
-        return None
+    elif not is_blank(lines, i + 1):
+        wrap = _paragraph_from(lines, i)
+        if wrapped_title([title] + wrap[1:]):  # "CHAPTER 73. Stubb and ... a Talk" / "over Him."
+            heading, heading_end = "\n".join(wrap), i + len(wrap)
+            title = title_without_emphasis(" ".join([title] + wrap[1:]))
+        elif not title_like(lines[i + 1]):
+            return None
     num = match.group("num")
     return HeadingCandidate(i, heading_end, heading, title, numeral_value(num)[0], num, "chapter")
 

@@ -25,8 +25,10 @@ REASONS: dict[str, str] = {
     "rating_unknown": "the AO3 work states no rating (Appendix A keeps General Audiences only)",
     "too_few_words": "the AO3 work has fewer than 10K words (Appendix A)",
     "ten_or_fewer_chapters": "the AO3 work has 10 or fewer chapters (Appendix A: more than 10)",
+    # duplicate books (dedup.py)
+    "duplicate_book": "the book is a copy (exact, or another edition) of a book kept in its place; the detail names it",
     # examples (examples.py, subsets.py)
-    "no_usable_boundary": "the book has no chapter boundary with 5 later chapters and no subset position",
+    "no_usable_boundary": "the book has no chapter boundary with 5 later chapters and no cause/dialogue boundary with 5 later ones",
 }
 
 JOB_REASONS: tuple[str, ...] = (

@@ -19,7 +19,7 @@ class PoolOpening(NamedTuple):
     chapter_index: int
     heading: str
     numeral: str
-    opening: str  # the first `suffix_tokens` tokens of heading + body, heading not rewritten
+    opening: str  # heading as printed + the body's first `suffix_tokens` tokens or so
 
 
 class Negative(NamedTuple):

@@ -6,12 +6,12 @@ AO3 works; the job (`pipelines/chapterbreak.py`) only wires them together.
 """
 from __future__ import annotations
 
-import dataclasses
-
 from annotators.chapterbreak.ao3 import Ao3Config, parse_ao3_html, parse_json_line
-from annotators.chapterbreak.books import ao3_book, book_chapters, book_id_for, gutenberg_book
+from annotators.chapterbreak.books import AO3, PG, ao3_book, book_chapters, book_id_for, gutenberg_book
 from annotators.chapterbreak.chapters import ChapterConfig
-from annotators.chapterbreak.examples import BookText, ExampleConfig, chapter_examples, suffix
+from annotators.chapterbreak.dedup import BookKey
+from annotators.chapterbreak.dedup import book_key as _book_key
+from annotators.chapterbreak.examples import BookText, ExampleConfig, chapter_examples
 from annotators.chapterbreak.records import BookStat, BoundaryStat, PoolOpening
 from annotators.chapterbreak.subsets import subset_examples
 from annotators.core.outcome import Drop
@@ -24,10 +24,12 @@ def _listed(result):
     return result if isinstance(result, Drop) else [result]
 
 
-def read_gutenberg_book(element: tuple[str, bytes], config: ChapterConfig) -> list[dict] | Drop:
-    """One PG file (input_id, bytes) -> [book] with its chapters, or Drop."""
+def read_gutenberg_book(element: tuple[str, bytes], config: ChapterConfig, keep_unchaptered: bool = False
+                        ) -> list[dict] | Drop:
+    """One PG file (input_id, bytes) -> [book] with its chapters, or Drop; with
+    `keep_unchaptered` (subsets wanted) a book without chapters is kept as one text."""
     input_id, raw = element
-    return _listed(gutenberg_book(input_id, raw, config))
+    return _listed(gutenberg_book(input_id, raw, config, keep_unchaptered=keep_unchaptered))
 
 
 def read_ao3_page(element: tuple[str, bytes]):
@@ -61,22 +63,51 @@ def book_examples(book: dict, pool: list[PoolOpening] | None = None, *, seed: in
     """
     pool = sorted(pool) if pool is not None else None
     chapters = book_chapters(book)
-    rows = chapter_examples(book["book_id"], book["source"], chapters, seed=seed, config=config, pool=pool)
-    rows = [] if isinstance(rows, Drop) else rows
+    text = BookText(chapters, config.tokenizer)  # tokenised once for every kind of boundary
+    rows = []
+    if book["chapters"]:
+        found = chapter_examples(book["book_id"], book["source"], chapters, seed=seed, config=config, pool=pool,
+                                 book=text)
+        rows = [] if isinstance(found, Drop) else found
     for kind in config.subsets:
-        rows += subset_examples(book["book_id"], book["source"], chapters, kind, seed=seed, config=config)
+        rows += subset_examples(book["book_id"], book["source"], chapters, kind, seed=seed, config=config, book=text)
     if not rows:
-        return Drop("no_usable_boundary", f"{len(chapters)} chapters; no boundary with "
-                    f"{config.min_later_chapters} later chapters and no subset position")
+        return Drop("no_usable_boundary", f"{len(book['chapters'])} chapters; no boundary with "
+                    f"{config.min_later_chapters} later chapters and no usable {'/'.join(config.subsets) or 'subset'} "
+                    f"position (a subset boundary needs {config.n_negatives} later ones)")
     return rows
 
 
 def openings(book: dict, config: ExampleConfig) -> list[PoolOpening]:
-    """The book's chapter openings for the out-of-book pool (headings as printed)."""
+    """The book's chapter openings for the out-of-book pool (headings as printed, with room
+    for `suffix_tokens` tokens after the heading)."""
     text = BookText(book_chapters(book), config.tokenizer)
-    as_printed = dataclasses.replace(config, rewrite_headings=False)
-    return [PoolOpening(book["book_id"], c.index, c.heading, c.numeral, suffix(text, c.index, c.numeral, as_printed))
+    tok = text.tok  # room for the heading: the gold's heading mode may replace or drop it
+    return [PoolOpening(book["book_id"], c.index, c.heading, c.numeral,
+                        tok.head(c.opening, config.suffix_tokens + tok.count(c.heading)))
             for c in text.chapters]
+
+
+def book_key(book: dict) -> BookKey:
+    """The duplicate search's key of one accepted book (annotators.chapterbreak.dedup)."""
+    return _book_key(book, [c.body for c in book_chapters(book)])
+
+
+def collapse_duplicate(book: dict, verdicts: dict) -> list[dict] | Drop:
+    """The book, unless it is a copy of a book kept in its place (`dedup.duplicate_books`);
+    a kept book records the copies it stands for in its info."""
+    verdict = verdicts.get(book["input_id"])
+    if verdict is None:
+        return [book]
+    if "kept" in verdict:
+        return Drop("duplicate_book", f"a copy of {verdict['kept']} (book {verdict['kept_book_id']}, "
+                                      f"similarity {verdict['similarity']}), which is kept")
+    return [{**book, "info": {**book["info"], "duplicates": verdict["duplicates"]}}]
+
+
+def duplicate_to_book(row: dict) -> dict:
+    """The `books` row of a copy dropped by the duplicates stage."""
+    return reject_to_book(row, AO3 if row["input_id"].startswith("ao3:") else PG)
 
 
 def reject_to_book(row: dict, source: str) -> dict:
@@ -88,7 +119,7 @@ def reject_to_book(row: dict, source: str) -> dict:
 
 def book_stat(book: dict) -> BookStat:
     """Table 3 facts of one accepted book: chapters and whitespace words."""
-    words = sum(len(c["body"].split()) for c in book["chapters"])
+    words = sum(len(c.body.split()) for c in book_chapters(book))
     return BookStat(book["source"], book["book_id"], len(book["chapters"]), words)
 
 

@@ -1,12 +1,26 @@
 """ChapterBreak's cause and dialogue subsets (paper Appendix A, Table 4), same-book negatives.
 
-- cause: the suffix starts a sentence that begins with "because", "due to" or "owing to";
-- dialogue: the suffix starts a paragraph with a quotation mark.
-The boundary is the start of that sentence/paragraph inside a chapter body (never a chapter
-opening); prefix = the book's text before it; gold = 128 tokens from it; negatives = 128
-tokens from 5 later positions of the same kind in the same book, starting at or after the
-gold's end (so none overlaps or equals it), drawn with `rng_for(seed, book_id, kind, offset)`.
-At most `subset_per_chapter` boundaries per chapter, chosen with the same seeded rng.
+Appendix A builds them "as comparisons to the chapter boundary examples" from 45-46 PG-19
+books while only 17 give chapter-break examples, so they are not tied to chapter boundaries:
+they come from every accepted book, chapters or not (a book without chapter headings is one
+body of text), at sentence and paragraph boundaries anywhere in its chapter bodies.
+
+- A boundary is the start of a paragraph (its first non-space character after a blank line)
+  or of a sentence inside one: after ".", "!" or "?" (and any closing quotes or brackets)
+  and whitespace, before a capital letter or an opening quotation mark; "Mr." and other
+  abbreviations and single-letter initials ("J. Smith") end no sentence.
+- cause: the suffix's first sentence (from the boundary to the next boundary or the end of
+  its paragraph) contains "because", "due to" or "owing to" as words, in any case. Appendix A
+  says "the beginning of the suffix contains" them; "beginning" is that first sentence.
+- dialogue: the suffix starts with a quotation mark (" \u201c \u2018, or ' before a letter).
+
+Gold = the `suffix_tokens` tokens from the boundary; prefix = the book's text before it (up
+to each prefix length); negatives = `n_negatives` later boundaries of the same kind in the
+same book whose suffixes start at or after the gold's end (so none overlaps or equals it),
+drawn with `rng_for(seed, book_id, kind, offset)`. A boundary is usable when it has that many
+later ones. At most a per-book cap of usable boundaries is drawn, with
+`rng_for(seed, book_id, kind, "pick")`: by default Table 4's examples per work for the
+book's source and kind (`PAPER_PER_BOOK`).
 """
 from __future__ import annotations
 
@@ -17,64 +31,110 @@ from annotators.chapterbreak.examples import BookChapter, BookText, ExampleConfi
 from annotators.chapterbreak.records import Negative
 from annotators.core.ids import rng_for
 
-_CAUSE = re.compile(r"[\"\u201c\u2018']?(?:Because|Due to|Owing to|BECAUSE|DUE TO|OWING TO)\b")
-_SENTENCE_END = re.compile(r"(?:[.!?][\"'\u201d\u2019)\]]*|\n)\s*$")
-_DIALOGUE = re.compile(r"(?<=\n\n)[\"\u201c\u2018']")
+KINDS = ("cause", "dialogue")
+# ChapterBreak Table 4: examples / works per source and kind, rounded (PG19: 506/45 cause,
+# 3,165/46 dialogue; AO3: 8,133/965 cause, 8,724/979 dialogue).
+PAPER_PER_BOOK = {("pg19", "cause"): 11, ("pg19", "dialogue"): 69, ("ao3", "cause"): 8, ("ao3", "dialogue"): 9}
+CUE = re.compile(r"\b(?:because|due\s+to|owing\s+to)\b", re.I)
+_OPEN_QUOTE = re.compile(r"[\"\u201c\u2018]|'(?=[A-Za-z])")
+_SENTENCE_GAP = re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*\s+(?=[\"'\u201c\u2018(]?[A-Z])")
+_PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
+ABBREVIATIONS = frozenset(
+    "mr mrs ms messrs mme mlle dr st jr sr rev revd col capt gen lt sgt maj prof hon esq gov "
+    "sen rep fr no vol ch chap viz vs etc ft mt".split())
 
 
-def _body_ranges(book: BookText) -> list[tuple[int, int, int]]:
-    """(chapter, body start, body end) offsets in the joined book text."""
+def per_book_cap(setting: str, source: str, kind: str) -> int:
+    """The most subset examples of `kind` drawn from one book of `source` (0: no cap)."""
+    if str(setting) == "paper":
+        return PAPER_PER_BOOK.get((source, kind), PAPER_PER_BOOK[("pg19", kind)])
+    cap = int(setting)
+    if cap < 0:
+        raise ValueError(f"subset_per_book must be 'paper' or a count >= 0, not {setting!r}")
+    return cap
+
+
+def _body_ranges(book: BookText) -> list[tuple[int, int]]:
+    """(body start, body end) offsets of every chapter body in the joined book text."""
     out = []
     for i, ch in enumerate(book.chapters):
         head = len(ch.heading) + 2 if ch.heading else 0
-        out.append((i, book.starts[i] + head, book.ends[i]))
+        out.append((book.starts[i] + head, book.ends[i]))
     return out
 
 
-def cause_positions(book: BookText) -> list[int]:
-    """Offsets where a sentence opens with because / due to / owing to."""
-    out = []
-    for _, start, end in _body_ranges(book):
-        for m in _CAUSE.finditer(book.text, start, end):
-            before = book.text[max(start, m.start() - 12):m.start()]
-            if m.start() > start and _SENTENCE_END.search(before):
-                out.append(m.start())
+def _ends_sentence(text: str, gap_start: int) -> bool:
+    """Whether the punctuation at `gap_start` ends a sentence (not "Mr." or an initial)."""
+    if text[gap_start] != ".":
+        return True
+    k = gap_start
+    while k > 0 and text[k - 1].isalpha():
+        k -= 1
+    word = text[k:gap_start]
+    return not (word.lower() in ABBREVIATIONS or (len(word) == 1 and word.isupper()))
+
+
+def boundaries(book: BookText) -> list[tuple[int, int]]:
+    """(start, end of its first sentence) of every paragraph and sentence start in the
+    book's chapter bodies, in text order; the very start of the book is not one (no prefix)."""
+    text, out = book.text, []
+    for start, end in _body_ranges(book):
+        para_starts = [start] + [m.end() for m in _PARAGRAPH.finditer(text, start, end)]
+        for n, p in enumerate(para_starts):
+            para_end = para_starts[n + 1] if n + 1 < len(para_starts) else end
+            while p < para_end and text[p].isspace():
+                p += 1
+            if p >= para_end:
+                continue
+            starts = [p] + [m.end() for m in _SENTENCE_GAP.finditer(text, p, para_end) if _ends_sentence(text, m.start())]
+            stop = para_end
+            while stop > p and text[stop - 1].isspace():
+                stop -= 1
+            for k, s in enumerate(starts):
+                if s > 0:
+                    out.append((s, starts[k + 1] if k + 1 < len(starts) else stop))
     return out
 
 
-def dialogue_positions(book: BookText) -> list[int]:
-    """Offsets of paragraphs (after a blank line) that open with a quotation mark."""
-    out = []
-    for _, start, end in _body_ranges(book):
-        out.extend(m.start() for m in _DIALOGUE.finditer(book.text, start + 1, end))
-    return out
+def positions(book: BookText, kind: str) -> list[int]:
+    """Offsets where a suffix of `kind` ("cause" or "dialogue") may start, in text order."""
+    text = book.text
+    if kind == "cause":
+        return [s for s, e in boundaries(book) if CUE.search(text, s, e)]
+    if kind == "dialogue":
+        return [s for s, _ in boundaries(book) if _OPEN_QUOTE.match(text, s)]
+    raise ValueError(f"unknown subset {kind!r}; known: {KINDS}")
 
 
 def subset_examples(book_id: str, source: str, chapters: list[BookChapter], kind: str, *,
-                    seed: int, config: ExampleConfig = ExampleConfig()) -> list[dict]:
+                    seed: int, config: ExampleConfig = ExampleConfig(), book: BookText | None = None) -> list[dict]:
     """Example rows of one subset ("cause" or "dialogue") for one book (may be empty)."""
-    book = BookText(chapters, config.tokenizer)
-    positions = cause_positions(book) if kind == "cause" else dialogue_positions(book)
-    window = config.suffix_tokens * 64  # characters surely holding 128 tokens
-    heads = {p: book.tok.head(book.text[p:p + window], config.suffix_tokens) for p in positions}
+    book = book or BookText(chapters, config.tokenizer)
+    found = positions(book, kind)
+    index, n = book.index, config.suffix_tokens
+
+    def head_end(p: int) -> int:
+        first = bisect.bisect_left(index.starts, p)
+        last = min(first + n, len(index.ends)) - 1
+        return index.ends[last] if last >= first else p
+
+    ends = {p: head_end(p) for p in found}
+    found = [p for p in found if ends[p] > p]
 
     def later(p: int) -> list[int]:
-        first = bisect.bisect_left(positions, p + len(heads[p]))
-        return [q for q in positions[first:] if heads[q] != heads[p]]
+        return found[bisect.bisect_left(found, ends[p]):]
 
-    usable: dict[int, list[int]] = {}
-    for p in positions:
-        if len(positions) - bisect.bisect_left(positions, p + len(heads[p])) >= config.n_negatives:
-            usable.setdefault(book.chapter_at(p), []).append(p)
+    usable = [p for p in found if len(later(p)) >= config.n_negatives]
+    cap = per_book_cap(config.subset_per_book, source, kind)
+    if cap and len(usable) > cap:
+        usable = sorted(rng_for(seed, book_id, kind, "pick").sample(usable, cap))
     rows = []
-    for chapter in sorted(usable):
-        picks = rng_for(seed, book_id, kind, "pick", chapter).sample(
-            usable[chapter], min(config.subset_per_chapter, len(usable[chapter])))
-        for p in sorted(picks):
-            pool = later(p)
-            if len(pool) < config.n_negatives:
-                continue
-            negs = rng_for(seed, book_id, kind, p).sample(pool, config.n_negatives)
-            drawn = [Negative(book_id, book.chapter_at(q), heads[q]) for q in negs]
-            rows.extend(example_rows(book, book_id, source, kind, chapter, p, heads[p], drawn, seed, config))
+    for p in usable:
+        gold = book.text[p:ends[p]]
+        pool = [q for q in later(p) if book.text[q:ends[q]] != gold]
+        if len(pool) < config.n_negatives:
+            continue
+        drawn = [Negative(book_id, book.chapter_at(q), book.text[q:ends[q]])
+                 for q in rng_for(seed, book_id, kind, p).sample(pool, config.n_negatives)]
+        rows.extend(example_rows(book, book_id, source, kind, book.chapter_at(p), p, gold, drawn, seed, config))
     return rows

@@ -124,10 +124,16 @@ def oph_signature(text: str, n: int, bins: int, seed: int = 1) -> np.ndarray:
     the next non-empty bin's value to its right (circularly) plus its distance, the rotation
     densification of Shrivastava & Li (2014). Two texts' bins agree with probability close
     to their shingle Jaccard, as `bins` permutations would, at the cost of one hash pass."""
+    chars = "".join(text.split())
+    return oph_of_codes(np.frombuffer(chars.encode("utf-32-le"), dtype="<u4").astype(np.uint64), n, bins, seed)
+
+
+def oph_of_codes(codes: np.ndarray, n: int, bins: int, seed: int = 1) -> np.ndarray:
+    """`oph_signature` over any sequence of 64-bit codes (characters, word ids): a shingle
+    is `n` consecutive codes."""
     if bins & (bins - 1):
         raise ValueError(f"oph needs a power-of-two number of bins, not {bins}")
-    chars = "".join(text.split())
-    codes = np.frombuffer(chars.encode("utf-32-le"), dtype="<u4").astype(np.uint64)
+    codes = np.asarray(codes, dtype=np.uint64)
     m = len(codes) - n + 1
     with np.errstate(over="ignore"):
         if m < 1:  # shorter than one shingle: the whole text is the one shingle

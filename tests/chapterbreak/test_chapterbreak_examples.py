@@ -1,6 +1,7 @@
 """Unit and property tests of ChapterBreak examples: prefix cut, gold, negatives, headings (§2)."""
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 
 from hypothesis import given, settings, strategies as st
@@ -52,11 +53,13 @@ def test_fixture_book_examples_exact():
     rows = chapter_examples(book["book_id"], "pg19", chapters, seed=3, config=ExampleConfig(prefix_lengths=(64,)))
     assert [r["chapter_index"] for r in rows] == [1, 2]
     first = rows[0]
-    assert first["gold"].startswith("CHAPTER II\nTHE HARBOUR IN WINTER\n\nIlse painted the mill")
+    # the default heading mode: the gold's chapter phrase, no title, on the gold and every negative
+    assert first["gold"].startswith("CHAPTER II\n\nIlse painted the mill")
+    assert first["heading_normalization"] == "normalize"
     assert first["prefix_tokens"] == 64 and TOK.count(first["prefix"]) == 64
     assert chapters[0].body.endswith(first["prefix"])
     assert len(first["negatives"]) == 5 and set(first["negative_chapter_indices"]) <= set(range(2, 8))
-    assert all(n.startswith("CHAPTER II\n") for n in first["negatives"])  # numbers rewritten to the gold's
+    assert all(n.startswith("CHAPTER II\n\n") for n in first["negatives"])  # the gold's heading line
     assert all(TOK.count(n) == 128 for n in first["negatives"]) and first["gold_tokens"] == 128
     again = chapter_examples(book["book_id"], "pg19", chapters, seed=3, config=ExampleConfig(prefix_lengths=(64,)))
     assert again == rows
@@ -67,7 +70,8 @@ def test_fixture_book_examples_exact():
 def test_caption_gold_starts_with_a_clean_heading_and_prefix_has_no_contents():
     config = ExampleConfig(prefix_lengths=(8192,), min_later_chapters=3, n_negatives=3)
     book = gutenberg_book("stray_heading.txt", (FIX / "stray_heading.txt").read_bytes())
-    rows = chapter_examples(book["book_id"], "pg19", book_chapters(book), seed=1, config=config)
+    rows = chapter_examples(book["book_id"], "pg19", book_chapters(book), seed=1,
+                            config=dataclasses.replace(config, headings="number"))
     gold = next(r for r in rows if r["chapter_index"] == 3)
     assert gold["gold"].startswith("CHAPTER IV.\nTHE CHAPEL\n\n")
     assert all("Illustration" not in r["prefix"] and "_" not in r["gold"] for r in rows)
@@ -79,7 +83,7 @@ def test_caption_gold_starts_with_a_clean_heading_and_prefix_has_no_contents():
 
 def test_too_few_chapters_is_a_drop_and_keep_headings_option():
     assert chapter_examples("b", "pg19", make_chapters(6), seed=0).reason == "no_usable_boundary"
-    rows = chapter_examples("b", "pg19", make_chapters(7), seed=0, config=ExampleConfig(rewrite_headings=False))
+    rows = chapter_examples("b", "pg19", make_chapters(7), seed=0, config=ExampleConfig(headings="keep"))
     assert len(rows) == 1 and sorted(n.split("\n")[0] for n in rows[0]["negatives"]) == \
         [f"CHAPTER {i}" for i in range(3, 8)]
 

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from conftest import SHARED_DATA
+from annotators.chapterbreak.examples import heading_phrase
 from pipelines.chapterbreak import run
 
 FIX = pathlib.Path(__file__).parents[1] / "fixtures" / "chapterbreak"
@@ -48,10 +49,19 @@ def test_accounting_and_books_table(built):
     assert stats["balanced"] and all(s["read"] == s["written"] + s["rejected"] for s in stats["stages"].values())
     gb = stats["stages"]["gutenberg_books"]
     assert gb["read"] == len(list(books.glob("*.txt")))
-    assert gb["rejected_by_reason"] == {"binary_file": 1, "empty_file": 1, "no_chapter_headings": 1,
-                                        "fewer_than_two_chapters": 1}
+    # books without chapter headings are kept for the cause and dialogue subsets (Appendix A)
+    assert gb["rejected_by_reason"] == {"binary_file": 1, "empty_file": 1}
     b = table(out, "books").set_index("input_id")
     assert b.loc["hallow_fen_1990s.txt", "n_chapters"] == 8 and b.loc["empty.txt", "reason"] == "empty_file"
+    for name, why in (("unchaptered_novel.txt", "no_chapter_headings"), ("one_chapter.txt", "fewer_than_two_chapters")):
+        assert (b.loc[name, "n_chapters"], b.loc[name, "heading_style"]) == (0, "none")
+        assert b.loc[name, "detail"].startswith(f"no chapters (subsets only): {why}")
+    # one book in two editions (re-wrapped, no licence header) gives its examples once
+    assert stats["stages"]["duplicates"]["rejected_by_reason"] == {"duplicate_book": 1}
+    copy = b.loc["hallow_fen_other_edition.txt"]
+    assert (copy["status"], copy["reason"], copy["stage"]) == ("rejected", "duplicate_book", "duplicates")
+    assert "a copy of hallow_fen_1990s.txt" in copy["detail"]
+    assert "kept over its duplicate(s) hallow_fen_other_edition.txt" in b.loc["hallow_fen_1990s.txt", "detail"]
     assert b.loc["ao3:4401", "status"] == "ok" and b.loc["ao3:4402", "reason"] == "not_general_audiences"
     assert b.loc["works.jsonl:3", "reason"] == "malformed_json"
     assert b.loc["ao3:6601", "status"] == "ok" and b.loc["ao3:6602", "n_chapters"] == 12  # list tags; long-fic dump
@@ -60,7 +70,12 @@ def test_accounting_and_books_table(built):
     lines = stats["stages"]["ao3_lines"]
     assert (lines["read"], lines["rejected"], lines["outputs"]) == (7, 2, 4)
     rejects = table(out, "rejects")
-    assert len(rejects) == (b["status"] == "rejected").sum()
+    no_examples = rejects[rejects.stage == "examples"]
+    assert len(rejects) - len(no_examples) == (b["status"] == "rejected").sum()
+    assert "one_chapter.txt" in set(no_examples.input_id)  # 4 paragraphs: no position with 5 later ones
+    ex = table(out, "examples")
+    book = b.loc["unchaptered_novel.txt", "book_id"]
+    assert set(ex[ex.book_id == book].boundary) == {"cause", "dialogue"}
     if (books / "pg_2017_pg11.txt").exists():
         assert b.loc["pg_2017_pg11.txt", "n_chapters"] == 12
         assert b.loc["ao3:692", "reason"] == "too_few_words" and b.loc["drabbles.html", "reason"] == "no_work_text"
@@ -80,15 +95,16 @@ def test_chapter_examples_hold_the_invariants(built):
         k, gold = by_key[(r.book_id, r.chapter_index - 1)], by_key[(r.book_id, r.chapter_index)]
         assert r.prefix.endswith(k.text[-200:]) or k.text.endswith(r.prefix)
         assert r.prefix_tokens <= r.prefix_length and r.gold_tokens <= 128
-        opening = f"{gold.heading}\n\n{gold.text}" if gold.heading else gold.text
+        phrase = heading_phrase(gold.heading, gold.numeral)  # the default heading mode, normalize
+        opening = f"{phrase}\n\n{gold.text}" if phrase else gold.text
         assert opening.startswith(r.gold)
         assert len(r.negatives) == 5 and len(set(r.negative_chapter_indices)) == 5
         for neg, j in zip(r.negatives, r.negative_chapter_indices):
             later = by_key[(r.book_id, j)]
             assert j > r.chapter_index and neg != r.gold
-            assert later.text.startswith(neg.split("\n\n", 1)[1][:40].rstrip())
-            if gold.numeral:
-                assert gold.numeral in neg.split("\n")[0]
+            body = neg.split("\n\n", 1)[1] if phrase else neg
+            assert later.text.startswith(body[:40].rstrip())
+            assert neg.split("\n")[0] == r.gold.split("\n")[0]  # one heading line for all six
     counts = chap.groupby("boundary_id").size()
     assert (counts == 2).all()
 
@@ -124,9 +140,9 @@ def test_out_of_book_option(tmp_path):
     run(["--gutenberg", str(FIX / "books" / "*.txt"), "--output", str(tmp_path), "--negatives", "out_of_book",
          "--prefix_lengths", "128"])
     ex = table(tmp_path, "examples")
-    assert len(ex) > 0
-    for r in ex.itertuples():
-        assert r.book_id not in set(r.negative_book_ids) and len(r.negatives) == 5
+    assert len(ex[ex.boundary == "chapter"]) > 0
+    for r in ex.itertuples():  # Appendix F applies to chapter breaks; subsets stay in-book
+        assert (r.book_id not in set(r.negative_book_ids)) == (r.boundary == "chapter") and len(r.negatives) == 5
 
 
 def test_a_rerun_with_fewer_prefix_lengths_leaves_no_stale_released_file(tmp_path):

@@ -73,7 +73,8 @@ def test_every_existing_flag_and_spelling(sep):
         return "--" + name.replace("_", sep)
 
     argv = [flag("prefix_lengths"), "8192,256,256", flag("suffix_tokens"), "64", flag("negatives"), "out_of_book",
-            flag("subsets"), "cause,dialogue", flag("keep_headings"), flag("heading_styles"), "chapter,numeral",
+            flag("subsets"), "cause", flag("headings"), "keep", flag("subset_per_book"), "7",
+            flag("duplicate_threshold"), "0.9", flag("heading_styles"), "chapter,numeral",
             flag("strict_numbering"), flag("tokenizer"), "whitespace_v1", flag("ao3_language"), "",
             flag("ao3_rating"), "Teen", flag("ao3_min_words"), "5", flag("ao3_more_than_chapters"), "3"]
     parser = build_parser()
@@ -84,10 +85,33 @@ def test_every_existing_flag_and_spelling(sep):
     assert (args.shards, args.seed) == (2, 3)
     assert chapters == ChapterConfig(heading_styles=("chapter", "numeral"), strict_numbering=True)
     assert examples == ExampleConfig(prefix_lengths=(256, 8192), suffix_tokens=64, negatives_from="out_of_book",
-                                     subsets=("cause", "dialogue"), rewrite_headings=False, tokenizer="whitespace_v1")
+                                     subsets=("cause",), headings="keep", subset_per_book="7",
+                                     tokenizer="whitespace_v1")
+    assert args.duplicate_threshold == 0.9
     assert ao3 == Ao3Config(language=None, rating="Teen", min_words=5, more_than_chapters=3)
 
 
 def test_config_fields_have_help():
     for cls in (ChapterConfig, ExampleConfig, Ao3Config):
         assert all(f.metadata.get("help") for f in dataclasses.fields(cls)), cls
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--keep_headings"], "--keep_headings is gone; use --headings keep"),
+    (["--keep-headings"], "--keep_headings is gone; use --headings keep"),
+    (["--subset_per_chapter", "2"], "--subset_per_chapter is gone; use --subset_per_book"),
+    (["--subsets", "cause,plot"], "unknown ['plot']"),
+    (["--subset_per_book", "many"], "'paper' or a count >= 0"),
+    (["--tokenizer", "gpt2:/no/such/folder"], "no GPT-2 vocabulary"),
+])
+def test_retired_and_bad_flags_are_usage_errors(argv, message, capsys):
+    from pipelines.chapterbreak import run
+
+    with pytest.raises(SystemExit) as exc:
+        run(["--gutenberg", "x.txt", "--output", "o"] + argv)
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_subsets_none_builds_chapter_breaks_only():
+    assert _configs(["--subsets", "none"])[1].subsets == ()
+    assert _configs([])[1].subsets == ("cause", "dialogue")
