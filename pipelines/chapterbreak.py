@@ -154,19 +154,19 @@ class BookKeys(beam.PTransform):
         def ok(result):
             return [] if isinstance(result, Drop) else list(result)
 
-        books = []
+        keys = []
         if "gutenberg" in inputs:
-            books.append(inputs["gutenberg"] | "KeyPgBooks" >> beam.FlatMap(
-                lambda e: ok(steps.read_gutenberg_book(e, self._ch, self._keep))))
+            keys.append(inputs["gutenberg"] | "KeyPgBooks" >> beam.FlatMap(steps.gutenberg_key, self._ch, self._keep))
         ao3 = inputs.get("ao3", {})
         parts = [ao3[k] | f"KeyAo3Parts[{k}]" >> beam.FlatMap(lambda e, fn=fn: ok(fn(e)))
                  for k, fn in (("pages", steps.read_ao3_page), ("lines", steps.read_ao3_line)) if k in ao3]
         if parts:
-            books.append(parts | "KeyAo3AllParts" >> beam.Flatten()
-                         | "KeyAo3ByWork" >> beam.Map(lambda part: (part.work_id, part))
-                         | "KeyAo3Works" >> beam.GroupByKey()
-                         | "KeyAo3Books" >> beam.FlatMap(lambda e: ok(steps.build_ao3_work(e, self._ao3))))
-        return books | "KeyAllBooks" >> beam.Flatten() | "BookKey" >> beam.Map(steps.book_key)
+            keys.append(parts | "KeyAo3AllParts" >> beam.Flatten()
+                        | "KeyAo3ByWork" >> beam.Map(lambda part: (part.work_id, part))
+                        | "KeyAo3Works" >> beam.GroupByKey()
+                        | "KeyAo3Books" >> beam.FlatMap(lambda e: ok(steps.build_ao3_work(e, self._ao3)))
+                        | "KeyAo3Book" >> beam.Map(steps.book_key))
+        return keys | "KeyAllBooks" >> beam.Flatten()
 
 
 class CollapseDuplicates(beam.PTransform):

@@ -1,7 +1,7 @@
 """ChapterBreak summaries: the paper's Tables 3-4, the released JSON layout, and CARD.md text.
 
-- Table 3 (per source): works, chapters per work and words per work (mean/min/max) over
-  the accepted books;
+- Table 3 (per source): works, chapters per work (over works with chapters) and words per
+  work (mean/min/max) over the accepted books;
 - Table 4 (per source and boundary kind): works with examples and examples (boundaries;
   one boundary has one row per prefix length in the `examples` table);
 - released layout (reference/PEERS.md 2.2): `{"pg19": {work_id: [{"ctx", "pos", "negs"}]},
@@ -16,6 +16,9 @@ from annotators.chapterbreak.records import BookStat, BoundaryStat
 from annotators.core.reasons import reasons_markdown
 
 SOURCES = ("pg19", "ao3")
+# ChapterBreak Table 4: (works, examples) per source and boundary kind.
+PAPER_TABLE4 = {("ao3", "cause"): (965, 8133), ("ao3", "dialogue"): (979, 8724), ("ao3", "chapter"): (1202, 7355),
+                ("pg19", "cause"): (45, 506), ("pg19", "dialogue"): (46, 3165), ("pg19", "chapter"): (17, 241)}
 
 
 def released_name(boundary: str, length: int) -> str:
@@ -43,7 +46,9 @@ def dataset_stats(books: list[BookStat], boundaries: list[BoundaryStat]) -> dict
     table3 = {}
     for source in sorted({b.source for b in books} | set(SOURCES)):
         mine = [b for b in books if b.source == source]
-        table3[source] = {"works": len(mine), "chapters_per_work": _spread([b.n_chapters for b in mine]),
+        chaptered = [b for b in mine if b.n_chapters]
+        table3[source] = {"works": len(mine), "works_without_chapters": len(mine) - len(chaptered),
+                          "chapters_per_work": _spread([b.n_chapters for b in chaptered]),
                           "words_per_work": _spread([b.n_words for b in mine])}
     table4: dict = {}
     for bound in sorted(set(boundaries)):
@@ -58,20 +63,45 @@ def dataset_stats(books: list[BookStat], boundaries: list[BoundaryStat]) -> dict
 DECISIONS = """
 ## Decisions (where the paper is silent)
 
-- **Tokenizer**: `{tokenizer}` (a regex: word runs with inner apostrophes, and each other
-  non-space character); prefixes are cut from the left and suffixes from the right at token
-  boundaries, so every text is a verbatim slice of the book.
+- **Tokenizer**: `{tokenizer}` counts every length (`prefix_tokens`, `gold_tokens`, the
+  {suffix}-token suffixes). The offline default `words_punct_v1` is a regex (word runs with
+  inner apostrophes, and each other non-space character); `--tokenizer gpt2:DIR` counts in a
+  local GPT-2/RoBERTa byte-level BPE vocabulary (`vocab.json` + `merges.txt`), the evaluated
+  models' unit (the paper: 1.30 subwords per word). Prefixes are cut from the left and
+  suffixes from the right at token boundaries, so every text is a verbatim slice of the book.
 - **Rows**: one `examples` row per (boundary, prefix length); `prefix_length` is the nominal
   length, `prefix_tokens` the real one (shorter when the book is shorter). `boundary_id`
   groups the rows of one boundary. Released files: `released/chapterbreak_ctx_N.json`
   (subsets: `chapterbreak_cause_ctx_N.json`, `chapterbreak_dialogue_ctx_N.json`).
 - **Prefix** = chapters 0..k only (heading + body, joined by a blank line); front matter
   (title page, contents, preface) is left out because a contents list names the gold's title.
-- **Gold / negatives** = the first {suffix} tokens of the chapter's heading + body; the
-  negatives' chapter numeral is replaced by the gold's literal numeral (style kept:
-  "Chapter VII" -> "Chapter III", "CHAPTER 7" -> "CHAPTER 3"); mode `{heading_mode}`.
-  Negatives are drawn with `rng_for(seed, book_id, "chapter", gold_index)` from chapters after
-  the gold; a candidate identical to the gold is never used. Mode: `{negatives_from}`.
+- **Gold / negatives** = the first {suffix} tokens of the chapter's heading + body, heading
+  mode `{heading_mode}` (`--headings`): `normalize` (default) gives the gold and every negative
+  one heading line, the gold's chapter phrase as printed up to its numeral ("CHAPTER III.",
+  "Chapter 4"), with no titles, so neither case, number nor a "--continued" title tells the
+  gold apart (a test shows rules reading only the heading line score exactly chance);
+  `number` is section 2 as published: only the negatives' numeral is replaced by the gold's
+  ("Chapter VII" -> "Chapter III"), leaving case and titles; `keep` prints headings as they
+  are; `strip` removes them. Negatives are drawn with `rng_for(seed, book_id, "chapter",
+  gold_index)` from chapters after the gold; a candidate identical to the gold is never used.
+  Mode: `{negatives_from}`.
+- **Cause and dialogue subsets** (Appendix A; subsets `{subsets}`, per-book cap
+  `{per_book}`): from every accepted book, chapters or not (a book whose chapter headings
+  are not found is kept as one text for them: `heading_style` `none`, 0 chapters). A
+  boundary is a paragraph start or a sentence start ("." "!" "?" + closing quotes +
+  whitespace before a capital or an opening quote; "Mr.", other abbreviations and initials
+  end no sentence). cause: the suffix's first sentence contains "because", "due to" or
+  "owing to" (words, any case); dialogue: the suffix opens with a quotation mark. Negatives
+  are {n_neg} later boundaries of the same kind in the same book starting after the gold's
+  end. `paper` caps each book at Table 4's examples per work (pg19: cause 11, dialogue 69;
+  ao3: cause 8, dialogue 9), drawn with `rng_for(seed, book_id, kind, "pick")`.
+- **Duplicate books** (threshold `{dup_threshold}`): copies of one book (exact, re-wrapped,
+  another edition) collapse to one before any example is drawn: compared on the whole
+  cleaned text, case-folded without whitespace or emphasis marks, by SHA-256 (exact) and by a
+  256-bin one-permutation MinHash of word 8-grams (near: estimated Jaccard >= threshold). The
+  copy kept has the most chapters, then pg19 before ao3, then the smallest input id; a
+  dropped copy is a `duplicate_book` row of the books table naming the copy kept, whose own
+  row lists its duplicates.
 - **Chapters (PG)**: a paragraph-initial line "chapter" + numeral (arabic/roman/words) with an
   optional capitalised title on the same line or the next paragraph; captions
   "[Illustration: ... Chapter I.]" count (heading = "Chapter I." onwards, caption text
@@ -110,14 +140,24 @@ def card(stats: dict, base_card) -> str:
              "|---|---:|---|---|"]
     for source, t in cb.get("table3_works", {}).items():
         c, w = t["chapters_per_work"], t["words_per_work"]
-        lines.append(f"| {source} | {t['works']} | {c['mean']} ({c['min']}-{c['max']}) "
-                     f"| {w['mean']} ({w['min']}-{w['max']}) |")
-    lines += ["", "| source | boundary | works | examples (boundaries) |", "|---|---|---:|---:|"]
+        spread = [f"{x['mean']} ({x['min']}-{x['max']})" if x["mean"] is not None else "-" for x in (c, w)]
+        lines.append(f"| {source} | {t['works']} | {spread[0]} | {spread[1]} |")
+    lines += ["", "| source | boundary | works | examples (boundaries) | per work | paper (works / examples / per work) |",
+              "|---|---|---:|---:|---:|---|"]
     for source, kinds in cb.get("table4_examples", {}).items():
-        lines += [f"| {source} | {k} | {v['works']} | {v['examples']} |" for k, v in kinds.items()]
+        for k, v in kinds.items():
+            paper = PAPER_TABLE4.get((source, k))
+            ref = f"{paper[0]} / {paper[1]} / {paper[1] / paper[0]:.1f}" if paper else ""
+            lines.append(f"| {source} | {k} | {v['works']} | {v['examples']} | "
+                         f"{v['examples'] / v['works']:.1f} | {ref} |" if v["works"] else f"| {source} | {k} | 0 | 0 | | {ref} |")
+    without = cb.get("table3_works", {}).get("pg19", {}).get("works_without_chapters")
+    if without:
+        lines += ["", f"{without} accepted PG book(s) have no chapter headings: they give cause and dialogue "
+                      "examples only (Appendix A draws these subsets from every book)."]
     decisions = DECISIONS.format(
-        tokenizer=ex.get("tokenizer"), suffix=ex.get("suffix_tokens"),
-        heading_mode="rewrite_to_gold" if ex.get("rewrite_headings") else "none",
-        negatives_from=ex.get("negatives_from"),
+        tokenizer=cfg.get("tokenizer") or ex.get("tokenizer"), suffix=ex.get("suffix_tokens"),
+        heading_mode=ex.get("headings"), negatives_from=ex.get("negatives_from"),
+        subsets=",".join(ex.get("subsets") or []) or "none", per_book=ex.get("subset_per_book"),
+        n_neg=ex.get("n_negatives"), dup_threshold=cfg.get("duplicates", {}).get("threshold"),
         styles=", ".join(cfg.get("chapters", {}).get("heading_styles", [])))
     return text + "\n".join(lines) + "\n" + decisions + "\n" + reasons_markdown(JOB_REASONS)

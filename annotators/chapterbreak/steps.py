@@ -10,6 +10,7 @@ from annotators.chapterbreak.ao3 import Ao3Config, parse_ao3_html, parse_json_li
 from annotators.chapterbreak.books import AO3, PG, ao3_book, book_chapters, book_id_for, gutenberg_book
 from annotators.chapterbreak.chapters import ChapterConfig
 from annotators.chapterbreak.dedup import BookKey
+from annotators.chapterbreak.gutenberg import clean_book
 from annotators.chapterbreak.dedup import book_key as _book_key
 from annotators.chapterbreak.examples import BookText, ExampleConfig, chapter_examples
 from annotators.chapterbreak.records import BookStat, BoundaryStat, PoolOpening
@@ -89,8 +90,20 @@ def openings(book: dict, config: ExampleConfig) -> list[PoolOpening]:
 
 
 def book_key(book: dict) -> BookKey:
-    """The duplicate search's key of one accepted book (annotators.chapterbreak.dedup)."""
+    """The duplicate search's key of one accepted book (annotators.chapterbreak.dedup): its
+    whole text (an AO3 work's chapters; `gutenberg_key` gives a PG book's)."""
     return _book_key(book, [c.body for c in book_chapters(book)])
+
+
+def gutenberg_key(element: tuple[str, bytes], config: ChapterConfig, keep_unchaptered: bool = False) -> list[BookKey]:
+    """[BookKey] of one PG file that `read_gutenberg_book` accepts, on its whole cleaned text
+    (title page and contents included), so a copy whose chapters are found and one whose
+    are not compare on the same text; [] for a file it rejects."""
+    input_id, raw = element
+    found = gutenberg_book(input_id, raw, config, keep_unchaptered=keep_unchaptered)
+    if isinstance(found, Drop):
+        return []
+    return [_book_key(found, [clean_book(raw)[0]])]
 
 
 def collapse_duplicate(book: dict, verdicts: dict) -> list[dict] | Drop:

@@ -88,11 +88,12 @@ def boundaries(book: BookText) -> list[tuple[int, int]]:
                 continue
             starts = [p] + [m.end() for m in _SENTENCE_GAP.finditer(text, p, para_end) if _ends_sentence(text, m.start())]
             stop = para_end
-            while stop > p and text[stop - 1].isspace():
-                stop -= 1
             for k, s in enumerate(starts):
+                e = starts[k + 1] if k + 1 < len(starts) else stop
+                while e > s and text[e - 1].isspace():
+                    e -= 1
                 if s > 0:
-                    out.append((s, starts[k + 1] if k + 1 < len(starts) else stop))
+                    out.append((s, e))
     return out
 
 

@@ -132,8 +132,8 @@ def test_stats_tables_3_and_4():
                  "examples": p | "Examples" >> beam.Create(rows)} | ChapterBreakStats()
         spread = {"mean": None, "min": None, "max": None}
         assert_that(stats, equal_to([{
-            "table3_works": {"ao3": {"works": 0, "chapters_per_work": spread, "words_per_work": spread},
-                             "pg19": {"works": 1, "chapters_per_work": {"mean": 7.0, "min": 7, "max": 7},
+            "table3_works": {"ao3": {"works": 0, "works_without_chapters": 0, "chapters_per_work": spread, "words_per_work": spread},
+                             "pg19": {"works": 1, "works_without_chapters": 0, "chapters_per_work": {"mean": 7.0, "min": 7, "max": 7},
                                       "words_per_work": {"mean": 70.0, "min": 70, "max": 70}}},
             "table4_examples": {"pg19": {"cause": {"works": 1, "examples": 1},
                                          "chapter": {"works": 1, "examples": 1}}}}]))

@@ -9,8 +9,8 @@ import pytest
 
 from annotators.text.bpe import Gpt2Tokenizer
 from pipelines import storium
+from conftest import write_tiny_gpt2
 from test_storium_split import reference_split
-from test_storium_tokens import write_tiny_gpt2
 
 FIXTURES = pathlib.Path(__file__).parents[1] / "fixtures" / "storium"
 GLOB = str(FIXTURES / "*.json")

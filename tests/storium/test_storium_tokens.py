@@ -2,13 +2,13 @@
 (here a tiny vocabulary written by the test, with the real files' layout)."""
 from __future__ import annotations
 
-import json
 
 import pytest
 
 from annotators.storium.pack import cut
 from annotators.storium.tokens import RegexTokenizer, make_tokenizer
 from annotators.text.bpe import Gpt2Tokenizer, _byte_to_unicode
+from conftest import write_tiny_gpt2
 
 
 def test_regex_tokens_are_words_and_punctuation_runs():
@@ -21,18 +21,6 @@ def test_regex_tokens_are_words_and_punctuation_runs():
 def test_byte_table_is_a_bijection_with_space_as_G_dot():
     table = _byte_to_unicode()
     assert len(set(table.values())) == 256 and table[32] == "\u0120" and table[ord("a")] == "a"
-
-
-def write_tiny_gpt2(folder):
-    """GPT-2's file layout (vocab.json + merges.txt) with a handful of merges."""
-    table = _byte_to_unicode()
-    merges = ["t h", "th e", "\u0120 c", "\u0120c a", "\u0120ca t", "a t", "\u0120 the"]
-    vocab = {ch: i for i, ch in enumerate(table.values())}
-    for m in merges:
-        vocab["".join(m.split())] = len(vocab)
-    (folder / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
-    (folder / "merges.txt").write_text("#version: 0.2\n" + "\n".join(merges) + "\n", encoding="utf-8")
-    return folder
 
 
 @pytest.fixture
