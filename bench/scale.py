@@ -6,7 +6,10 @@ and peak RSS (`VmHWM` of /proc/self/status: `ru_maxrss` survives exec, so it wou
 parent's size). Inputs are realistic and made in the same run:
 - lot, stories: real LOT stories (../shared/data, else the embedded sample) copied with their
   sentences shuffled per copy, so copies are distinct stories;
-- chapterbreak: the real Gutenberg books of ../shared/data copied under new names;
+- chapterbreak: the real Gutenberg books of ../shared/data copied under new names, each copy
+  after the first with the inner words of every line of 4+ words shuffled (`distinct_copy`):
+  the job collapses copies of one book, so copies must be different books, while their
+  lines, headings, chapters, quotes and cue words stay where they were;
 - overlap: a 161-story test set against a reference of that many shuffled-story characters.
 The growth ratios (4x/1x, 16x/1x) show what grows with the input: time should grow about
 linearly, memory much less (flat for the overlap audit).
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import random
 import shutil
 import sys
 
@@ -47,9 +51,28 @@ def _books(work: pathlib.Path) -> dict[int, tuple[pathlib.Path, int]]:
         folder.mkdir()
         for copy in range(scale):
             for book in books:
-                shutil.copy(book, folder / f"c{copy:02d}_{book.parent.name}_{book.name}")
+                target = folder / f"c{copy:02d}_{book.parent.name}_{book.name}"
+                if copy:
+                    target.write_bytes(distinct_copy(book.read_bytes(), copy))
+                else:
+                    shutil.copy(book, target)
         made[scale] = (folder, sum(p.stat().st_size for p in folder.iterdir()))
     return made
+
+
+def distinct_copy(raw: bytes, copy: int) -> bytes:
+    """A book made distinct from the original (no shared 8-word runs): in every line of 4+
+    words, the words between the first and the last are shuffled (seeded by copy and line)."""
+    lines = raw.split(b"\n")
+    out = []
+    for n, line in enumerate(lines):
+        words = line.split(b" ")
+        if len(words) >= 4:
+            middle = words[1:-1]
+            random.Random(copy * 1_000_003 + n).shuffle(middle)
+            line = b" ".join([words[0], *middle, words[-1]])
+        out.append(line)
+    return b"\n".join(out)
 
 
 def _references(work: pathlib.Path, stories: dict) -> dict[int, tuple[pathlib.Path, int]]:

@@ -4,7 +4,7 @@
 Wiring only; the rules live in `annotators/chapterbreak/` (the stages apply `steps.py`).
 One Beam element is one book (or one AO3 page/JSON line before works are grouped).
 Composite transforms: `ParseGutenbergBooks`, `ParseAo3Works`, `BuildExamples`,
-`ChapterBreakStats`, `WriteReleased`; `run(argv)` wires them to readers and writers.
+`ChapterBreakStats`, `WriteReleased` (from the written table); `run(argv)` wires them to readers and writers.
 """
 from __future__ import annotations
 
@@ -17,18 +17,18 @@ import apache_beam as beam
 from annotators.chapterbreak import steps
 from annotators.chapterbreak.ao3 import Ao3Config
 from annotators.chapterbreak.books import AO3, PG, book_summary, chapter_rows
-from annotators.chapterbreak.card import card, dataset_stats, released_json, released_name
+from annotators.chapterbreak.card import ReleasedWriter, card, dataset_stats, released_name
 from annotators.chapterbreak.chapters import ChapterConfig
 from annotators.chapterbreak.dedup import DedupConfig, duplicate_books
 from annotators.chapterbreak.examples import ExampleConfig
 from annotators.chapterbreak.subsets import KINDS, per_book_cap
 from annotators.core.outcome import Drop
 from annotators.text.tokenizers import get_tokenizer
-from pipelines.engine.gather import Gather
 from pipelines.engine import (
-    REJECTS, JobReport, MatchInputs, ReadFiles, ReadLines, Stage, WriteTable, add_config_flags, config_from_args,
+    REJECTS, ExportFromTable, JobReport, MatchInputs, ReadFiles, ReadLines, Stage, WriteTable, add_config_flags, config_from_args,
     default_card, expand_input, is_local_path, join, make_pipeline, parse_job_args, run_pipeline, staging_path,
     write_text)
+from pipelines.engine.gather import Gather
 from schemas.chapterbreak import BOOKS_SCHEMA, CHAPTERS_SCHEMA, EXAMPLES_SCHEMA
 
 HTML_EXTS, JSONL_EXTS = (".html", ".htm"), (".jsonl", ".json")
@@ -216,25 +216,26 @@ class ChapterBreakStats(beam.PTransform):
         return summaries | "Tables34" >> beam.Map(dataset_stats, beam.pvalue.AsSingleton(bounds))
 
 
+def example_order(row: dict) -> tuple:
+    """The `examples` table's row order (and the released files' order within a kind and length)."""
+    return (row["source"], row["book_id"], row["boundary"], row["cut_offset"], row["prefix_length"])
+
+
 class WriteReleased(beam.PTransform):
-    """One JSON file per (boundary kind, prefix length) in the released layout."""
+    """The `examples` table's write tallies -> one JSON file per (boundary kind, prefix length)
+    in the released layout, streamed from the written table (no file is ever held whole:
+    with the subsets on, one file holds thousands of 8K-token prefixes)."""
 
     def __init__(self, output: str, kinds, lengths):
         super().__init__()
-        self._output, self._groups = output, [(k, n) for k in kinds for n in lengths]
+        self._output = output
+        self._files = {released_name(k, n): (k, n) for k in kinds for n in lengths}
 
-    def expand(self, rows):
-        output = self._output
-
-        def write(item):
-            (kind, length), rows = item
-            rows = [r for r in rows if r is not None]
-            write_text(join(output, "released", released_name(kind, length)), released_json(rows))
-            return (f"jsonl|released/{released_name(kind, length)}", len(rows))
-
-        seeds = rows.pipeline | "Seeds" >> beam.Create([(g, None) for g in self._groups])
-        slim = rows | "Slim" >> beam.Map(steps.released_item)
-        return (slim, seeds) | beam.Flatten() | beam.GroupByKey() | beam.Map(write)
+    def expand(self, written):
+        output, files = self._output, self._files
+        return written | ExportFromTable(join(output, "examples"), list(files), example_order,
+                                         lambda name: ReleasedWriter(*files[name]),
+                                         lambda name: join(output, "released", name), "released")
 
 
 def _read_ao3(p, pattern: str, label: str = "") -> dict:
@@ -295,10 +296,9 @@ def run(argv=None):
         duplicates | "DuplicateBooks" >> beam.Map(steps.duplicate_to_book)]
     _write_books(books, rejected, out, args.shards, report)
     examples = (books | BuildExamples(ex_cfg, args.seed, report))["examples"]
-    report.tally(examples | WriteTable(join(out, "examples"), EXAMPLES_SCHEMA,
-                                       lambda r: (r["source"], r["book_id"], r["boundary"], r["cut_offset"],
-                                                  r["prefix_length"]), shards=args.shards))
-    report.tally(examples | WriteReleased(out, ("chapter",) + ex_cfg.subsets, ex_cfg.prefix_lengths))
+    written = examples | WriteTable(join(out, "examples"), EXAMPLES_SCHEMA, example_order, shards=args.shards)
+    report.tally(written)
+    report.tally(written | WriteReleased(out, ("chapter",) + ex_cfg.subsets, ex_cfg.prefix_lengths))
     report.extra("chapterbreak", {"books": books, "examples": examples} | ChapterBreakStats())
     report.finish(p)
     return run_pipeline(p, commit_to=args.output)

@@ -28,11 +28,51 @@ def released_name(boundary: str, length: int) -> str:
 
 def released_json(rows: list[dict]) -> str:
     """The released layout for rows of one (boundary kind, prefix length), sorted by position."""
-    out: dict[str, dict[str, list]] = {s: {} for s in SOURCES}
-    for row in sorted(rows, key=lambda r: (r["source"], r["book_id"], r["cut_offset"])):
-        out.setdefault(row["source"], {}).setdefault(row["book_id"], []).append(
-            {"ctx": row["prefix"], "pos": row["gold"], "negs": list(row["negatives"])})
-    return json.dumps(out, ensure_ascii=False)
+    writer = ReleasedWriter()
+    ordered = sorted(rows, key=lambda r: (r["source"], r["book_id"], r["cut_offset"]))
+    return writer.begin() + "".join(writer.add(r) or "" for r in ordered) + writer.end()
+
+
+class ReleasedWriter:
+    """The released JSON of one (boundary kind, prefix length) written piece by piece from
+    rows in (source, book_id, cut_offset) order (`add` returns None for another file's row):
+    `{"ao3": {work_id: [{"ctx", "pos", "negs"}, ...]}, "pg19": {...}}`, every source present."""
+
+    def __init__(self, boundary: str | None = None, length: int | None = None):
+        self._boundary, self._length = boundary, length
+        self._source = self._book = None
+        self._sources: list[str] = []
+
+    def begin(self) -> str:
+        return "{"
+
+    def _open_source(self, source: str) -> str:
+        text = ("}, " if self._sources else "") + json.dumps(source) + ": {"
+        self._sources.append(source)
+        self._source, self._book = source, None
+        return text
+
+    def add(self, row: dict) -> str | None:
+        if self._boundary is not None and (row["boundary"], row["prefix_length"]) != (self._boundary, self._length):
+            return None
+        text = ""
+        if row["source"] != self._source:
+            text += ("]" if self._book is not None else "") + self._open_source(row["source"])
+        if row["book_id"] != self._book:
+            text += ("], " if self._book is not None else "") + json.dumps(row["book_id"]) + ": ["
+            self._book = row["book_id"]
+        else:
+            text += ", "
+        item = {"ctx": row["prefix"], "pos": row["gold"], "negs": list(row["negatives"])}
+        return text + json.dumps(item, ensure_ascii=False)
+
+    def end(self) -> str:
+        text = "]" if self._book is not None else ""
+        self._book = None
+        for source in SOURCES:
+            if source not in self._sources:
+                text += self._open_source(source)
+        return text + ("}" if self._sources else "") + "}"
 
 
 def _spread(values: list[int]) -> dict:

@@ -18,9 +18,6 @@ from annotators.chapterbreak.subsets import subset_examples
 from annotators.core.outcome import Drop
 from schemas.chapterbreak import BookRow
 
-RELEASED_FIELDS = ("source", "book_id", "cut_offset", "prefix", "gold", "negatives")
-
-
 def _listed(result):
     return result if isinstance(result, Drop) else [result]
 
@@ -139,8 +136,3 @@ def book_stat(book: dict) -> BookStat:
 def boundary_stat(row: dict) -> BoundaryStat:
     """Table 4 facts of one example row (rows of one boundary give the same facts)."""
     return BoundaryStat(row["source"], row["boundary"], row["book_id"], row["boundary_id"])
-
-
-def released_item(row: dict) -> tuple[tuple[str, int], dict]:
-    """((boundary kind, prefix length), the row's fields the released JSON needs)."""
-    return (row["boundary"], row["prefix_length"]), {k: row[k] for k in RELEASED_FIELDS}

@@ -549,10 +549,13 @@ class WriteJsonlGroups(beam.PTransform):
 
 
 def _shard_rows(path: str):
-    """Rows of one written parquet shard in its (sorted) order, one row group at a time."""
+    """Rows of one written parquet shard in its (sorted) order, one row group at a time
+    (WriteTable closes groups at about ROW_GROUP_BYTES). `read_row_group` keeps memory at one
+    group; `iter_batches` held about 2.5x the shard's decoded size, and kept some of it."""
     with FileSystems.open(path, compression_type="uncompressed") as f:
-        for batch in pq.ParquetFile(f).iter_batches(batch_size=4096):
-            yield from batch.to_pylist()
+        shard = pq.ParquetFile(f)
+        for i in range(shard.num_row_groups):
+            yield from shard.read_row_group(i).to_pylist()
 
 
 class ExportLinesFromTable(beam.PTransform):
@@ -594,6 +597,52 @@ class ExportLinesFromTable(beam.PTransform):
                         else:
                             files[key].write((("\n" if counts[key] else "") + text).encode("utf-8"))
                         counts[key] += 1
+            finally:
+                for f in files.values():
+                    f.close()
+            return [(f"jsonl|{label}/{k}", counts[k]) for k in keys]
+
+        return (written | "Written" >> beam.combiners.Count.Globally()
+                | "Write" >> beam.FlatMap(write_files))
+
+
+class ExportFromTable(beam.PTransform):
+    """After WriteTable has written a table, write one file per key from its rows, each by a
+    stateful writer (a document that is not one line per row, e.g. one JSON object).
+
+    Applied to the table's tallies, like ExportLinesFromTable. `writer_for(key)` gives an
+    object with `begin() -> str`, `add(row) -> str | None` (None: the row is not this file's)
+    and `end() -> str`; the rows come in `sort_key` order, merged from the sorted shards and
+    read once for every file, so no file's rows are ever held. Returns (`jsonl|<label>/<key>`,
+    rows written) tallies.
+    """
+
+    def __init__(self, table_path: str, keys: Iterable[Any], sort_key: Callable[[dict], Any],
+                 writer_for: Callable[[Any], Any], path_for: Callable[[Any], str], label: str):
+        super().__init__(f"Export[{label}]")
+        self._args = (table_path, list(keys), sort_key, writer_for, path_for, label)
+
+    def expand(self, written):
+        table_path, keys, sort_key, writer_for, path_for, label = self._args
+
+        def write_files(_):
+            shards = sorted(m.path for m in FileSystems.match([join(table_path, "part-*.parquet")])[0].metadata_list)
+            ordered = heapq.merge(*(_shard_rows(s) for s in shards), key=lambda r: _sortable(sort_key(r)))
+            writers = {k: writer_for(k) for k in keys}
+            files = {k: FileSystems.create(path_for(k), mime_type="application/octet-stream",
+                                           compression_type="uncompressed") for k in keys}
+            counts = dict.fromkeys(keys, 0)
+            try:
+                for k in keys:
+                    files[k].write(writers[k].begin().encode("utf-8"))
+                for row in ordered:
+                    for k in keys:
+                        text = writers[k].add(row)
+                        if text is not None:
+                            files[k].write(text.encode("utf-8"))
+                            counts[k] += 1
+                for k in keys:
+                    files[k].write(writers[k].end().encode("utf-8"))
             finally:
                 for f in files.values():
                     f.close()

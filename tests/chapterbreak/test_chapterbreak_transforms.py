@@ -9,6 +9,7 @@ import json
 import pathlib
 
 import apache_beam as beam
+import pyarrow as pa
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
@@ -17,8 +18,10 @@ from annotators.chapterbreak.books import book_id_for
 from annotators.chapterbreak.chapters import ChapterConfig
 from annotators.chapterbreak.ao3 import Ao3Config
 from annotators.chapterbreak.examples import ExampleConfig
+from pipelines.engine import WriteTable
+from schemas.chapterbreak import EXAMPLES_SCHEMA
 from pipelines.chapterbreak import (
-    BuildExamples, ChapterBreakStats, ParseAo3Works, ParseGutenbergBooks, WriteReleased)
+    BuildExamples, ChapterBreakStats, ParseAo3Works, ParseGutenbergBooks, WriteReleased, example_order)
 
 FIX = pathlib.Path(__file__).parents[1] / "fixtures" / "chapterbreak"
 
@@ -142,8 +145,12 @@ def test_stats_tables_3_and_4():
 def test_released_files_one_per_kind_and_length(tmp_path):
     row = {"source": "pg19", "book_id": "b", "cut_offset": 5, "prefix": "p", "gold": "g",
            "negatives": ["n"], "boundary": "chapter", "prefix_length": 16}
+    full = {**{f.name: 0 for f in EXAMPLES_SCHEMA if f.type == pa.int64()}, "example_id": "e", "boundary_id": "x",
+            "negative_chapter_indices": [3], "negative_book_ids": ["b"], "tokenizer": "t",
+            "heading_normalization": "normalize", **row}
     with pipeline() as p:
-        tally = p | beam.Create([row]) | WriteReleased(str(tmp_path), ("chapter", "cause"), (16,))
+        written = p | beam.Create([full]) | WriteTable(str(tmp_path / "examples"), EXAMPLES_SCHEMA, example_order)
+        tally = written | WriteReleased(str(tmp_path), ("chapter", "cause"), (16,))
         assert_that(tally, equal_to([("jsonl|released/chapterbreak_ctx_16.json", 1),
                                      ("jsonl|released/chapterbreak_cause_ctx_16.json", 0)]))
     assert json.loads((tmp_path / "released" / "chapterbreak_ctx_16.json").read_text()) == \
