@@ -66,6 +66,25 @@ def test_moby_dick_chapter_73_is_found_and_prose_is_never_a_title():
     assert 73 in [c.number for c in found]
 
 
+def test_moby_dick_wrapped_headings_as_pg_2701_prints_them():
+    """The three wrapped headings of PG #2701, with a double-spaced contents list before them."""
+    wrapped = {56: ("Of the Less Erroneous Pictures of Whales, and the True Pictures of Whaling", "Scenes."),
+               57: ("Of Whales in Paint; in Teeth; in Wood; in Sheet-Iron; in", "Stone; in Mountains; in Stars."),
+               73: ("Stubb and Flask kill a Right Whale; and Then Have a Talk", "over Him.")}
+
+    def heading(n):
+        return f"CHAPTER {n}. {wrapped[n][0]}\n{wrapped[n][1]}" if n in wrapped else f"CHAPTER {n}. The Line."
+
+    numbers = range(50, 80)
+    contents = "CONTENTS\n\n" + "\n\n".join(heading(n) for n in numbers) + "\n\n\n\n"
+    text = contents + "".join(f"{heading(n)}\n\n\n{PROSE * 3}\n" for n in numbers)
+    found, info = detect_chapters(text)
+    assert [c.number for c in found] == list(numbers) and info["contents_entries"] == len(numbers)
+    for n, (first, second) in wrapped.items():
+        chapter = found[n - 50]
+        assert chapter.title == f"{first} {second}" and chapter.body.startswith("The boats came in late")
+
+
 @pytest.mark.parametrize("lines, wrapped", [
     (["Stubb and Flask kill a Right Whale; and Then Have a Talk", "over Him."], True),
     (["The Wreck of the", "Morning Star"], True),
