@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 import pyarrow as pa
@@ -26,10 +27,33 @@ class Reject:
     stage: str
     input_id: str
     reason: str
-    detail: str = ""
+    detail: Any = ""  # a message, or a dict of facts
 
     def to_row(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return {"stage": self.stage, "input_id": self.input_id, "reason": self.reason,
+                "detail": reject_detail(self.detail)}
+
+
+def reject_detail(detail: Any) -> str:
+    """A rejects row's `detail` as JSON text: a dict of facts as it is, a message as
+    {"message": "..."}, so every detail parses with `json.loads`."""
+    if isinstance(detail, str) and detail.startswith("{"):
+        try:
+            if isinstance(json.loads(detail), dict):
+                return detail
+        except ValueError:
+            pass
+    value = detail if isinstance(detail, dict) else {"message": str(detail)}
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def detail_message(detail: str) -> str:
+    """The human-readable text of a rejects `detail` (its message, else the JSON as it is)."""
+    try:
+        value = json.loads(detail)
+    except ValueError:
+        return detail
+    return value["message"] if isinstance(value, dict) and set(value) == {"message"} else detail
 
 
 def with_version(schema: pa.Schema, table: str) -> pa.Schema:

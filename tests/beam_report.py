@@ -11,6 +11,7 @@ from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.testing.test_pipeline import TestPipeline
 
 from pipelines.engine import REJECTS, Stage
+from schemas.common import detail_message
 
 
 def pipeline() -> TestPipeline:
@@ -42,4 +43,5 @@ class RecordingReport:
     def rejects(self, p):
         """Every rejects row of every registered stage, as (stage, input_id, reason, detail)."""
         return ((self._rejects or [p | "NoRejects" >> beam.Create([])]) | "AllRejects" >> beam.Flatten()
-                | "RejectTuples" >> beam.Map(lambda r: (r["stage"], r["input_id"], r["reason"], r["detail"])))
+                | "RejectTuples" >> beam.Map(lambda r: (r["stage"], r["input_id"], r["reason"],
+                                                        detail_message(r["detail"]))))

@@ -7,6 +7,8 @@ the file's path relative to the input glob (PG) or of the AO3 work id.
 """
 from __future__ import annotations
 
+import json
+
 from annotators.chapterbreak.ao3 import Ao3Config, Ao3Part, assemble, filter_reasons
 from annotators.chapterbreak.examples import BookChapter
 from annotators.chapterbreak.chapters import ChapterConfig, detect_chapters
@@ -40,7 +42,8 @@ def gutenberg_book(name: str, raw: bytes, config: ChapterConfig = ChapterConfig(
     found = detect_chapters(body, config)
     if isinstance(found, Drop):
         if not keep_unchaptered:
-            return Drop(found.reason, f"{info}; {found.detail}")
+            return Drop(found.reason, json.dumps({**info, "chapters": found.detail}, ensure_ascii=False,
+                                                 sort_keys=True))
         return {"book_id": book_id_for(PG, name), "source": PG, "input_id": name, "title": _title_of(body),
                 "info": {**info, "heading_style": "none", "chapters_found": f"{found.reason}: {found.detail}"},
                 "chapters": [], "text": body}

@@ -26,6 +26,7 @@ safe on real books:
 from __future__ import annotations
 
 import dataclasses
+import json
 
 from annotators.chapterbreak.headings import (
     HeadingCandidate, chapter_candidate, illustration_candidate, is_heading_like, is_structural,
@@ -76,14 +77,14 @@ def detect_chapters(text: str, config: ChapterConfig = ChapterConfig()) -> tuple
         tried[style] = info
         if len(kept) >= config.min_chapters:
             if info["numbering_breaks"] and (config.strict_numbering or style != "chapter"):
-                return Drop("numbering_broken", f"{style}: {info}")
+                return Drop("numbering_broken", f"{style} headings: {json.dumps(info, sort_keys=True)}")
             chapters = _build(kept, lines, words, config)
             if len(chapters) < config.min_chapters:
                 continue
             return chapters, {"heading_style": style, **info}
     found = max((t["kept"] for t in tried.values()), default=0)
     reason = "no_chapter_headings" if found == 0 else "fewer_than_two_chapters"
-    return Drop(reason, f"{found} chapter heading(s) found; tried {tried}")
+    return Drop(reason, f"{found} chapter heading(s) found; tried {json.dumps(tried, sort_keys=True)}")
 
 
 def _word_prefix(lines: list[str]) -> list[int]:

@@ -17,6 +17,7 @@ from annotators.chapterbreak.records import BookStat, BoundaryStat, PoolOpening
 from annotators.chapterbreak.subsets import subset_examples
 from annotators.core.outcome import Drop
 from schemas.chapterbreak import BookRow
+from schemas.common import detail_message
 
 def _listed(result):
     return result if isinstance(result, Drop) else [result]
@@ -124,7 +125,7 @@ def reject_to_book(row: dict, source: str) -> dict:
     """A `books` table row for a rejects row of a book-reading stage (status "rejected")."""
     key = row["input_id"].removeprefix("ao3:")
     return BookRow(book_id_for(source, key), source, row["input_id"], "rejected", row["stage"],
-                   reason=row["reason"], detail=row["detail"][:2000]).to_row()
+                   reason=row["reason"], detail=detail_message(row["detail"])[:2000]).to_row()
 
 
 def book_stat(book: dict) -> BookStat:

@@ -31,6 +31,7 @@ from pipelines.crawl.fetch import FetchConfig, Fetcher
 from annotators.stories.site_spec import SiteSpec, parse_spec
 from annotators.stories.card import crawl_card
 from pipelines.engine import add_config_flags, config_from_args, join, read_bytes, write_bytes
+from pipelines.engine.files import parquet_bytes
 # not a Beam job: no PipelineOptions, so unknown flags are errors; flags still take `-` or `_`
 from pipelines.engine import alias_separators
 from schemas.common import REJECTS_SCHEMA, SCHEMA_VERSION, Reject
@@ -78,11 +79,8 @@ class PageCache:
         if not self._buffer:
             return
         name = f"part-{len(self._parts):05d}.parquet"
-        table = pa.Table.from_pylist([p.to_row() for p in self._buffer], schema=PAGES_SCHEMA)
-        sink = pa.BufferOutputStream()
-        pq.write_table(table, sink, compression="zstd")
         final = join(self.folder, name)
-        write_atomically(final, sink.getvalue().to_pybytes())
+        write_atomically(final, parquet_bytes([p.to_row() for p in self._buffer], PAGES_SCHEMA))
         self._parts.append(final)
         self._buffer.clear()
 
@@ -117,9 +115,7 @@ def crawl_stats(spec: SiteSpec, config: FetchConfig, pages: list[Page], progress
 def write_report(output: str, stats: dict, pages: list[Page]) -> None:
     rows = [Reject("crawl", p.url, p.error, p.detail).to_row()
             for p in sorted(pages, key=lambda p: p.url) if p.error]
-    sink = pa.BufferOutputStream()
-    pq.write_table(pa.Table.from_pylist(rows, schema=REJECTS_SCHEMA), sink, compression="zstd")
-    write_atomically(join(output, "rejects", "part-00000-of-00001.parquet"), sink.getvalue().to_pybytes())
+    write_atomically(join(output, "rejects", "part-00000-of-00001.parquet"), parquet_bytes(rows, REJECTS_SCHEMA))
     write_atomically(join(output, "stats.json"), (json.dumps(stats, indent=2, ensure_ascii=False) + "\n").encode())
     write_atomically(join(output, "CARD.md"), crawl_card(stats).encode("utf-8"))
 

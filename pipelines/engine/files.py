@@ -318,9 +318,21 @@ def write_parquet(path: str, rows: Iterable[dict], schema: pa.Schema) -> int:
                 _check_nulls(table, schema)
                 writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
                 n += len(group)
-            if not n:  # an empty table still has its (empty) row group, as before
-                writer.write_table(pa.Table.from_pylist([], schema=schema))
+            # An empty table is its schema and no row group: a 0-row group makes readers that
+            # size batches by row groups fail (Hugging Face datasets: "BatchSize must be greater
+            # than 0"), while every reader takes a file without groups as 0 rows.
     return n
+
+
+def parquet_bytes(rows: list[dict], schema: pa.Schema) -> bytes:
+    """A small table as parquet bytes (no row group when empty, as `write_parquet`)."""
+    sink = pa.BufferOutputStream()
+    with pq.ParquetWriter(sink, schema, compression="zstd") as writer:
+        if rows:
+            table = pa.Table.from_pylist(rows, schema=schema)
+            _check_nulls(table, schema)
+            writer.write_table(table)
+    return sink.getvalue().to_pybytes()
 
 
 def _value_bytes(value: Any) -> int:

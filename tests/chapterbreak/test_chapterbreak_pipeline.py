@@ -10,6 +10,7 @@ import pytest
 
 from conftest import SHARED_DATA
 from annotators.chapterbreak.examples import heading_phrase
+from annotators.chapterbreak.reasons import JOB_REASONS
 from pipelines.chapterbreak import run
 
 FIX = pathlib.Path(__file__).parents[1] / "fixtures" / "chapterbreak"
@@ -70,6 +71,8 @@ def test_accounting_and_books_table(built):
     lines = stats["stages"]["ao3_lines"]
     assert (lines["read"], lines["rejected"], lines["outputs"]) == (7, 2, 4)
     rejects = table(out, "rejects")
+    assert all(isinstance(json.loads(d), dict) for d in rejects.detail)  # every detail is JSON
+    assert set(rejects.reason) <= set(JOB_REASONS)
     no_examples = rejects[rejects.stage == "examples"]
     assert len(rejects) - len(no_examples) == (b["status"] == "rejected").sum()
     assert "one_chapter.txt" in set(no_examples.input_id)  # 4 paragraphs: no position with 5 later ones

@@ -18,6 +18,7 @@ from spacy.lang.en.stop_words import STOP_WORDS
 
 from conftest import shared_path
 from pipelines.glge import run
+from schemas.common import detail_message
 from schemas.lot import OUTGEN_SCHEMA, PLOTCOM_SCHEMA
 
 FIXTURES = pathlib.Path(__file__).parents[1] / "fixtures" / "glge"
@@ -148,7 +149,7 @@ def test_accounting_balances_and_broken_tasks_are_rejected(out):
     assert stats["balanced"] and stats["stages"]["levels"]["rejected"] == 0
     rejects = {r["input_id"]: r for r in pq.read_table(out / "rejects").to_pylist()}
     assert {k: v["reason"] for k, v in rejects.items()} == BROKEN
-    assert rejects["latin"]["detail"].endswith("latin_data/org_data/test.tgt line 5: byte 0xe9 at column 4 is not UTF-8 (unexpected end of data)")
+    assert detail_message(rejects["latin"]["detail"]).endswith("latin_data/org_data/test.tgt line 5: byte 0xe9 at column 4 is not UTF-8 (unexpected end of data)")
     assert "mismatch_data/org_data/train.src has 10 lines but " in rejects["mismatch"]["detail"]
     assert "mismatch_data/org_data/train.tgt has 2; " in rejects["mismatch"]["detail"]
     assert "nodev_data/org_data/dev.tgt: file not found" in rejects["nodev"]["detail"]

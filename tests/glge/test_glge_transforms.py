@@ -21,6 +21,7 @@ from annotators.glge.levels import GlgeConfig
 from pipelines.glge import LevelRows, LoadTasks, ScoreTasks, SummariseTasks, WriteTaskFiles
 from schemas.glge import FILES, GlgeTask, TaskSpec, TaskSummary
 from schemas.lot import PLOTCOM_SCHEMA
+from schemas.common import Reject, detail_message
 from tests.beam_report import RecordingReport
 
 TINY = pathlib.Path(__file__).parents[1] / "fixtures" / "glge" / "tiny_data" / "org_data"
@@ -51,7 +52,7 @@ def in_memory(task: str, files: dict[str, bytes]) -> dict[str, bytes]:
 
 
 def reject(input_id: str, reason: str, detail: str) -> dict:
-    return {"stage": "load", "input_id": input_id, "reason": reason, "detail": detail}
+    return Reject("load", input_id, reason, detail).to_row()  # detail as JSON
 
 
 def load(p, specs, files):
@@ -122,7 +123,7 @@ def test_load_tasks_rejects_an_unreadable_parquet_file():
     with pipeline() as p:
         tasks, rejects = load(p, [spec], {"lot/plotcom/part-0.parquet": b"PAR1 truncated"})
         assert_that(tasks, equal_to([]), label="main")
-        got = rejects | beam.Map(lambda r: (r["input_id"], r["reason"], r["detail"].split(" (")[0]))
+        got = rejects | beam.Map(lambda r: (r["input_id"], r["reason"], detail_message(r["detail"]).split(" (")[0]))
         assert_that(got, equal_to([("lot_plotcom", "unreadable_file",
                                     "lot/plotcom/part-0.parquet: not a readable parquet file")]), label="rejects")
 
@@ -149,7 +150,7 @@ def test_score_tasks_records_a_task_that_raises_as_internal_error():
     with pipeline() as p:
         levels, rejects = score(p, [broken, tiny_task()])
         assert_that(levels | beam.Map(lambda t: t.task), equal_to(["tiny"]), label="main")
-        got = rejects | beam.Map(lambda r: (r["stage"], r["input_id"], r["reason"], r["detail"].split(" |")[0]))
+        got = rejects | beam.Map(lambda r: (r["stage"], r["input_id"], r["reason"], detail_message(r["detail"]).split(" |")[0]))
         assert_that(got, equal_to([("levels", "broken", "internal_error", "KeyError: 'test.tgt'")]),
                     label="rejects")
 

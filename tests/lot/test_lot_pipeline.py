@@ -112,7 +112,7 @@ def test_near_duplicates_share_one_split_in_every_task_and_no_leak_is_reported(b
     assert ("plotcom", "train") not in variant
     rejects = read_table(built / "a" / "rejects")
     [detail] = rejects[(rejects.stage == "plotcom") & rejects.input_id.str.endswith(":57")].detail
-    assert detail == "held out: a near-duplicate of ClozeT story sample-001"
+    assert json.loads(detail) == {"message": "held out: a near-duplicate of ClozeT story sample-001"}
     leaks = json.loads((built / "a" / "stats.json").read_text())["leaks"]
     assert (leaks["stories_in_two_splits"], leaks["near_duplicate_groups_in_two_splits"],
             leaks["plotcom_train_clozet_stories"], leaks["groups"]) == (0, 0, 0, 1)

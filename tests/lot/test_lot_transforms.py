@@ -22,6 +22,7 @@ from annotators.lot.splits import SplitPlan
 from annotators.lot.story import StoryConfig, parse_story_record, prepare_story
 from pipelines.lot import (annotations_by_story, BuildClozeTAndPlotCom, BuildOutGen, BuildSenPos, OutlineAgreement, ParseAnnotations,
                            ParseReviews, ParseStories, ReviewSenPos)
+from schemas.common import Reject
 from tests.beam_report import RecordingReport
 
 STORY_A = ("从前有一个小村庄，村口住着一位勤劳的老木匠。老木匠每天天不亮就起床，在院子里刨木头。"
@@ -57,7 +58,7 @@ def prepared(input_id: str, **fields):
 
 
 def reject(stage, input_id, reason, detail):
-    return {"stage": stage, "input_id": input_id, "reason": reason, "detail": detail}
+    return Reject(stage, input_id, reason, detail).to_row()  # detail as JSON
 
 
 def test_parse_stories_prepares_each_story():

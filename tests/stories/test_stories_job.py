@@ -13,6 +13,7 @@ from pipelines import stories
 from schemas.stories import STORIES_SCHEMA
 from tests.fixtures.site.make_site import STORIES
 from tests.fixtures.site.server import CRAWL_FLAGS, SLOW_SECONDS, WWW, SiteServer, site_spec
+from schemas.common import detail_message
 
 DUMPS = WWW.parent / "dumps"
 TEXT = {k: "\n".join(paras) for k, (_, paras) in STORIES.items()}
@@ -85,7 +86,7 @@ def test_every_other_page_is_a_reject_with_its_reason(built):
     base = built["base"]
     rejects = {(r["stage"], r["input_id"][len(base):], r["reason"]) for r in read(built["out"] / "rejects")}
     assert rejects == REJECTS
-    details = {r["input_id"][len(base):]: r["detail"] for r in read(built["out"] / "rejects")}
+    details = {r["input_id"][len(base):]: detail_message(r["detail"]) for r in read(built["out"] / "rejects")}
     assert details["/stories/story-06.html"] == f"of {base}/stories/story-01.html (jaccard 0.939, cluster of 2)"
     assert details["/stories/story-09.html"] == "11 words < 50"
 

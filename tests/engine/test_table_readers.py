@@ -1,0 +1,69 @@
+"""Every table the engine writes, empty ones included, reads in pandas, DuckDB, polars and
+Hugging Face datasets as they are (issue: a 0-row row group broke `datasets`)."""
+from __future__ import annotations
+
+import json
+import os
+
+import apache_beam as beam
+import duckdb
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pipelines.engine import WriteTable
+from pipelines.engine.files import parquet_bytes
+from schemas.common import REJECTS_SCHEMA, Reject, detail_message, reject_detail
+from tests.beam_report import pipeline
+
+SCHEMA = pa.schema([pa.field("id", pa.string(), nullable=False), pa.field("n", pa.int64(), nullable=False)])
+
+
+def write(folder, rows, shards=None):
+    with pipeline() as p:
+        _ = p | beam.Create(rows) | WriteTable(str(folder), SCHEMA, lambda r: r["id"], shards=shards)
+    return folder
+
+
+def hf_rows(folder, streaming: bool) -> int:
+    datasets = pytest.importorskip("datasets")
+    os.environ["HF_DATASETS_OFFLINE"] = "1"
+    datasets.disable_progress_bars()
+    ds = datasets.load_dataset("parquet", data_files=str(folder / "*.parquet"), streaming=streaming,
+                               cache_dir=str(folder.parent / f"hf-{folder.name}-{streaming}"))
+    return sum(1 for _ in ds["train"]) if streaming else ds["train"].num_rows
+
+
+@pytest.mark.parametrize("rows, shards", [([], None), ([], 3), ([{"id": "a", "n": 1}], 3),
+                                          ([{"id": f"r{i}", "n": i} for i in range(50)], 2)])
+def test_tables_read_everywhere(tmp_path, rows, shards):
+    folder = write(tmp_path / "t", rows, shards)
+    files = sorted(folder.glob("*.parquet"))
+    assert files and all(pq.read_metadata(f).num_row_groups == 0 for f in files if pq.read_metadata(f).num_rows == 0)
+    assert len(pd.read_parquet(folder)) == len(rows)
+    assert duckdb.sql(f"select count(*) from '{folder}/*.parquet'").fetchall()[0][0] == len(rows)
+    assert pl.read_parquet(str(folder / "*.parquet")).height == len(rows)
+    assert hf_rows(folder, streaming=True) == len(rows)
+    if rows:
+        assert hf_rows(folder, streaming=False) == len(rows)
+
+
+def test_small_tables_have_no_empty_row_group(tmp_path):
+    data = parquet_bytes([], REJECTS_SCHEMA)
+    assert pq.ParquetFile(pa.BufferReader(data)).metadata.num_row_groups == 0
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "part-0.parquet").write_bytes(data)
+    assert hf_rows(tmp_path / "r", streaming=True) == 0
+
+
+@pytest.mark.parametrize("detail, message", [("same text as a:1", "same text as a:1"),
+                                             ("quote ' and \" and 中文", "quote ' and \" and 中文"),
+                                             ({"found": 0, "tried": ["chapter"]}, None)])
+def test_reject_detail_is_json(detail, message):
+    row = Reject("stage", "in:1", "reason", detail).to_row()
+    value = json.loads(row["detail"])
+    assert isinstance(value, dict) and reject_detail(row["detail"]) == row["detail"]
+    assert value == ({"message": message} if message is not None else detail)
+    assert detail_message(row["detail"]) == (message if message is not None else row["detail"])
