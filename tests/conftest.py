@@ -38,3 +38,40 @@ def write_tiny_gpt2(folder):
     (folder / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
     (folder / "merges.txt").write_text("#version: 0.2\n" + "\n".join(merges) + "\n", encoding="utf-8")
     return folder
+
+
+def check_dataset_card(folder) -> dict:
+    """The output folder's README.md is a Hugging Face dataset card whose YAML front matter
+    is valid and whose configs load with `datasets.load_dataset` offline, with the splits and
+    row counts of the parquet files (pandas); an empty table loads with streaming=True.
+    Returns {config: {split: rows}}."""
+    import glob
+    import tempfile
+
+    import pandas as pd
+    import yaml
+
+    datasets = pytest.importorskip("datasets")
+    os.environ["HF_DATASETS_OFFLINE"] = "1"
+    datasets.disable_progress_bars()
+    folder = pathlib.Path(folder)
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    assert text.startswith("---\n")
+    meta = yaml.safe_load(text.split("---\n", 2)[1])
+    assert meta["license"] and meta["language"] and meta["task_categories"] and meta["size_categories"]
+    tables = {p.parent.name for p in folder.glob("*/*.parquet")}
+    assert {c["config_name"] for c in meta["configs"]} == tables
+    found = {}
+    for config in meta["configs"]:
+        expected = {f["split"]: sum(len(pd.read_parquet(p)) for p in glob.glob(str(folder / f["path"])))
+                    for f in config["data_files"]}
+        cache = tempfile.mkdtemp()
+        if sum(expected.values()):
+            ds = datasets.load_dataset(str(folder), config["config_name"], cache_dir=cache)
+            got = {split: d.num_rows for split, d in ds.items()}
+        else:
+            ds = datasets.load_dataset(str(folder), config["config_name"], cache_dir=cache, streaming=True)
+            got = {split: sum(1 for _ in d) for split, d in ds.items()}
+        assert got == expected, config["config_name"]
+        found[config["config_name"]] = got
+    return found

@@ -11,6 +11,7 @@ import json
 import operator
 import os
 import pickle
+import re
 import uuid
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
@@ -276,6 +277,24 @@ class ReadParquetRows(_Reader):
         return sources | "Rows" >> beam.FlatMap(rows)
 
 
+# Split names as Hugging Face datasets names them (its file-name patterns and `DatasetDict`
+# keys): the parquet tables use these; the papers' own layouts (exports) keep "val" or "dev".
+HF_SPLITS = {"train": "train", "val": "validation", "valid": "validation", "validation": "validation",
+             "dev": "validation", "test": "test"}
+DEFAULT_SPLITS = ("train", "validation", "test")
+
+
+def hf_split(split: str) -> str:
+    """The Hugging Face name of a split ("val", "valid", "dev" -> "validation"); other names
+    as they are (made file-name safe)."""
+    return HF_SPLITS.get(split) or re.sub(r"[^\w.]+", "_", split or "unnamed")
+
+
+def table_files(table_path: str) -> list[str]:
+    """A written table's parquet files (`part-*` or per-split `<split>-*`), sorted."""
+    return sorted(m.path for m in FileSystems.match([join(table_path, "*.parquet")])[0].metadata_list)
+
+
 def _shard_of(key: Any, shards: int) -> int:
     return stable_int("shard", json.dumps(key, ensure_ascii=False, default=str)) % shards
 
@@ -429,14 +448,16 @@ def _merged_records(segment_lists) -> Iterable[Any]:
     return (pickle.loads(blob) for _, blob in sorted(itertools.chain.from_iterable(runs)))
 
 
-def _group_shards(runs, shards, shard_of, label: str = ""):
-    """(shard, [segment lists]) for every shard, runs grouped by shard (empty shards included)."""
+def _group_shards(runs, shards, shard_of, label: str = "", splits: tuple[str, ...] | None = None):
+    """(shard, [segment lists]) for every shard, runs grouped by shard (empty shards included;
+    with `splits`, shards are (split, index) and every listed split has its shards)."""
     if isinstance(shards, list):
         seeds = runs.pipeline | f"Seeds{label}" >> beam.Create([(s, None) for s in shards])
         parts = runs | f"Segments{label}" >> beam.FlatMap(_shard_segments, lambda b: shard_of(b, None))
     else:
         seeds = runs.pipeline | f"One{label}" >> beam.Create([None]) | f"Seeds{label}" >> beam.FlatMap(
-            lambda _, n: [(i, None) for i in range(n)], shards)
+            lambda _, n: [((sp, i) if splits is not None else i, None) for sp in (splits or (None,))
+                          for i in range(n)], shards)
         parts = runs | f"Segments{label}" >> beam.FlatMap(
             lambda run, n: _shard_segments(run, lambda b: shard_of(b, n)), shards)
     return (parts, seeds) | f"Join{label}" >> beam.Flatten() | f"Group{label}" >> beam.GroupByKey()
@@ -471,12 +492,15 @@ class WriteTable(beam.PTransform):
     """
 
     def __init__(self, path: str, schema: pa.Schema, sort_key: Callable[[dict], Any], *,
-                 name: str | None = None, shards: int | None = None):
+                 name: str | None = None, shards: int | None = None, splits: Iterable[str] | None = None):
         super().__init__(f"WriteTable[{name or path.rstrip('/').rsplit('/', 1)[-1]}]")
         self._path, self._schema, self._key = path, schema, sort_key
         self._shards = shards or SHARDING["shards"]
         self._shard_bytes = SHARDING["shard_bytes"]
         self._name = name or path.rstrip("/").rsplit("/", 1)[-1]
+        # A table with a `split` column is written one file set per split, named by the
+        # split's Hugging Face name (`train-00000-of-00001.parquet`), `splits` always.
+        self._splits = (tuple(splits) if splits is not None else DEFAULT_SPLITS) if "split" in schema.names else None
 
     def _count(self, runs):
         if self._shards:
@@ -487,23 +511,31 @@ class WriteTable(beam.PTransform):
                 | "ShardCount" >> beam.Map(shard_count, shard_bytes))
 
     def expand(self, rows):
-        path, schema, key, name = self._path, self._schema, self._key, self._name
+        path, schema, key, name, splits = self._path, self._schema, self._key, self._name, self._splits
         folder = join(path, SPILL_FOLDER)
 
         def keyed(row):
             k = _sortable(key(row))
-            return (_shard_of(k, MAX_SHARDS), k, row)
+            bucket = _shard_of(k, MAX_SHARDS)
+            return ((hf_split(row["split"]), bucket) if splits is not None else bucket, k, row)
 
         def write_shard(item, shards):
             shard, segment_lists = item
-            n = write_parquet(join(path, f"part-{shard:05d}-of-{shards:05d}.parquet"),
-                              _merged_records(segment_lists), schema)
-            return (f"table|{name}", n)
+            if splits is None:
+                file_name = f"part-{shard:05d}-of-{shards:05d}.parquet"
+            else:
+                file_name = f"{shard[0]}-{shard[1]:05d}-of-{shards:05d}.parquet"
+            n = write_parquet(join(path, file_name), _merged_records(segment_lists), schema)
+            return [(f"table|{name}", n)] + ([(f"split|{name}|{shard[0]}", n)] if splits is not None else [])
 
         runs = rows | "Key" >> beam.Map(keyed) | "Spill" >> beam.ParDo(_SpillRuns(folder, _row_bytes))
         count = beam.pvalue.AsSingleton(self._count(runs))
-        written = (_group_shards(runs, count, lambda bucket, n: bucket % n)
-                   | "Write" >> beam.Map(write_shard, count))
+        if splits is None:
+            grouped = _group_shards(runs, count, lambda bucket, n: bucket % n)
+        else:
+            grouped = _group_shards(runs, count, lambda bucket, n: (bucket[0], bucket[1] % n),
+                                    splits=tuple(dict.fromkeys(hf_split(x) for x in splits)))
+        written = grouped | "Write" >> beam.FlatMap(write_shard, count)
         _ = (written | "Done" >> beam.combiners.Count.Globally()
              | "DeleteSpill" >> beam.Map(_delete_folder, folder))
         return written
@@ -594,7 +626,7 @@ class ExportLinesFromTable(beam.PTransform):
         table_path, keys, sort_key, lines, path_for, label, newline_at_end = self._args
 
         def write_files(_):
-            shards = sorted(m.path for m in FileSystems.match([join(table_path, "part-*.parquet")])[0].metadata_list)
+            shards = table_files(table_path)
             ordered = heapq.merge(*(_shard_rows(s) for s in shards), key=lambda r: _sortable(sort_key(r)))
             files = {k: FileSystems.create(path_for(k), mime_type="application/octet-stream",
                                            compression_type="uncompressed") for k in keys}
@@ -638,7 +670,7 @@ class ExportFromTable(beam.PTransform):
         table_path, keys, sort_key, writer_for, path_for, label = self._args
 
         def write_files(_):
-            shards = sorted(m.path for m in FileSystems.match([join(table_path, "part-*.parquet")])[0].metadata_list)
+            shards = table_files(table_path)
             ordered = heapq.merge(*(_shard_rows(s) for s in shards), key=lambda r: _sortable(sort_key(r)))
             writers = {k: writer_for(k) for k in keys}
             files = {k: FileSystems.create(path_for(k), mime_type="application/octet-stream",

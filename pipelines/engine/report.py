@@ -13,6 +13,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from pipelines.engine.files import LOCAL_RUNNERS, WriteTable, join, write_text
 from pipelines.engine.stage import REJECTS, TALLY, Stage
 from annotators.core.card import default_card
+from annotators.core.hf_card import readme as hf_readme
 from schemas.common import REJECTS_SCHEMA, SCHEMA_VERSION
 
 LOG = logging.getLogger("storybench")
@@ -42,6 +43,9 @@ def _nest_tallies(pairs: Iterable[tuple[str, int]], stages: Sequence[str]) -> di
         kind, _, name = key.partition("|")
         if kind == "table":
             out["tables"][name] = n
+        elif kind == "split":
+            table, _, split = name.partition("|")
+            out.setdefault("table_splits", {}).setdefault(table, {})[split] = n
         elif kind == "jsonl":
             out["exports"][name] = n
     out["balanced"] = all(s["balanced"] for s in out["stages"].values())
@@ -116,6 +120,8 @@ class JobReport:
         stats.update(extras)
         write_text(join(self.output, "stats.json"),
                    json.dumps(stats, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
-        write_text(join(self.output, "CARD.md"), self.card(stats))
+        card_text = self.card(stats)
+        write_text(join(self.output, "CARD.md"), card_text)
+        write_text(join(self.output, "README.md"), hf_readme(stats, card_text))  # Hugging Face dataset card
         if not stats["balanced"]:
             LOG.error("accounting does not balance: %s", stats["stages"])

@@ -226,3 +226,10 @@ def test_real_stories_bias_table(tmp_path):
     bias.run(["--lot", str(tmp_path / "lot"), "--output", str(tmp_path / "out"), "--seed", "3"])
     got = {(r["task"], r["split"], r["baseline"]): (r["accuracy"], r["n"]) for r in read(tmp_path / "out" / "summary")}
     assert got == expected_table({"clozet": clozet, "senpos": senpos}, seed=3)
+
+
+def test_output_folder_is_a_hugging_face_dataset_card(bias_run):
+    """README.md's YAML configs load with datasets.load_dataset, splits and row counts as written."""
+    from conftest import check_dataset_card
+
+    assert check_dataset_card(bias_run[1])

@@ -226,8 +226,17 @@ def test_multiprocess_run_is_byte_identical(lot_run, tmp_path):
     again = tmp_path / "again"
     overlap.run(["--lot", str(root / "lot"), "--output", str(again),
                  "--direct_running_mode=multi_processing", "--direct_num_workers=2"])
-    names = ["examples/part-00000-of-00001.parquet", "summary/part-00000-of-00001.parquet",
-             "over_10pct/part-00000-of-00001.parquet", "rejects/part-00000-of-00001.parquet",
-             "summary.md", "over_10pct.tsv", "stats.json", "CARD.md"]
+    names = sorted(str(p.relative_to(out)) for p in out.rglob("*.parquet"))
+    assert "examples/test-00000-of-00001.parquet" in names  # one file set per split
+    assert "rejects/part-00000-of-00001.parquet" in names
+    names += ["summary.md", "over_10pct.tsv", "stats.json", "CARD.md"]
+    assert names == sorted(str(p.relative_to(again)) for p in again.rglob("*.parquet")) + names[-4:]
     for name in names:
         assert (out / name).read_bytes() == (again / name).read_bytes(), name
+
+
+def test_output_folder_is_a_hugging_face_dataset_card(lot_run):
+    """README.md's YAML configs load with datasets.load_dataset, splits and row counts as written."""
+    from conftest import check_dataset_card
+
+    assert check_dataset_card(lot_run[1])

@@ -157,3 +157,10 @@ def test_a_rerun_with_fewer_prefix_lengths_leaves_no_stale_released_file(tmp_pat
     assert names and not any("256" in n for n in names)
     assert json.loads((out / "stats.json").read_text())["config"]["examples"]["prefix_lengths"] == [128]
     assert not (tmp_path / "out.incomplete").exists()
+
+
+def test_output_folder_is_a_hugging_face_dataset_card(built):
+    """README.md's YAML configs load with datasets.load_dataset, splits and row counts as written."""
+    from conftest import check_dataset_card
+
+    assert check_dataset_card(built[0])

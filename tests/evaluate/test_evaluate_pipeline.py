@@ -348,3 +348,10 @@ def test_chapterbreak_accuracy_per_source_and_length_equals_a_direct_count(tmp_p
         assert got[(g, "accuracy")]["value"] == sum(oks) / len(oks), g
         assert got[(g, "accuracy")]["n"] == len(oks)
     assert sorted(x[2] for x in rejects_of(out)) == ["bad_field_type", "duplicate_id"]
+
+
+def test_output_folder_is_a_hugging_face_dataset_card(sample):
+    """README.md's YAML configs load with datasets.load_dataset, splits and row counts as written."""
+    from conftest import check_dataset_card
+
+    assert check_dataset_card(sample)

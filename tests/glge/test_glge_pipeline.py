@@ -311,3 +311,10 @@ def test_a_failed_run_leaves_the_previous_output_untouched(tmp_path, monkeypatch
     with pytest.raises(Exception, match="No such file or directory"):
         run_job(tmp_path / "in", None, out)
     assert files_of(out) == before
+
+
+def test_output_folder_is_a_hugging_face_dataset_card(out):
+    """README.md's YAML configs load with datasets.load_dataset, splits and row counts as written."""
+    from conftest import check_dataset_card
+
+    assert check_dataset_card(out)

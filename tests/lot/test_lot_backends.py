@@ -27,7 +27,7 @@ def test_outputs_are_identical_whichever_backend_ran(tmp_path):
     files = sorted(p.relative_to(tmp_path / "ref") for p in (tmp_path / "ref").rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(tmp_path / "fast") for p in (tmp_path / "fast").rglob("*") if p.is_file())
     for rel in files:
-        if rel.name not in ("stats.json", "CARD.md"):
+        if rel.name not in ("stats.json", "CARD.md", "README.md"):  # they name the backend
             assert (tmp_path / "ref" / rel).read_bytes() == (tmp_path / "fast" / rel).read_bytes(), rel
     ref, fast = (json.loads((tmp_path / d / "stats.json").read_text()) for d in ("ref", "fast"))
     assert ref["jieba_backend"]["backend"] == "jieba" and fast["jieba_backend"] == {"backend": "jieba_next",

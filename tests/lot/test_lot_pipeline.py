@@ -231,3 +231,10 @@ def test_senpos_from_pages_and_a_book_made_of_real_stories(tmp_path):
     rejects = read_table(tmp_path / "out" / "rejects")
     book_rejects = rejects[rejects.input_id.str.endswith(f":{len(lines)}")]
     assert set(book_rejects.stage) == {"plotcom", "outgen"} and set(book_rejects.reason) == {"story_too_long"}
+
+
+def test_output_folder_is_a_hugging_face_dataset_card(built):
+    """README.md's YAML configs load with datasets.load_dataset, splits and row counts as written."""
+    from conftest import check_dataset_card
+
+    assert check_dataset_card(built / "a")

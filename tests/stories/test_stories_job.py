@@ -168,7 +168,7 @@ def test_a_rerun_that_writes_fewer_files_leaves_no_stale_file(tmp_path):
     stories.run(["--input", f"{DUMPS}/*", "--output", str(out), "--shards", "3"])
     assert "stories/part-00002-of-00003.parquet" in files_under(out)
     stories.run(["--input", str(DUMPS / "stories.jsonl"), "--output", str(out)])
-    assert sorted(files_under(out)) == ["CARD.md", "rejects/part-00000-of-00001.parquet", "stats.json",
+    assert sorted(files_under(out)) == ["CARD.md", "README.md", "rejects/part-00000-of-00001.parquet", "stats.json",
                                         "stories/part-00000-of-00001.parquet"]
     assert not (tmp_path / "out.incomplete").exists()
     stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
@@ -185,3 +185,11 @@ def test_a_run_that_fails_leaves_the_previous_output_untouched(tmp_path):
     with pytest.raises(Exception, match="threshold must be in"):  # found by datasketch when the job runs
         stories.run(["--input", f"{DUMPS}/*", "--output", str(out), "--near_dup_threshold", "1.5"])
     assert files_under(out) == before
+
+
+def test_output_folder_is_a_hugging_face_dataset_card(built):
+    """README.md's YAML configs load with datasets.load_dataset, splits and row counts as written."""
+    from conftest import check_dataset_card
+
+    assert check_dataset_card(built["out"])
+    assert check_dataset_card(built["tmp"] / "crawl")

@@ -124,3 +124,10 @@ def test_preserved_text_by_part_of_speech(tagged, out):
     for name in ("edits", "summary"):
         assert (tagged / name / "part-00000-of-00001.parquet").read_bytes() == \
             (out / name / "part-00000-of-00001.parquet").read_bytes()
+
+
+def test_output_folder_is_a_hugging_face_dataset_card(out):
+    """README.md's YAML configs load with datasets.load_dataset, splits and row counts as written."""
+    from conftest import check_dataset_card
+
+    assert check_dataset_card(out)

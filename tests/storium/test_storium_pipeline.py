@@ -149,3 +149,10 @@ def test_deterministic_across_worker_count(out, tmp_path):
     assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
     for rel in files:
         assert (out / rel).read_bytes() == (again / rel).read_bytes(), rel
+
+
+def test_output_folder_is_a_hugging_face_dataset_card(out):
+    """README.md's YAML configs load with datasets.load_dataset, splits and row counts as written."""
+    from conftest import check_dataset_card
+
+    assert check_dataset_card(out)
