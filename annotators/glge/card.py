@@ -33,7 +33,7 @@ DEFINITION = """\
   src/tgt line counts that differ is rejected whole (see rejects/) and nothing is written.
 - LOT tasks (`lot_plotcom`, `lot_outgen`): val becomes dev; rows in example_id order.
   PlotCom src = story with `<MASK>`, tgt = plot. OutGen src =
-  `title#phrase1#...#phraseK<extra_id_1>` (LongLM's input), tgt = story. Line breaks
+  `title#phrase1#...#phraseK<extra_id_1>`, tgt = `<extra_id_1>` + story (LongLM's pair). Line breaks
   inside a field become spaces.
 - `levels/`: one row per training line per level (`line_index` 0-based in easy train,
   `score`, `n_tokens`, `low_freq_rank`: 0 = lowest score).

@@ -13,6 +13,7 @@ import io
 from typing import Any, Iterable
 
 from annotators.core.outcome import Drop
+from annotators.lot.longlm import outgen_source_target
 from schemas.glge import FILES, SIDES, SPLITS, GlgeTask, LotRow, LotTable, SrcTgt
 
 LOT_SPLITS = {"train": "train", "val": "dev", "test": "test"}
@@ -80,13 +81,14 @@ def _one_line(text: str) -> str:
 
 
 def serialise_lot_row(kind: str, row: dict[str, Any]) -> SrcTgt:
-    """(src, tgt) of a LOT row. PlotCom: story with <MASK> -> plot. OutGen: LongLM's
-    `title#phrase1#...#phraseK<extra_id_1>` (PEERS.md 1.4) -> story. Line breaks inside a
-    field become spaces so each example stays on one line."""
+    """(src, tgt) of a LOT row. PlotCom: story with <MASK> -> plot. OutGen: exactly LongLM's
+    pair (PEERS.md 1.4; `annotators.lot.longlm`): `title#phrase1#...#phraseK<extra_id_1>` ->
+    `<extra_id_1>` + story. Line breaks inside a field become spaces so each example stays on
+    one line."""
     if kind == "plotcom":
         src, tgt = row["story"], row["plot"]
     else:
-        src, tgt = "#".join([row["title"], *row["outline"]]) + "<extra_id_1>", row["story"]
+        src, tgt = outgen_source_target(row)
     return SrcTgt(_one_line(src), _one_line(tgt))
 
 

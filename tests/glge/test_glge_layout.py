@@ -117,7 +117,7 @@ def lot_rows(kind: str) -> list[dict]:
 
 def test_lot_serialisation():
     row = lot_rows("outgen")[0]
-    assert serialise_lot_row("outgen", row) == ("森林0#遇到狐狸#回家<extra_id_1>", "他走进森林。 他遇到狐狸0。")
+    assert serialise_lot_row("outgen", row) == ("森林0#遇到狐狸#回家<extra_id_1>", "<extra_id_1>他走进森林。 他遇到狐狸0。")  # LongLM target
     assert serialise_lot_row("plotcom", lot_rows("plotcom")[1]) == (
         "他走进森林。<MASK>最后他回家了。第1个", "他遇到了一只狐狸1。")
 

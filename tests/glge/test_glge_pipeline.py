@@ -211,7 +211,7 @@ def test_lot_tasks_become_glge_tasks(out):
     assert len(read_lines(plot / "train.tgt")) == 2 and len(read_lines(out / "medium" / "lot_plotcom_data" / "org_data" / "train.src")) == 4
     outgen = out / "easy" / "lot_outgen_data" / "org_data"
     assert read_lines(outgen / "test.src") == ["森林10#小狐狸#第10天<extra_id_1>", "森林11#小狐狸#第11天<extra_id_1>"]
-    assert read_lines(outgen / "test.tgt")[0] == "小明走进森林。 他看见第10只狐狸。"
+    assert read_lines(outgen / "test.tgt")[0] == "<extra_id_1>小明走进森林。 他看见第10只狐狸。"  # LongLM target
 
 
 def test_byte_identical_with_two_worker_processes(out, inputs, tmp_path):
