@@ -14,7 +14,8 @@ import dataclasses
 import apache_beam as beam
 
 from annotators.core.compact import CompactMap
-from annotators.lot import longlm, outline, steps
+from annotators.core import longlm
+from annotators.lot import outline, steps
 from annotators.lot.card import lot_card
 from annotators.lot.clozet import ClozeTConfig, annotation_task, parse_annotation
 from annotators.lot.config import RETIRED_FLAGS, LotRunConfig, proportions_problem
@@ -404,7 +405,7 @@ def _senpos(p, args, run_cfg: LotRunConfig, report, stories, plan: SplitPlan, sp
 
 def _write_tasks(rows: dict[str, list], out: str, report: JobReport) -> None:
     """Each task's parquet table, its LongLM-format `<group>.jsonl` files and (ClozeT, SenPos,
-    OutGen) the baselines' `<group>.source`/`.target` (annotators.lot.longlm), from the
+    OutGen) the baselines' `<group>.source`/`.target` (annotators.core.longlm), from the
     PCollections of TaskRows that make it (rows become plain dicts where they are made). A
     group is a split; SenPos val/test not yet reviewed go to `<split>.unreviewed.*`."""
     for task in TASKS:

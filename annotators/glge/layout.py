@@ -13,7 +13,7 @@ import io
 from typing import Any, Iterable
 
 from annotators.core.outcome import Drop
-from annotators.lot.longlm import outgen_source_target
+from annotators.core.longlm import outgen_source_target
 from schemas.glge import FILES, SIDES, SPLITS, GlgeTask, LotRow, LotTable, SrcTgt
 
 LOT_SPLITS = {"train": "train", "val": "dev", "test": "test"}
@@ -82,7 +82,7 @@ def _one_line(text: str) -> str:
 
 def serialise_lot_row(kind: str, row: dict[str, Any]) -> SrcTgt:
     """(src, tgt) of a LOT row. PlotCom: story with <MASK> -> plot. OutGen: exactly LongLM's
-    pair (PEERS.md 1.4; `annotators.lot.longlm`): `title#phrase1#...#phraseK<extra_id_1>` ->
+    pair (PEERS.md 1.4; `annotators.core.longlm`): `title#phrase1#...#phraseK<extra_id_1>` ->
     `<extra_id_1>` + story. Line breaks inside a field become spaces so each example stays on
     one line."""
     if kind == "plotcom":

@@ -581,7 +581,7 @@ class WriteJsonlGroups(beam.PTransform):
                 for rec in _merged_records(segment_lists):
                     f.write(jsonl_line(rec).encode("utf-8"))
                     n += 1
-            return (f"jsonl|{label}/{group}", n)
+            return (f"jsonl|{label}/{_file_name(path_for(group))}", n)
 
         runs = (items | "Key" >> beam.Map(lambda e: (json.dumps(e[0]), _sortable(e[1]), e[2]))
                 | "Spill" >> beam.ParDo(_SpillRuns(folder, None)))
@@ -590,6 +590,11 @@ class WriteJsonlGroups(beam.PTransform):
         _ = (written | "Done" >> beam.combiners.Count.Globally()
              | "DeleteSpill" >> beam.Map(_delete_folder, folder))
         return written
+
+
+def _file_name(path: str) -> str:
+    """The last component of a local or remote path (what an export's tally is named by)."""
+    return path.rstrip("/").rsplit("/", 1)[-1]
 
 
 def _shard_rows(path: str):
@@ -644,7 +649,7 @@ class ExportLinesFromTable(beam.PTransform):
             finally:
                 for f in files.values():
                     f.close()
-            return [(f"jsonl|{label}/{k}", counts[k]) for k in keys]
+            return [(f"jsonl|{label}/{_file_name(path_for(k))}", counts[k]) for k in keys]
 
         return (written | "Written" >> beam.combiners.Count.Globally()
                 | "Write" >> beam.FlatMap(write_files))
@@ -690,7 +695,7 @@ class ExportFromTable(beam.PTransform):
             finally:
                 for f in files.values():
                     f.close()
-            return [(f"jsonl|{label}/{k}", counts[k]) for k in keys]
+            return [(f"jsonl|{label}/{_file_name(path_for(k))}", counts[k]) for k in keys]
 
         return (written | "Written" >> beam.combiners.Count.Globally()
                 | "Write" >> beam.FlatMap(write_files))

@@ -323,7 +323,7 @@ def _official(name):
 
 def test_clozet_source_target_are_the_official_format():
     """Each official ClozeT line, read back into a ClozeT row, is written again byte for byte."""
-    from annotators.lot.longlm import clozet_source_target
+    from annotators.core.longlm import clozet_source_target
 
     for source, target in zip(_official("clozet_test.source"), _official("clozet_test.target")):
         plot0, rest = source.split("<extra_id_1>", 1)
@@ -336,7 +336,7 @@ def test_clozet_source_target_are_the_official_format():
 
 
 def test_outgen_source_target_are_the_official_format():
-    from annotators.lot.longlm import outgen_source_target
+    from annotators.core.longlm import outgen_source_target
 
     for source, target in zip(_official("outgen_test.source"), _official("outgen_test.target")):
         title, *outline = source.removesuffix("<extra_id_1>").split("#")
@@ -345,7 +345,7 @@ def test_outgen_source_target_are_the_official_format():
 
 
 def test_senpos_source_target_mark_each_candidate_with_its_sentinel():
-    from annotators.lot.longlm import senpos_source_target
+    from annotators.core.longlm import senpos_source_target
 
     [(ex, *_)] = build_senpos(prepared(), "train", seed=3)
     source, target = senpos_source_target(ex.to_row())
@@ -357,7 +357,7 @@ def test_senpos_source_target_mark_each_candidate_with_its_sentinel():
 
 
 def test_outgen_fields_never_add_a_hash_field():
-    from annotators.lot.longlm import outgen_source_target
+    from annotators.core.longlm import outgen_source_target
 
     source, target = outgen_source_target({"title": "第1#章", "outline": ["甲#乙", "丙"], "story": "故事\n第二段"})
     assert source == "第1＃章#甲＃乙#丙<extra_id_1>" and target == "<extra_id_1>故事 第二段"

@@ -155,7 +155,7 @@ def test_another_seed_changes_sampled_choices(built):
 
 def test_card_and_stats_report_table3(built):
     stats = json.loads((built / "a" / "stats.json").read_text())
-    assert stats["table3"]["outgen"]["train"]["# Examples"] == stats["exports"]["outgen/train"]
+    assert stats["table3"]["outgen"]["train"]["# Examples"] == stats["exports"]["outgen/train.jsonl"]
     card = (built / "a" / "CARD.md").read_text()
     assert "Avg. # Candidate Positions" in card and "seed: 0" in card
 

@@ -1,4 +1,5 @@
-"""The `.source`/`.target` lines the public LongLM baselines read (PEERS.md 1.4).
+"""The `.source`/`.target` lines the public LongLM baselines read (PEERS.md 1.4), shared by
+LOT's exports and GLGE's `lot_outgen` task.
 
 - OutGen (generation, `baselines/generation`): source `title#phrase1#...#phrase8<extra_id_1>`,
   target `<extra_id_1>` + the story. A `#` inside the title or a phrase would add a field, so
