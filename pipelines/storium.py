@@ -21,8 +21,9 @@ from annotators.storium.games import story_row
 from annotators.storium.pack import PackConfig
 from annotators.storium.split import SplitConfig, assign_splits, parse_ratios, split_report
 from annotators.storium.tokens import make_tokenizer
-from pipelines.engine import (JobReport, MatchInputs, ReadFiles, WriteTable, add_config_flags, config_from_args,
+from pipelines.engine import (ExportLinesFromTable, JobReport, MatchInputs, ReadFiles, WriteTable, add_config_flags, config_from_args,
                               join, listed_inputs, make_pipeline, parse_job_args, run_pipeline, staging_path)
+from pipelines.engine.files import hf_split
 from schemas import storium as sc
 
 
@@ -118,6 +119,10 @@ class PackExamples(beam.PTransform):
         return packed | "PackedSplit" >> beam.Map(steps.packed_with_split, self._splits)
 
 
+# storium-gpt2 (data/preprocess split_dataset) reads `{split}_filenames.txt`: the split's game
+# files, paths relative to the data folder (input ids are), newline-terminated.
+SPLIT_FILES = ("train", "validation", "test")
+
 TABLES = (  # name, schema, sort key
     ("stories", sc.STORIES_SCHEMA, lambda r: r["story_id"]),
     ("characters", sc.CHARACTERS_SCHEMA, lambda r: r["character_id"]),
@@ -146,7 +151,13 @@ def run(argv: Sequence[str] | None = None) -> None:
     splits = beam.pvalue.AsSingleton(games | "AssignSplits" >> AssignSplits(report, split_cfg))
     tables = games | "GameTables" >> GameTables(report, splits)
     for name, schema, key in TABLES:
-        report.tally(tables[name] | WriteTable(join(out, name), schema, key, name=name))
+        written = tables[name] | WriteTable(join(out, name), schema, key, name=name)
+        report.tally(written)
+        if name == "stories":  # storium-gpt2's split lists, read back from the stories table
+            report.tally(written | ExportLinesFromTable(
+                join(out, "stories"), SPLIT_FILES, lambda r: r["story_id"],  # the table's order
+                lambda r: [(hf_split(r["split"]), r["input_id"])], lambda k: join(out, f"{k}_filenames.txt"),
+                "filenames"))
     packed = games | "PackExamples" >> PackExamples(report, splits, ctx_cfg, pack_cfg, args.tokenizer)
     report.tally(packed | WriteTable(join(out, "packed"), sc.PACKED_SCHEMA, lambda r: r["example_id"],
                                      name="packed"))

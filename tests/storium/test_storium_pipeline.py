@@ -156,3 +156,16 @@ def test_output_folder_is_a_hugging_face_dataset_card(out):
     from conftest import check_dataset_card
 
     assert check_dataset_card(out)
+
+
+
+def test_split_file_lists_as_storium_gpt2_reads_them(out):
+    """`{split}_filenames.txt`: each split's game files (input ids), newline-terminated."""
+    stories = table(out, "stories")
+    for split in ("train", "validation", "test"):
+        text = (out / f"{split}_filenames.txt").read_text(encoding="utf-8")
+        names = text.splitlines()
+        assert names == list(stories[stories.split == split].sort_values("story_id").input_id)
+        assert not names or text.endswith("\n")
+    assert sum(len((out / f"{s}_filenames.txt").read_text().splitlines()) for s in ("train", "validation", "test")) \
+        == len(stories)
