@@ -40,6 +40,10 @@ DEFINITION = """\
 """
 
 
+def _length(value: Any) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
 def _rate(value: Any) -> str:
     return "-" if value is None else f"{100 * value:.2f}%"
 
@@ -51,11 +55,13 @@ def task_table(task: str, summary: dict[str, Any]) -> list[str]:
              f"train {sizes['train']}, dev {sizes['dev']}, test {sizes['test']}; training "
              f"targets without tokens: {summary['unscorable_train_targets']}; levels get harder: "
              f"{'yes' if summary['harder'] else 'NO'}", "",
-             "| level | train size | test types in train | type overlap | "
-             "test tokens in train | token overlap |", "|---|---:|---:|---:|---:|---:|"]
+             f"| level | train size | avg source length ({summary.get('length_unit', 'words')}) | avg target "
+             f"length | test types in train | type overlap | test tokens in train | token overlap |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for level in LEVELS:
         s = summary["levels"][level]
-        lines.append(f"| {level} | {s['train_size']} | {s['shared_types']}/{s['test_types']} | "
+        lines.append(f"| {level} | {s['train_size']} | {_length(s.get('avg_src_len'))} | "
+                     f"{_length(s.get('avg_tgt_len'))} | {s['shared_types']}/{s['test_types']} | "
                      f"{_rate(s['type_overlap'])} | {s['covered_tokens']}/{s['test_tokens']} | "
                      f"{_rate(s['token_overlap'])} |")
     return lines + [""]

@@ -64,13 +64,29 @@ def build_levels(task: GlgeTask, config: GlgeConfig, seed: int) -> TaskLevels:
         selected=selected, summary=summary)
 
 
+def text_length(text: str, lang: str) -> int:
+    """A line's length as GLGE's statistics count it: whitespace words (English), or
+    characters other than whitespace (Chinese, which has no spaces between words)."""
+    return len(text.split()) if lang != "zh" else sum(1 for c in text if not c.isspace())
+
+
+def _mean(values) -> float | None:
+    values = list(values)
+    return round(sum(values) / len(values), 2) if values else None
+
+
 def _summary(task: GlgeTask, train: list, test: list, selected: dict, unscorable: int) -> dict:
+    lengths = {side: [text_length(line_text(x), task.lang) for x in split_lines(task.files[f"train.{side}"])]
+               for side in ("src", "tgt")}
     levels = {}
     for level in LEVELS:
         types = {t for i in selected[level] for t in train[i]}
-        levels[level] = {"train_size": len(selected[level]), **overlap(test, types)}
+        levels[level] = {"train_size": len(selected[level]), **overlap(test, types),
+                         "avg_src_len": _mean(lengths["src"][i] for i in selected[level]),
+                         "avg_tgt_len": _mean(lengths["tgt"][i] for i in selected[level])}
     sizes = {split: len(split_lines(task.files[f"{split}.src"])) for split in ("train", "dev", "test")}
     return {"origin": task.origin, "lang": task.lang, "sizes": sizes,
+            "length_unit": "characters" if task.lang == "zh" else "words",
             "unscorable_train_targets": unscorable, "levels": levels,
             "harder": gets_harder(levels)}
 

@@ -158,3 +158,18 @@ def test_line_text_drops_a_byte_order_mark_and_carriage_return():
 
     lines = split_lines(b"\xef\xbb\xbfriver bank\r\nsea\n")
     assert [line_text(x) for x in lines] == ["river bank", "sea"]
+
+
+def test_level_summaries_give_average_source_and_target_lengths():
+    files = {f"{split}.{side}": b"d\n" for split in ("dev", "test") for side in ("src", "tgt")}
+    files.update({"train.src": b"one two three\nfour five\nsix\n", "train.tgt": b"a b\nc\nd e f g\n",
+                  "test.src": b"x\n", "test.tgt": b"a\n"})
+    summary = build_levels(glge_task("lengths", files), GlgeConfig(), seed=0).summary
+    assert summary["length_unit"] == "words"
+    easy = summary["levels"]["easy"]
+    assert (easy["avg_src_len"], easy["avg_tgt_len"]) == (2.0, 2.33)
+    for level in ("medium", "hard", "medium+"):
+        chosen = build_levels(glge_task("lengths", files), GlgeConfig(), seed=0).selected[level]
+        src = [3, 2, 1]
+        expected = round(sum(src[i] for i in chosen) / len(chosen), 2) if chosen else None
+        assert summary["levels"][level]["avg_src_len"] == expected
