@@ -111,6 +111,8 @@ def run(argv: Sequence[str] | None = None) -> None:
     scored = edits | "ScoreEdits" >> ScoreEdits(report, cfg)
     report.tally(scored | WriteTable(join(out, "edits"), sc.EDITS_SCHEMA, lambda r: r["id"], name="edits"))
     summary = scored | "Summary" >> Summarize()
+    report.extra("metrics", summary | "MetricList" >> beam.combiners.ToList()
+                 | "MetricsByModel" >> beam.Map(lambda rows: sorted(rows, key=lambda r: r["model"])))
     report.tally(summary | WriteTable(join(out, "summary"), sc.SUMMARY_SCHEMA, lambda r: r["model"],
                                       name="summary"))
     _preserved(p, report, edits, args.spacy_model, skipped, cfg, out)

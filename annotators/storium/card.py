@@ -59,7 +59,16 @@ def edits_sections(stats: dict) -> str:
     cfg = stats.get("config", {})
     lines = ["## USER metric (paper section 4.2, appendix C)", "",
              USER_DEFINITION.format(autojunk=cfg.get("autojunk"), n_stop=cfg.get("n_stop_words")), "",
-             "## Preserved text by part of speech (paper section 5)", ""]
+             "## Metric means (table `summary`; `*` = all edits)", "",
+             "| model | edits | kept token share | USER P | USER R | USER F1 | ROUGE-L P | ROUGE-L R | ROUGE-L F1 |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for row in stats.get("metrics") or []:
+        lines.append(f"| {row['model']} | {row['n_edits']} | " + " | ".join(
+            f"{row[k]:.4f}" for k in ("kept_token_share", "user_precision", "user_recall", "user_f1",
+                                      "rouge_l_precision", "rouge_l_recall", "rouge_l_f1")) + " |")
+    if not stats.get("metrics"):
+        lines.append("| - | 0 | | | | | | | |")
+    lines += ["", "## Preserved text by part of speech (paper section 5)", ""]
     pres = stats.get("preserved", {})
     if pres.get("skipped"):
         lines.append(f"Skipped: {pres['skipped']}. Only the part-of-speech and named-entity "

@@ -131,3 +131,13 @@ def test_output_folder_is_a_hugging_face_dataset_card(out):
     from conftest import check_dataset_card
 
     assert check_dataset_card(out)
+
+
+def test_card_gives_the_metric_means_of_the_summary_table(out):
+    summary = pd.read_parquet(out / "summary")
+    card = (out / "CARD.md").read_text(encoding="utf-8")
+    assert "## Metric means" in card and len(summary) > 0
+    for row in summary.itertuples():
+        assert f"| {row.model} | {row.n_edits} | {row.kept_token_share:.4f} | {row.user_precision:.4f} |" in card
+        assert f"{row.rouge_l_f1:.4f} |" in card
+    assert "seed: none" in card
