@@ -48,6 +48,16 @@ def storium_sections(stats: dict) -> str:
     for name, s in stats.get("split", {}).items():
         lines.append(f"| {name} | {s['stories']} | {s['story_share']:.4f} | {s['words']} "
                      f"| {s['word_share']:.4f} | {s['target_share']:.4f} |")
+    tables = stats.get("tables", {})
+    lines += ["", "## Dataset counts beside the paper's (section 2, Table 1)", "",
+              "| | this build | paper |", "|---|---:|---:|"]
+    for label, table, paper in (("stories", "stories", "5,743"), ("scenes", "scenes", "25,092"),
+                                ("scene entries", "entries", "448,264"), ("cards", "cards", "232,596")):
+        lines.append(f"| {label} | {tables.get(table, 0)} | {paper} |")
+    splits = stats.get("split", {})
+    lines += [f"| validation / test stories | {splits.get('validation', {}).get('stories', 0)} / "
+              f"{splits.get('test', {}).get('stories', 0)} | 569 / 570 |", "",
+              "The paper's entries hold 126,041,738 tokens; its 232,596 cards are 204,698 unique ones.", ""]
     lines += ["", "## Packed contexts (paper section 3.1.1)", "",
               PACK_DEFINITION.format(entry=pack.get("entry_preferred"), weight=pack.get("entry_weight", 10),
                                      other=pack.get("other_preferred")), "",

@@ -169,3 +169,11 @@ def test_split_file_lists_as_storium_gpt2_reads_them(out):
         assert not names or text.endswith("\n")
     assert sum(len((out / f"{s}_filenames.txt").read_text().splitlines()) for s in ("train", "validation", "test")) \
         == len(stories)
+
+
+def test_card_gives_the_dataset_counts_beside_the_papers(out):
+    card = (out / "CARD.md").read_text(encoding="utf-8")
+    stats = json.loads((out / "stats.json").read_text())
+    assert f"| stories | {stats['tables']['stories']} | 5,743 |" in card
+    assert f"| scene entries | {stats['tables']['entries']} | 448,264 |" in card
+    assert "| 569 / 570 |" in card and "seed: none" in card
