@@ -607,54 +607,6 @@ def _shard_rows(path: str):
             yield from shard.read_row_group(i).to_pylist()
 
 
-class ExportLinesFromTable(beam.PTransform):
-    """After WriteTable has written a table, write files of one line per row from it.
-
-    Applied to the table's tallies (so it runs once every shard is written): `lines(row)`
-    gives (file key, line text) pairs, so one row can go to several files (a `.source` and
-    its `.target`); file `key` is `path_for(key)`, its lines in `sort_key` order (the shards
-    are sorted by it, so they are merged as streams and read once for every file). Every key
-    in `keys` gets a file, empty or not; a line for another key is not written. Lines end
-    with a newline, or with `newline_at_end=False` are only separated by one (files read as
-    `text.split("\n")`, like the LongLM baselines' `.source`/`.target`). The rows are read
-    back from the parquet files instead of being shuffled again. Returns
-    (`jsonl|<label>/<key>`, n) tallies like WriteJsonlGroups.
-    """
-
-    def __init__(self, table_path: str, keys: Iterable[Any], sort_key: Callable[[dict], Any],
-                 lines: Callable[[dict], Iterable[tuple[Any, str]]], path_for: Callable[[Any], str], label: str,
-                 *, newline_at_end: bool = True):
-        super().__init__(f"ExportLines[{label}]")
-        self._args = (table_path, list(keys), sort_key, lines, path_for, label, newline_at_end)
-
-    def expand(self, written):
-        table_path, keys, sort_key, lines, path_for, label, newline_at_end = self._args
-
-        def write_files(_):
-            shards = table_files(table_path)
-            ordered = heapq.merge(*(_shard_rows(s) for s in shards), key=lambda r: _sortable(sort_key(r)))
-            files = {k: FileSystems.create(path_for(k), mime_type="application/octet-stream",
-                                           compression_type="uncompressed") for k in keys}
-            counts = dict.fromkeys(keys, 0)
-            try:
-                for row in ordered:
-                    for key, text in lines(row):
-                        if key not in files:
-                            continue
-                        if newline_at_end:
-                            files[key].write((text + "\n").encode("utf-8"))
-                        else:
-                            files[key].write((("\n" if counts[key] else "") + text).encode("utf-8"))
-                        counts[key] += 1
-            finally:
-                for f in files.values():
-                    f.close()
-            return [(f"jsonl|{label}/{_file_name(path_for(k))}", counts[k]) for k in keys]
-
-        return (written | "Written" >> beam.combiners.Count.Globally()
-                | "Write" >> beam.FlatMap(write_files))
-
-
 class ExportFromTable(beam.PTransform):
     """After WriteTable has written a table, write one file per key from its rows, each by a
     stateful writer (a document that is not one line per row, e.g. one JSON object).
@@ -699,6 +651,60 @@ class ExportFromTable(beam.PTransform):
 
         return (written | "Written" >> beam.combiners.Count.Globally()
                 | "Write" >> beam.FlatMap(write_files))
+
+
+class ExportLinesFromTable(ExportFromTable):
+    """After WriteTable has written a table, write files of one line per row from it.
+
+    Applied to the table's tallies (so it runs once every shard is written): `lines(row)`
+    gives (file key, line text) pairs, so one row can go to several files (a `.source` and
+    its `.target`); file `key` is `path_for(key)`, its lines in `sort_key` order (the shards
+    are sorted by it, so they are merged as streams and read once for every file). Every key
+    in `keys` gets a file, empty or not; a line for another key is not written. Lines end
+    with a newline, or with `newline_at_end=False` are only separated by one (files read as
+    `text.split("\n")`, like the LongLM baselines' `.source`/`.target`). The rows are read
+    back from the parquet files instead of being shuffled again. Returns
+    (`jsonl|<label>/<key>`, n) tallies like WriteJsonlGroups.
+    """
+
+    def __init__(self, table_path: str, keys: Iterable[Any], sort_key: Callable[[dict], Any],
+                 lines: Callable[[dict], Iterable[tuple[Any, str]]], path_for: Callable[[Any], str], label: str,
+                 *, newline_at_end: bool = True):
+        router = _LineRouter(lines)
+        super().__init__(table_path, keys, sort_key, lambda key: _LineWriter(router, key, newline_at_end),
+                         path_for, label)
+
+
+class _LineRouter:
+    """`lines(row)` computed once per row for every file's writer: {key: line text}."""
+
+    def __init__(self, lines: Callable[[dict], Iterable[tuple[Any, str]]]):
+        self._lines, self._row, self._texts = lines, None, {}
+
+    def texts(self, row: dict) -> dict:
+        if row is not self._row:
+            self._row, self._texts = row, dict(self._lines(row))
+        return self._texts
+
+
+class _LineWriter:
+    """One file of ExportLinesFromTable: its line of each row, newline-ended or -separated."""
+
+    def __init__(self, router: _LineRouter, key: Any, newline_at_end: bool):
+        self._router, self._key, self._end, self._n = router, key, newline_at_end, 0
+
+    def begin(self) -> str:
+        return ""
+
+    def add(self, row: dict) -> str | None:
+        text = self._router.texts(row).get(self._key)
+        if text is None:
+            return None
+        self._n += 1
+        return text + "\n" if self._end else ("\n" if self._n > 1 else "") + text
+
+    def end(self) -> str:
+        return ""
 
 
 class ExportJsonlFromTable(ExportLinesFromTable):
