@@ -38,7 +38,12 @@ def gutenberg_book(name: str, raw: bytes, config: ChapterConfig = ChapterConfig(
     cleaned = clean_book(raw)
     if isinstance(cleaned, Drop):
         return cleaned
-    body, info = cleaned
+    return book_from_text(name, *cleaned, config, keep_unchaptered=keep_unchaptered)
+
+
+def book_from_text(name: str, body: str, info: dict, config: ChapterConfig = ChapterConfig(), *,
+                   keep_unchaptered: bool = False) -> dict | Drop:
+    """`gutenberg_book` after decoding and stripping: the book record of a cleaned body."""
     found = detect_chapters(body, config)
     if isinstance(found, Drop):
         if not keep_unchaptered:

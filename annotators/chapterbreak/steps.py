@@ -7,11 +7,12 @@ AO3 works; the job (`pipelines/chapterbreak.py`) only wires them together.
 from __future__ import annotations
 
 from annotators.chapterbreak.ao3 import Ao3Config, parse_ao3_html, parse_json_line
-from annotators.chapterbreak.books import AO3, PG, ao3_book, book_chapters, book_id_for, gutenberg_book
+from annotators.chapterbreak.books import (AO3, PG, ao3_book, book_chapters, book_from_text, book_id_for,
+                                            gutenberg_book)
 from annotators.chapterbreak.chapters import ChapterConfig
 from annotators.chapterbreak.dedup import BookKey
-from annotators.chapterbreak.gutenberg import clean_book
 from annotators.chapterbreak.dedup import book_key as _book_key
+from annotators.chapterbreak.gutenberg import clean_book
 from annotators.chapterbreak.examples import BookText, ExampleConfig, chapter_examples
 from annotators.chapterbreak.records import BookStat, BoundaryStat, PoolOpening
 from annotators.chapterbreak.subsets import subset_examples
@@ -98,10 +99,11 @@ def gutenberg_key(element: tuple[str, bytes], config: ChapterConfig, keep_unchap
     (title page and contents included), so a copy whose chapters are found and one whose
     are not compare on the same text; [] for a file it rejects."""
     input_id, raw = element
-    found = gutenberg_book(input_id, raw, config, keep_unchaptered=keep_unchaptered)
-    if isinstance(found, Drop):
+    cleaned = clean_book(raw)
+    if isinstance(cleaned, Drop):
         return []
-    return [_book_key(found, [clean_book(raw)[0]])]
+    found = book_from_text(input_id, *cleaned, config, keep_unchaptered=keep_unchaptered)
+    return [] if isinstance(found, Drop) else [_book_key(found, [cleaned[0]])]
 
 
 def collapse_duplicate(book: dict, verdicts: dict) -> list[dict] | Drop:
