@@ -17,7 +17,7 @@ import apache_beam as beam
 from annotators.chapterbreak import steps
 from annotators.chapterbreak.ao3 import Ao3Config
 from annotators.chapterbreak.books import AO3, PG, book_summary, chapter_rows
-from annotators.chapterbreak.card import ReleasedWriter, card, dataset_stats, released_name
+from annotators.chapterbreak.card import FIGURES as CB_FIGURES, ReleasedWriter, card, dataset_stats, released_name
 from annotators.chapterbreak.chapters import ChapterConfig
 from annotators.chapterbreak.dedup import DedupConfig, duplicate_books
 from annotators.chapterbreak.examples import ExampleConfig
@@ -280,7 +280,7 @@ def run(argv=None):
     out = staging_path(args.output)
     report = JobReport(out, "chapterbreak", config=config, seed=args.seed,
                        inputs=[x for x in (args.gutenberg, args.ao3) if x], options=options,
-                       card=functools.partial(card, base_card=default_card))
+                       card=functools.partial(card, base_card=default_card), figures=CB_FIGURES)
     p = make_pipeline(options)
     keep_unchaptered = bool(ex_cfg.subsets)
     inputs = _read_inputs(p, args)

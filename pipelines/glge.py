@@ -22,7 +22,7 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import StandardOptions
 
-from annotators.glge.card import glge_card
+from annotators.glge.card import FIGURES as GLGE_FIGURES, glge_card
 from annotators.glge.levels import GlgeConfig, level_files, level_rows
 from annotators.glge.score import LotTokenConfig, TokenConfig
 from annotators.glge.steps import LOT_KINDS, load_task, preload_langs, score_task, summaries_by_task
@@ -229,7 +229,7 @@ def run(argv: Sequence[str] | None = None) -> None:
     check_args(parser, args)
     config, out = glge_config(args), staging_path(args.output)
     report = JobReport(out, "glge", config=stats_config([], config), seed=args.seed,
-                       inputs=[x for x in (args.input, args.lot) if x], options=options, card=glge_card)
+                       inputs=[x for x in (args.input, args.lot) if x], options=options, card=glge_card, figures=GLGE_FIGURES)
     p = make_pipeline(options)
     build_graph(p, report, args, config, job_langs(args), out)
     report.finish(p)

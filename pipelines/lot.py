@@ -16,7 +16,7 @@ import apache_beam as beam
 from annotators.core.compact import CompactMap
 from annotators.core import longlm
 from annotators.lot import outline, steps
-from annotators.lot.card import lot_card
+from annotators.lot.card import FIGURES as LOT_FIGURES, lot_card
 from annotators.lot.clozet import ClozeTConfig, annotation_task, parse_annotation
 from annotators.lot.config import RETIRED_FLAGS, LotRunConfig, proportions_problem
 from annotators.lot.senpos import SenPosConfig, review_task
@@ -460,7 +460,7 @@ def run(argv=None):
     inputs = [x for x in (args.stories, args.annotations, args.senpos_reviews) if x]
     p = make_pipeline(options)
     report = JobReport(out, "lot", config=_config_record(run_cfg, story_cfg), seed=seed, inputs=inputs,
-                       options=options, card=lot_card)
+                       options=options, card=lot_card, figures=LOT_FIGURES)
 
     stories, records = _read_stories(p, args.stories) | "ParseStories" >> ParseStories(
         report, story_cfg, reread=lambda label: _read_stories(p, args.stories, label),

@@ -21,7 +21,7 @@ import apache_beam as beam
 from annotators.audits import overlap as ng
 from annotators.audits import records as ar
 from annotators.audits import steps
-from annotators.audits.card import overlap_card
+from annotators.audits.card import OVERLAP_FIGURES, overlap_card
 from annotators.audits.overlap_report import summarize, table14_markdown
 from pipelines.engine import (JobReport, WriteTable, add_config_flags, config_from_args, expand_input,
                               is_local_path, join, make_pipeline, parse_job_args, run_pipeline, staging_path,
@@ -138,7 +138,7 @@ def run(argv: Sequence[str] | None = None) -> None:
         sources, inputs = lot_sources(args.lot, TASKS)
         columns = sorted({f for fs in TEXT_FIELDS.values() for f in fs} | {"example_id", "split"})
         report = JobReport(out, "overlap", config=_config_dict(config, args), seed=None,
-                           inputs=inputs, options=options, card=overlap_card(config))
+                           inputs=inputs, options=options, card=overlap_card(config), figures=OVERLAP_FIGURES)
         records = p | "ReadLot" >> ReadRecords(sources, report, "lot", columns)
         rows = records | report.stage("lot_rows", steps.overlap_row_fn(config, roles, None), setup=setup)
         again = p | "ReadLotRef" >> ReadRecords(sources, report, "lot_ref", columns, check=False)
@@ -154,7 +154,7 @@ def run(argv: Sequence[str] | None = None) -> None:
         roles = steps.Roles({task: test_fields}, {task: ref_fields}, lot=False)
         report = JobReport(out, "overlap", config=_config_dict(config, args), seed=None,
                            inputs=[args.test, args.reference], options=options,
-                           card=overlap_card(config))
+                           card=overlap_card(config), figures=OVERLAP_FIGURES)
         test_src = table_sources(args.test, (".parquet", ".jsonl"), task)
         ref_src = table_sources(args.reference, ("",), task)
         test_rec = p | "ReadTest" >> ReadRecords(test_src, report, "test", list(test_fields) + ["example_id", "id", "split"])

@@ -40,6 +40,62 @@ def write_tiny_gpt2(folder):
     return folder
 
 
+def job_reasons(job: str) -> tuple[str, ...]:
+    """Every reject reason the catalogue lets `job` give (annotators/<benchmark>/reasons.py)."""
+    from annotators.audits import reasons as audits
+    from annotators.storium import reasons as storium
+
+    own = {"overlap": audits.OVERLAP_REASONS, "bias": audits.BIAS_REASONS,
+           "storium": storium.STORIUM_REASONS, "edits": storium.EDITS_REASONS}
+    if job in own:
+        return own[job]
+    package = {"crawl": "stories"}.get(job, job)
+    return __import__(f"annotators.{package}.reasons", fromlist=["JOB_REASONS"]).JOB_REASONS
+
+
+def check_rejects(folder) -> int:
+    """The output folder's rejects: every reason is in its job's catalogue (and so has a
+    meaning in the card), every detail parses as JSON, and stats.json counts the same rows.
+    Returns the number of rejects."""
+    import pyarrow.parquet as pq
+
+    from annotators.core.reasons import catalogue
+
+    folder = pathlib.Path(folder)
+    stats = json.loads((folder / "stats.json").read_text(encoding="utf-8"))
+    rows = [r for f in sorted((folder / "rejects").glob("*.parquet")) for r in pq.read_table(f).to_pylist()]
+    allowed = set(job_reasons(stats["job"]))
+    assert allowed <= set(catalogue()), allowed - set(catalogue())
+    given = {r["reason"] for r in rows}
+    # `http_<status>` is the catalogue's `http_status` with its code (reasons.meaning)
+    given = {"http_status" if g.startswith("http_") and g[5:].isdigit() else g for g in given}
+    assert given <= allowed, given - allowed
+    for r in rows:
+        assert isinstance(json.loads(r["detail"]), dict), r
+    assert len(rows) == sum(s["rejected"] for s in stats["stages"].values())
+    return len(rows)
+
+
+def check_card_extras(folder) -> None:
+    """CARD.md ends with its licence (and the paper's citation), README.md embeds CARD.md,
+    and every figure the card shows is a PNG in the folder, listed in stats.json."""
+    import re
+
+    folder = pathlib.Path(folder)
+    card = (folder / "CARD.md").read_text(encoding="utf-8")
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    stats = json.loads((folder / "stats.json").read_text(encoding="utf-8"))
+    assert "## Licence" in card and "License: other." in card
+    if stats["job"] != "evaluate":
+        assert "## Citation" in card and "```bibtex" in card
+    assert card.strip() in readme
+    shown = re.findall(r"!\[[^\]]*\]\((figures/[^)]+\.png)\)", card)
+    drawn = [f["file"] for f in stats.get("figures", []) if "missing" not in f]
+    assert shown == drawn
+    for name in shown:
+        assert (folder / name).read_bytes().startswith(b"\x89PNG\r\n\x1a\n"), name
+
+
 def check_dataset_card(folder) -> dict:
     """The output folder's README.md is a Hugging Face dataset card whose YAML front matter
     is valid and whose configs load with `datasets.load_dataset` offline, with the splits and
@@ -55,6 +111,8 @@ def check_dataset_card(folder) -> dict:
     os.environ["HF_DATASETS_OFFLINE"] = "1"
     datasets.disable_progress_bars()
     folder = pathlib.Path(folder)
+    check_rejects(folder)
+    check_card_extras(folder)
     text = (folder / "README.md").read_text(encoding="utf-8")
     assert text.startswith("---\n")
     meta = yaml.safe_load(text.split("---\n", 2)[1])

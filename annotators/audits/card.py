@@ -10,6 +10,7 @@ from annotators.audits.overlap_report import table14_markdown
 from annotators.audits.reasons import BIAS_REASONS, OVERLAP_REASONS
 from annotators.core.card import default_card
 from annotators.core.reasons import reasons_markdown
+from annotators.core.figures import Figure
 
 
 def overlap_card(config: overlap.OverlapConfig) -> Callable[[dict], str]:
@@ -27,3 +28,9 @@ def bias_card(stats: dict) -> str:
     """The bias card: LOT Table 13 and how each baseline picks."""
     return "\n".join([default_card(stats), (bias.__doc__ or "").strip(), "",
                       table13_markdown(stats["bias"]), reasons_markdown(BIAS_REASONS)])
+
+
+# The overlap audit's histogram: each example's share of 8-grams found in the reference.
+OVERLAP_FIGURES = (Figure("overlap", "8-gram overlap with the reference per example",
+                          "share of the example's 8-grams in the reference", ("examples",), "ratio",
+                          line="split", panel="task"),)

@@ -14,6 +14,7 @@ import json
 from annotators.chapterbreak.reasons import JOB_REASONS
 from annotators.chapterbreak.records import BookStat, BoundaryStat
 from annotators.core.reasons import reasons_markdown
+from annotators.core.figures import Figure
 
 SOURCES = ("pg19", "ao3")
 # ChapterBreak Table 4: (works, examples) per source and boundary kind.
@@ -201,3 +202,12 @@ def card(stats: dict, base_card) -> str:
         n_neg=ex.get("n_negatives"), dup_threshold=cfg.get("duplicates", {}).get("threshold"),
         styles=", ".join(cfg.get("chapters", {}).get("heading_styles", [])))
     return text + "\n".join(lines) + "\n" + decisions + "\n" + reasons_markdown(JOB_REASONS)
+
+
+# Chapters per accepted book (per source) and the examples' prefix lengths (per boundary kind).
+FIGURES = (
+    Figure("chapters_per_book", "Chapters per accepted book", "chapters", ("books",), "n_chapters",
+           panel="source", where=(("status", "ok"),)),
+    Figure("prefix_tokens", "Prefix length of the examples", "prefix tokens (the job's tokenizer)",
+           ("examples",), "prefix_tokens", line="boundary", panel="source"),
+)

@@ -39,3 +39,12 @@ def default_card(stats: dict) -> str:
     lines += ["", "## Config", "", "```json", json.dumps(stats.get("config", {}), indent=2,
               ensure_ascii=False, sort_keys=True), "```", ""]
     return "\n".join(lines)
+
+
+def complete_card(text: str, stats: dict) -> str:
+    """A job's card text, then its figures, licence and citation: CARD.md as README.md embeds it."""
+    from annotators.core.figures import card_section
+    from annotators.core.hf_card import licence_section
+
+    parts = [text.rstrip("\n"), card_section(stats.get("figures") or []), licence_section(stats)]
+    return "\n\n".join(p.rstrip("\n") for p in parts if p) + "\n"

@@ -107,12 +107,37 @@ def front_matter(stats: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def readme(stats: dict, card_text: str) -> str:
-    """README.md: the front matter, then the human-readable card (CARD.md), then the citation."""
+# paper -> what the rows' texts are licensed under (they keep their sources' licences).
+LICENCES = {
+    "lot": "The stories keep the licences of the sites they came from; each stories row carries its "
+           "input's `license` and `url` where the input gave them. LOT's own release states no licence.",
+    "chapterbreak": "PG-19 books are public domain in the United States (each Project Gutenberg file "
+                    "carries its licence); AO3 works belong to their authors and are for research use "
+                    "only: bring your own copies and do not redistribute them.",
+    "glge": "Each GLGE task keeps its source dataset's licence (CNN/DailyMail, Gigaword, XSUM, MSNews, "
+            "SQuAD 1.1, MSQG, CoQA, PersonaChat; LOT for the Chinese tasks). MSNews and MSQG are "
+            "bring-your-own-data.",
+    "storium": "STORIUM games are licensed under STORIUM's Data Transfer and Use Agreement, which forbids "
+               "redistribution: outputs built from them stay with the research team that obtained them.",
+}
+
+
+def licence_section(stats: dict) -> str:
+    """The card's Licence and Citation sections (in CARD.md and so in README.md)."""
     paper = JOBS.get(stats.get("job", ""), (None, None, None, None, None))[3]
-    cite = f"\n## Citation\n\n```bibtex\n{CITATIONS[paper]}\n```\n" if paper else ""
+    note = LICENCES.get(paper, "The texts keep the licences of their sources.")
+    out = ["## Licence", "", f"License: other. {note} storybench's code is Apache-2.0; it adds no "
+           "licence of its own to the data.", ""]
+    if paper:
+        out += ["## Citation", "", "```bibtex", CITATIONS[paper], "```", ""]
+    return "\n".join(out)
+
+
+def readme(stats: dict, card_text: str) -> str:
+    """README.md: the front matter, then the human-readable card (CARD.md, which ends with its
+    licence and citation), then how to load it."""
     loading = ("\n## Loading\n\n```python\nfrom datasets import load_dataset\n"
                "ds = load_dataset(\"path/to/this/folder\", \"<config>\")  # a config per table\n```\n"
                "A split with no rows is not listed (datasets cannot build an empty split); an empty "
                "table loads with `streaming=True`. pandas, DuckDB and polars read `<table>/*.parquet`.\n")
-    return front_matter(stats) + "\n" + card_text.rstrip("\n") + "\n" + loading + cite
+    return front_matter(stats) + "\n" + card_text.rstrip("\n") + "\n" + loading

@@ -9,6 +9,7 @@ from annotators.core.card import default_card
 from annotators.core.reasons import reasons_markdown
 from annotators.glge.reasons import JOB_REASONS
 from schemas.glge import LEVELS
+from annotators.core.figures import Figure
 
 DEFINITION = """\
 ## GLGE levels (GLGE paper section 2.4)
@@ -81,3 +82,8 @@ def glge_section(stats: dict[str, Any]) -> str:
 def glge_card(stats: dict[str, Any]) -> str:
     """The whole CARD.md of a glge run (the job passes this to its JobReport)."""
     return default_card(stats) + glge_section(stats) + "\n" + reasons_markdown(JOB_REASONS)
+
+
+# The low-frequency score of the training examples each level keeps, per task.
+FIGURES = (Figure("scores", "Low-frequency score per level (train)", "low-frequency score", ("levels",),
+                  "score", line="level", panel="task", where=(("split", "train"),)),)

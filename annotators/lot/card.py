@@ -6,6 +6,7 @@ from annotators.lot.stats import table3_markdown
 from annotators.core.card import default_card
 from annotators.core.reasons import reasons_markdown
 from annotators.lot.reasons import JOB_REASONS
+from annotators.core.figures import Figure
 
 DEFINITIONS = """## How the data was built
 - **Stories**: JSON lines (`story` or `text`; optional `id`, `title`, `outline`, `source`, `url`,
@@ -133,3 +134,8 @@ def lot_card(stats: dict) -> str:
         outline_from=cfg.get("outline_from", "?"), outline_method=cfg.get("outline_method", "rake")),
         reasons_markdown(JOB_REASONS)]
     return "\n".join(lines)
+
+
+# What a researcher checks first in a LOT build: how long the stories of each task and split are.
+FIGURES = (Figure("lot_lengths", "Story length per task and split", "characters",
+                  ("clozet", "senpos", "plotcom", "outgen"), "chars:story", line="split"),)

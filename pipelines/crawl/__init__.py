@@ -29,6 +29,7 @@ from apache_beam.io.filesystems import FileSystems
 from pipelines.crawl.crawler import Crawler, Progress
 from pipelines.crawl.fetch import FetchConfig, Fetcher
 from annotators.stories.site_spec import SiteSpec, parse_spec
+from annotators.core.card import complete_card
 from annotators.core.hf_card import readme as hf_readme
 from annotators.stories.card import crawl_card
 from pipelines.engine import add_config_flags, config_from_args, join, read_bytes, write_bytes
@@ -118,7 +119,7 @@ def write_report(output: str, stats: dict, pages: list[Page]) -> None:
             for p in sorted(pages, key=lambda p: p.url) if p.error]
     write_atomically(join(output, "rejects", "part-00000-of-00001.parquet"), parquet_bytes(rows, REJECTS_SCHEMA))
     write_atomically(join(output, "stats.json"), (json.dumps(stats, indent=2, ensure_ascii=False) + "\n").encode())
-    card_text = crawl_card(stats)
+    card_text = complete_card(crawl_card(stats), stats)
     write_atomically(join(output, "CARD.md"), card_text.encode("utf-8"))
     tables = {**stats["tables"], "rejects": len(rows)}  # the README's configs: every table folder
     write_atomically(join(output, "README.md"), hf_readme({**stats, "tables": tables}, card_text).encode("utf-8"))

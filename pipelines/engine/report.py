@@ -12,7 +12,8 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 
 from pipelines.engine.files import LOCAL_RUNNERS, WriteTable, join, write_text
 from pipelines.engine.stage import REJECTS, TALLY, Stage
-from annotators.core.card import default_card
+from annotators.core.card import complete_card, default_card
+from annotators.core.figures import Figure
 from annotators.core.hf_card import readme as hf_readme
 from schemas.common import REJECTS_SCHEMA, SCHEMA_VERSION
 
@@ -62,9 +63,10 @@ class JobReport:
 
     def __init__(self, output: str, job: str, *, config: dict, seed: int | None,
                  inputs: Sequence[str], options: PipelineOptions,
-                 card: Callable[[dict], str] = default_card):
+                 card: Callable[[dict], str] = default_card, figures: Sequence[Figure] = ()):
         self.output, self.job, self.config, self.seed = output, job, config, seed
         self.inputs, self.card, self.runner = list(inputs), card, runner_name(options)
+        self.figures = tuple(figures)
         self.stages: list[str] = []
         self._tallies: list = []
         self._rejects: list = []
@@ -118,9 +120,13 @@ class JobReport:
                  "inputs": self.inputs, "config": self.config}
         stats.update(_nest_tallies(pairs, self.stages))
         stats.update(extras)
+        if self.figures:  # drawn from the written tables (every write is in the tallies)
+            from pipelines.engine.figures import draw_figures
+
+            stats["figures"] = draw_figures(self.output, self.figures)
         write_text(join(self.output, "stats.json"),
                    json.dumps(stats, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
-        card_text = self.card(stats)
+        card_text = complete_card(self.card(stats), stats)
         write_text(join(self.output, "CARD.md"), card_text)
         write_text(join(self.output, "README.md"), hf_readme(stats, card_text))  # Hugging Face dataset card
         if not stats["balanced"]:

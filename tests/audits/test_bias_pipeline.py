@@ -16,7 +16,7 @@ import snownlp
 from annotators.audits.discourse_markers import MARKER_PAIRS
 from annotators.core.ids import rng_for
 from annotators.text.zh_sentences import split_sentences
-from conftest import shared_path
+from conftest import check_rejects, shared_path
 from pipelines import bias
 from test_overlap_data import STORIES, clozet_row, senpos_row, write_task
 
@@ -179,6 +179,7 @@ def test_every_table13_figure_matches_independent_recomputation(bias_run):
 
 def test_bias_rejects_and_accounting(bias_run):
     _, out = bias_run
+    check_rejects(out)
     rejects = {(r["stage"], r["input_id"], r["reason"]) for r in read(out / "rejects")}
     assert rejects == {("lot_rows", "clozet/part-1.parquet:1", "bad_label"),
                        ("lot_rows", "clozet/part-1.parquet:2", "bad_placeholder"),
@@ -197,6 +198,7 @@ def test_empty_split_is_rejected(tmp_path):
     for task, task_rows in rows.items():
         write_task(tmp_path / "lot", task, task_rows)
     bias.run(["--lot", str(tmp_path / "lot"), "--output", str(tmp_path / "out")])
+    check_rejects(tmp_path / "out")
     rejects = {(r["input_id"], r["reason"]) for r in read(tmp_path / "out" / "rejects")}
     assert rejects == {("clozet/val", "empty_split"), ("senpos/val", "empty_split")}
     assert {r["split"] for r in read(tmp_path / "out" / "summary")} == {"test"}

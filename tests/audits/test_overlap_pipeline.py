@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import shared_path
+from conftest import check_rejects, shared_path
 from pipelines import overlap
 from test_overlap_data import STORIES, TITLES, clozet_row, senpos_row, write_lot, write_task
 
@@ -104,6 +104,7 @@ def test_lot_overlap_is_real_where_stories_are_shared(lot_run):
 
 def test_lot_rejects_and_accounting(lot_run):
     _, out = lot_run
+    check_rejects(out)
     rejects = {(r["stage"], r["input_id"], r["reason"]) for r in table(out / "rejects")}
     assert ("lot_rows", "clozet/part-1.parquet:1", "missing_field") in rejects
     assert ("lot_rows", "clozet/part-1.parquet:2", "unknown_split") in rejects
@@ -162,6 +163,7 @@ def test_reference_with_three_stories_flags_exactly_those(corpus_run):
 
 def test_corpus_rejects_each_bad_input_with_a_reason(corpus_run):
     _, out = corpus_run
+    check_rejects(out)
     rejects = {(r["stage"], r["input_id"], r["reason"]) for r in table(out / "rejects")}
     assert rejects == {("reference_files", "cover.jpg", "binary_file"),
                        ("reference_files", "broken.parquet", "unreadable_file"),
@@ -181,6 +183,7 @@ def test_empty_reference_gives_zero(tmp_path):
     assert (summary["ratio"], summary["ngrams"], summary["examples"], summary["max_ratio"]) == (0.0, 0, 0, 0.0)
     assert summary["total_ngrams"] > 0
     assert {(r["input_id"], r["reason"]) for r in table(out / "rejects")} == {("reference", "empty_split")}
+    check_rejects(out)
 
 
 def test_english_with_regex_tokenizer(tmp_path):

@@ -10,6 +10,7 @@ import pytest
 import pipelines.crawl.fetch as http_fetch
 from pipelines import crawl
 from tests.fixtures.site.server import CRAWL_FLAGS, SLOW_SECONDS, WWW, SiteServer, site_spec
+from conftest import check_rejects
 
 FIRST_RUN = [  # every request of a full crawl, in order (breadth-first, robots.txt first)
     "/robots.txt", "/index.html", "/list/page-1.html",
@@ -125,6 +126,7 @@ def test_stats_account_for_every_url(full_crawl):
                                            "retries_exhausted": 1, "robots_disallowed": 1, "too_large": 1,
                                            }
     assert stats["requested_pages_total"] == 20
+    check_rejects(full_crawl["tmp"] / "crawl")
     rejects = pq.read_table(full_crawl["tmp"] / "crawl" / "rejects").to_pylist()
     assert len(rejects) == 6 and {r["stage"] for r in rejects} == {"crawl"}
 

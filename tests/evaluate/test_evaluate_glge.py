@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from annotators.evaluate import glge_metrics as gm
-from conftest import ROOT
+from conftest import ROOT, check_rejects
 from pipelines import evaluate
 
 TGT = ROOT / "tests" / "fixtures" / "glge" / "tiny_data" / "org_data" / "test.tgt"
@@ -98,5 +98,6 @@ def test_glge_wrong_count(tmp_path):
     preds.write_text("a\nb\n", encoding="utf-8")
     out = tmp_path / "o"
     assert evaluate.run(["--task", "coqa", "--predictions", str(preds), "--gold", str(TGT), "--output", str(out)]) == 2
+    check_rejects(out)
     rows = [r for f in (out / "rejects").glob("*.parquet") for r in pq.read_table(f).to_pylist()]
     assert [(r["input_id"], r["reason"]) for r in rows] == [("test.tgt:3", "missing_prediction")]

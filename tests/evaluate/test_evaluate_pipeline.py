@@ -12,7 +12,7 @@ from collections import Counter
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import ROOT, shared_path
+from conftest import ROOT, check_rejects, shared_path
 from pipelines import evaluate, lot
 
 
@@ -29,6 +29,7 @@ def stats_of(out: pathlib.Path) -> dict:
 
 
 def rejects_of(out: pathlib.Path) -> list[tuple[str, str, str]]:
+    check_rejects(out)
     return sorted((r["stage"], r["input_id"], r["reason"]) for r in read_table(out / "rejects"))
 
 

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from spacy.lang.en.stop_words import STOP_WORDS
 
-from conftest import shared_path
+from conftest import check_rejects, shared_path
 from pipelines.glge import run
 from schemas.common import detail_message
 from schemas.lot import OUTGEN_SCHEMA, PLOTCOM_SCHEMA
@@ -147,6 +147,7 @@ def test_accounting_balances_and_broken_tasks_are_rejected(out):
     assert (load["read"], load["written"], load["rejected"]) == (8, 4, 4)
     assert load["rejected_by_reason"] == {r: 1 for r in sorted(BROKEN.values())}
     assert stats["balanced"] and stats["stages"]["levels"]["rejected"] == 0
+    check_rejects(out)
     rejects = {r["input_id"]: r for r in pq.read_table(out / "rejects").to_pylist()}
     assert {k: v["reason"] for k, v in rejects.items()} == BROKEN
     assert detail_message(rejects["latin"]["detail"]).endswith("latin_data/org_data/test.tgt line 5: byte 0xe9 at column 4 is not UTF-8 (unexpected end of data)")

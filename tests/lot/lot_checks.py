@@ -8,6 +8,7 @@ import re
 
 import jieba
 import pandas as pd
+from conftest import check_rejects
 
 
 def squash(text: str) -> str:
@@ -105,6 +106,7 @@ def check_accounting(out) -> dict:
     assert stats["balanced"]
     for name, stage in stats["stages"].items():
         assert stage["read"] == stage["written"] + stage["rejected"], name
+    check_rejects(out)
     rejects = read_table(f"{out}/rejects")
     assert len(rejects) == sum(s["rejected"] for s in stats["stages"].values())
     return stats

@@ -14,6 +14,7 @@ from schemas.stories import STORIES_SCHEMA
 from tests.fixtures.site.make_site import STORIES
 from tests.fixtures.site.server import CRAWL_FLAGS, SLOW_SECONDS, WWW, SiteServer, site_spec
 from schemas.common import detail_message
+from conftest import check_rejects
 
 DUMPS = WWW.parent / "dumps"
 TEXT = {k: "\n".join(paras) for k, (_, paras) in STORIES.items()}
@@ -84,6 +85,7 @@ def test_exact_stories_come_out(built):
 
 def test_every_other_page_is_a_reject_with_its_reason(built):
     base = built["base"]
+    check_rejects(built["out"])
     rejects = {(r["stage"], r["input_id"][len(base):], r["reason"]) for r in read(built["out"] / "rejects")}
     assert rejects == REJECTS
     details = {r["input_id"][len(base):]: detail_message(r["detail"]) for r in read(built["out"] / "rejects")}
@@ -143,6 +145,7 @@ def test_dumps_become_cleaned_stories(from_dumps):
 
 
 def test_bad_dump_lines_are_rejects(from_dumps):
+    check_rejects(from_dumps)
     rejects = {(r["stage"], r["input_id"], r["reason"]) for r in read(from_dumps / "rejects")}
     assert rejects == {("dump_lines", "stories.jsonl:2", "malformed_json"),
                        ("dump_lines", "stories.jsonl:3", "missing_field"),
@@ -156,7 +159,7 @@ def test_card_lists_the_reasons_the_job_can_give(from_dumps):
     from annotators.stories.reasons import JOB_REASONS
 
     card = (from_dumps / "CARD.md").read_text(encoding="utf-8")
-    assert card.endswith("\n\n" + reasons_markdown(JOB_REASONS)) and "| `malformed_json` |" in card
+    assert "\n\n" + reasons_markdown(JOB_REASONS) + "\n" in card and "| `malformed_json` |" in card
 
 
 def files_under(folder: pathlib.Path) -> dict[str, bytes]:

@@ -10,6 +10,7 @@ import spacy
 
 from pipelines import edits
 from test_edits_metric import ref_rouge_l, ref_user
+from conftest import check_rejects
 
 FIXTURES = pathlib.Path(__file__).parents[1] / "fixtures" / "storium" / "edits"
 GLOB = str(FIXTURES / "*.jsonl")
@@ -84,6 +85,7 @@ def test_rejects_and_accounting(out):
     assert stats["balanced"]
     assert stats["stages"]["edits"]["rejected_by_reason"] == {
         "blank_line": 1, "bad_field_type": 1, "missing_field": 1, "not_an_object": 1, "malformed_json": 1}
+    check_rejects(out)
     rejects = pd.read_parquet(out / "rejects")
     dup = rejects[rejects.reason == "duplicate_id"].iloc[0]
     assert dup.input_id == "edits_a.jsonl:7" and "edits_a.jsonl:1" in dup.detail

@@ -9,7 +9,7 @@ import pytest
 
 from annotators.text.bpe import Gpt2Tokenizer
 from pipelines import storium
-from conftest import write_tiny_gpt2
+from conftest import check_rejects, write_tiny_gpt2
 from test_storium_split import reference_split
 
 FIXTURES = pathlib.Path(__file__).parents[1] / "fixtures" / "storium"
@@ -63,6 +63,7 @@ def test_accounting_balances_with_reasons(out):
     assert stats["stages"]["dedupe"]["rejected_by_reason"] == {"duplicate_id": 1}
     assert stats["stages"]["entries"]["rejected_by_reason"] == {
         "duplicate_id": 1, "not_an_object": 1, "missing_field": 2}
+    check_rejects(out)
     rejects = table(out, "rejects")
     assert len(rejects) == sum(s["rejected"] for s in stats["stages"].values())
     dup = rejects[(rejects.reason == "duplicate_id") & (rejects.stage == "dedupe")].iloc[0]
