@@ -1,4 +1,4 @@
-"""`python -m pipelines.storium --games GLOB --output DIR [--budget 1024] [--ratios 8,1,1]`
+"""`python -m pipelines.storium --games GLOB --output DIR [--budget 1024] [--ratios 8,1,1] [--history 1]`
 
 Wiring only (rules live in annotators/storium/, the stage functions in its `steps`): read
 one game file per element, parse, drop duplicate game_pids (the smallest input path wins),
@@ -136,6 +136,8 @@ def run(argv: Sequence[str] | None = None) -> None:
     args, options = parse_job_args(_parser(), argv)
     if args.budget < 1:
         raise SystemExit("--budget must be at least 1")
+    if args.separator_tokens < 0 or args.end_tokens < 0:
+        raise SystemExit("--separator-tokens and --end-tokens must be 0 or more")
     split_cfg, pack_cfg = SplitConfig(tuple(args.ratios)), config_from_args(args, PackConfig)
     ctx_cfg = config_from_args(args, ContextConfig, history=max(0, args.history),
                                character_history=max(0, args.character_history))

@@ -130,7 +130,7 @@ SEGMENT_TYPE = pa.struct([("kind", S), ("source_id", S), ("text", S), ("true_tok
                           ("tokens", I)])
 PACKED_SCHEMA = _schema("storium_packed", [
     ("example_id", S, False), ("story_id", S, False), ("entry_id", S, False), ("split", S, False),
-    ("segments", pa.list_(SEGMENT_TYPE), False), ("total_tokens", I, False),
+    ("segments", pa.list_(SEGMENT_TYPE), False), ("special_tokens", I, False), ("total_tokens", I, False),
     ("true_total_tokens", I, False), ("budget", I, False), ("tokenizer", S, False)])
 EDITS_SCHEMA = _schema("edits", [
     ("id", S, False), ("model", S, False), ("story_id", S, True),

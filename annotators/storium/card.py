@@ -18,15 +18,21 @@ SPLIT_DEFINITION = (
 PACK_DEFINITION = (
     "One example per character entry (role not `narrator`, not redacted) with text. Segments "
     "in order: character (name + description); the scene's latest establishment before the "
-    "entry as `place` (its place card) and `establishment` (its text); `history` (last "
-    "`history` story entries and last `character_history` entries by the same character, "
-    "oldest first, the establishment excluded); `challenge` (card played on) and `card` "
-    "(cards played); `entry`. Empty segments are left out. Lengths from the Cassowary solver "
-    "(kiwisolver): required 1 <= tokens <= true_tokens and sum = min(budget, sum of "
-    "true_tokens); strong: entry == {entry} at {weight:g}x strong, every other segment == "
-    "{other} at strong. Cuts keep the beginning of cards, character and entry text, and the "
-    "end of history and establishment text. Examples with more segments than budget tokens "
-    "are rejected (`budget_below_segments`).")
+    "entry as `place` (its place card) and `establishment` (its text); `history` (the union of "
+    "the last {history} story entries and the last {character_history} entries by the same "
+    "character, oldest first, the establishment excluded; the paper's final model uses the "
+    "immediately preceding entry and, when another character wrote it, this character's last "
+    "entry: 1 and 1); `challenge` (card played on) and `card` (cards played); `entry`. Empty "
+    "segments are left out. The budget counts the serialised example: every segment starts "
+    "with {sep} separator token(s) and the entry ends with {end} end token(s) (the original's "
+    "`<|SEPARATOR|>` and `<|endoftext|>`, one token each), so `total_tokens` = sum of "
+    "`tokens` + `special_tokens` <= budget. Lengths (text + special tokens per segment) from "
+    "the Cassowary solver (kiwisolver): required special tokens + 1 <= length <= true length "
+    "and sum = min(budget, sum of true lengths); strong: entry == {entry} at {weight:g}x "
+    "strong, every other segment == {other} at strong. Cuts keep the beginning of cards, "
+    "character and entry text, and the end of history and establishment text. Examples "
+    "whose segments cannot each keep one text token within the budget are rejected "
+    "(`budget_below_segments`).")
 
 USER_DEFINITION = (
     "Tokens = the text lower-cased, every character outside a-z and 0-9 replaced by a space, "
@@ -41,7 +47,7 @@ USER_DEFINITION = (
 
 def storium_sections(stats: dict) -> str:
     cfg = stats.get("config", {})
-    pack = cfg.get("pack", {})
+    pack, context = cfg.get("pack", {}), cfg.get("context", {})
     lines = ["## Split (paper section 2: 8:1:1 by stories and by tokens)", "", SPLIT_DEFINITION, "",
              "| split | stories | story share | words | word share | target share |",
              "|---|---:|---:|---:|---:|---:|"]
@@ -60,7 +66,9 @@ def storium_sections(stats: dict) -> str:
               "The paper's entries hold 126,041,738 tokens; its 232,596 cards are 204,698 unique ones.", ""]
     lines += ["", "## Packed contexts (paper section 3.1.1)", "",
               PACK_DEFINITION.format(entry=pack.get("entry_preferred"), weight=pack.get("entry_weight", 10),
-                                     other=pack.get("other_preferred")), "",
+                                     other=pack.get("other_preferred"), sep=pack.get("separator_tokens", 1),
+                                     end=pack.get("end_tokens", 1), history=context.get("history", 1),
+                                     character_history=context.get("character_history", 1)), "",
               f"- budget: {pack.get('budget')} tokens", f"- tokenizer: `{cfg.get('tokenizer')}`", ""]
     return "\n".join(lines)
 

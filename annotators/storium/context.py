@@ -22,10 +22,12 @@ from schemas.storium import Card, Entry, Game
 
 @dataclasses.dataclass(frozen=True)
 class ContextConfig:
-    history: int = dataclasses.field(default=0, metadata={
-        "help": "context holds the last N story entries (the original's default 0; PEERS.md 4.3)"})
-    character_history: int = dataclasses.field(default=0, metadata={
-        "help": "context holds the last N entries by the same character (original default 0)"})
+    history: int = dataclasses.field(default=1, metadata={
+        "help": "context holds the last N story entries (the paper's final model: 1, the immediately "
+                "preceding entry, section 3.1; the original script's default is 0)"})
+    character_history: int = dataclasses.field(default=1, metadata={
+        "help": "context holds the last N entries by the same character (the paper's final model: 1, "
+                "footnote 9: when the preceding entry is another character's, also this character's last)"})
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,14 +1,21 @@
 """Cassowary context packing (paper section 3.1.1; original layout: PEERS.md 4.3).
 
-Each non-empty segment gets a length variable. Required: 1 <= len <= true_tokens and
-sum(len) == min(budget, sum(true_tokens)). Strong wishes: the entry text == 256 at ten times
+The budget counts every token of the serialised example, as GPT-2's 1024-token limit does:
+each segment starts with a separator (the original's added `<|SEPARATOR|>`, or
+`<|endoftext|>` before the character) and the entry text ends with an end token
+(`<|endoftext|>`); both are special tokens, one token each in any tokenizer
+(`separator_tokens`, `end_tokens`). A segment's length is its text tokens plus its special
+tokens, as in the original, where true lengths include separator and eos.
+
+Each non-empty segment gets a length variable. Required: specials + 1 <= len <= true
+length and sum(len) == min(budget, sum(true lengths)). Strong wishes: the entry text == 256 at ten times
 the strength of the others, every other segment == 100. So everything fits whole when it
 can; otherwise context shrinks toward 100 tokens each and the entry keeps
 min(its length, 256, budget - other segments) tokens. The original added its strong list
 twice and never its medium list (a bug); doubling every strong wish alike changes no
 solution, so it is added once here. Solver values are rounded and, if rounding ever broke
 a required constraint, repaired deterministically. More segments than budget tokens
-cannot satisfy len >= 1: that example is dropped with a reason.
+cannot hold one text token per segment: that example is dropped with a reason.
 """
 from __future__ import annotations
 
@@ -31,18 +38,30 @@ class PackConfig:
         "help": "the entry wish is (10, 0, 0): ten times 'strong' (original)"})
     other_preferred: int = dataclasses.field(default=100, metadata={
         "help": "MIN_LENGTH wish for every other segment (original)"})
+    separator_tokens: int = dataclasses.field(default=1, metadata={
+        "help": "special tokens before every segment, counted in the budget (the original's "
+                "<|SEPARATOR|> or <|endoftext|>: 1; 0 counts text tokens only)"})
+    end_tokens: int = dataclasses.field(default=1, metadata={
+        "help": "special tokens after the entry text, counted in the budget (the original's "
+                "<|endoftext|>: 1)"})
+
+    def overhead(self, kind: str) -> int:
+        """Special tokens a segment of this kind carries."""
+        return self.separator_tokens + (self.end_tokens if kind == "entry" else 0)
 
 
 def solve_lengths(true_lengths: list[int], entry_index: int | None,
-                  config: PackConfig = PackConfig()) -> list[int]:
-    """Token lengths per segment under the constraints above (kiwisolver)."""
-    if len(true_lengths) > config.budget or any(t < 1 for t in true_lengths):
-        raise ValueError("needs 1 <= true length and at most `budget` segments")
+                  config: PackConfig = PackConfig(), minimums: list[int] | None = None) -> list[int]:
+    """Token lengths per segment under the constraints above (kiwisolver); `minimums`
+    (default 1 each) are the smallest lengths allowed."""
+    minimums = minimums or [1] * len(true_lengths)
+    if sum(minimums) > config.budget or any(t < m or m < 1 for t, m in zip(true_lengths, minimums)):
+        raise ValueError("needs 1 <= minimum <= true length and the minimums within `budget`")
     total = min(config.budget, sum(true_lengths))
     solver = kiwi.Solver()
     lens = [kiwi.Variable(f"len{i}") for i in range(len(true_lengths))]
-    for var, true in zip(lens, true_lengths):
-        solver.addConstraint(var >= 1)
+    for var, true, low in zip(lens, true_lengths, minimums):
+        solver.addConstraint(var >= low)
         solver.addConstraint(var <= true)
     if lens:
         solver.addConstraint(sum(lens[1:], lens[0] + 0) == total)
@@ -52,12 +71,13 @@ def solve_lengths(true_lengths: list[int], entry_index: int | None,
         else:
             solver.addConstraint((var == config.other_preferred) | kiwi.strength.strong)
     solver.updateVariables()
-    return _repair([round(v.value()) for v in lens], true_lengths, total, entry_index)
+    return _repair([round(v.value()) for v in lens], true_lengths, total, entry_index, minimums)
 
 
-def _repair(values: list[int], true_lengths: list[int], total: int, entry_index: int | None) -> list[int]:
-    """Clamp to [1, true] and fix the sum: surplus to the entry first, deficit from context last-first."""
-    values = [min(max(v, 1), t) for v, t in zip(values, true_lengths)]
+def _repair(values: list[int], true_lengths: list[int], total: int, entry_index: int | None,
+            minimums: list[int]) -> list[int]:
+    """Clamp to [minimum, true] and fix the sum: surplus to the entry first, deficit from context last-first."""
+    values = [min(max(v, m), t) for v, t, m in zip(values, true_lengths, minimums)]
     order = ([entry_index] if entry_index is not None else []) + [
         i for i in range(len(values)) if i != entry_index]
     diff = total - sum(values)
@@ -65,7 +85,7 @@ def _repair(values: list[int], true_lengths: list[int], total: int, entry_index:
         step = min(diff, true_lengths[i] - values[i])
         values[i], diff = values[i] + step, diff - step
     for i in reversed(order) if diff < 0 else []:
-        step = min(-diff, values[i] - 1)
+        step = min(-diff, values[i] - minimums[i])
         values[i], diff = values[i] - step, diff + step
     return values
 
@@ -80,16 +100,23 @@ def cut(text: str, spans: list[tuple[int, int]], n: int, keep: str) -> str:
 
 
 def pack(context: Context, tokenizer: Tokenizer, config: PackConfig = PackConfig()) -> dict | Drop:
-    """One packed example row (without `split`), or a Drop when the budget cannot hold it."""
+    """One packed example row (without `split`), or a Drop when the budget cannot hold it.
+
+    `total_tokens` is the serialised length (text tokens + `special_tokens`), at most the budget."""
     segs: list[tuple[SegmentSpec, list]] = [(s, tokenizer.spans(s.text)) for s in context.segments]
     segs = [(s, spans) for s, spans in segs if spans]
-    if len(segs) > config.budget:
-        return Drop("budget_below_segments", f"{len(segs)} segments, budget {config.budget}")
+    overheads = [config.overhead(s.kind) for s, _ in segs]
+    if sum(overheads) + len(segs) > config.budget:
+        return Drop("budget_below_segments",
+                    f"{len(segs)} segments need {sum(overheads) + len(segs)} tokens (a text token each, "
+                    f"and {sum(overheads)} special tokens), budget {config.budget}")
     entry_index = next((i for i, (s, _) in enumerate(segs) if s.kind == "entry"), None)
-    lengths = solve_lengths([len(spans) for _, spans in segs], entry_index, config)
+    full = [len(spans) + o for (_, spans), o in zip(segs, overheads)]
+    lengths = solve_lengths(full, entry_index, config, [o + 1 for o in overheads])
+    kept = [n - o for n, o in zip(lengths, overheads)]
     out = [{"kind": s.kind, "source_id": s.source_id, "text": cut(s.text, spans, n, s.keep),
-            "true_tokens": len(spans), "tokens": n} for (s, spans), n in zip(segs, lengths)]
+            "true_tokens": len(spans), "tokens": n} for (s, spans), n in zip(segs, kept)]
     return {"example_id": f"storium:{context.entry_id}", "story_id": context.story_id,
-            "entry_id": context.entry_id, "segments": out, "total_tokens": sum(lengths),
-            "true_total_tokens": sum(len(spans) for _, spans in segs), "budget": config.budget,
+            "entry_id": context.entry_id, "segments": out, "special_tokens": sum(overheads),
+            "total_tokens": sum(lengths), "true_total_tokens": sum(full), "budget": config.budget,
             "tokenizer": tokenizer.name}

@@ -17,7 +17,8 @@ def parse(module, argv):
 def test_storium_defaults_come_from_the_configs():
     args = parse(storium, ["--games", "g", "--output", "o"])
     assert (args.budget, args.ratios, args.history, args.character_history, args.tokenizer) == (
-        1024, (8, 1, 1), 0, 0, "regex")
+        1024, (8, 1, 1), 1, 1, "regex")  # the paper's final model: the preceding entry as history
+    assert (args.separator_tokens, args.end_tokens) == (1, 1)
     assert config_from_args(args, PackConfig) == PackConfig()
     assert config_from_args(args, ContextConfig) == ContextConfig()
 

@@ -20,15 +20,20 @@ def game(name):
     return parse_game(name, (FIXTURES / name).read_bytes())
 
 
-def check_layout(true, lengths, entry, budget, preferred=256):
+NO_HISTORY = ContextConfig(history=0, character_history=0)
+TEXT_ONLY = dict(separator_tokens=0, end_tokens=0)
+
+
+def check_layout(true, lengths, entry, budget, preferred=256, minimums=None):
     """The constraints every packed example must satisfy (the issue's 'what must hold')."""
     total = sum(true)
+    minimums = minimums or [1] * len(true)
     assert sum(lengths) == min(budget, total)
-    assert all(1 <= n <= t for n, t in zip(lengths, true))
+    assert all(m <= n <= t for n, t, m in zip(lengths, true, minimums))
     if total <= budget:
         assert lengths == true
     elif entry is not None:
-        others = len(true) - 1
+        others = sum(m for i, m in enumerate(minimums) if i != entry)
         assert lengths[entry] >= min(true[entry], preferred, budget - others)
 
 
@@ -78,7 +83,7 @@ def test_cut_keeps_beginning_or_end_with_original_spacing():
 
 
 def test_context_segments_in_order_for_a_move():
-    contexts = {c.entry_id: c for c in build_contexts(game("g_lighthouse.json"))}
+    contexts = {c.entry_id: c for c in build_contexts(game("g_lighthouse.json"), NO_HISTORY)}
     assert sorted(contexts) == ["game-lighthouse:102", "game-lighthouse:103",
                                 "game-lighthouse:106", "game-lighthouse:108"]
     segs = contexts["game-lighthouse:106"].segments
@@ -91,7 +96,7 @@ def test_context_segments_in_order_for_a_move():
 
 
 def test_missing_segments_collapse():
-    contexts = {c.entry_id: c for c in build_contexts(game("g_noest.json"))}
+    contexts = {c.entry_id: c for c in build_contexts(game("g_noest.json"), NO_HISTORY)}
     assert [s.kind for s in contexts["game-noest:601"].segments] == ["character", "entry"]
     assert [s.kind for s in contexts["game-noest:602"].segments] == ["entry"]  # unknown character
     assert "game-noest:603" not in contexts  # blank text: no example
@@ -113,14 +118,28 @@ def test_history_union_of_recent_and_own_entries_oldest_first():
     assert contexts["game-lighthouse:108"].segments[-1].kind == "entry"
 
 
+def test_default_history_is_the_papers_final_model():
+    """Section 3.1: the immediately preceding entry; footnote 9: when another character wrote
+    it, also this character's last entry."""
+    contexts = {c.entry_id: c for c in build_contexts(game("g_lighthouse.json"))}
+    assert ContextConfig() == ContextConfig(history=1, character_history=1)
+    hist = [s.source_id for s in contexts["game-lighthouse:108"].segments if s.kind == "history"]
+    assert hist == ["game-lighthouse:102", "game-lighthouse:107"]
+    assert [s.kind for s in build_contexts(game("g_lighthouse.json"), NO_HISTORY)[-1].segments].count("history") == 0
+
+
 def test_pack_truncates_long_entry_and_keeps_context_whole():
-    ctx = {c.entry_id: c for c in build_contexts(game("g_desert.json"))}["game-desert:202"]
+    ctx = {c.entry_id: c for c in build_contexts(game("g_desert.json"), NO_HISTORY)}["game-desert:202"]
     row = pack(ctx, TOK, PackConfig())
     segs = row["segments"]
+    # the budget holds the serialised example: a separator per segment and the entry's end token
+    assert row["special_tokens"] == len(segs) + 1
     assert row["total_tokens"] == 1024 and row["true_total_tokens"] > 1024
+    assert sum(s["tokens"] for s in segs) + row["special_tokens"] == 1024
     assert all(s["tokens"] == s["true_tokens"] for s in segs[:-1])
     entry = segs[-1]
-    assert entry["kind"] == "entry" and entry["tokens"] == 1024 - sum(s["tokens"] for s in segs[:-1])
+    assert entry["kind"] == "entry"
+    assert entry["tokens"] == 1024 - row["special_tokens"] - sum(s["tokens"] for s in segs[:-1])
     assert len(TOK.spans(entry["text"])) == entry["tokens"]
     assert entry["text"].startswith("The caravan moves at night")
 
@@ -128,23 +147,32 @@ def test_pack_truncates_long_entry_and_keeps_context_whole():
 def test_pack_keeps_the_end_of_history():
     ctx = Context("s", "s:9", (SegmentSpec("history", "s:1", "one two three four five", "end"),
                                SegmentSpec("entry", "s:9", "alpha beta gamma", "start")))
-    row = pack(ctx, TOK, PackConfig(budget=5))
+    row = pack(ctx, TOK, PackConfig(budget=5, **TEXT_ONLY))
     assert [(s["text"], s["tokens"]) for s in row["segments"]] == [("four five", 2), ("alpha beta gamma", 3)]
+    row = pack(ctx, TOK, PackConfig(budget=8))  # 3 special tokens: two separators and the end token
+    assert [(s["text"], s["tokens"]) for s in row["segments"]] == [("four five", 2), ("alpha beta gamma", 3)]
+    assert (row["special_tokens"], row["total_tokens"], row["true_total_tokens"]) == (3, 8, 11)
 
 
 def test_pack_drops_when_budget_is_below_segment_count():
     ctx = Context("s", "s:9", tuple(SegmentSpec("card", f"c{i}", "x", "start") for i in range(3)))
-    assert pack(ctx, TOK, PackConfig(budget=2)) == Drop("budget_below_segments", "3 segments, budget 2")
+    assert pack(ctx, TOK, PackConfig(budget=5)) == Drop(
+        "budget_below_segments", "3 segments need 6 tokens (a text token each, and 3 special tokens), budget 5")
+    assert pack(ctx, TOK, PackConfig(budget=6))["total_tokens"] == 6
+    assert isinstance(pack(ctx, TOK, PackConfig(budget=2, **TEXT_ONLY)), Drop)
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(1, 300), min_size=1, max_size=7), st.integers(8, 700))  # 8 >= 7 segments + entry
+@given(st.lists(st.integers(1, 300), min_size=1, max_size=7), st.integers(17, 700))  # 8 segments: 8 + 8 + 1
 def test_packed_text_has_exactly_the_allocated_tokens(lengths, budget):
     specs = [SegmentSpec("history" if i % 2 else "card", f"x{i}", " ".join(f"w{i}x{j}," for j in range(n // 2 + 1)),
                          "end" if i % 2 else "start") for i, n in enumerate(lengths)]
     row = pack(Context("s", "s:1", tuple(specs) + (SegmentSpec("entry", "s:1", "word " * 300, "start"),)),
                TOK, PackConfig(budget=budget))
-    true = [s["true_tokens"] for s in row["segments"]]
-    check_layout(true, [s["tokens"] for s in row["segments"]], len(true) - 1, budget)
+    special = [1] * (len(row["segments"]) - 1) + [2]  # a separator each, and the entry's end token
+    true = [s["true_tokens"] + o for s, o in zip(row["segments"], special)]
+    lengths = [s["tokens"] + o for s, o in zip(row["segments"], special)]
+    check_layout(true, lengths, len(true) - 1, budget, minimums=[o + 1 for o in special])
+    assert row["total_tokens"] == sum(lengths) <= budget and row["special_tokens"] == sum(special)
     for seg in row["segments"]:
         assert len(TOK.spans(seg["text"])) == seg["tokens"]

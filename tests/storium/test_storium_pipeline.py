@@ -98,18 +98,23 @@ def test_tables_carry_split_and_ids(out):
 
 
 def check_example(row, preferred=256):
+    """The serialised example (text tokens, a separator per segment, an end token after the
+    entry) fits the budget, and the solver's constraints hold over segment lengths."""
     segs = list(row["segments"])
-    true = [s["true_tokens"] for s in segs]
-    got = [s["tokens"] for s in segs]
+    special = [2 if s["kind"] == "entry" else 1 for s in segs]
+    true = [s["true_tokens"] + o for s, o in zip(segs, special)]
+    got = [s["tokens"] + o for s, o in zip(segs, special)]
     budget, total = row["budget"], sum(true)
-    assert row["total_tokens"] == sum(got) == min(budget, total)
-    assert all(1 <= g <= t for g, t in zip(got, true))
+    assert row["special_tokens"] == sum(special) and row["true_total_tokens"] == total
+    assert row["total_tokens"] == sum(got) == min(budget, total) <= budget
+    assert all(o + 1 <= g <= t for g, t, o in zip(got, true, special))
     if total <= budget:
         assert got == true
     entry = [s for s in segs if s["kind"] == "entry"]
     assert len(entry) == 1 and segs[-1]["kind"] == "entry"
     if total > budget:
-        assert entry[0]["tokens"] >= min(entry[0]["true_tokens"], preferred, budget - (len(segs) - 1))
+        others = sum(o + 1 for s, o in zip(segs, special) if s["kind"] != "entry")
+        assert got[-1] >= min(true[-1], preferred, budget - others)
 
 
 def test_every_packed_example_satisfies_the_constraints(out, small):
@@ -129,8 +134,11 @@ def test_packed_examples_are_one_per_character_entry_with_text(out):
 def test_small_budget_with_history(small):
     packed = table(small, "packed").set_index("entry_id")
     segs = list(packed.loc["game-lighthouse:108", "segments"])
-    assert [s["kind"] for s in segs] == ["character", "place", "establishment", "history", "challenge", "entry"]
-    history = segs[3]
+    # default --character-history 1: Mara's own last entry (102) joins the preceding entry (107)
+    assert [s["kind"] for s in segs] == ["character", "place", "establishment", "history", "history",
+                                         "challenge", "entry"]
+    assert segs[3]["source_id"] == "game-lighthouse:102"
+    history = segs[4]
     bpe = Gpt2Tokenizer(str(small.parent))
     text = "The first boat turns. Then the second."
     assert history["source_id"] == "game-lighthouse:107" and history["true_tokens"] == len(bpe.spans(text))

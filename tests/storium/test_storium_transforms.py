@@ -118,7 +118,7 @@ def test_pack_examples_packs_each_character_entry_with_its_split():
     for p, rows in packed(1024, report):
         assert_that(rows | beam.Map(lambda r: (r["example_id"], r["split"], r["total_tokens"],
                                                [(s["kind"], s["text"]) for s in r["segments"]])),
-                    equal_to([("storium:g-a:2", "validation", 13,
+                    equal_to([("storium:g-a:2", "validation", 17,  # 13 text tokens + 3 separators + 1 end token
                                [("character", "Anna\nA twin."), ("establishment", "The harbour at dusk."),
                                 ("entry", "Anna rows out.")])]), label="main")
         assert_that(report.rejects(p), equal_to([]), label="rejects")
@@ -129,4 +129,4 @@ def test_pack_examples_rejects_more_segments_than_budget_tokens():
     for p, rows in packed(2, report):
         assert_that(rows, equal_to([]), label="main")
         assert_that(report.rejects(p), equal_to([
-            ("pack", "g-a:2", "budget_below_segments", "3 segments, budget 2")]), label="rejects")
+            ("pack", "g-a:2", "budget_below_segments", "3 segments need 7 tokens (a text token each, and 4 special tokens), budget 2")]), label="rejects")
