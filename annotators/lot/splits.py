@@ -67,6 +67,8 @@ class SplitPlan:
 
     def annotated(self, story_id: str, groups: dict, annotated) -> bool:
         """Whether the story's group holds a story with ClozeT annotations."""
+        if not annotated:  # no annotations at all (most builds): no member can have one
+            return False
         return any(m in annotated for m in self.members(story_id, groups))
 
     def split(self, story_id: str, groups: dict, annotated) -> str:

@@ -163,7 +163,8 @@ def plotcom_step(plan: SplitPlan, config: ClozeTConfig, limits: StoryConfig = St
         anns = annotated.get(story.story_id, ())
         if any(check_annotation(story, a, config) is None for a in anns):
             return Drop("clozet_story", "held out: PlotCom train excludes ClozeT stories")
-        others = [m for m in plan.members(story.story_id, groups) if m != story.story_id and m in annotated]
+        others = [m for m in plan.members(story.story_id, groups)
+                  if m != story.story_id and m in annotated] if annotated else []
         if others:
             return Drop("clozet_story", f"held out: a near-duplicate of ClozeT story {others[0]}")
         split = plan.split(story.story_id, groups, annotated)

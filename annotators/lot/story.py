@@ -223,7 +223,7 @@ def sentence_tokens(sentences: tuple[str, ...], *, off: bool = True, pos: bool =
     words, off_tokens, pos_tokens = [], [], []
     for sentence in sentences:
         on_part, off_part, pos_part = segmenter.cut_all(sentence, off=off, pos=pos)
-        words.append(tuple(t for t in on_part if t.strip()))
+        words.append(tuple(filter(str.strip, on_part)))  # whitespace tokens dropped
         if off:
             off_tokens.extend(off_part)
         if pos:

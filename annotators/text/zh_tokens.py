@@ -115,6 +115,9 @@ class Segmenter:
     @staticmethod
     def _pos_other(piece: str, pos: list) -> None:
         """Text outside posseg's blocks: whitespace runs and every other character, tagged x."""
+        if len(piece) == 1 and not piece.isspace():  # most often one punctuation mark
+            pos.append((piece, "x"))
+            return
         for part in RE_SKIP.split(piece):
             if RE_SKIP.match(part):
                 pos.append((part, "x"))
