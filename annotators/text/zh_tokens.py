@@ -16,6 +16,11 @@ Backends differ only in who computes the route and the HMM re-segmentation:
   the reference. The reference itself is checked the same way against `jieba.lcut`, and falls
   back to calling `lcut` twice if this module's one-pass cut ever disagrees.
 
+Whichever backend runs, the walk along the route (and, for the reference, the route itself)
+runs in the optional native module `_zhcut` (C, built at install time when a compiler is
+there), only after it gives exactly the pure-Python walk's tokens, tags and routes on every
+canary text; otherwise (or with STORYBENCH_ZH_NATIVE=0) the pure-Python code runs.
+
 `auto` (the default) picks `jieba_next` when it is installed and passes, else `jieba`. Only the
 backend in use is loaded (the accelerated one never loads jieba's dictionary a second time).
 The dictionary load (~1 s) happens on first use or in `load()`, which Beam DoFns call from
@@ -41,6 +46,20 @@ _SEGMENTERS: dict[str, "Segmenter"] = {}
 _RESOLVED: dict[str, str] = {}
 _DEFAULT = {"backend": os.environ.get("STORYBENCH_ZH_BACKEND", "auto")}
 _HERE = os.path.dirname(__file__)
+
+
+def _native_module():
+    """The native route/walk module, or None (not built, or turned off by STORYBENCH_ZH_NATIVE=0)."""
+    if os.environ.get("STORYBENCH_ZH_NATIVE", "1") == "0":
+        return None
+    try:
+        from annotators.text import _zhcut
+    except ImportError:
+        return None
+    return _zhcut
+
+
+_NATIVE = _native_module()
 
 # jieba 0.42.1's block patterns (jieba/__init__.py: re_han_default, re_skip_default, re_eng).
 RE_HAN = re.compile("([\u4E00-\u9FD5a-zA-Z0-9+#&\\._%\\-]+)", re.U)
@@ -70,6 +89,7 @@ class Segmenter:
         self._pos = None  # (jieba.posseg's word -> tag table, its HMM tagger), on first tagged cut
         self.pos_exact = True  # False after the tagged cut failed its canary check
         self._pos_cache: dict[str, tuple[tuple[str, str], ...]] = {}
+        self.native = None  # the native module, once `use_native` proved it equal to the Python walk
 
     def _tagging(self):
         """posseg's tag table and HMM tagger, loaded on the first tagged cut, which is then
@@ -140,9 +160,34 @@ class Segmenter:
         else:
             on.extend(buf)
 
+    def use_native(self, native) -> str | None:
+        """Walk with `native` from now on if it cuts every canary text (HMM on and off)
+        exactly as the Python walk does; returns the first difference, else None. (Tagged
+        cuts are checked against jieba.posseg's own pairs on the first tagged cut, `_tagging`.)"""
+        if native is None:
+            return "not built"
+        for text in canary_texts():
+            python = ([], [])
+            self._cut(text, *python)
+            self.native = native
+            try:
+                mine = ([], [])
+                self._cut(text, *mine)
+            except Exception as exc:  # a native failure is a difference, never a crash
+                mine = (repr(exc),)
+            finally:
+                self.native = None
+            if mine != python:
+                return f"{text[:40]!r}"
+        self.native = native
+        return None
+
     def _block(self, blk: str, on: list | None, off: list | None, pos: list | None = None) -> None:
         route = self._route(blk)
         tags = self._pos[0] if pos is not None else None
+        if self.native is not None:
+            self.native.walk(blk, route, on, off, pos, tags, self._runs, self._pos_runs)
+            return
         x, n, buf, eng = 0, len(blk), "", ""
         while x < n:
             y = route[x] + 1
@@ -326,9 +371,31 @@ class _PosHMM:
                   for n in ("char_state_tab", "prob_start", "prob_trans", "prob_emit")]
         self._tables = tables
         self._viterbi = _load_file("storybench_posseg_viterbi", _jieba_file("posseg", "viterbi.py")).viterbi
+        self._native_path = self._native(_NATIVE)
+
+    def _native(self, native):
+        """The native Viterbi over these tables, if it gives jieba's own path on every canary
+        text and on runs of rare characters; else None (jieba's Python Viterbi runs)."""
+        if native is None:
+            return None
+        char_state, start, trans, emit = self._tables
+        states = sorted(set(trans) | set(start) | set(emit) | {y for d in trans.values() for y in d}
+                        | {y for v in char_state.values() for y in v})
+        try:
+            native.posseg_tables(states, char_state, start, trans, emit)
+            rare = "".join(sorted(c for c in emit[states[0]] if len(c) == 1)[-40:])
+            samples = [blk for t in canary_texts() for blk in self.RE_HAN.findall(t)] + [rare, rare[::-1]]
+            for text in samples:
+                if native.posseg_viterbi(text) != self._viterbi(text, *self._tables)[1]:
+                    LOG.warning("the native part-of-speech Viterbi differs from jieba's on %r; using jieba's", text[:40])
+                    return None
+        except Exception as exc:  # a native failure means jieba's own Viterbi, never a crash
+            LOG.warning("the native part-of-speech Viterbi failed (%s); using jieba's", exc)
+            return None
+        return native.posseg_viterbi
 
     def _hmm(self, text: str) -> list[tuple[str, str]]:
-        _, path = self._viterbi(text, *self._tables)
+        path = self._native_path(text) if self._native_path else self._viterbi(text, *self._tables)[1]
         out, begin, nexti = [], 0, 0
         for i, char in enumerate(text):
             state, tag = path[i]
@@ -389,6 +456,17 @@ def _best_route(freq: dict, total: int):
     return route
 
 
+def _native_route(freq: dict, total: int, native):
+    """`_best_route` computed by the native module."""
+    logtotal = math.log(total)
+    route = native.route
+
+    def native_route(block: str) -> list[int]:
+        return route(block, freq, logtotal)
+
+    return native_route
+
+
 def _reference_segmenter() -> Segmenter:
     import jieba
     from jieba import finalseg
@@ -396,7 +474,23 @@ def _reference_segmenter() -> Segmenter:
     jieba.setLogLevel(logging.WARNING)
     tok = jieba.Tokenizer()
     tok.initialize()
-    return Segmenter(REFERENCE, _best_route(tok.FREQ, tok.total), tok.FREQ, finalseg.cut, tok)
+    python_route = _best_route(tok.FREQ, tok.total)
+    seg = Segmenter(REFERENCE, python_route, tok.FREQ, finalseg.cut, tok)
+    if _NATIVE is not None:
+        native_route = _native_route(tok.FREQ, tok.total, _NATIVE)
+        blocks = [b for t in canary_texts() for b in RE_HAN.split(t) if b and RE_HAN.match(b)]
+        if all(native_route(b) == python_route(b) for b in blocks):
+            seg._route = native_route
+        else:
+            LOG.warning("the native jieba route differs from the Python one on a canary text; using Python")
+    _use_native(seg)
+    return seg
+
+
+def _use_native(seg: Segmenter) -> None:
+    problem = seg.use_native(_NATIVE)
+    if problem and _NATIVE is not None:
+        LOG.warning("the native jieba walk differs from the Python one (%s); using Python", problem)
 
 
 def _accelerated_segmenter() -> Segmenter:
@@ -406,7 +500,9 @@ def _accelerated_segmenter() -> Segmenter:
     module.setLogLevel(logging.WARNING)
     tok = module.Tokenizer()
     tok.initialize()
-    return Segmenter(ACCELERATED, tok._route_from_rust, tok.FREQ, finalseg.cut, tok)
+    seg = Segmenter(ACCELERATED, tok._route_from_rust, tok.FREQ, finalseg.cut, tok)
+    _use_native(seg)
+    return seg
 
 
 _FACTORIES = {REFERENCE: _reference_segmenter, ACCELERATED: _accelerated_segmenter}

@@ -1,0 +1,637 @@
+/* Native core of annotators/text/zh_tokens.py: jieba 0.42.1's best route and the walk over it.
+ *
+ * Optional: zh_tokens.py uses it when it was built (a C compiler at install time) and its
+ * self-check passes, else the pure-Python code beside it. Both compute the same thing:
+ *
+ * route(block, freq, logtotal) -> list of ends: jieba's get_DAG + calc in one backward pass.
+ *   For each position k, over the prefixes block[k:i+1] found in `freq` (stopping at the
+ *   first one that is not), a prefix with a non-zero count scores
+ *   (log(count) - logtotal) + score[i+1]; the best score wins, ties to the longer word (the
+ *   `max` over (score, end) tuples of jieba's calc). No counted prefix: the character alone,
+ *   scored with log(freq.get(char) or 1). The same double operations in the same order as
+ *   Python's floats, so the same route.
+ *
+ * walk(block, ends, on, off, pos, tags, runs, pos_runs): jieba's __cut_DAG / __cut_DAG_NO_HMM
+ *   (and posseg's __cut_DAG) over a route: words of two or more characters are tokens; runs
+ *   of single characters collect in a buffer, which `runs(buf, on)` and `pos_runs(buf, pos)`
+ *   (the Python methods holding the HMM caches) resolve when it is longer than one
+ *   character. HMM off joins runs of ASCII letters and digits. Any of on/off/pos may be None.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <string.h>
+
+static PyObject *
+zh_route(PyObject *self, PyObject *args)
+{
+    PyObject *block, *freq;
+    double logtotal;
+    if (!PyArg_ParseTuple(args, "UO!d", &block, &PyDict_Type, &freq, &logtotal))
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(block);
+    double *score = PyMem_Calloc((size_t)n + 1, sizeof(double));
+    Py_ssize_t *ends = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
+    PyObject *out = NULL;
+    if (score == NULL || ends == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = n - 1; k >= 0; k--) {
+        int found = 0;
+        double best = 0.0;
+        Py_ssize_t end = k;
+        for (Py_ssize_t i = k; i < n; i++) {
+            PyObject *frag = PyUnicode_Substring(block, k, i + 1);
+            if (frag == NULL)
+                goto done;
+            PyObject *count = PyDict_GetItemWithError(freq, frag);  /* borrowed */
+            Py_DECREF(frag);
+            if (count == NULL) {
+                if (PyErr_Occurred())
+                    goto done;
+                break;
+            }
+            int truth = PyObject_IsTrue(count);
+            if (truth < 0)
+                goto done;
+            if (truth) {
+                double c = PyFloat_AsDouble(count);
+                if (c == -1.0 && PyErr_Occurred())
+                    goto done;
+                double s = (log(c) - logtotal) + score[i + 1];
+                if (!found || s >= best) {
+                    best = s;
+                    end = i;
+                    found = 1;
+                }
+            }
+        }
+        if (!found) {
+            PyObject *ch = PyUnicode_Substring(block, k, k + 1);
+            if (ch == NULL)
+                goto done;
+            PyObject *count = PyDict_GetItemWithError(freq, ch);
+            Py_DECREF(ch);
+            if (count == NULL && PyErr_Occurred())
+                goto done;
+            double c = 1.0;
+            if (count != NULL) {
+                int truth = PyObject_IsTrue(count);
+                if (truth < 0)
+                    goto done;
+                if (truth) {
+                    c = PyFloat_AsDouble(count);
+                    if (c == -1.0 && PyErr_Occurred())
+                        goto done;
+                }
+            }
+            best = (log(c) - logtotal) + score[k + 1];
+        }
+        score[k] = best;
+        ends[k] = end;
+    }
+    out = PyList_New(n);
+    if (out == NULL)
+        goto done;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *v = PyLong_FromSsize_t(ends[k]);
+        if (v == NULL) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, k, v);
+    }
+done:
+    PyMem_Free(score);
+    PyMem_Free(ends);
+    return out;
+}
+
+static int
+is_eng(Py_UCS4 c)
+{
+    return c < 128 && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'));
+}
+
+static int
+append_new(PyObject *list, PyObject *item)  /* steals item */
+{
+    if (item == NULL)
+        return -1;
+    int r = PyList_Append(list, item);
+    Py_DECREF(item);
+    return r;
+}
+
+static int
+append_tagged(PyObject *pos, PyObject *tags, PyObject *word, PyObject *x)
+{
+    PyObject *tag = PyDict_GetItemWithError(tags, word);  /* borrowed */
+    if (tag == NULL) {
+        if (PyErr_Occurred())
+            return -1;
+        tag = x;
+    }
+    return append_new(pos, PyTuple_Pack(2, word, tag));
+}
+
+/* The buffered run of single characters [start, stop) of blk. */
+static int
+flush_run(PyObject *blk, Py_ssize_t start, Py_ssize_t stop, PyObject *on, PyObject *pos,
+          PyObject *tags, PyObject *runs, PyObject *pos_runs, PyObject *x)
+{
+    if (stop <= start)
+        return 0;
+    PyObject *buf = PyUnicode_Substring(blk, start, stop);
+    if (buf == NULL)
+        return -1;
+    int r = 0;
+    if (stop - start == 1) {
+        if (on != Py_None && PyList_Append(on, buf) < 0)
+            r = -1;
+        if (r == 0 && pos != Py_None && append_tagged(pos, tags, buf, x) < 0)
+            r = -1;
+    } else {
+        if (on != Py_None) {
+            PyObject *res = PyObject_CallFunctionObjArgs(runs, buf, on, NULL);
+            if (res == NULL)
+                r = -1;
+            Py_XDECREF(res);
+        }
+        if (r == 0 && pos != Py_None) {
+            PyObject *res = PyObject_CallFunctionObjArgs(pos_runs, buf, pos, NULL);
+            if (res == NULL)
+                r = -1;
+            Py_XDECREF(res);
+        }
+    }
+    Py_DECREF(buf);
+    return r;
+}
+
+static PyObject *
+zh_walk(PyObject *self, PyObject *args)
+{
+    PyObject *blk, *ends, *on, *off, *pos, *tags, *runs, *pos_runs;
+    if (!PyArg_ParseTuple(args, "UO!OOOOOO", &blk, &PyList_Type, &ends, &on, &off, &pos, &tags,
+                          &runs, &pos_runs))
+        return NULL;
+    if ((on != Py_None && !PyList_Check(on)) || (off != Py_None && !PyList_Check(off)) ||
+        (pos != Py_None && !PyList_Check(pos)) || (pos != Py_None && !PyDict_Check(tags))) {
+        PyErr_SetString(PyExc_TypeError, "on/off/pos must be lists or None, tags a dict");
+        return NULL;
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(blk);
+    if (PyList_GET_SIZE(ends) < n) {  /* a backend's route may carry one more entry (the end) */
+        PyErr_SetString(PyExc_ValueError, "route shorter than the block");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(blk);
+    const void *data = PyUnicode_DATA(blk);
+    PyObject *x = PyUnicode_FromString("x");
+    if (x == NULL)
+        return NULL;
+    Py_ssize_t pos_i = 0, buf_start = -1, eng_start = -1;
+    while (pos_i < n) {
+        Py_ssize_t y = PyLong_AsSsize_t(PyList_GET_ITEM(ends, pos_i));
+        if (y == -1 && PyErr_Occurred())
+            goto error;
+        y += 1;
+        if (y <= pos_i || y > n) {
+            PyErr_SetString(PyExc_ValueError, "route end out of range");
+            goto error;
+        }
+        if (y - pos_i == 1) {
+            if (buf_start < 0)
+                buf_start = pos_i;
+            if (off != Py_None) {
+                Py_UCS4 c = PyUnicode_READ(kind, data, pos_i);
+                if (is_eng(c)) {
+                    if (eng_start < 0)
+                        eng_start = pos_i;
+                } else {
+                    if (eng_start >= 0) {
+                        if (append_new(off, PyUnicode_Substring(blk, eng_start, pos_i)) < 0)
+                            goto error;
+                        eng_start = -1;
+                    }
+                    if (append_new(off, PyUnicode_Substring(blk, pos_i, pos_i + 1)) < 0)
+                        goto error;
+                }
+            }
+        } else {
+            PyObject *word = PyUnicode_Substring(blk, pos_i, y);
+            if (word == NULL)
+                goto error;
+            if (off != Py_None) {
+                if (eng_start >= 0) {
+                    if (append_new(off, PyUnicode_Substring(blk, eng_start, pos_i)) < 0) {
+                        Py_DECREF(word);
+                        goto error;
+                    }
+                    eng_start = -1;
+                }
+                if (PyList_Append(off, word) < 0) {
+                    Py_DECREF(word);
+                    goto error;
+                }
+            }
+            if (buf_start >= 0) {
+                if (flush_run(blk, buf_start, pos_i, on, pos, tags, runs, pos_runs, x) < 0) {
+                    Py_DECREF(word);
+                    goto error;
+                }
+                buf_start = -1;
+            }
+            if (on != Py_None && PyList_Append(on, word) < 0) {
+                Py_DECREF(word);
+                goto error;
+            }
+            if (pos != Py_None && append_tagged(pos, tags, word, x) < 0) {
+                Py_DECREF(word);
+                goto error;
+            }
+            Py_DECREF(word);
+        }
+        pos_i = y;
+    }
+    if (off != Py_None && eng_start >= 0) {
+        if (append_new(off, PyUnicode_Substring(blk, eng_start, n)) < 0)
+            goto error;
+    }
+    if (buf_start >= 0 && flush_run(blk, buf_start, n, on, pos, tags, runs, pos_runs, x) < 0)
+        goto error;
+    Py_DECREF(x);
+    Py_RETURN_NONE;
+error:
+    Py_DECREF(x);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * jieba.posseg's Viterbi (jieba/posseg/viterbi.py) over tables loaded once (posseg_tables).
+ *
+ * States are numbered in Python's sorted order of their (position, tag) tuples, so "the
+ * larger state" of a tie is the larger number, as in the original's max over (prob, state)
+ * tuples. Each step: previous states with transitions; the states they may lead to; those
+ * the character allows (char_state_tab), or all that may follow, or every state; each
+ * scored (V[t-1][y0] + trans(y0, y, -inf)) + emit(y, char, -3.14e100), best previous state
+ * kept. The same additions in the same order as Python's floats, so the same path.
+ */
+#define POS_MIN_FLOAT (-3.14e100)
+
+static struct {
+    int n;                 /* states */
+    PyObject *states;      /* list of the state tuples, in order */
+    PyObject *index;       /* state tuple -> int */
+    PyObject *emit;        /* list of dicts char -> log prob, per state */
+    PyObject *char_states; /* dict char -> bytes of uint16 state numbers */
+    double *start;
+    double *trans;         /* n * n, -inf when absent */
+    char *has_trans;       /* n * n */
+    char *is_key;          /* the state is a key of trans_p (all_states) */
+    int *n_next;           /* len(trans_p[x]) */
+} pos_tab;
+
+static void
+pos_free(void)
+{
+    Py_CLEAR(pos_tab.states);
+    Py_CLEAR(pos_tab.index);
+    Py_CLEAR(pos_tab.emit);
+    Py_CLEAR(pos_tab.char_states);
+    PyMem_Free(pos_tab.start);
+    PyMem_Free(pos_tab.trans);
+    PyMem_Free(pos_tab.has_trans);
+    PyMem_Free(pos_tab.is_key);
+    PyMem_Free(pos_tab.n_next);
+    memset(&pos_tab, 0, sizeof(pos_tab));
+}
+
+static int
+state_number(PyObject *state)
+{
+    PyObject *v = PyDict_GetItemWithError(pos_tab.index, state);
+    if (v == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_KeyError, "unknown part-of-speech state");
+        return -1;
+    }
+    return (int)PyLong_AsLong(v);
+}
+
+static PyObject *
+zh_posseg_tables(PyObject *self, PyObject *args)
+{
+    PyObject *states, *char_state, *start_p, *trans_p, *emit_p;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!", &PyList_Type, &states, &PyDict_Type, &char_state,
+                          &PyDict_Type, &start_p, &PyDict_Type, &trans_p, &PyDict_Type, &emit_p))
+        return NULL;
+    pos_free();
+    int n = (int)PyList_GET_SIZE(states);
+    if (n <= 0 || n > 65535) {
+        PyErr_SetString(PyExc_ValueError, "1 to 65535 states");
+        return NULL;
+    }
+    pos_tab.n = n;
+    Py_INCREF(states);
+    pos_tab.states = states;
+    pos_tab.index = PyDict_New();
+    pos_tab.emit = PyList_New(n);
+    pos_tab.char_states = PyDict_New();
+    pos_tab.start = PyMem_Calloc(n, sizeof(double));
+    pos_tab.trans = PyMem_Calloc((size_t)n * n, sizeof(double));
+    pos_tab.has_trans = PyMem_Calloc((size_t)n * n, 1);
+    pos_tab.is_key = PyMem_Calloc(n, 1);
+    pos_tab.n_next = PyMem_Calloc(n, sizeof(int));
+    if (!pos_tab.index || !pos_tab.emit || !pos_tab.char_states || !pos_tab.start || !pos_tab.trans ||
+        !pos_tab.has_trans || !pos_tab.is_key || !pos_tab.n_next) {
+        PyErr_NoMemory();
+        goto error;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *num = PyLong_FromLong(i);
+        if (num == NULL || PyDict_SetItem(pos_tab.index, PyList_GET_ITEM(states, i), num) < 0) {
+            Py_XDECREF(num);
+            goto error;
+        }
+        Py_DECREF(num);
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *state = PyList_GET_ITEM(states, i);
+        PyObject *v = PyDict_GetItemWithError(start_p, state);
+        if (v == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_KeyError, "a state without a start probability");
+            goto error;
+        }
+        pos_tab.start[i] = PyFloat_AsDouble(v);
+        PyObject *e = PyDict_GetItemWithError(emit_p, state);
+        if (e == NULL) {
+            if (PyErr_Occurred())
+                goto error;
+            e = PyDict_New();  /* no emissions: every character gets MIN_FLOAT */
+            if (e == NULL)
+                goto error;
+        } else {
+            if (!PyDict_Check(e)) {
+                PyErr_SetString(PyExc_TypeError, "emission tables must be dicts");
+                goto error;
+            }
+            Py_INCREF(e);
+        }
+        PyList_SET_ITEM(pos_tab.emit, i, e);
+        for (int j = 0; j < n; j++)
+            pos_tab.trans[(size_t)i * n + j] = -INFINITY;
+        PyObject *t = PyDict_GetItemWithError(trans_p, state);
+        if (t == NULL) {
+            if (PyErr_Occurred())
+                goto error;
+            continue;
+        }
+        if (!PyDict_Check(t)) {
+            PyErr_SetString(PyExc_TypeError, "transition tables must be dicts");
+            goto error;
+        }
+        pos_tab.is_key[i] = 1;
+        pos_tab.n_next[i] = (int)PyDict_GET_SIZE(t);
+        Py_ssize_t at = 0;
+        PyObject *key, *val;
+        while (PyDict_Next(t, &at, &key, &val)) {
+            int j = state_number(key);
+            if (j < 0)
+                goto error;
+            pos_tab.trans[(size_t)i * n + j] = PyFloat_AsDouble(val);
+            pos_tab.has_trans[(size_t)i * n + j] = 1;
+        }
+    }
+    Py_ssize_t at = 0;
+    PyObject *ch, *tuple;
+    while (PyDict_Next(char_state, &at, &ch, &tuple)) {
+        PyObject *seq = PySequence_Fast(tuple, "char_state_tab values must be sequences");
+        if (seq == NULL)
+            goto error;
+        Py_ssize_t m = PySequence_Fast_GET_SIZE(seq);
+        PyObject *bytes = PyBytes_FromStringAndSize(NULL, m * 2);
+        if (bytes == NULL) {
+            Py_DECREF(seq);
+            goto error;
+        }
+        unsigned char *out = (unsigned char *)PyBytes_AS_STRING(bytes);
+        for (Py_ssize_t k = 0; k < m; k++) {
+            int j = state_number(PySequence_Fast_GET_ITEM(seq, k));
+            if (j < 0) {
+                Py_DECREF(seq);
+                Py_DECREF(bytes);
+                goto error;
+            }
+            out[2 * k] = (unsigned char)(j & 0xff);
+            out[2 * k + 1] = (unsigned char)(j >> 8);
+        }
+        Py_DECREF(seq);
+        int r = PyDict_SetItem(pos_tab.char_states, ch, bytes);
+        Py_DECREF(bytes);
+        if (r < 0)
+            goto error;
+    }
+    Py_RETURN_NONE;
+error:
+    pos_free();
+    return NULL;
+}
+
+/* emit(y, char) as the original's emit_p[y].get(char, MIN_FLOAT) */
+static int
+emit_of(int y, PyObject *ch, double *out)
+{
+    PyObject *v = PyDict_GetItemWithError(PyList_GET_ITEM(pos_tab.emit, y), ch);
+    if (v == NULL) {
+        if (PyErr_Occurred())
+            return -1;
+        *out = POS_MIN_FLOAT;
+        return 0;
+    }
+    *out = PyFloat_AsDouble(v);
+    return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* The states char `ch` allows, as flags in `allowed`; 0 when the table has no entry. */
+static int
+allowed_states(PyObject *ch, char *allowed)
+{
+    PyObject *b = PyDict_GetItemWithError(pos_tab.char_states, ch);
+    if (b == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(b);
+    Py_ssize_t m = PyBytes_GET_SIZE(b) / 2;
+    for (Py_ssize_t k = 0; k < m; k++)
+        allowed[p[2 * k] | (p[2 * k + 1] << 8)] = 1;
+    return 1;
+}
+
+static PyObject *
+zh_posseg_viterbi(PyObject *self, PyObject *args)
+{
+    PyObject *obs;
+    if (!PyArg_ParseTuple(args, "U", &obs))
+        return NULL;
+    int n = pos_tab.n;
+    if (n == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "posseg_tables() was not called");
+        return NULL;
+    }
+    Py_ssize_t T = PyUnicode_GET_LENGTH(obs);
+    if (T == 0)
+        return PyList_New(0);
+    double *V = PyMem_Malloc((size_t)T * n * sizeof(double));
+    int *back = PyMem_Malloc((size_t)T * n * sizeof(int));
+    char *present = PyMem_Calloc((size_t)T * n, 1);
+    char *allowed = PyMem_Malloc(n);
+    char *expect = PyMem_Malloc(n);
+    int *prev = PyMem_Malloc(n * sizeof(int));
+    PyObject *route = NULL, *ch = NULL;
+    if (!V || !back || !present || !allowed || !expect || !prev) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    ch = PyUnicode_Substring(obs, 0, 1);
+    if (ch == NULL)
+        goto done;
+    memset(allowed, 0, n);
+    int found = allowed_states(ch, allowed);
+    if (found < 0)
+        goto done;
+    for (int y = 0; y < n; y++) {
+        if (found ? !allowed[y] : !pos_tab.is_key[y])
+            continue;
+        double e;
+        if (emit_of(y, ch, &e) < 0)
+            goto done;
+        V[y] = pos_tab.start[y] + e;
+        back[y] = -1;
+        present[y] = 1;
+    }
+    Py_CLEAR(ch);
+    for (Py_ssize_t t = 1; t < T; t++) {
+        const double *Vp = V + (size_t)(t - 1) * n;
+        const char *pp = present + (size_t)(t - 1) * n;
+        double *Vt = V + (size_t)t * n;
+        int *bt = back + (size_t)t * n;
+        char *pt = present + (size_t)t * n;
+        int n_prev = 0;
+        memset(expect, 0, n);
+        int any_expect = 0;
+        for (int x = 0; x < n; x++) {
+            if (pp[x] && pos_tab.n_next[x] > 0) {
+                prev[n_prev++] = x;
+                const char *h = pos_tab.has_trans + (size_t)x * n;
+                for (int y = 0; y < n; y++)
+                    if (h[y]) {
+                        expect[y] = 1;
+                        any_expect = 1;
+                    }
+            }
+        }
+        ch = PyUnicode_Substring(obs, t, t + 1);
+        if (ch == NULL)
+            goto done;
+        memset(allowed, 0, n);
+        found = allowed_states(ch, allowed);
+        if (found < 0)
+            goto done;
+        int any = 0;
+        for (int y = 0; y < n; y++) {  /* set(states.get(char, all_states)) & expected */
+            allowed[y] = (found ? allowed[y] : pos_tab.is_key[y]) && expect[y];
+            any |= allowed[y];
+        }
+        if (!any) {
+            for (int y = 0; y < n; y++)
+                allowed[y] = any_expect ? expect[y] : pos_tab.is_key[y];
+        }
+        for (int y = 0; y < n; y++) {
+            if (!allowed[y])
+                continue;
+            if (n_prev == 0) {
+                PyErr_SetString(PyExc_ValueError, "max() arg is an empty sequence");
+                goto done;
+            }
+            double e;
+            if (emit_of(y, ch, &e) < 0)
+                goto done;
+            double best = 0.0;
+            int arg = -1;
+            for (int k = 0; k < n_prev; k++) {
+                int y0 = prev[k];
+                double s = (Vp[y0] + pos_tab.trans[(size_t)y0 * n + y]) + e;
+                if (arg < 0 || s > best || (s == best && y0 > arg)) {
+                    best = s;
+                    arg = y0;
+                }
+            }
+            Vt[y] = best;
+            bt[y] = arg;
+            pt[y] = 1;
+        }
+        Py_CLEAR(ch);
+    }
+    {
+        const double *Vl = V + (size_t)(T - 1) * n;
+        const char *pl = present + (size_t)(T - 1) * n;
+        int state = -1;
+        double best = 0.0;
+        for (int y = 0; y < n; y++) {
+            if (pl[y] && (state < 0 || Vl[y] > best || (Vl[y] == best && y > state))) {
+                best = Vl[y];
+                state = y;
+            }
+        }
+        if (state < 0) {
+            PyErr_SetString(PyExc_ValueError, "max() arg is an empty sequence");
+            goto done;
+        }
+        route = PyList_New(T);
+        if (route == NULL)
+            goto done;
+        for (Py_ssize_t i = T - 1; i >= 0; i--) {
+            PyObject *st = PyList_GET_ITEM(pos_tab.states, state);
+            Py_INCREF(st);
+            PyList_SET_ITEM(route, i, st);
+            state = back[(size_t)i * n + state];
+            if (i > 0 && state < 0) {
+                Py_CLEAR(route);
+                PyErr_SetString(PyExc_RuntimeError, "broken Viterbi back-pointer");
+                goto done;
+            }
+        }
+    }
+done:
+    Py_XDECREF(ch);
+    PyMem_Free(V);
+    PyMem_Free(back);
+    PyMem_Free(present);
+    PyMem_Free(allowed);
+    PyMem_Free(expect);
+    PyMem_Free(prev);
+    return route;
+}
+
+static PyMethodDef methods[] = {
+    {"route", zh_route, METH_VARARGS, "route(block, freq, logtotal) -> ends: jieba's best route"},
+    {"walk", zh_walk, METH_VARARGS,
+     "walk(block, ends, on, off, pos, tags, runs, pos_runs): tokens along a route"},
+    {"posseg_tables", zh_posseg_tables, METH_VARARGS,
+     "posseg_tables(states, char_state, start, trans, emit): load jieba.posseg's HMM"},
+    {"posseg_viterbi", zh_posseg_viterbi, METH_VARARGS,
+     "posseg_viterbi(text) -> the best state per character (jieba.posseg.viterbi's route)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_zhcut",
+                                    "Native jieba route and walk (see zh_tokens.py)", -1, methods};
+
+PyMODINIT_FUNC
+PyInit__zhcut(void)
+{
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,126 @@
+"""The native jieba core (annotators/text/_zhcut.c): built where a compiler is, identical to the
+pure-Python route, walk and part-of-speech Viterbi it replaces, refused when it is not."""
+from __future__ import annotations
+
+import json
+import logging
+import random
+import shutil
+
+import jieba
+import pytest
+
+from annotators.text import zh_tokens
+from conftest import SHARED_DATA
+
+if shutil.which("cc") is None:  # no compiler: the module may be missing, and then nothing here applies
+    pytest.importorskip("annotators.text._zhcut")
+
+
+def _module():
+    from annotators.text import _zhcut
+
+    return _zhcut
+
+
+def test_the_native_module_is_built_where_a_compiler_is():
+    """`make setup` compiles it (optional only for machines without a C compiler)."""
+    assert _module().walk and zh_tokens._NATIVE is not None
+    assert zh_tokens.load("jieba").native is not None
+
+
+def _python_segmenter():
+    """A reference segmenter that runs only the pure-Python route and walk."""
+    tok = jieba.Tokenizer()
+    tok.initialize()
+    from jieba import finalseg
+
+    return zh_tokens.Segmenter("python", zh_tokens._best_route(tok.FREQ, tok.total), tok.FREQ, finalseg.cut, tok)
+
+
+def _texts():
+    texts = zh_tokens.canary_texts() + [
+        "Tom和Jerry在2号楼302室打了一下午的电子游戏🎮，还吃了3.14个派。",
+        "  空格   和\t制表符\r\n换行 也要 一样 处理。abc-def_ghi 甲-三七%", "", "x", "一", "。。。",
+        "阿卜杜勒·拉赫曼和欧阳娜娜在长江大桥上看日出",
+    ]
+    for path in sorted((SHARED_DATA / "lot").glob("*.jsonl"))[:3]:
+        for line in path.read_text(encoding="utf-8").splitlines()[:60]:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and isinstance(record.get("story"), str):
+                texts.append(record["story"])
+    return texts
+
+
+@pytest.mark.parametrize("backend", ["jieba", "jieba_next"])
+def test_native_cut_equals_the_python_cut(backend):
+    if backend == "jieba_next":
+        pytest.importorskip("jieba_next")
+    fast = zh_tokens.load(backend)
+    assert fast.native is not None
+    python = _python_segmenter()
+    for text in _texts():
+        assert fast.cut_all(text) == python.cut_all(text), text[:40]
+
+
+def test_native_route_equals_jiebas_route():
+    tok = jieba.Tokenizer()
+    tok.initialize()
+    python = zh_tokens._best_route(tok.FREQ, tok.total)
+    fast = zh_tokens._native_route(tok.FREQ, tok.total, _module())
+    blocks = [b for t in _texts() for b in zh_tokens.RE_HAN.findall(t)]
+    assert blocks and [fast(b) for b in blocks] == [python(b) for b in blocks]
+    for block in blocks[:200]:
+        dag = tok.get_DAG(block)
+        route: dict = {}
+        tok.calc(block, dag, route)
+        assert fast(block) == [route[i][1] for i in range(len(block))]  # jieba's own get_DAG + calc
+
+
+def test_native_part_of_speech_viterbi_equals_jiebas_on_random_runs():
+    hmm = zh_tokens._PosHMM()
+    assert hmm._native_path is not None
+    char_state, _, _, emit = hmm._tables
+    pools = [sorted(char_state), sorted({c for d in emit.values() for c in d})]
+    rng = random.Random(7)
+    for pool in pools:
+        for _ in range(1500):
+            text = "".join(rng.choice(pool) for _ in range(rng.randint(1, 16)))
+            assert hmm._native_path(text) == hmm._viterbi(text, *hmm._tables)[1], text
+
+
+class _Broken:
+    """A native module whose walk drops the last token of every block."""
+
+    def __init__(self, real):
+        self.real = real
+
+    def walk(self, blk, route, on, off, pos, tags, runs, pos_runs):
+        self.real.walk(blk, route, on, off, pos, tags, runs, pos_runs)
+        for out in (on, off):
+            if out:
+                out.pop()
+
+
+def test_a_native_walk_that_differs_is_refused(caplog):
+    seg = _python_segmenter()
+    assert seg.use_native(_Broken(_module())) is not None and seg.native is None
+    assert seg.use_native(_module()) is None and seg.native is not None
+    with caplog.at_level(logging.WARNING, logger="storybench"):
+        seg.native = None
+        zh_tokens._NATIVE, saved = _Broken(_module()), zh_tokens._NATIVE
+        try:
+            zh_tokens._use_native(seg)
+        finally:
+            zh_tokens._NATIVE = saved
+    assert seg.native is None and "differs from the Python one" in caplog.text
+
+
+def test_the_environment_turns_it_off(monkeypatch):
+    monkeypatch.setenv("STORYBENCH_ZH_NATIVE", "0")
+    assert zh_tokens._native_module() is None
+    monkeypatch.setenv("STORYBENCH_ZH_NATIVE", "1")
+    assert zh_tokens._native_module() is not None
