@@ -178,7 +178,9 @@ class Segmenter:
             finally:
                 self.native = None
             if mine != python:
+                self._hmm_cache.clear()
                 return f"{text[:40]!r}"
+        self._hmm_cache.clear()  # later self-checks must run the HMM step, not this check's cache
         self.native = native
         return None
 
