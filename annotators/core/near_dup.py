@@ -75,7 +75,11 @@ def shingles(text: str, n: int) -> set[str]:
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b) if a or b else 1.0
+    """|a & b| / |a | b| (1.0 for two empty sets); the union's size is counted, not built."""
+    if not (a or b):
+        return 1.0
+    common = len(a & b) if len(a) <= len(b) else len(b & a)
+    return common / (len(a) + len(b) - common)
 
 
 @functools.lru_cache(maxsize=16)
