@@ -60,6 +60,7 @@ def _native_module():
 
 
 _NATIVE = _native_module()
+_NATIVE_POS_LOADED: list = []  # [True] once the native Viterbi holds jieba.posseg's tables
 
 # jieba 0.42.1's block patterns (jieba/__init__.py: re_han_default, re_skip_default, re_eng).
 RE_HAN = re.compile("([\u4E00-\u9FD5a-zA-Z0-9+#&\\._%\\-]+)", re.U)
@@ -384,7 +385,10 @@ class _PosHMM:
         states = sorted(set(trans) | set(start) | set(emit) | {y for d in trans.values() for y in d}
                         | {y for v in char_state.values() for y in v})
         try:
-            native.posseg_tables(states, char_state, start, trans, emit)
+            with _LOCK:  # the module holds one table set per process: jieba.posseg's, loaded once
+                if not _NATIVE_POS_LOADED:
+                    native.posseg_tables(states, char_state, start, trans, emit)
+                    _NATIVE_POS_LOADED.append(True)
             rare = "".join(sorted(c for c in emit[states[0]] if len(c) == 1)[-40:])
             samples = [blk for t in canary_texts() for blk in self.RE_HAN.findall(t)] + [rare, rare[::-1]]
             for text in samples:
