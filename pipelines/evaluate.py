@@ -1,7 +1,7 @@
 """Score predictions against a benchmark's gold examples (issue 16): wiring only.
 
     python -m pipelines.evaluate --task TASK --predictions FILE --gold FILE_OR_TABLE --output DIR
-        [--compat original|clean] [--align line|id] [--split test]
+        [--compat original|clean] [--align line|id] [--split test] [--source FILE]
 
 TASK: clozet, senpos (accuracy), plotcom (bleu-1..4, distinct-1..4), outgen (those plus
 coverage and order), chapterbreak (accuracy per source and prefix length from candidate
@@ -29,7 +29,7 @@ import apache_beam as beam
 from annotators.evaluate import steps
 from annotators.evaluate.card import evaluate_card
 from annotators.evaluate.config import EvalConfig
-from annotators.evaluate.glge_metrics import GLGE_TASKS
+from annotators.evaluate.glge_metrics import GLGE_TASKS, QG_TASKS
 from annotators.text import zh_tokens
 from pipelines.engine import (JobReport, MatchInputs, ReadLines, ReadParquetRows, WriteTable, add_config_flags,
                               config_from_args, join, make_pipeline, parse_job_args, run_pipeline, staging_path)
@@ -134,7 +134,14 @@ def build_graph(p: beam.Pipeline, report: JobReport, args: argparse.Namespace, c
     gold_sources = p | "MatchGold" >> MatchInputs(args.gold, gold_exts)
     gold_records = gold_sources | "ReadGold" >> (ReadLines() if lines else ReadParquetRows())
     golds = gold_records | "ParseGold" >> ParseGold(report, config, lines)
-    pairs = {"gold": golds, "pred": preds} | "Align" >> Align(report)
+    keyed = {"gold": golds, "pred": preds}
+    if config.source:  # GLGE QG: {split}.src, line N beside gold line N
+        keyed["src"] = (p | "MatchSource" >> MatchInputs(config.source, ())
+                        | "ReadSource" >> ReadLines()
+                        | "ParseSource" >> report.stage("parse_source", functools.partial(
+                            steps.parse_gold_line, config=config))
+                        | "KeySource" >> beam.Map(lambda g: (g.key, g)))
+    pairs = keyed | "Align" >> Align(report)
     scores = pairs | "Score" >> Score(report, config)
     report.tally(scores | "ScoreRows" >> beam.FlatMap(lambda s: s.rows())
                  | "WriteScores" >> WriteTable(join(out, "scores"), SCORES_SCHEMA,
@@ -152,6 +159,13 @@ def _nltk_version() -> str:
     return version("nltk")
 
 
+def _meteor_info() -> dict:
+    from annotators.evaluate import meteor
+
+    return {"jar": str(meteor.meteor_jar()), "java": meteor.java(),
+            "command": "java -jar -Xmx2G meteor-1.5.jar - - -stdio -l en -norm"}
+
+
 def unmatched(output: str) -> dict[str, int]:
     """Counts of gold examples without predictions and predictions without gold, from stats.json."""
     from apache_beam.io.filesystems import FileSystems
@@ -159,7 +173,8 @@ def unmatched(output: str) -> dict[str, int]:
     with FileSystems.open(join(output, "stats.json")) as f:
         stats = json.loads(f.read().decode("utf-8"))
     reasons = stats["stages"].get("align", {}).get("rejected_by_reason", {})
-    return {k: reasons[k] for k in ("missing_prediction", "unexpected_prediction", "duplicate_id")
+    return {k: reasons[k] for k in ("missing_prediction", "unexpected_prediction", "duplicate_id",
+                                    "missing_source", "unexpected_source")
             if reasons.get(k)}
 
 
@@ -174,9 +189,12 @@ def run(argv: Sequence[str] | None = None) -> int:
                     "gold_format": ("text lines" if config.task in GLGE_TASKS else "jsonl")
                     if gold_is_lines(args.gold, config.task) else "table",
                     "jieba": zh_tokens.backend_info() if config.task in ("plotcom", "outgen") else None,
-                    "nltk": _nltk_version() if config.task == "personachat" else None}
+                    "nltk": _nltk_version() if config.task == "personachat" else None,
+                    "meteor": _meteor_info() if config.task in QG_TASKS and config.compat == "original"
+                    else None}
     report = JobReport(out, "evaluate", config=stats_config, seed=None,
-                       inputs=[args.predictions, args.gold], options=options, card=evaluate_card)
+                       inputs=[args.predictions, args.gold] + ([config.source] if config.source else []),
+                       options=options, card=evaluate_card)
     p = make_pipeline(options)
     build_graph(p, report, args, config, out)
     report.finish(p)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from annotators.evaluate.glge_metrics import GLGE_TASKS, ORIGINAL_TASKS
+from annotators.evaluate.glge_metrics import GLGE_TASKS, QG_TASKS
 
 LOT_TASKS = ("clozet", "senpos", "plotcom", "outgen")
 TASKS = LOT_TASKS + ("chapterbreak",) + GLGE_TASKS
@@ -31,6 +31,9 @@ class EvalConfig:
                         "example N, as the official script) or id (their `example_id` or `id` fields); "
                         "chapterbreak always aligns by id", ("line", "id"))
     split: str = _field("test", "the split taken from a gold table (a gold .jsonl file is taken whole)")
+    source: str = _field("", "GLGE question generation: the source file ({split}.src, one line per gold "
+                         "line); --compat original needs it, as the official script groups examples by "
+                         "their source sentence")
 
     def effective_align(self) -> str:
         """chapterbreak always aligns by id, GLGE's plain-text lines always by line."""
@@ -40,8 +43,15 @@ class EvalConfig:
 
     def problem(self) -> str | None:
         """Why this combination cannot run, or None."""
-        if self.task in GLGE_TASKS and self.compat == "original" and self.task not in ORIGINAL_TASKS:
-            return (f"--compat original is not available for GLGE {self.task}: its official scorer "
-                    "(perl ROUGE-1.5.5 / the Python 2 QG toolkit with METEOR) is not re-implemented; "
-                    "use --compat clean (see CARD.md for its definitions)")
+        if self.source and self.task not in QG_TASKS:
+            return f"--source is read for GLGE question generation only, not for {self.task}"
+        if self.task in QG_TASKS and self.compat == "original":
+            if not self.source:
+                return (f"--compat original for {self.task} needs --source (the {self.split}.src file): "
+                        "the official script groups examples by their source sentence")
+            from annotators.evaluate import meteor
+
+            missing = meteor.problem()
+            if missing:
+                return f"--compat original for {self.task} reports METEOR: {missing}"
         return None

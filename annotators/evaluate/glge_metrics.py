@@ -10,9 +10,10 @@ original (the official scripts' numbers):
   records the version).
 - coqa: the CoQA v1.0 script's line-by-line F1 (lower-case, punctuation and a/an/the removed,
   whitespace tokens; both empty: 1), mean x 100.
-- summarisation (cnndm, gigaword, xsum, msnews) and question generation (squadqg, msqg) use
-  perl ROUGE-1.5.5 and the Python 2 QG toolkit (METEOR needs Java): not re-implemented, so
-  these tasks run with `--compat clean` only.
+- summarisation (cnndm, gigaword, xsum, msnews): ROUGE-1.5.5 as bs_pyrouge and files2rouge
+  run it, with each script's preparation (`rouge155`, `glge_original`).
+- question generation (squadqg, msqg): the QG scripts' grouping by source, coco BLEU-4 and
+  ROUGE-L, and METEOR 1.5 through its jar (`glge_original`, `meteor`).
 
 clean:
 - personachat: BLEU-1/2 as above with Chen & Cherry method 1 smoothing (epsilon 0.1),
@@ -37,7 +38,6 @@ from annotators.evaluate.lot_metrics import lcs_length, ngram_counts, sentence_b
 SUMMARY_TASKS = ("cnndm", "gigaword", "xsum", "msnews")
 QG_TASKS = ("squadqg", "msqg")
 GLGE_TASKS = SUMMARY_TASKS + QG_TASKS + ("coqa", "personachat")
-ORIGINAL_TASKS = ("coqa", "personachat")  # the tasks whose official numbers are reproduced
 SEPARATORS = {"<s_sep>", "[x_sep]"}
 
 

@@ -14,7 +14,9 @@ from typing import Iterable, Sequence
 from annotators.core.jsonl import json_object
 from annotators.core.outcome import Drop
 from annotators.evaluate import glge_metrics as gm
+from annotators.evaluate import glge_original as go
 from annotators.evaluate import lot_metrics as lm
+from annotators.evaluate import rouge155
 from annotators.evaluate.config import ACCURACY_TASKS, ANSWER_FIELD, GENERATION_TASKS, EvalConfig
 from schemas.evaluate import ExampleScore, Gold, Pair, Prediction
 
@@ -179,7 +181,24 @@ def align(element: tuple[str, dict]) -> list[tuple[str, list[Pair] | Drop]]:
     key, groups = element
     golds = sorted(groups.get("gold", []), key=lambda g: input_order(g.input_id))
     preds = sorted(groups.get("pred", []), key=lambda p: input_order(p.input_id))
+    sources = sorted(groups.get("src", []), key=lambda g: input_order(g.input_id))
     out: list[tuple[str, list[Pair] | Drop]] = []
+    for source in sources[1:]:
+        out.append((source.input_id, Drop("duplicate_id", f"source key {key!r} also at {sources[0].input_id}")))
+    if sources:
+        if golds:
+            out.append((sources[0].input_id, []))
+            golds[0] = golds[0]._replace(record={**golds[0].record, "source": sources[0].record["text"]})
+        else:
+            out.append((sources[0].input_id, Drop("unexpected_source", f"no gold line for source key {key!r}")))
+    elif "src" in groups and golds:
+        # --source was given (the group is present) but has no line for this gold line
+        for pred in preds[:1]:
+            out.append((pred.input_id, []))
+        out.append((golds[0].input_id, Drop("missing_source", f"no source line for gold key {key!r}")))
+        for gold in golds[1:]:
+            out.append((gold.input_id, Drop("duplicate_id", f"gold key {key!r} also at {golds[0].input_id}")))
+        return out
     for gold in golds[1:]:
         out.append((gold.input_id, Drop("duplicate_id", f"gold key {key!r} also at {golds[0].input_id}")))
     for pred in preds[1:]:
@@ -214,7 +233,9 @@ def score_pair(pair: Pair, config: EvalConfig) -> list[ExampleScore]:
     if task == "chapterbreak":
         return _score_chapterbreak(pair, base)
     if task in gm.GLGE_TASKS:
-        return [_score_glge(pair.prediction["text"], pair.gold["text"], task, compat, base)]
+        scored = _score_glge(pair.prediction["text"], pair.gold["text"], task, compat, base,
+                             pair.gold.get("source"))
+        return scored if isinstance(scored, Drop) else [scored]
     candidate, reference = pair.prediction[field], pair.gold[field]
     cand_words, ref_words = lm.joined_words(candidate), lm.joined_words(reference)
     values = dict(lm.bleu_scores(cand_words, ref_words, compat))
@@ -228,7 +249,20 @@ def score_pair(pair: Pair, config: EvalConfig) -> list[ExampleScore]:
     return [ExampleScore(values=values, grams=grams, coverage=coverage, **base)]
 
 
-def _score_glge(pred: str, gold: str, task: str, compat: str, base: dict) -> ExampleScore:
+def _score_glge(pred: str, gold: str, task: str, compat: str, base: dict,
+                source: str | None = None) -> ExampleScore | Drop:
+    if compat == "original" and task in gm.SUMMARY_TASKS:
+        docs = go.summary_documents(task, pred, gold)
+        if isinstance(docs, str):
+            return Drop("skipped_by_official_scorer", docs)
+        doc = rouge155.document_scores(*docs)
+        f = {metric: rpf[2] for metric, rpf in doc.items()}
+        return ExampleScore(values={m: 100 * v for m, v in f.items()},
+                            grams={"line": int(base["key"]) - 1, "f": f}, **base)
+    if compat == "original" and task in gm.QG_TASKS:
+        group, hyp, ref = go.qg_texts(task, source or "", pred, gold)
+        return ExampleScore(values={"rouge-l": 100 * go.coco_rouge_l(hyp, [ref])},
+                            grams={"line": int(base["key"]), "group": group, "hyp": hyp, "ref": ref}, **base)
     if task == "personachat":
         values, grams = gm.personachat_scores(pred, gold, compat)
         return ExampleScore(values=values, grams=grams, **base)
@@ -284,6 +318,9 @@ def metric_rows(scores: Iterable[ExampleScore], config: EvalConfig) -> list[dict
             add(g, "correct", float(sum(groups[g])), len(groups[g]))
         return rows
     n = len(scores)
+    if task in gm.GLGE_TASKS and compat == "original" and task in gm.SUMMARY_TASKS + gm.QG_TASKS:
+        _glge_original_rows(scores, task, add)
+        return rows
     if task in gm.GLGE_TASKS:
         names = sorted({m for s in scores for m in s.values})
         for metric in names:
@@ -304,3 +341,27 @@ def metric_rows(scores: Iterable[ExampleScore], config: EvalConfig) -> list[dict
         orders = [s.values["order"] for s in scores if s.values["order"] is not None]
         add("all", "order", _mean(orders), len(orders))
     return rows
+
+
+def _glge_original_rows(scores: Sequence[ExampleScore], task: str, add) -> None:
+    """The official summarisation / QG corpus numbers (x 100) from every example's parts."""
+    scores = sorted(scores, key=lambda s: s.grams["line"])
+    if task in gm.SUMMARY_TASKS:
+        metrics = ("rouge-1", "rouge-2", "rouge-l")
+        averages = go.summary_averages(task, [s.grams["line"] for s in scores],
+                                       {m: [s.grams["f"][m] for s in scores] for m in metrics})
+        for metric in metrics:
+            add("all", metric, 100 * averages[metric] if scores else None, len(scores))
+        return
+    from annotators.evaluate import meteor
+
+    groups = go.qg_groups([(s.grams["group"], s.grams["hyp"], s.grams["ref"]) for s in scores])
+    n = len(groups)
+    if not groups:
+        for metric in ("bleu-1", "bleu-2", "bleu-3", "bleu-4", "meteor", "rouge-l"):
+            add("all", metric, None, 0)
+        return
+    for k, value in enumerate(go.coco_bleu(groups), start=1):
+        add("all", f"bleu-{k}", 100 * value, n)
+    add("all", "meteor", 100 * meteor.meteor_scores(groups)[0], n)
+    add("all", "rouge-l", 100 * go.coco_rouge_l_mean(groups), n)

@@ -86,13 +86,6 @@ def test_glge_end_to_end_on_the_fixture(tmp_path):
     assert m["rouge-l"] == pytest.approx(100.0) and m["bleu-4"] == pytest.approx(100.0)
 
 
-def test_glge_original_without_a_reimplementation_is_a_usage_error(tmp_path, capsys):
-    with pytest.raises(SystemExit):
-        evaluate.run(["--task", "cnndm", "--predictions", str(TGT), "--gold", str(TGT), "--output", str(tmp_path / "o")])
-    assert "not re-implemented" in capsys.readouterr().err
-    assert not (tmp_path / "o").exists()
-
-
 def test_glge_wrong_count(tmp_path):
     preds = tmp_path / "p.test"
     preds.write_text("a\nb\n", encoding="utf-8")
