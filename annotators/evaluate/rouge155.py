@@ -9,7 +9,8 @@ GLGE scores cnndm and gigaword through UniLM's `bs_pyrouge` and xsum and msnews 
   outside [A-Za-z0-9-] becomes a space. Tokens that do not start with [a-z0-9$] (the lone
   dashes) are dropped; `-m` stems tokens longer than 3 characters with the script's own
   Porter stemmer (`porter_stem`). The WordNet exception database `-m` consults first is the
-  one files2rouge ships, which is empty (12 KB, no keys), so no exceptions apply.
+  one files2rouge ships, which is empty (12 KB, no keys), so no exceptions apply: GLGE's
+  evaluation dependencies are pltrdy/pyrouge and files2rouge, and that is their ROUGE.
 - ROUGE-N (N = 1, 2): the summary's sentences are joined, so n-grams cross sentence ends;
   hits are clipped counts. ROUGE-L: the union LCS of each model (reference) sentence against
   every peer (system) sentence, marked by the script's back-tracking, with hits clipped by
