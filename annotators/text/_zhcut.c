@@ -616,7 +616,92 @@ done:
     return route;
 }
 
+
+/* ---------------------------------------------------------------------------------------
+ * oph(chars, n, bins, seed) -> bytes: annotators.core.near_dup.oph_of_codes over the code
+ * points of `chars` (whitespace already removed), bins x uint64 little-endian. The same
+ * uint64 arithmetic in the same order: polynomial shingle hash (x 1000003), splitmix64 of
+ * it xor seed, sorted; each bin's smallest hash; empty bins take the next filled bin to the
+ * right (circular) plus distance x 0x9E3779B97F4A7C15.
+ * ------------------------------------------------------------------------------------- */
+static PyObject *
+zh_oph(PyObject *self, PyObject *args)
+{
+    PyObject *text;
+    Py_ssize_t n, bins;
+    unsigned long long seed;
+    if (!PyArg_ParseTuple(args, "UnnK", &text, &n, &bins, &seed))
+        return NULL;
+    if (bins <= 0 || (bins & (bins - 1)) || n < 0) {
+        PyErr_SetString(PyExc_ValueError, "oph needs a power-of-two number of bins");
+        return NULL;
+    }
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t m = len - n + 1;
+    if (m < 1) {
+        m = 1;
+        n = len;
+    }
+    uint64_t *value = PyMem_Malloc(sizeof(uint64_t) * (size_t)bins);
+    unsigned char *full = PyMem_Calloc((size_t)bins, 1);
+    if (!value || !full) {
+        PyMem_Free(value); PyMem_Free(full);
+        return PyErr_NoMemory();
+    }
+    int bits = 0;
+    for (Py_ssize_t b = bins; b; b >>= 1)
+        bits++;
+    int shift = 64 - bits + 1;
+    /* the window hash sum_j c[i+j] * P^(n-1-j) (mod 2^64), rolled along the text */
+    uint64_t top = 1;  /* P^(n-1) */
+    for (Py_ssize_t j = 1; j < n; j++)
+        top *= 1000003ULL;
+    uint64_t x = 0;
+    for (Py_ssize_t j = 0; j < n; j++)
+        x = x * 1000003ULL + (uint64_t)PyUnicode_READ(kind, data, j);
+    for (Py_ssize_t i = 0; i < m; i++) {
+        if (i) {
+            x = (x - (uint64_t)PyUnicode_READ(kind, data, i - 1) * top) * 1000003ULL
+                + (uint64_t)PyUnicode_READ(kind, data, i + n - 1);
+        }
+        uint64_t y = (x ^ (uint64_t)seed) + 0x9E3779B97F4A7C15ULL;
+        y = (y ^ (y >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        y = (y ^ (y >> 27)) * 0x94D049BB133111EBULL;
+        y ^= y >> 31;
+        Py_ssize_t b = (Py_ssize_t)(y >> shift);  /* each bin keeps its smallest hash */
+        if (!full[b] || y < value[b]) {
+            value[b] = y;
+            full[b] = 1;
+        }
+    }
+    Py_ssize_t first_full = 0;
+    while (!full[first_full])
+        first_full++;
+    Py_ssize_t donor = -1;
+    for (Py_ssize_t b = bins - 1; b >= 0; b--) {  /* densify from the next filled bin to the right */
+        if (full[b]) {
+            donor = b;
+            continue;
+        }
+        Py_ssize_t d = donor < 0 ? first_full : donor;  /* none to the right: wrap around */
+        uint64_t distance = (uint64_t)(donor < 0 ? first_full + bins - b : donor - b);
+        value[b] = value[d] + distance * 0x9E3779B97F4A7C15ULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, bins * 8);
+    if (out) {
+        unsigned char *o = (unsigned char *)PyBytes_AS_STRING(out);
+        for (Py_ssize_t b = 0; b < bins; b++)
+            for (int k = 0; k < 8; k++)
+                o[b * 8 + k] = (unsigned char)(value[b] >> (8 * k));
+    }
+    PyMem_Free(value); PyMem_Free(full);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"oph", zh_oph, METH_VARARGS, "oph(chars, n, bins, seed) -> bytes: near_dup.oph_of_codes of the code points"},
     {"route", zh_route, METH_VARARGS, "route(block, freq, logtotal) -> ends: jieba's best route"},
     {"walk", zh_walk, METH_VARARGS,
      "walk(block, ends, on, off, pos, tags, runs, pos_runs): tokens along a route"},

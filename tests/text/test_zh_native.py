@@ -124,3 +124,30 @@ def test_the_environment_turns_it_off(monkeypatch):
     assert zh_tokens._native_module() is None
     monkeypatch.setenv("STORYBENCH_ZH_NATIVE", "1")
     assert zh_tokens._native_module() is not None
+
+
+def test_native_one_permutation_hash_equals_numpys():
+    """near_dup's band keys take the C `oph`; it must give the numpy signature's bytes."""
+    from annotators.core import near_dup
+
+    rng = random.Random(7)
+    texts = ["", "a", "abcd", "abcde", "一个星期天的上午，小狗熊带着皮球来到森林公园。\n 它们玩了很久。",
+             "\U0001d518\U0001d52b text \U0001f600 " * 5, "x" * 2000]
+    texts += ["".join(rng.choice("ab 天地") for _ in range(rng.randint(0, 40))) for _ in range(300)]
+    for n, bins, seed in ((5, 128, 1), (3, 64, 7), (8, 256, 2 ** 64 - 1), (1, 2, 0)):
+        for text in texts:
+            want = near_dup.oph_signature(text, n, bins, seed).astype("<u8").tobytes()
+            assert _module().oph("".join(text.split()), n, bins, seed) == want, (text, n, bins)
+            assert near_dup.oph_bytes(text, n, bins, seed) == want
+    assert near_dup._native_oph(5, 128, 1) is _module().oph
+
+
+def test_a_native_oph_that_differs_is_refused(monkeypatch):
+    from annotators.core import near_dup
+
+    monkeypatch.setattr(near_dup, "_native_oph_checked", {})
+    monkeypatch.setattr(_module(), "oph", lambda chars, n, bins, seed: b"\0" * (8 * bins))
+    with pytest.warns(RuntimeWarning, match="differs"):
+        assert near_dup._native_oph(5, 128, 1) is None
+    text = "春眠不觉晓处处闻啼鸟"
+    assert near_dup.oph_bytes(text, 5, 128, 1) == near_dup.oph_signature(text, 5, 128, 1).astype("<u8").tobytes()
