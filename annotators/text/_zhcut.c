@@ -108,6 +108,214 @@ done:
     return out;
 }
 
+
+/* ---------------------------------------------------------------------------------------
+ * freq_table(freq) -> capsule; route_table(capsule, block, logtotal) -> ends.
+ * The same route as `route`, with jieba's FREQ (every word and every word prefix, a prefix
+ * having count 0) copied once into an open-addressing table of code-point spans, so the
+ * route makes no string object and no dict lookup per prefix. log(count) is taken once per
+ * entry with the same libm call; the score is (log(count) - logtotal) + score[i + 1] as in
+ * `route`, so every double is the same.
+ * ------------------------------------------------------------------------------------- */
+typedef struct {
+    uint64_t hash;
+    Py_ssize_t off;   /* into chars; -1: empty slot */
+    Py_ssize_t len;
+    double logc;      /* log(count) when count is truthy */
+    int has_count;
+} FreqEntry;
+
+typedef struct {
+    FreqEntry *slots;
+    size_t mask;
+    Py_UCS4 *chars;
+} FreqTable;
+
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+#define FNV_PRIME 0x100000001b3ULL
+
+static inline uint64_t
+fnv_step(uint64_t h, Py_UCS4 c)
+{
+    return (h ^ (uint64_t)c) * FNV_PRIME;
+}
+
+static inline size_t
+slot_of(uint64_t h, size_t mask)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return (size_t)h & mask;
+}
+
+static void
+freq_table_free(PyObject *capsule)
+{
+    FreqTable *t = PyCapsule_GetPointer(capsule, "storybench.freq_table");
+    if (t) {
+        PyMem_Free(t->slots);
+        PyMem_Free(t->chars);
+        PyMem_Free(t);
+    }
+}
+
+static PyObject *
+zh_freq_table(PyObject *self, PyObject *args)
+{
+    PyObject *freq;
+    if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &freq))
+        return NULL;
+    Py_ssize_t count = PyDict_Size(freq), total_chars = 0, pos = 0;
+    PyObject *key, *val;
+    while (PyDict_Next(freq, &pos, &key, &val)) {
+        if (!PyUnicode_Check(key)) {
+            PyErr_SetString(PyExc_TypeError, "freq keys must be str");
+            return NULL;
+        }
+        total_chars += PyUnicode_GET_LENGTH(key);
+    }
+    size_t size = 16;
+    while (size < (size_t)count * 2)
+        size <<= 1;
+    FreqTable *t = PyMem_Calloc(1, sizeof(FreqTable));
+    if (!t)
+        return PyErr_NoMemory();
+    t->slots = PyMem_Malloc(size * sizeof(FreqEntry));
+    t->chars = PyMem_Malloc(((size_t)total_chars + 1) * sizeof(Py_UCS4));
+    t->mask = size - 1;
+    if (!t->slots || !t->chars) {
+        PyMem_Free(t->slots); PyMem_Free(t->chars); PyMem_Free(t);
+        return PyErr_NoMemory();
+    }
+    for (size_t i = 0; i < size; i++)
+        t->slots[i].off = -1;
+    Py_ssize_t used = 0;
+    pos = 0;
+    while (PyDict_Next(freq, &pos, &key, &val)) {
+        Py_ssize_t len = PyUnicode_GET_LENGTH(key);
+        int kind = PyUnicode_KIND(key);
+        const void *data = PyUnicode_DATA(key);
+        uint64_t h = FNV_OFFSET;
+        for (Py_ssize_t j = 0; j < len; j++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, j);
+            t->chars[used + j] = c;
+            h = fnv_step(h, c);
+        }
+        int truth = PyObject_IsTrue(val);
+        if (truth < 0)
+            goto fail;
+        double logc = 0.0;
+        if (truth) {
+            double c = PyFloat_AsDouble(val);
+            if (c == -1.0 && PyErr_Occurred())
+                goto fail;
+            logc = log(c);
+        }
+        size_t i = slot_of(h, t->mask);
+        while (t->slots[i].off >= 0)
+            i = (i + 1) & t->mask;
+        t->slots[i].hash = h;
+        t->slots[i].off = used;
+        t->slots[i].len = len;
+        t->slots[i].logc = logc;
+        t->slots[i].has_count = truth;
+        used += len;
+    }
+    PyObject *capsule = PyCapsule_New(t, "storybench.freq_table", freq_table_free);
+    if (!capsule)
+        goto fail;
+    return capsule;
+fail:
+    PyMem_Free(t->slots); PyMem_Free(t->chars); PyMem_Free(t);
+    return NULL;
+}
+
+/* The entry of block[k..k+len) with hash h, or NULL. */
+static inline const FreqEntry *
+freq_find(const FreqTable *t, uint64_t h, int kind, const void *data, Py_ssize_t k, Py_ssize_t len)
+{
+    size_t i = slot_of(h, t->mask);
+    for (;;) {
+        const FreqEntry *e = &t->slots[i];
+        if (e->off < 0)
+            return NULL;
+        if (e->hash == h && e->len == len) {
+            Py_ssize_t j = 0;
+            while (j < len && t->chars[e->off + j] == PyUnicode_READ(kind, data, k + j))
+                j++;
+            if (j == len)
+                return e;
+        }
+        i = (i + 1) & t->mask;
+    }
+}
+
+static PyObject *
+zh_route_table(PyObject *self, PyObject *args)
+{
+    PyObject *capsule, *block;
+    double logtotal;
+    if (!PyArg_ParseTuple(args, "OUd", &capsule, &block, &logtotal))
+        return NULL;
+    FreqTable *t = PyCapsule_GetPointer(capsule, "storybench.freq_table");
+    if (!t)
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(block);
+    int kind = PyUnicode_KIND(block);
+    const void *data = PyUnicode_DATA(block);
+    double *score = PyMem_Calloc((size_t)n + 1, sizeof(double));
+    Py_ssize_t *ends = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
+    PyObject *out = NULL;
+    if (score == NULL || ends == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = n - 1; k >= 0; k--) {
+        int found = 0;
+        double best = 0.0;
+        Py_ssize_t end = k;
+        uint64_t h = FNV_OFFSET;
+        for (Py_ssize_t i = k; i < n; i++) {
+            h = fnv_step(h, PyUnicode_READ(kind, data, i));
+            const FreqEntry *e = freq_find(t, h, kind, data, k, i - k + 1);
+            if (e == NULL)
+                break;
+            if (e->has_count) {
+                double s = (e->logc - logtotal) + score[i + 1];
+                if (!found || s >= best) {
+                    best = s;
+                    end = i;
+                    found = 1;
+                }
+            }
+        }
+        if (!found) {
+            const FreqEntry *e = freq_find(t, fnv_step(FNV_OFFSET, PyUnicode_READ(kind, data, k)),
+                                           kind, data, k, 1);
+            double logc = (e != NULL && e->has_count) ? e->logc : log(1.0);
+            best = (logc - logtotal) + score[k + 1];
+        }
+        score[k] = best;
+        ends[k] = end;
+    }
+    out = PyList_New(n);
+    if (out == NULL)
+        goto done;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *v = PyLong_FromSsize_t(ends[k]);
+        if (v == NULL) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, k, v);
+    }
+done:
+    PyMem_Free(score);
+    PyMem_Free(ends);
+    return out;
+}
+
 static int
 is_eng(Py_UCS4 c)
 {
@@ -702,6 +910,9 @@ zh_oph(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"oph", zh_oph, METH_VARARGS, "oph(chars, n, bins, seed) -> bytes: near_dup.oph_of_codes of the code points"},
+    {"freq_table", zh_freq_table, METH_VARARGS, "freq_table(freq) -> capsule: FREQ copied for route_table"},
+    {"route_table", zh_route_table, METH_VARARGS,
+     "route_table(table, block, logtotal) -> ends: `route` over a freq_table"},
     {"route", zh_route, METH_VARARGS, "route(block, freq, logtotal) -> ends: jieba's best route"},
     {"walk", zh_walk, METH_VARARGS,
      "walk(block, ends, on, off, pos, tags, runs, pos_runs): tokens along a route"},

@@ -463,14 +463,22 @@ def _best_route(freq: dict, total: int):
 
 
 def _native_route(freq: dict, total: int, native):
-    """`_best_route` computed by the native module."""
+    """`_best_route` computed by the native module: over its own copy of `freq` (made once,
+    so no string or dict lookup per prefix) when the module has one, else over the dict."""
     logtotal = math.log(total)
+    if hasattr(native, "freq_table"):
+        table, route_table = native.freq_table(freq), native.route_table
+
+        def native_route(block: str) -> list[int]:
+            return route_table(table, block, logtotal)
+
+        return native_route
     route = native.route
 
-    def native_route(block: str) -> list[int]:
+    def dict_route(block: str) -> list[int]:
         return route(block, freq, logtotal)
 
-    return native_route
+    return dict_route
 
 
 def _reference_segmenter() -> Segmenter:

@@ -151,3 +151,18 @@ def test_a_native_oph_that_differs_is_refused(monkeypatch):
         assert near_dup._native_oph(5, 128, 1) is None
     text = "春眠不觉晓处处闻啼鸟"
     assert near_dup.oph_bytes(text, 5, 128, 1) == near_dup.oph_signature(text, 5, 128, 1).astype("<u8").tobytes()
+
+
+def test_the_table_route_equals_the_dict_route_on_a_small_dictionary():
+    """freq_table copies FREQ once; words, zero-count prefixes, float counts, astral
+    characters and unknown characters route as over the dict itself."""
+    import math
+
+    freq = {"天": 50, "天气": 30, "天气预": 0, "天气预报": 12.5, "预": 3, "报": 4, "好": 0,
+            "\U0001f600": 2, "\U0001f600\U0001f600": 7, "气": 1}
+    logtotal = math.log(sum(v for v in freq.values()))
+    table = _module().freq_table(freq)
+    for block in ("天气预报好", "天天气气预报", "\U0001f600\U0001f600\U0001f600天", "好好", "未知字", ""):
+        assert _module().route_table(table, block, logtotal) == _module().route(block, freq, logtotal)
+    fast = zh_tokens._native_route(freq, sum(freq.values()), _module())
+    assert fast("天气预报好") == zh_tokens._best_route(freq, sum(freq.values()))("天气预报好")
