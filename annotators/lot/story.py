@@ -29,6 +29,7 @@ PLACEHOLDERS = ("<mask>", "[MASK]", "<MASK>")  # LOT's markers (PEERS.md 1.2)
 _HTML_JUNK = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?/?>|&(?:nbsp|amp|lt|gt|quot|#\d+|#x[0-9a-fA-F]+);")
 _WHITESPACE = re.compile(r"\s+")
 _SPACE_NEAR_WIDE = re.compile(r"(?<=[^\x00-\x7f])[ \t\u3000\u00a0]+|[ \t\u3000\u00a0]+(?=[^\x00-\x7f])")
+_ANY_SPACE = re.compile(r"[ \t\u3000\u00a0]")
 
 
 def _help(text: str, **extra) -> dict:
@@ -156,7 +157,11 @@ def normalize_text(text: str, mode: str) -> str:
     """'whitespace': only spaces next to non-ASCII go (the text is otherwise kept verbatim)."""
     if mode == "full":
         return clean_chinese(text)
-    lines = (_SPACE_NEAR_WIDE.sub("", line).strip() for line in text.replace("\r", "\n").split("\n"))
+    text = text.replace("\r", "\n")
+    if _ANY_SPACE.search(text):
+        lines = (_SPACE_NEAR_WIDE.sub("", line).strip() for line in text.split("\n"))
+    else:  # nothing for the pattern to remove (most stories): skip its scan
+        lines = (line.strip() for line in text.split("\n"))
     return "\n".join(line for line in lines if line)
 
 
