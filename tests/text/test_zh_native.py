@@ -166,3 +166,15 @@ def test_the_table_route_equals_the_dict_route_on_a_small_dictionary():
         assert _module().route_table(table, block, logtotal) == _module().route(block, freq, logtotal)
     fast = zh_tokens._native_route(freq, sum(freq.values()), _module())
     assert fast("天气预报好") == zh_tokens._best_route(freq, sum(freq.values()))("天气预报好")
+
+
+def test_jieba_next_takes_the_native_table_route_when_it_walks_alike():
+    pytest.importorskip("jieba_next")
+    seg = zh_tokens.load("jieba_next")
+    if seg.name != "jieba_next":
+        pytest.skip("jieba_next did not pass its self-check here")
+    assert getattr(seg._route, "__name__", "") == "native_route"
+    blocks = [b for t in _texts()[:20] for b in zh_tokens.RE_HAN.findall(t)]
+    reference = zh_tokens.load("jieba")
+    assert [seg.cut_all(b)[0] for b in blocks] == [reference.cut_all(b)[0] for b in blocks]
+    assert zh_tokens._path([3, 1, 3, 3, 4, 6, 7, 8, 8, 0], 9) == [3, 4, 6, 8]
