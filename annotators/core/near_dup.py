@@ -256,18 +256,22 @@ def component_pairs(members: Iterable[tuple[Node, str]], sets: Iterable[tuple[No
     parent: dict[Node, Node] = {}
     for group in sets:
         ordered = sorted(n for n in set(group) if n in texts)
-        if connected_only and len({_root(parent, n) for n in ordered}) < 2:
+        left = len({_root(parent, n) for n in ordered}) if connected_only else 0
+        if connected_only and left < 2:
             continue  # every member already joined: nothing this set could add
         for i in range(len(ordered)):
+            if connected_only and left < 2:
+                break  # the set became one component: every later pair is joined already
             for j in range(i + 1, len(ordered)):
                 a, b = ordered[i], ordered[j]
-                if (a, b) in seen:
-                    continue
-                seen.add((a, b))
                 if connected_only:
+                    # a joined pair stays joined, so it is never checked (nor remembered)
                     ra, rb = _root(parent, a), _root(parent, b)
                     if ra == rb:
                         continue
+                if (a, b) in seen:
+                    continue
+                seen.add((a, b))
                 for node in (a, b):
                     if node not in grams:
                         grams[node] = shingles(texts[node], config.shingle)
@@ -276,6 +280,9 @@ def component_pairs(members: Iterable[tuple[Node, str]], sets: Iterable[tuple[No
                     pairs.append(Pair(a, b, round(score, 6)))
                     if connected_only:
                         parent[max(ra, rb)] = min(ra, rb)
+                        left -= 1  # two of the set's components became one
+                        if left < 2:
+                            break
     return sorted(pairs)
 
 
