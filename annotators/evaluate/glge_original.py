@@ -33,6 +33,7 @@ caption scorers):
 from __future__ import annotations
 
 import math
+import re
 import string
 from collections import Counter
 from typing import Sequence
@@ -142,22 +143,12 @@ def fix_tokenization(text, upper: bool = False):
 
 
 # ----------------------------------------------------------------------------- summarisation
-def _f1_lower(a: str, b: str) -> float:
-    ta, tb = a.lower().split(), b.lower().split()
-    if not ta or not tb:
-        return 1.0 if len(ta) == len(tb) else 0.0
-    match = sum((Counter(ta) & Counter(tb)).values())
-    p, r = match / len(ta), match / len(tb)
-    return 2.0 * p * r / (p + r + 1e-5)
-
-
 def cnndm_candidate(prediction: str, duplicate_rate: float = 0.7) -> list[str]:
     """`postprocess_cnn_dm.py`'s candidate sentences of one prediction line."""
     kept: list[str] = []
     for piece in prediction.strip().split("[X_SEP]"):
         sentence = fix_tokenization(piece, upper=True)
-        if any(_f1_lower(sentence, s) > 1.0 for s in kept):  # never true; kept as the script
-            continue
+        # (the script also drops a piece whose token F1 with a kept one is > 1.0: never true)
         if len(sentence.split()) <= 4:
             continue
         kept.append(sentence)
@@ -175,16 +166,11 @@ def cnndm_candidate(prediction: str, duplicate_rate: float = 0.7) -> list[str]:
 
 _BS_REMAP = {"-lrb-": "(", "-rrb-": ")", "-lcb-": "{", "-rcb-": "}", "-lsb-": "[", "-rsb-": "]",
              "``": '"', "''": '"'}
-_BS_CLEAN = None
+_BS_CLEAN = re.compile(r"-lrb-|-rrb-|-lcb-|-rcb-|-lsb-|-rsb-|``|''")
 
 
 def bs_pyrouge_text(text: str) -> str:
     """What bs_pyrouge writes for ROUGE: the html lower-cased, -lrb- ... and `` '' mapped back."""
-    import re
-
-    global _BS_CLEAN
-    if _BS_CLEAN is None:
-        _BS_CLEAN = re.compile(r"-lrb-|-rrb-|-lcb-|-rcb-|-lsb-|-rsb-|``|''")
     return _BS_CLEAN.sub(lambda m: _BS_REMAP[m.group()], text.lower())
 
 

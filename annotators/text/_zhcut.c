@@ -3,8 +3,8 @@
  * Optional: zh_tokens.py uses it when it was built (a C compiler at install time) and its
  * self-check passes, else the pure-Python code beside it. Both compute the same thing:
  *
- * route(block, freq, logtotal) -> list of ends: jieba's get_DAG + calc in one backward pass.
- *   For each position k, over the prefixes block[k:i+1] found in `freq` (stopping at the
+ * freq_table(freq) -> table, route_table(table, block, logtotal) -> list of ends: jieba's
+ *   get_DAG + calc in one backward pass, over a copy of `freq` made once. For each position k, over the prefixes block[k:i+1] found in `freq` (stopping at the
  *   first one that is not), a prefix with a non-zero count scores
  *   (log(count) - logtotal) + score[i+1]; the best score wins, ties to the longer word (the
  *   `max` over (score, end) tuples of jieba's calc). No counted prefix: the character alone,
@@ -22,100 +22,15 @@
 #include <math.h>
 #include <string.h>
 
-static PyObject *
-zh_route(PyObject *self, PyObject *args)
-{
-    PyObject *block, *freq;
-    double logtotal;
-    if (!PyArg_ParseTuple(args, "UO!d", &block, &PyDict_Type, &freq, &logtotal))
-        return NULL;
-    Py_ssize_t n = PyUnicode_GET_LENGTH(block);
-    double *score = PyMem_Calloc((size_t)n + 1, sizeof(double));
-    Py_ssize_t *ends = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
-    PyObject *out = NULL;
-    if (score == NULL || ends == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t k = n - 1; k >= 0; k--) {
-        int found = 0;
-        double best = 0.0;
-        Py_ssize_t end = k;
-        for (Py_ssize_t i = k; i < n; i++) {
-            PyObject *frag = PyUnicode_Substring(block, k, i + 1);
-            if (frag == NULL)
-                goto done;
-            PyObject *count = PyDict_GetItemWithError(freq, frag);  /* borrowed */
-            Py_DECREF(frag);
-            if (count == NULL) {
-                if (PyErr_Occurred())
-                    goto done;
-                break;
-            }
-            int truth = PyObject_IsTrue(count);
-            if (truth < 0)
-                goto done;
-            if (truth) {
-                double c = PyFloat_AsDouble(count);
-                if (c == -1.0 && PyErr_Occurred())
-                    goto done;
-                double s = (log(c) - logtotal) + score[i + 1];
-                if (!found || s >= best) {
-                    best = s;
-                    end = i;
-                    found = 1;
-                }
-            }
-        }
-        if (!found) {
-            PyObject *ch = PyUnicode_Substring(block, k, k + 1);
-            if (ch == NULL)
-                goto done;
-            PyObject *count = PyDict_GetItemWithError(freq, ch);
-            Py_DECREF(ch);
-            if (count == NULL && PyErr_Occurred())
-                goto done;
-            double c = 1.0;
-            if (count != NULL) {
-                int truth = PyObject_IsTrue(count);
-                if (truth < 0)
-                    goto done;
-                if (truth) {
-                    c = PyFloat_AsDouble(count);
-                    if (c == -1.0 && PyErr_Occurred())
-                        goto done;
-                }
-            }
-            best = (log(c) - logtotal) + score[k + 1];
-        }
-        score[k] = best;
-        ends[k] = end;
-    }
-    out = PyList_New(n);
-    if (out == NULL)
-        goto done;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *v = PyLong_FromSsize_t(ends[k]);
-        if (v == NULL) {
-            Py_CLEAR(out);
-            goto done;
-        }
-        PyList_SET_ITEM(out, k, v);
-    }
-done:
-    PyMem_Free(score);
-    PyMem_Free(ends);
-    return out;
-}
-
-
 /* ---------------------------------------------------------------------------------------
  * freq_table(freq) -> capsule; route_table(capsule, block, logtotal) -> ends.
- * The same route as `route`, with jieba's FREQ (every word and every word prefix, a prefix
- * having count 0) copied once into an open-addressing table of code-point spans, so the
- * route makes no string object and no dict lookup per prefix. log(count) is taken once per
- * entry with the same libm call; the score is (log(count) - logtotal) + score[i + 1] as in
- * `route`, so every double is the same.
+ * jieba's best route (get_DAG + calc: for each position from the end, every dictionary word
+ * starting there scores (log(count) - logtotal) + score[after it], the best one wins, ties
+ * to the longer word; with no word, the single character, its count or 1). jieba's FREQ
+ * (every word and every word prefix, a prefix having count 0) is copied once into an
+ * open-addressing table of code-point spans, so the route makes no string object and no
+ * dict lookup per prefix; log(count) is the same libm call jieba makes, so every double is
+ * the same.
  * ------------------------------------------------------------------------------------- */
 typedef struct {
     uint64_t hash;
@@ -913,7 +828,6 @@ static PyMethodDef methods[] = {
     {"freq_table", zh_freq_table, METH_VARARGS, "freq_table(freq) -> capsule: FREQ copied for route_table"},
     {"route_table", zh_route_table, METH_VARARGS,
      "route_table(table, block, logtotal) -> ends: `route` over a freq_table"},
-    {"route", zh_route, METH_VARARGS, "route(block, freq, logtotal) -> ends: jieba's best route"},
     {"walk", zh_walk, METH_VARARGS,
      "walk(block, ends, on, off, pos, tags, runs, pos_runs): tokens along a route"},
     {"posseg_tables", zh_posseg_tables, METH_VARARGS,

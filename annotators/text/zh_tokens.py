@@ -463,22 +463,15 @@ def _best_route(freq: dict, total: int):
 
 
 def _native_route(freq: dict, total: int, native):
-    """`_best_route` computed by the native module: over its own copy of `freq` (made once,
-    so no string or dict lookup per prefix) when the module has one, else over the dict."""
+    """`_best_route` computed by the native module, over its own copy of `freq` (made once, so
+    no string or dict lookup per prefix)."""
     logtotal = math.log(total)
-    if hasattr(native, "freq_table"):
-        table, route_table = native.freq_table(freq), native.route_table
+    table, route_table = native.freq_table(freq), native.route_table
 
-        def native_route(block: str) -> list[int]:
-            return route_table(table, block, logtotal)
+    def native_route(block: str) -> list[int]:
+        return route_table(table, block, logtotal)
 
-        return native_route
-    route = native.route
-
-    def dict_route(block: str) -> list[int]:
-        return route(block, freq, logtotal)
-
-    return dict_route
+    return native_route
 
 
 def _reference_segmenter() -> Segmenter:
@@ -525,7 +518,7 @@ def _accelerated_segmenter() -> Segmenter:
     tok = module.Tokenizer()
     tok.initialize()
     seg = Segmenter(ACCELERATED, tok._route_from_rust, tok.FREQ, finalseg.cut, tok)
-    if _NATIVE is not None and hasattr(_NATIVE, "freq_table"):
+    if _NATIVE is not None:
         # the native table route is faster than jieba_next's own; taken when it routes the
         # canaries as jieba_next does (its HMM for unknown runs stays jieba_next's)
         native_route = _native_route(tok.FREQ, tok.total, _NATIVE)

@@ -153,19 +153,15 @@ def test_a_native_oph_that_differs_is_refused(monkeypatch):
     assert near_dup.oph_bytes(text, 5, 128, 1) == near_dup.oph_signature(text, 5, 128, 1).astype("<u8").tobytes()
 
 
-def test_the_table_route_equals_the_dict_route_on_a_small_dictionary():
-    """freq_table copies FREQ once; words, zero-count prefixes, float counts, astral
-    characters and unknown characters route as over the dict itself."""
-    import math
-
+def test_the_native_route_on_a_small_dictionary():
+    """Words, zero-count prefixes, float counts, astral characters and unknown characters
+    route as the Python route does over the dict itself."""
     freq = {"天": 50, "天气": 30, "天气预": 0, "天气预报": 12.5, "预": 3, "报": 4, "好": 0,
             "\U0001f600": 2, "\U0001f600\U0001f600": 7, "气": 1}
-    logtotal = math.log(sum(v for v in freq.values()))
-    table = _module().freq_table(freq)
+    total = sum(freq.values())
+    fast, python = zh_tokens._native_route(freq, total, _module()), zh_tokens._best_route(freq, total)
     for block in ("天气预报好", "天天气气预报", "\U0001f600\U0001f600\U0001f600天", "好好", "未知字", ""):
-        assert _module().route_table(table, block, logtotal) == _module().route(block, freq, logtotal)
-    fast = zh_tokens._native_route(freq, sum(freq.values()), _module())
-    assert fast("天气预报好") == zh_tokens._best_route(freq, sum(freq.values()))("天气预报好")
+        assert fast(block) == python(block)
 
 
 def test_jieba_next_takes_the_native_table_route_when_it_walks_alike():
