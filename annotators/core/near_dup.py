@@ -103,7 +103,7 @@ def band_keys(text: str, config: NearDupConfig = NearDupConfig()) -> list[str]:
         grams = shingles(text, config.shingle)
         mh = MinHash(num_perm=config.num_perm, seed=config.seed)
         mh.update_batch([g.encode("utf-8") for g in sorted(grams)])
-        data = np.asarray(mh.hashvalues, dtype="<u8").astype("<u8").tobytes()
+        data = np.asarray(mh.hashvalues, dtype="<u8").tobytes()
     b, r = bands_rows(config.threshold, config.num_perm)
     return [f"{i:03d}-{hashlib.blake2b(data[i * r * 8:(i + 1) * r * 8], digest_size=12).hexdigest()}"
             for i in range(b)]
