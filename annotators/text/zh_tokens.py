@@ -376,23 +376,43 @@ class _PosHMM:
         self._viterbi = _load_file("storybench_posseg_viterbi", _jieba_file("posseg", "viterbi.py")).viterbi
         self._native_path = self._native(_NATIVE)
 
+    def _states(self) -> list[str]:
+        char_state, start, trans, emit = self._tables
+        return sorted(set(trans) | set(start) | set(emit) | {y for d in trans.values() for y in d}
+                      | {y for v in char_state.values() for y in v})
+
+    def check_texts(self) -> list[str]:
+        """The runs the native Viterbi is checked on: every Han run of the canary texts, and
+        40 rare characters of the tables forwards and backwards."""
+        emit = self._tables[3]
+        rare = "".join(sorted(c for c in emit[self._states()[0]] if len(c) == 1)[-40:])
+        return [blk for t in canary_texts() for blk in self.RE_HAN.findall(t)] + [rare, rare[::-1]]
+
+    def python_paths(self) -> list[list[str]]:
+        """jieba's own Viterbi path of every check text, as stored in `zh_canary_viterbi.json`."""
+        return [[f"{state}/{tag}" for state, tag in self._viterbi(text, *self._tables)[1]]
+                for text in self.check_texts()]
+
     def _native(self, native):
-        """The native Viterbi over these tables, if it gives jieba's own path on every canary
-        text and on runs of rare characters; else None (jieba's Python Viterbi runs)."""
+        """The native Viterbi over these tables, if it gives jieba's own path on every check
+        text (`check_texts`): the paths jieba's Python Viterbi gives are stored
+        (`zh_canary_viterbi.json`, ~1 s of Python Viterbi saved per process); if the stored
+        texts are not this installation's check texts, jieba's Viterbi computes the paths
+        here. Else None (jieba's Python Viterbi runs)."""
         if native is None:
             return None
         char_state, start, trans, emit = self._tables
-        states = sorted(set(trans) | set(start) | set(emit) | {y for d in trans.values() for y in d}
-                        | {y for v in char_state.values() for y in v})
         try:
             with _LOCK:  # the module holds one table set per process: jieba.posseg's, loaded once
                 if not _NATIVE_POS_LOADED:
-                    native.posseg_tables(states, char_state, start, trans, emit)
+                    native.posseg_tables(self._states(), char_state, start, trans, emit)
                     _NATIVE_POS_LOADED.append(True)
-            rare = "".join(sorted(c for c in emit[states[0]] if len(c) == 1)[-40:])
-            samples = [blk for t in canary_texts() for blk in self.RE_HAN.findall(t)] + [rare, rare[::-1]]
-            for text in samples:
-                if native.posseg_viterbi(text) != self._viterbi(text, *self._tables)[1]:
+            texts = self.check_texts()
+            stored = canary_viterbi()
+            paths = (stored["paths"] if stored.get("texts") == texts and len(stored.get("paths", ())) == len(texts)
+                     else self.python_paths())
+            for text, want in zip(texts, paths):
+                if [f"{state}/{tag}" for state, tag in native.posseg_viterbi(text)] != want:
                     LOG.warning("the native part-of-speech Viterbi differs from jieba's on %r; using jieba's", text[:40])
                     return None
         except Exception as exc:  # a native failure means jieba's own Viterbi, never a crash
@@ -555,6 +575,16 @@ def canary_tokens() -> dict[str, list]:
         with open(os.path.join(_HERE, "zh_canary_tokens.json"), encoding="utf-8") as f:
             _CANARY.update(json.load(f))
     return _CANARY
+
+
+def canary_viterbi() -> dict:
+    """{"texts": [...], "paths": [["B/nr", ...], ...]}: jieba 0.42.1's part-of-speech Viterbi
+    path of every `_PosHMM.check_texts()` run ({} if the file is missing)."""
+    path = os.path.join(_HERE, "zh_canary_viterbi.json")
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
 
 
 def self_check(candidate, expected: dict[str, list[list[str]]] | None = None) -> str | None:

@@ -92,6 +92,23 @@ def test_native_part_of_speech_viterbi_equals_jiebas_on_random_runs():
             assert hmm._native_path(text) == hmm._viterbi(text, *hmm._tables)[1], text
 
 
+def test_the_stored_viterbi_paths_are_jiebas_and_a_wrong_one_refuses_the_native_viterbi(monkeypatch, caplog):
+    """zh_canary_viterbi.json holds jieba's own Python Viterbi path of every check run (so a
+    process checks the native Viterbi without running jieba's); a stored path the native one
+    does not give means jieba's Viterbi, with a warning."""
+    hmm = zh_tokens._PosHMM()
+    stored = zh_tokens.canary_viterbi()
+    assert stored["texts"] == hmm.check_texts() and len(stored["texts"]) > 300
+    assert stored["paths"] == hmm.python_paths()
+    wrong = json.loads(json.dumps(stored))
+    path = wrong["paths"][5]
+    path[0] = "S/x" if path[0] != "S/x" else "B/n"
+    monkeypatch.setattr(zh_tokens, "canary_viterbi", lambda: wrong)
+    with caplog.at_level(logging.WARNING, logger="storybench"):
+        assert zh_tokens._PosHMM()._native_path is None
+    assert "differs from jieba's" in caplog.text
+
+
 class _Broken:
     """A native module whose walk drops the last token of every block."""
 
