@@ -171,6 +171,61 @@ def oph_bytes(text: str, n: int, bins: int, seed: int = 1) -> bytes:
     return oph_signature(text, n, bins, seed).astype("<u8").tobytes()
 
 
+_native_shingles_checked: dict = {}
+
+
+def _native_shingles(n: int):
+    """(shingle_keys, common_keys) of annotators.text._zhcut for n-grams (n <= 6), once their
+    set sizes and shared counts equal `shingles`' on every pair of canaries; else None (not
+    built, STORYBENCH_ZH_NATIVE=0, n > 6, or a difference, which is warned about)."""
+    if n not in _native_shingles_checked:
+        fns = None
+        if os.environ.get("STORYBENCH_ZH_NATIVE", "1") != "0" and 1 <= n <= 6:
+            try:
+                from annotators.text._zhcut import common_keys, shingle_keys
+                fns = (shingle_keys, common_keys)
+            except ImportError:
+                fns = None
+        if fns is not None:
+            texts = _OPH_CANARIES + tuple(t[::-1] for t in _OPH_CANARIES) + ("一个星期天", "ab\x00cd", "ab\x00cde")
+            made = [(shingles(t, n), fns[0]("".join(t.split()), n)) for t in texts]
+            if any(len(keys) != 16 * len(grams) or fns[1](keys, other) != len(grams & other_grams)
+                   for grams, keys in made for other_grams, other in made):
+                warnings.warn("the native shingle sets differ from the Python ones; using Python", RuntimeWarning)
+                fns = None
+        _native_shingles_checked[n] = fns
+    return _native_shingles_checked[n]
+
+
+def shingle_set(text: str, n: int):
+    """`shingles(text, n)` in its fastest proven form, for `shingle_jaccard`: the native
+    module's sorted shingle keys (bytes, exact: a key is the shingle's code points) when it is
+    built and proven equal, else the set itself."""
+    fns = _native_shingles(n)
+    if fns is None:
+        return shingles(text, n)
+    return fns[0]("".join(text.split()), n)
+
+
+def shingle_jaccard(a, b) -> float:
+    """`jaccard` of two `shingle_set`s (the same counts, so the same float)."""
+    if isinstance(a, bytes):
+        la, lb = len(a) >> 4, len(b) >> 4
+        if not (la or lb):
+            return 1.0
+        common = _common_keys(a, b)
+        return common / (la + lb - common)
+    return jaccard(a, b)
+
+
+def _common_keys(a: bytes, b: bytes) -> int:
+    """How many keys two native shingle sets share (bytes only come from a checked module)."""
+    from annotators.text._zhcut import common_keys
+
+    globals()["_common_keys"] = common_keys  # later calls go straight to the C function
+    return common_keys(a, b)
+
+
 def oph_of_codes(codes: np.ndarray, n: int, bins: int, seed: int = 1) -> np.ndarray:
     """`oph_signature` over any sequence of 64-bit codes (characters, word ids): a shingle
     is `n` consecutive codes."""
@@ -205,13 +260,13 @@ def verified_pairs(members: Iterable[tuple[Node, str]], config: NearDupConfig = 
                    ) -> list[Pair]:
     """Pairs of one band group (BandMembers) whose exact shingle Jaccard reaches the threshold, sorted."""
     ordered = sorted((BandMember(*m) for m in members), key=lambda m: m.node)
-    sets = [shingles(m.text, config.shingle) for m in ordered]
+    sets = [shingle_set(m.text, config.shingle) for m in ordered]
     pairs = []
     for i in range(len(ordered)):
         for j in range(i + 1, len(ordered)):
             if ordered[i].node == ordered[j].node:
                 continue
-            score = jaccard(sets[i], sets[j])
+            score = shingle_jaccard(sets[i], sets[j])
             if score >= config.threshold:
                 pairs.append(Pair(ordered[i].node, ordered[j].node, round(score, 6)))
     return pairs
@@ -251,7 +306,7 @@ def component_pairs(members: Iterable[tuple[Node, str]], sets: Iterable[tuple[No
     instead of one per pair (a hundred copies of a story: 99 checks, not 4,950), but a
     member's best score is then over the edges checked only."""
     texts = {m.node: m.text for m in (BandMember(*m) for m in members)}
-    grams: dict[Node, set[str]] = {}
+    grams: dict = {}  # Node -> shingle_set
     seen, pairs = set(), []
     parent: dict[Node, Node] = {}
     for group in sets:
@@ -274,8 +329,8 @@ def component_pairs(members: Iterable[tuple[Node, str]], sets: Iterable[tuple[No
                 seen.add((a, b))
                 for node in (a, b):
                     if node not in grams:
-                        grams[node] = shingles(texts[node], config.shingle)
-                score = jaccard(grams[a], grams[b])
+                        grams[node] = shingle_set(texts[node], config.shingle)
+                score = shingle_jaccard(grams[a], grams[b])
                 if score >= config.threshold:
                     pairs.append(Pair(a, b, round(score, 6)))
                     if connected_only:

@@ -823,8 +823,123 @@ zh_oph(PyObject *self, PyObject *args)
     return out;
 }
 
+/* ---------------------------------------------------------------------------------------
+ * shingle_keys(chars, n) -> bytes: the set annotators.core.near_dup.shingles makes (the
+ * n-grams of `chars`, whitespace already removed; the whole text when it has n characters or
+ * fewer; nothing when empty) as sorted distinct 16-byte keys, one per distinct shingle. A
+ * key holds each character's code point + 1 in 21 bits, first character highest, so two
+ * shingles have equal keys exactly when they are equal strings (n <= 6: 126 bits).
+ * common_keys(a, b) -> the number of keys two such sets share (a sorted merge).
+ * ------------------------------------------------------------------------------------- */
+typedef unsigned __int128 key128;
+
+static void
+sort_keys(key128 *k, Py_ssize_t n)
+{
+    /* quicksort (median of three, the smaller side recursed) down to runs of 16, then one
+     * insertion pass: no comparator calls */
+    while (n > 16) {
+        key128 a = k[0], b = k[n / 2], c = k[n - 1];
+        key128 pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        Py_ssize_t i = 0, j = n - 1;
+        for (;;) {
+            while (k[i] < pivot) i++;
+            while (k[j] > pivot) j--;
+            if (i >= j) break;
+            key128 t = k[i]; k[i] = k[j]; k[j] = t;
+            i++; j--;
+        }
+        Py_ssize_t left = j + 1;
+        if (left < n - left) {
+            sort_keys(k, left);
+            k += left; n -= left;
+        } else {
+            sort_keys(k + left, n - left);
+            n = left;
+        }
+    }
+    for (Py_ssize_t i = 1; i < n; i++) {
+        key128 v = k[i];
+        Py_ssize_t j = i;
+        while (j > 0 && k[j - 1] > v) {
+            k[j] = k[j - 1];
+            j--;
+        }
+        k[j] = v;
+    }
+}
+
+static PyObject *
+zh_shingle_keys(PyObject *self, PyObject *args)
+{
+    PyObject *text;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "Un", &text, &n))
+        return NULL;
+    if (n < 1 || n > 6) {
+        PyErr_SetString(PyExc_ValueError, "shingle_keys takes shingles of 1 to 6 characters");
+        return NULL;
+    }
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (len == 0)
+        return PyBytes_FromStringAndSize(NULL, 0);
+    Py_ssize_t width = len <= n ? len : n;
+    Py_ssize_t m = len <= n ? 1 : len - n + 1;
+    key128 *keys = PyMem_Malloc(sizeof(key128) * (size_t)m);
+    if (!keys)
+        return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < m; i++) {
+        key128 k = 0;
+        for (Py_ssize_t j = 0; j < n; j++) {
+            k <<= 21;
+            if (j < width)
+                k |= (key128)(PyUnicode_READ(kind, data, i + j) + 1);
+        }
+        keys[i] = k;
+    }
+    sort_keys(keys, m);
+    Py_ssize_t distinct = 0;
+    for (Py_ssize_t i = 0; i < m; i++)
+        if (!distinct || keys[i] != keys[distinct - 1])
+            keys[distinct++] = keys[i];
+    PyObject *out = PyBytes_FromStringAndSize((const char *)keys, distinct * (Py_ssize_t)sizeof(key128));
+    PyMem_Free(keys);
+    return out;
+}
+
+static PyObject *
+zh_common_keys(PyObject *self, PyObject *args)
+{
+    Py_buffer a, b;
+    if (!PyArg_ParseTuple(args, "y*y*", &a, &b))
+        return NULL;
+    Py_ssize_t na = a.len / (Py_ssize_t)sizeof(key128), nb = b.len / (Py_ssize_t)sizeof(key128);
+    const unsigned char *pa = a.buf, *pb = b.buf;
+    Py_ssize_t i = 0, j = 0, common = 0;
+    while (i < na && j < nb) {
+        key128 x, y;
+        memcpy(&x, pa + i * sizeof(key128), sizeof x);
+        memcpy(&y, pb + j * sizeof(key128), sizeof y);
+        if (x == y) {
+            common++; i++; j++;
+        } else if (x < y) {
+            i++;
+        } else {
+            j++;
+        }
+    }
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&b);
+    return PyLong_FromSsize_t(common);
+}
+
 static PyMethodDef methods[] = {
     {"oph", zh_oph, METH_VARARGS, "oph(chars, n, bins, seed) -> bytes: near_dup.oph_of_codes of the code points"},
+    {"shingle_keys", zh_shingle_keys, METH_VARARGS,
+     "shingle_keys(chars, n) -> bytes: near_dup.shingles(chars, n) as sorted distinct 16-byte keys"},
+    {"common_keys", zh_common_keys, METH_VARARGS, "common_keys(a, b) -> how many keys two shingle_keys sets share"},
     {"freq_table", zh_freq_table, METH_VARARGS, "freq_table(freq) -> capsule: FREQ copied for route_table"},
     {"route_table", zh_route_table, METH_VARARGS,
      "route_table(table, block, logtotal) -> ends: `route` over a freq_table"},

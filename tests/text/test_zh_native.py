@@ -170,6 +170,36 @@ def test_a_native_oph_that_differs_is_refused(monkeypatch):
     assert near_dup.oph_bytes(text, 5, 128, 1) == near_dup.oph_signature(text, 5, 128, 1).astype("<u8").tobytes()
 
 
+def test_native_shingle_sets_score_exactly_as_python_sets():
+    """near_dup verifies candidate pairs with the C shingle keys: set sizes, shared counts and
+    so every Jaccard equal the Python sets', for every shingle size it takes (1-6), on texts
+    with repeats, NUL, astral characters and texts shorter than a shingle."""
+    from annotators.core import near_dup
+
+    rng = random.Random(11)
+    alphabet = "ab 天地\x00\U0010ffff\U0001f600"
+    texts = ["", "a", "abcd", "abcde", "ab\x00", "\x00ab", "x" * 700]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(250)]
+    for n in (1, 2, 5, 6):
+        made = [(near_dup.shingles(t, n), near_dup.shingle_set(t, n)) for t in texts]
+        assert all(isinstance(keys, bytes) for _, keys in made)
+        for grams, keys in made[:60]:
+            for other_grams, other in made:
+                assert near_dup.shingle_jaccard(keys, other) == near_dup.jaccard(grams, other_grams)
+    assert near_dup._native_shingles(7) is None  # 7 x 21 bits do not fit a key: Python sets
+    assert isinstance(near_dup.shingle_set("abcdefghij", 7), set)
+
+
+def test_native_shingle_sets_that_differ_are_refused(monkeypatch):
+    from annotators.core import near_dup
+
+    monkeypatch.setattr(near_dup, "_native_shingles_checked", {})
+    monkeypatch.setattr(_module(), "shingle_keys", lambda chars, n: b"")
+    with pytest.warns(RuntimeWarning, match="differ"):
+        assert near_dup._native_shingles(5) is None
+    assert near_dup.shingle_set("春眠不觉晓处处", 5) == near_dup.shingles("春眠不觉晓处处", 5)
+
+
 def test_the_native_route_on_a_small_dictionary():
     """Words, zero-count prefixes, float counts, astral characters and unknown characters
     route as the Python route does over the dict itself."""
