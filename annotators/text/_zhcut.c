@@ -11,6 +11,8 @@
  *   scored with log(freq.get(char) or 1). The same double operations in the same order as
  *   Python's floats, so the same route.
  *
+ * cut(text, ...): the whole of Segmenter._cut (blocks, route, walk) in one call; see zh_cut.
+ *
  * walk(block, ends, on, off, pos, tags, runs, pos_runs): jieba's __cut_DAG / __cut_DAG_NO_HMM
  *   (and posseg's __cut_DAG) over a route: words of two or more characters are tokens; runs
  *   of single characters collect in a buffer, which `runs(buf, on)` and `pos_runs(buf, pos)`
@@ -166,34 +168,20 @@ freq_find(const FreqTable *t, uint64_t h, int kind, const void *data, Py_ssize_t
     }
 }
 
-static PyObject *
-zh_route_table(PyObject *self, PyObject *args)
+/* The best route of the block data[base:base+n]: ends[k] (relative to base) for each k. */
+static void
+route_core(const FreqTable *t, int kind, const void *data, Py_ssize_t base, Py_ssize_t n,
+           double logtotal, Py_ssize_t *ends, double *score)
 {
-    PyObject *capsule, *block;
-    double logtotal;
-    if (!PyArg_ParseTuple(args, "OUd", &capsule, &block, &logtotal))
-        return NULL;
-    FreqTable *t = PyCapsule_GetPointer(capsule, "storybench.freq_table");
-    if (!t)
-        return NULL;
-    Py_ssize_t n = PyUnicode_GET_LENGTH(block);
-    int kind = PyUnicode_KIND(block);
-    const void *data = PyUnicode_DATA(block);
-    double *score = PyMem_Calloc((size_t)n + 1, sizeof(double));
-    Py_ssize_t *ends = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
-    PyObject *out = NULL;
-    if (score == NULL || ends == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
+    score[n] = 0.0;
     for (Py_ssize_t k = n - 1; k >= 0; k--) {
         int found = 0;
         double best = 0.0;
         Py_ssize_t end = k;
         uint64_t h = FNV_OFFSET;
         for (Py_ssize_t i = k; i < n; i++) {
-            h = fnv_step(h, PyUnicode_READ(kind, data, i));
-            const FreqEntry *e = freq_find(t, h, kind, data, k, i - k + 1);
+            h = fnv_step(h, PyUnicode_READ(kind, data, base + i));
+            const FreqEntry *e = freq_find(t, h, kind, data, base + k, i - k + 1);
             if (e == NULL)
                 break;
             if (e->has_count) {
@@ -206,14 +194,35 @@ zh_route_table(PyObject *self, PyObject *args)
             }
         }
         if (!found) {
-            const FreqEntry *e = freq_find(t, fnv_step(FNV_OFFSET, PyUnicode_READ(kind, data, k)),
-                                           kind, data, k, 1);
+            const FreqEntry *e = freq_find(t, fnv_step(FNV_OFFSET, PyUnicode_READ(kind, data, base + k)),
+                                           kind, data, base + k, 1);
             double logc = (e != NULL && e->has_count) ? e->logc : log(1.0);
             best = (logc - logtotal) + score[k + 1];
         }
         score[k] = best;
         ends[k] = end;
     }
+}
+
+static PyObject *
+zh_route_table(PyObject *self, PyObject *args)
+{
+    PyObject *capsule, *block;
+    double logtotal;
+    if (!PyArg_ParseTuple(args, "OUd", &capsule, &block, &logtotal))
+        return NULL;
+    FreqTable *t = PyCapsule_GetPointer(capsule, "storybench.freq_table");
+    if (!t)
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(block);
+    double *score = PyMem_Calloc((size_t)n + 1, sizeof(double));
+    Py_ssize_t *ends = PyMem_Calloc((size_t)n + 1, sizeof(Py_ssize_t));
+    PyObject *out = NULL;
+    if (score == NULL || ends == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    route_core(t, PyUnicode_KIND(block), PyUnicode_DATA(block), 0, n, logtotal, ends, score);
     out = PyList_New(n);
     if (out == NULL)
         goto done;
@@ -259,14 +268,14 @@ append_tagged(PyObject *pos, PyObject *tags, PyObject *word, PyObject *x)
     return append_new(pos, PyTuple_Pack(2, word, tag));
 }
 
-/* The buffered run of single characters [start, stop) of blk. */
+/* The buffered run of single characters [start, stop) of src (absolute positions). */
 static int
-flush_run(PyObject *blk, Py_ssize_t start, Py_ssize_t stop, PyObject *on, PyObject *pos,
+flush_run(PyObject *src, Py_ssize_t start, Py_ssize_t stop, PyObject *on, PyObject *pos,
           PyObject *tags, PyObject *runs, PyObject *pos_runs, PyObject *x)
 {
     if (stop <= start)
         return 0;
-    PyObject *buf = PyUnicode_Substring(blk, start, stop);
+    PyObject *buf = PyUnicode_Substring(src, start, stop);
     if (buf == NULL)
         return -1;
     int r = 0;
@@ -293,6 +302,106 @@ flush_run(PyObject *blk, Py_ssize_t start, Py_ssize_t stop, PyObject *on, PyObje
     return r;
 }
 
+/* The walk along ends (relative to base) over the block src[base:base+n]. */
+static int
+walk_core(PyObject *src, Py_ssize_t base, Py_ssize_t n, const Py_ssize_t *ends, PyObject *on,
+          PyObject *off, PyObject *pos, PyObject *tags, PyObject *runs, PyObject *pos_runs,
+          PyObject *x)
+{
+    int kind = PyUnicode_KIND(src);
+    const void *data = PyUnicode_DATA(src);
+    Py_ssize_t pos_i = 0, buf_start = -1, eng_start = -1;
+    while (pos_i < n) {
+        Py_ssize_t y = ends[pos_i] + 1;
+        if (y <= pos_i || y > n) {
+            PyErr_SetString(PyExc_ValueError, "route end out of range");
+            return -1;
+        }
+        if (y - pos_i == 1) {
+            if (buf_start < 0)
+                buf_start = pos_i;
+            if (off != Py_None) {
+                Py_UCS4 c = PyUnicode_READ(kind, data, base + pos_i);
+                if (is_eng(c)) {
+                    if (eng_start < 0)
+                        eng_start = pos_i;
+                } else {
+                    if (eng_start >= 0) {
+                        if (append_new(off, PyUnicode_Substring(src, base + eng_start, base + pos_i)) < 0)
+                            return -1;
+                        eng_start = -1;
+                    }
+                    if (append_new(off, PyUnicode_Substring(src, base + pos_i, base + pos_i + 1)) < 0)
+                        return -1;
+                }
+            }
+        } else {
+            PyObject *word = PyUnicode_Substring(src, base + pos_i, base + y);
+            if (word == NULL)
+                return -1;
+            int r = 0;
+            if (off != Py_None) {
+                if (eng_start >= 0) {
+                    r = append_new(off, PyUnicode_Substring(src, base + eng_start, base + pos_i));
+                    eng_start = -1;
+                }
+                if (r == 0)
+                    r = PyList_Append(off, word);
+            }
+            if (r == 0 && buf_start >= 0) {
+                r = flush_run(src, base + buf_start, base + pos_i, on, pos, tags, runs, pos_runs, x);
+                buf_start = -1;
+            }
+            if (r == 0 && on != Py_None)
+                r = PyList_Append(on, word);
+            if (r == 0 && pos != Py_None)
+                r = append_tagged(pos, tags, word, x);
+            Py_DECREF(word);
+            if (r < 0)
+                return -1;
+        }
+        pos_i = y;
+    }
+    if (off != Py_None && eng_start >= 0) {
+        if (append_new(off, PyUnicode_Substring(src, base + eng_start, base + n)) < 0)
+            return -1;
+    }
+    if (buf_start >= 0 && flush_run(src, base + buf_start, base + n, on, pos, tags, runs, pos_runs, x) < 0)
+        return -1;
+    return 0;
+}
+
+static int
+check_outputs(PyObject *on, PyObject *off, PyObject *pos, PyObject *tags)
+{
+    if ((on != Py_None && !PyList_Check(on)) || (off != Py_None && !PyList_Check(off)) ||
+        (pos != Py_None && !PyList_Check(pos)) || (pos != Py_None && !PyDict_Check(tags))) {
+        PyErr_SetString(PyExc_TypeError, "on/off/pos must be lists or None, tags a dict");
+        return -1;
+    }
+    return 0;
+}
+
+/* A Python route (list of ints, possibly one entry longer than the block) as an array. */
+static int
+ends_from_list(PyObject *list, Py_ssize_t n, Py_ssize_t *ends)
+{
+    if (!PyList_Check(list)) {
+        PyErr_SetString(PyExc_TypeError, "a route must be a list");
+        return -1;
+    }
+    if (PyList_GET_SIZE(list) < n) {  /* a backend's route may carry one more entry (the end) */
+        PyErr_SetString(PyExc_ValueError, "route shorter than the block");
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        ends[k] = PyLong_AsSsize_t(PyList_GET_ITEM(list, k));
+        if (ends[k] == -1 && PyErr_Occurred())
+            return -1;
+    }
+    return 0;
+}
+
 static PyObject *
 zh_walk(PyObject *self, PyObject *args)
 {
@@ -300,95 +409,137 @@ zh_walk(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "UO!OOOOOO", &blk, &PyList_Type, &ends, &on, &off, &pos, &tags,
                           &runs, &pos_runs))
         return NULL;
-    if ((on != Py_None && !PyList_Check(on)) || (off != Py_None && !PyList_Check(off)) ||
-        (pos != Py_None && !PyList_Check(pos)) || (pos != Py_None && !PyDict_Check(tags))) {
-        PyErr_SetString(PyExc_TypeError, "on/off/pos must be lists or None, tags a dict");
+    if (check_outputs(on, off, pos, tags) < 0)
         return NULL;
-    }
     Py_ssize_t n = PyUnicode_GET_LENGTH(blk);
-    if (PyList_GET_SIZE(ends) < n) {  /* a backend's route may carry one more entry (the end) */
-        PyErr_SetString(PyExc_ValueError, "route shorter than the block");
-        return NULL;
-    }
-    int kind = PyUnicode_KIND(blk);
-    const void *data = PyUnicode_DATA(blk);
+    Py_ssize_t *route = PyMem_Malloc(sizeof(Py_ssize_t) * ((size_t)n + 1));
     PyObject *x = PyUnicode_FromString("x");
-    if (x == NULL)
+    int r = -1;
+    if (route == NULL || x == NULL) {
+        if (route == NULL)
+            PyErr_NoMemory();
+    } else if (ends_from_list(ends, n, route) == 0) {
+        r = walk_core(blk, 0, n, route, on, off, pos, tags, runs, pos_runs, x);
+    }
+    PyMem_Free(route);
+    Py_XDECREF(x);
+    if (r < 0)
         return NULL;
-    Py_ssize_t pos_i = 0, buf_start = -1, eng_start = -1;
-    while (pos_i < n) {
-        Py_ssize_t y = PyLong_AsSsize_t(PyList_GET_ITEM(ends, pos_i));
-        if (y == -1 && PyErr_Occurred())
-            goto error;
-        y += 1;
-        if (y <= pos_i || y > n) {
-            PyErr_SetString(PyExc_ValueError, "route end out of range");
+    Py_RETURN_NONE;
+}
+
+/* jieba 0.42.1's block pattern re_han_default: [\u4E00-\u9FD5a-zA-Z0-9+#&\._%\-] */
+static inline int
+is_han_block_char(Py_UCS4 c)
+{
+    if (c >= 0x4E00 && c <= 0x9FD5)
+        return 1;
+    if (c >= 128)
+        return 0;
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' ||
+           c == '#' || c == '&' || c == '.' || c == '_' || c == '%' || c == '-';
+}
+
+/* cut(text, table, logtotal, route, on, off, pos, tags, runs, pos_runs, pos_block): the
+ * whole of Segmenter._cut. Blocks of re_han_default take the best route (from `table`, a
+ * freq_table capsule, or else from calling `route(block)`) and the walk; a block holding
+ * "%" or "-" walks for on/off only and `pos_block(block, pos)` tags it (posseg's own
+ * blocks). Between blocks every character is a token of its own, except "\r\n", which is
+ * one (re_skip_default), tagged "x". */
+static PyObject *
+zh_cut(PyObject *self, PyObject *args)
+{
+    PyObject *text, *table, *route_fn, *on, *off, *pos, *tags, *runs, *pos_runs, *pos_block;
+    double logtotal;
+    if (!PyArg_ParseTuple(args, "UOdOOOOOOOO", &text, &table, &logtotal, &route_fn, &on, &off, &pos,
+                          &tags, &runs, &pos_runs, &pos_block))
+        return NULL;
+    if (check_outputs(on, off, pos, tags) < 0)
+        return NULL;
+    FreqTable *t = NULL;
+    if (table != Py_None) {
+        t = PyCapsule_GetPointer(table, "storybench.freq_table");
+        if (!t)
+            return NULL;
+    }
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t *ends = PyMem_Malloc(sizeof(Py_ssize_t) * ((size_t)len + 1));
+    double *score = PyMem_Malloc(sizeof(double) * ((size_t)len + 1));
+    PyObject *x = PyUnicode_FromString("x");
+    if (ends == NULL || score == NULL || x == NULL) {
+        PyMem_Free(ends); PyMem_Free(score); Py_XDECREF(x);
+        return x == NULL ? NULL : PyErr_NoMemory();
+    }
+    int text_out = on != Py_None || off != Py_None;
+    Py_ssize_t i = 0;
+    while (i < len) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (is_han_block_char(c)) {
+            Py_ssize_t e = i + 1, special = 0;
+            while (e < len) {
+                Py_UCS4 d = PyUnicode_READ(kind, data, e);
+                if (!is_han_block_char(d))
+                    break;
+                e++;
+            }
+            if (pos != Py_None)
+                for (Py_ssize_t k = i; k < e && !special; k++) {
+                    Py_UCS4 d = PyUnicode_READ(kind, data, k);
+                    special = d == '%' || d == '-';
+                }
+            Py_ssize_t n = e - i;
+            PyObject *blk = NULL;
+            if (t != NULL) {
+                route_core(t, kind, data, i, n, logtotal, ends, score);
+            } else {
+                blk = PyUnicode_Substring(text, i, e);
+                PyObject *list = blk ? PyObject_CallOneArg(route_fn, blk) : NULL;
+                int r = list ? ends_from_list(list, n, ends) : -1;
+                Py_XDECREF(list);
+                if (r < 0)
+                    goto error_blk;
+            }
+            if (special) {
+                if (text_out && walk_core(text, i, n, ends, on, off, Py_None, tags, runs, pos_runs, x) < 0)
+                    goto error_blk;
+                if (blk == NULL && (blk = PyUnicode_Substring(text, i, e)) == NULL)
+                    goto error;
+                PyObject *res = PyObject_CallFunctionObjArgs(pos_block, blk, pos, NULL);
+                if (res == NULL)
+                    goto error_blk;
+                Py_DECREF(res);
+            } else if (walk_core(text, i, n, ends, on, off, pos, tags, runs, pos_runs, x) < 0) {
+                goto error_blk;
+            }
+            Py_XDECREF(blk);
+            i = e;
+            continue;
+        error_blk:
+            Py_XDECREF(blk);
             goto error;
         }
-        if (y - pos_i == 1) {
-            if (buf_start < 0)
-                buf_start = pos_i;
-            if (off != Py_None) {
-                Py_UCS4 c = PyUnicode_READ(kind, data, pos_i);
-                if (is_eng(c)) {
-                    if (eng_start < 0)
-                        eng_start = pos_i;
-                } else {
-                    if (eng_start >= 0) {
-                        if (append_new(off, PyUnicode_Substring(blk, eng_start, pos_i)) < 0)
-                            goto error;
-                        eng_start = -1;
-                    }
-                    if (append_new(off, PyUnicode_Substring(blk, pos_i, pos_i + 1)) < 0)
-                        goto error;
-                }
-            }
-        } else {
-            PyObject *word = PyUnicode_Substring(blk, pos_i, y);
-            if (word == NULL)
-                goto error;
-            if (off != Py_None) {
-                if (eng_start >= 0) {
-                    if (append_new(off, PyUnicode_Substring(blk, eng_start, pos_i)) < 0) {
-                        Py_DECREF(word);
-                        goto error;
-                    }
-                    eng_start = -1;
-                }
-                if (PyList_Append(off, word) < 0) {
-                    Py_DECREF(word);
-                    goto error;
-                }
-            }
-            if (buf_start >= 0) {
-                if (flush_run(blk, buf_start, pos_i, on, pos, tags, runs, pos_runs, x) < 0) {
-                    Py_DECREF(word);
-                    goto error;
-                }
-                buf_start = -1;
-            }
-            if (on != Py_None && PyList_Append(on, word) < 0) {
-                Py_DECREF(word);
-                goto error;
-            }
-            if (pos != Py_None && append_tagged(pos, tags, word, x) < 0) {
-                Py_DECREF(word);
-                goto error;
-            }
-            Py_DECREF(word);
-        }
-        pos_i = y;
-    }
-    if (off != Py_None && eng_start >= 0) {
-        if (append_new(off, PyUnicode_Substring(blk, eng_start, n)) < 0)
+        Py_ssize_t e = (c == '\r' && i + 1 < len && PyUnicode_READ(kind, data, i + 1) == '\n') ? i + 2 : i + 1;
+        PyObject *tok = PyUnicode_Substring(text, i, e);
+        if (tok == NULL)
             goto error;
+        int r = 0;
+        if (on != Py_None)
+            r = PyList_Append(on, tok);
+        if (r == 0 && off != Py_None)
+            r = PyList_Append(off, tok);
+        if (r == 0 && pos != Py_None)
+            r = append_new(pos, PyTuple_Pack(2, tok, x));
+        Py_DECREF(tok);
+        if (r < 0)
+            goto error;
+        i = e;
     }
-    if (buf_start >= 0 && flush_run(blk, buf_start, n, on, pos, tags, runs, pos_runs, x) < 0)
-        goto error;
-    Py_DECREF(x);
+    PyMem_Free(ends); PyMem_Free(score); Py_DECREF(x);
     Py_RETURN_NONE;
 error:
-    Py_DECREF(x);
+    PyMem_Free(ends); PyMem_Free(score); Py_DECREF(x);
     return NULL;
 }
 
@@ -943,6 +1094,8 @@ static PyMethodDef methods[] = {
     {"freq_table", zh_freq_table, METH_VARARGS, "freq_table(freq) -> capsule: FREQ copied for route_table"},
     {"route_table", zh_route_table, METH_VARARGS,
      "route_table(table, block, logtotal) -> ends: `route` over a freq_table"},
+    {"cut", zh_cut, METH_VARARGS,
+     "cut(text, table, logtotal, route, on, off, pos, tags, runs, pos_runs, pos_block): Segmenter._cut"},
     {"walk", zh_walk, METH_VARARGS,
      "walk(block, ends, on, off, pos, tags, runs, pos_runs): tokens along a route"},
     {"posseg_tables", zh_posseg_tables, METH_VARARGS,

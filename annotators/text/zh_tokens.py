@@ -16,10 +16,11 @@ Backends differ only in who computes the route and the HMM re-segmentation:
   the reference. The reference itself is checked the same way against `jieba.lcut`, and falls
   back to calling `lcut` twice if this module's one-pass cut ever disagrees.
 
-Whichever backend runs, the walk along the route (and, for the reference, the route itself)
-runs in the optional native module `_zhcut` (C, built at install time when a compiler is
-there), only after it gives exactly the pure-Python walk's tokens, tags and routes on every
-canary text; otherwise (or with STORYBENCH_ZH_NATIVE=0) the pure-Python code runs.
+Whichever backend runs, the whole cut (jieba's blocks, the walk along the route and, for the
+reference, the route itself) runs in the optional native module `_zhcut` (C, built at install
+time when a compiler is there), only after it gives exactly the pure-Python cut's tokens, tags
+and routes on every canary text; otherwise (or with STORYBENCH_ZH_NATIVE=0) the pure-Python
+code runs.
 
 `auto` (the default) picks `jieba_next` when it is installed and passes, else `jieba`. Only the
 backend in use is loaded (the accelerated one never loads jieba's dictionary a second time).
@@ -244,6 +245,14 @@ class Segmenter:
     def _cut(self, text: str, on: list | None, off: list | None, pos: list | None = None) -> None:
         if pos is not None:
             self._tagging()
+        if self.native is not None:
+            # the whole cut in C: blocks, the route (its own table when the route is the
+            # native one, else a call of the backend's route per block), the walk
+            route = self._route
+            self.native.cut(text, getattr(route, "table", None), getattr(route, "logtotal", 0.0), route,
+                            on, off, pos, self._pos[0] if pos is not None else None,
+                            self._runs, self._pos_runs, self._pos_block)
+            return
         for blk in RE_HAN.split(text):
             if not blk:
                 continue
@@ -491,6 +500,7 @@ def _native_route(freq: dict, total: int, native):
     def native_route(block: str) -> list[int]:
         return route_table(table, block, logtotal)
 
+    native_route.table, native_route.logtotal = table, logtotal  # for the native cut's own route
     return native_route
 
 

@@ -43,6 +43,7 @@ def _texts():
         "Tom和Jerry在2号楼302室打了一下午的电子游戏🎮，还吃了3.14个派。",
         "  空格   和\t制表符\r\n换行 也要 一样 处理。abc-def_ghi 甲-三七%", "", "x", "一", "。。。",
         "阿卜杜勒·拉赫曼和欧阳娜娜在长江大桥上看日出",
+        "a\r\nb\r\r\n c\u3000d%e-f 3.5% x-y 一-二 \U0001f600\t\n\r", "\r\n", "%%--", "中文%中文-ab\x00",
     ]
     for path in sorted((SHARED_DATA / "lot").glob("*.jsonl"))[:3]:
         for line in path.read_text(encoding="utf-8").splitlines()[:60]:
@@ -62,8 +63,12 @@ def test_native_cut_equals_the_python_cut(backend):
     fast = zh_tokens.load(backend)
     assert fast.native is not None
     python = _python_segmenter()
+    called = _python_segmenter()  # the native cut over a route it must call (no native table)
+    assert called.use_native(_module()) is None
     for text in _texts():
-        assert fast.cut_all(text) == python.cut_all(text), text[:40]
+        want = python.cut_all(text)
+        assert fast.cut_all(text) == want, text[:40]
+        assert called.cut_all(text) == want, text[:40]
 
 
 def test_native_route_equals_jiebas_route():
@@ -110,13 +115,19 @@ def test_the_stored_viterbi_paths_are_jiebas_and_a_wrong_one_refuses_the_native_
 
 
 class _Broken:
-    """A native module whose walk drops the last token of every block."""
+    """A native module whose walk drops the last token of every block (and cut, of every text)."""
 
     def __init__(self, real):
         self.real = real
 
     def walk(self, blk, route, on, off, pos, tags, runs, pos_runs):
         self.real.walk(blk, route, on, off, pos, tags, runs, pos_runs)
+        for out in (on, off):
+            if out:
+                out.pop()
+
+    def cut(self, text, table, logtotal, route, on, off, pos, tags, runs, pos_runs, pos_block):
+        self.real.cut(text, table, logtotal, route, on, off, pos, tags, runs, pos_runs, pos_block)
         for out in (on, off):
             if out:
                 out.pop()
