@@ -27,7 +27,7 @@ def _story_tokens(story: PreparedStory) -> list[tuple[str, ...]] | None:
 
 def _story_tagged(story: PreparedStory) -> tuple[tuple[str, str], ...] | None:
     """The prepared story's `jieba.posseg` pairs, if they cover it."""
-    if story.pos_tokens and "".join(next(zip(*story.pos_tokens))) == story.joined:
+    if story.pos_tokens and "".join([pair[0] for pair in story.pos_tokens]) == story.joined:
         return story.pos_tokens
     return None
 

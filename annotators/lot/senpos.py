@@ -48,11 +48,12 @@ class SenPosConfig:
                 "in the LongLM export)"})
 
 
-def _removable(story: PreparedStory, start: int, end: int, config: SenPosConfig) -> list[int]:
-    """Sentences of window [start, end) that may be removed (none if the window is too small)."""
+def _removable(han: list[int], start: int, end: int, config: SenPosConfig) -> list[int]:
+    """Sentences of window [start, end) that may be removed (none if the window is too small);
+    `han`: each sentence's Han character count."""
     if end - start - 2 < config.min_candidates:
         return []
-    return [k for k in range(start + 1, end - 1) if han_count(story.sentences[k]) >= config.min_removed_han]
+    return [k for k in range(start + 1, end - 1) if han[k] >= config.min_removed_han]
 
 
 def _pieces(counts: list[int], breaks: tuple[int, ...], max_words: int, max_sentences: int) -> list[tuple[int, int]]:
@@ -72,13 +73,17 @@ def _pieces(counts: list[int], breaks: tuple[int, ...], max_words: int, max_sent
     return pieces
 
 
-def windows(story: PreparedStory, config: SenPosConfig = SenPosConfig()) -> list[tuple[int, int]]:
-    """The [start, end) sentence ranges of the text's SenPos windows, in order."""
+def windows(story: PreparedStory, config: SenPosConfig = SenPosConfig(), han: list[int] | None = None
+            ) -> list[tuple[int, int]]:
+    """The [start, end) sentence ranges of the text's SenPos windows, in order (`han`: each
+    sentence's Han character count, counted here when not given)."""
     n = len(story.sentences)
+    if han is None:
+        han = [han_count(s) for s in story.sentences]
     if not story.breaks and n <= config.max_candidates + 2 and sum(map(len, story.sentences)) < config.max_words:
         # one paragraph of fewer characters than the word limit: fewer words too (a word has
         # at least one character), so the whole text is the one possible window
-        return [(0, n)] if _removable(story, 0, n, config) else []
+        return [(0, n)] if _removable(han, 0, n, config) else []
     counts = [count_words(w) for w in story.words]
     out: list[tuple[int, int]] = []
     current: tuple[int, int] | None = None
@@ -95,7 +100,7 @@ def windows(story: PreparedStory, config: SenPosConfig = SenPosConfig()) -> list
             current, current_words = (a, b), words
         else:
             current, current_words = (current[0], b), current_words + words
-        if _removable(story, *current, config):
+        if _removable(han, *current, config):
             out.append(current)
             current = None
     return out
@@ -104,7 +109,8 @@ def windows(story: PreparedStory, config: SenPosConfig = SenPosConfig()) -> list
 def build_senpos(story: PreparedStory, split: str, *, seed: int,
                  config: SenPosConfig = SenPosConfig()) -> list[SenPosBuilt] | Drop:
     """[SenPosBuilt(example, story, removed sentence index, window)] per window, or Drop."""
-    found = windows(story, config)
+    han = [han_count(s) for s in story.sentences]
+    found = windows(story, config, han)
     if not found:
         n_words = sum(count_words(w) for w in story.words)
         return Drop("no_removable_sentence",
@@ -115,7 +121,7 @@ def build_senpos(story: PreparedStory, split: str, *, seed: int,
     built = []
     for start, end in found:
         key = (story.story_id,) if whole else (story.story_id, start)
-        k = rng_for(seed, "senpos", *key).choice(_removable(story, start, end, config))
+        k = rng_for(seed, "senpos", *key).choice(_removable(han, start, end, config))
         rest = [story.sentences[i] for i in range(start, end) if i != k]
         ex = SenPosExample(
             example_id=stable_id("senpos", story.story_id, k), story_id=story.story_id, split=split,

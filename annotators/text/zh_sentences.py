@@ -9,29 +9,22 @@ one into its next), until none is short or one sentence is left.
 """
 from __future__ import annotations
 
+import re
+
 from annotators.text.zh_clean import han_count
 
 TERMINATORS = "。！？；…!?;"
 CLOSERS = "”’」』）)】》\"'"
 
 
+# a piece: everything up to a run of terminators and the closers that follow it, or the rest
+_PIECE = re.compile("[^{t}]*[{t}]+[{c}]*|[^{t}]+\\Z".format(t="".join(map(re.escape, TERMINATORS)),
+                                                           c="".join(map(re.escape, CLOSERS))), re.S)
+
+
 def _raw_pieces(paragraph: str) -> list[str]:
     """Split one paragraph after each run of terminators and the closers that follow it."""
-    pieces: list[str] = []
-    start, i, n = 0, 0, len(paragraph)
-    while i < n:
-        if paragraph[i] not in TERMINATORS:
-            i += 1
-            continue
-        while i < n and paragraph[i] in TERMINATORS:
-            i += 1
-        while i < n and paragraph[i] in CLOSERS:
-            i += 1
-        pieces.append(paragraph[start:i])
-        start = i
-    if start < n:
-        pieces.append(paragraph[start:])
-    return [p for p in pieces if p.strip()]
+    return [p for p in _PIECE.findall(paragraph) if not p.isspace()]
 
 
 def merge_short(sentences: list[str], min_han: int = 10) -> list[str]:
@@ -64,14 +57,14 @@ def _merge_short_flagged(sentences: list[str], starts: list[bool], min_han: int)
     (the first into its next), carrying each sentence's paragraph-start flag (the kept
     neighbour's)."""
     out, flags = list(sentences), list(starts)
+    han = [han_count(s) for s in out]  # a merge's count is the sum of its parts'
     i = 0
     while len(out) > 1 and i < len(out):
-        if han_count(out[i]) >= min_han:
+        if han[i] >= min_han:
             i += 1
             continue
-        if i == 0:
-            out[0:2], flags[0:2] = [out[0] + out[1]], [flags[0]]
-        else:
-            out[i - 1 : i + 1], flags[i - 1 : i + 1] = [out[i - 1] + out[i]], [flags[i - 1]]
+        j = 0 if i == 0 else i - 1  # merge out[j] and out[j + 1], keeping out[j]'s flag
+        out[j:j + 2], flags[j:j + 2], han[j:j + 2] = [out[j] + out[j + 1]], [flags[j]], [han[j] + han[j + 1]]
+        if i:
             i -= 1
     return out, flags
