@@ -31,7 +31,7 @@ def _context(story: PreparedStory, indices: Iterable[int], removed: int | None) 
     keep = [i for i in indices if i != removed]
     kept_words = [story.words[i] for i in keep]
     return {"chars": sum(len(story.sentences[i]) for i in keep), "words": sum(map(len, kept_words)),
-            "sents": len(keep), "vocab": set().union(*kept_words)}
+            "sents": len(keep), "vocab": kept_words}
 
 
 def example_stats(task: str, story: PreparedStory, *, removed: int | None = None,
@@ -39,14 +39,15 @@ def example_stats(task: str, story: PreparedStory, *, removed: int | None = None
                   candidates: int = 0, title_words: Sequence[str] = (),
                   phrase_words: Sequence[Sequence[str]] = ()) -> dict[str, Any]:
     """Per-example numbers; `extra_texts` are averaged (ClozeT: both candidates). The story's,
-    the title's and the outline's words come in already cut (PreparedStory, the outline)."""
+    the title's and the outline's words come in already cut (PreparedStory, the outline).
+    `vocab` is the list of the example's word sequences (Table3Accumulator adds them to its
+    set: no set is built per example)."""
     stats = _context(story, range(len(story.sentences)) if indices is None else indices, removed)
     jieba_words = get_tokenizer("jieba")
     extra = [jieba_words.tokens(t) for t in extra_texts]
     if removed is not None and not extra:
         extra = [list(story.words[removed])]
-    for ws in [*extra, *phrase_words, title_words]:
-        stats["vocab"].update(ws)
+    stats["vocab"] = [*stats["vocab"], *extra, *phrase_words, title_words]
     stats["extra"] = sum(len(ws) for ws in extra) / len(extra) if extra else 0.0
     if phrase_words:
         stats["extra"] = float(sum(len(ws) for ws in phrase_words))
@@ -63,7 +64,7 @@ class Table3Accumulator:
 
     def add(self, stats: dict[str, Any]) -> "Table3Accumulator":
         self.n += 1
-        self.vocab |= stats["vocab"]
+        self.vocab.update(*stats["vocab"])
         for key in ("chars", "words", "sents", "extra", "candidates", "phrases", "title"):
             self.sums[key] = self.sums.get(key, 0) + stats[key]
         return self

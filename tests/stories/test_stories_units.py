@@ -170,6 +170,22 @@ def test_shingles_and_jaccard():
     assert round(jaccard(shingles(TEXT_01, 5), shingles(TEXT_06, 5)), 3) == 0.939
 
 
+def test_bands_rows_are_the_bands_datasketch_picks():
+    """bands_rows computes datasketch's choice itself (exact quadrature, no scipy import):
+    the same (b, r) as MinHashLSH's over thresholds and permutation counts."""
+    from datasketch import MinHashLSH
+
+    for threshold in (0.3, 0.5, 0.7, 0.8, 0.85, 0.9, 0.95):
+        for num_perm in (16, 64, 128, 256):
+            try:
+                lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+            except ValueError:  # one band: refused by both
+                with pytest.raises(ValueError, match="b < 2"):
+                    bands_rows(threshold, num_perm)
+                continue
+            assert bands_rows(threshold, num_perm) == (lsh.b, lsh.r), (threshold, num_perm)
+
+
 def test_near_copies_share_a_band_and_unrelated_stories_do_not():
     b, r = bands_rows(0.8, 128)
     assert b * r <= 128
