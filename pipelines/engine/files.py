@@ -461,20 +461,29 @@ def _merged_records(segment_lists) -> Iterable[Any]:
 
 def _group_shards(runs, shards, shard_of, label: str = "", splits: tuple[str, ...] | None = None):
     """(shard, [segment lists]) for every shard, runs grouped by shard (empty shards included;
-    with `splits`, shards are (split, index) and every listed split has its shards)."""
+    with `splits`, shards are (split, index) and every listed split has its shards). `shards`
+    is the list of shards, or (a side input, its function giving the number of shards)."""
     if isinstance(shards, list):
         seeds = runs.pipeline | f"Seeds{label}" >> beam.Create([(s, None) for s in shards])
         parts = runs | f"Segments{label}" >> beam.FlatMap(_shard_segments, lambda b: shard_of(b, None))
     else:
+        side, count_of = shards
         seeds = runs.pipeline | f"One{label}" >> beam.Create([None]) | f"Seeds{label}" >> beam.FlatMap(
-            lambda _, n: [((sp, i) if splits is not None else i, None) for sp in (splits or (None,))
-                          for i in range(n)], shards)
+            lambda _, sizes: [((sp, i) if splits is not None else i, None) for sp in (splits or (None,))
+                              for i in range(count_of(sizes))], side)
         parts = runs | f"Segments{label}" >> beam.FlatMap(
-            lambda run, n: _shard_segments(run, lambda b: shard_of(b, n)), shards)
+            lambda run, sizes: _shard_segments(run, lambda b, n=count_of(sizes): shard_of(b, n)), side)
     return (parts, seeds) | f"Join{label}" >> beam.Flatten() | f"Group{label}" >> beam.GroupByKey()
 
 
-def _delete_folder(_, folder: str) -> None:
+def after_all(pcoll, label: str, fn: Callable, *args):
+    """`fn(elements of pcoll, *args)` once, when every element of `pcoll` is there: a side-input
+    barrier (four transforms, where a global Count is ten; its elements are few and small)."""
+    return (pcoll.pipeline | f"{label}Once" >> beam.Create([None])
+            | label >> beam.FlatMap(lambda _, done, *a: fn(done, *a), beam.pvalue.AsList(pcoll), *args))
+
+
+def _delete_folder(_, folder: str) -> list:
     """Delete the spilled runs once every shard that reads them is written."""
     try:
         paths = [m.path for m in FileSystems.match([join(folder, "*")])[0].metadata_list]
@@ -484,6 +493,7 @@ def _delete_folder(_, folder: str) -> None:
         FileSystems.delete(paths)
     if is_local_path(folder) and os.path.isdir(folder) and not os.listdir(folder):
         os.rmdir(folder)
+    return []
 
 
 class WriteTable(beam.PTransform):
@@ -514,12 +524,13 @@ class WriteTable(beam.PTransform):
         self._splits = (tuple(splits) if splits is not None else DEFAULT_SPLITS) if "split" in schema.names else None
 
     def _count(self, runs):
-        if self._shards:
-            return runs.pipeline | "ShardCount" >> beam.Create([max(1, int(self._shards))])
-        shard_bytes = self._shard_bytes
-        return (runs | "RunBytes" >> beam.Map(lambda run: run.nbytes)
-                | "TableBytes" >> beam.CombineGlobally(sum)
-                | "ShardCount" >> beam.Map(shard_count, shard_bytes))
+        """(a side input, the number of shards from it): the runs' byte estimates, summed by
+        every reader (a few numbers), unless the count is fixed."""
+        fixed, shard_bytes = self._shards, self._shard_bytes
+        if fixed:
+            return beam.pvalue.AsList(runs.pipeline | "NoSizes" >> beam.Create([])), lambda _: max(1, int(fixed))
+        sizes = beam.pvalue.AsList(runs | "RunBytes" >> beam.Map(lambda run: run.nbytes))
+        return sizes, lambda nbytes: shard_count(sum(nbytes), shard_bytes)
 
     def expand(self, rows):
         path, schema, key, name, splits = self._path, self._schema, self._key, self._name, self._splits
@@ -540,15 +551,15 @@ class WriteTable(beam.PTransform):
             return [(f"table|{name}", n)] + ([(f"split|{name}|{shard[0]}", n)] if splits is not None else [])
 
         runs = rows | "Key" >> beam.Map(keyed) | "Spill" >> beam.ParDo(_SpillRuns(folder, _row_bytes))
-        count = beam.pvalue.AsSingleton(self._count(runs))
+        count = self._count(runs)
         if splits is None:
             grouped = _group_shards(runs, count, lambda bucket, n: bucket % n)
         else:
             grouped = _group_shards(runs, count, lambda bucket, n: (bucket[0], bucket[1] % n),
                                     splits=tuple(dict.fromkeys(hf_split(x) for x in splits)))
-        written = grouped | "Write" >> beam.FlatMap(write_shard, count)
-        _ = (written | "Done" >> beam.combiners.Count.Globally()
-             | "DeleteSpill" >> beam.Map(_delete_folder, folder))
+        count_of = count[1]
+        written = grouped | "Write" >> beam.FlatMap(lambda item, sizes: write_shard(item, count_of(sizes)), count[0])
+        _ = after_all(written, "DeleteSpill", _delete_folder, folder)
         return written
 
 
@@ -598,8 +609,7 @@ class WriteJsonlGroups(beam.PTransform):
                 | "Spill" >> beam.ParDo(_SpillRuns(folder, None)))
         written = (_group_shards(runs, [json.dumps(g) for g in self._groups], lambda bucket, _: bucket)
                    | "Write" >> beam.Map(write_group))
-        _ = (written | "Done" >> beam.combiners.Count.Globally()
-             | "DeleteSpill" >> beam.Map(_delete_folder, folder))
+        _ = after_all(written, "DeleteSpill", _delete_folder, folder)
         return written
 
 
@@ -660,8 +670,7 @@ class ExportFromTable(beam.PTransform):
                     f.close()
             return [(f"jsonl|{label}/{_file_name(path_for(k))}", counts[k]) for k in keys]
 
-        return (written | "Written" >> beam.combiners.Count.Globally()
-                | "Write" >> beam.FlatMap(write_files))
+        return after_all(written, "Write", write_files)
 
 
 class ExportLinesFromTable(ExportFromTable):
