@@ -96,6 +96,10 @@ def bands_rows(threshold: float, num_perm: int) -> tuple[int, int]:
     is refused, as MinHashLSH refuses it."""
     from numpy.polynomial.legendre import leggauss
 
+    if not 0.0 <= threshold <= 1.0:  # MinHashLSH's own checks, with its words
+        raise ValueError(f"threshold must be in [0.0, 1.0], not {threshold}")
+    if num_perm < 2:
+        raise ValueError(f"Too few permutation functions ({num_perm})")
     x, w = leggauss(num_perm // 2 + 2)
     below = (threshold / 2 * (x + 1), w * threshold / 2)
     above = (threshold + (1 - threshold) / 2 * (x + 1), w * (1 - threshold) / 2)

@@ -185,7 +185,7 @@ def test_a_run_that_fails_leaves_the_previous_output_untouched(tmp_path):
     out = tmp_path / "out"
     stories.run(["--input", f"{DUMPS}/*", "--output", str(out)])
     before = files_under(out)
-    with pytest.raises(Exception, match="threshold must be in"):  # found by datasketch when the job runs
+    with pytest.raises(Exception, match="threshold must be in"):  # found by near_dup.bands_rows when the job runs
         stories.run(["--input", f"{DUMPS}/*", "--output", str(out), "--near_dup_threshold", "1.5"])
     assert files_under(out) == before
 

@@ -184,6 +184,11 @@ def test_bands_rows_are_the_bands_datasketch_picks():
                     bands_rows(threshold, num_perm)
                 continue
             assert bands_rows(threshold, num_perm) == (lsh.b, lsh.r), (threshold, num_perm)
+    for threshold, num_perm in ((1.5, 128), (-0.1, 128), (0.8, 1)):  # refused by both, before any work
+        with pytest.raises(ValueError):
+            MinHashLSH(threshold=threshold, num_perm=num_perm)
+        with pytest.raises(ValueError, match="threshold must be in|Too few"):
+            bands_rows(threshold, num_perm)
 
 
 def test_near_copies_share_a_band_and_unrelated_stories_do_not():
