@@ -304,9 +304,31 @@ class Leaks(beam.PTransform):
         triples = [rows | f"LeakTriple{i}" >> beam.Map(
             lambda r, groups: (splits.group_key(r.row["story_id"], groups), (r.task, r.row["story_id"], r.row["split"])),
             groups=self._groups) for i, rows in enumerate(producers)]
-        return (triples | "LeakTriples" >> beam.Flatten() | "LeakGroups" >> beam.GroupByKey()
+        return (triples | "LeakTriples" >> beam.Flatten() | "LeakGroups" >> beam.CombinePerKey(_GatherTriples())
                 | "GroupLeaks" >> beam.Map(lambda kv, groups: splits.keyed_group_leaks(*kv, groups), groups=self._groups)
                 | "SumLeaks" >> beam.CombineGlobally(_SumLeaks()))
+
+
+class _GatherTriples(beam.CombineFn):
+    """A group's (task, story, split) triples, gathered where they are made first (the rows
+    of one story's tasks, and of its near-duplicates, often share a bundle), so the shuffle
+    carries a list per group and bundle instead of one element per written example."""
+
+    def create_accumulator(self):
+        return []
+
+    def add_input(self, acc, triple):
+        acc.append(triple)
+        return acc
+
+    def merge_accumulators(self, accs):
+        out = []
+        for acc in accs:
+            out.extend(acc)
+        return out
+
+    def extract_output(self, acc):
+        return acc
 
 
 class _SumLeaks(beam.CombineFn):

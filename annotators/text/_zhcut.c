@@ -1086,6 +1086,27 @@ zh_common_keys(PyObject *self, PyObject *args)
     return PyLong_FromSsize_t(common);
 }
 
+/* han_count(text) -> the number of characters of annotators.text.zh_clean.HAN
+ * (U+3400-U+4DBF, U+4E00-U+9FFF, U+F900-U+FAFF) in text. */
+static PyObject *
+zh_han_count(PyObject *self, PyObject *arg)
+{
+    if (!PyUnicode_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "han_count takes a str");
+        return NULL;
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(arg), count = 0;
+    int kind = PyUnicode_KIND(arg);
+    if (kind == PyUnicode_1BYTE_KIND)
+        return PyLong_FromLong(0);
+    const void *data = PyUnicode_DATA(arg);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        count += (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xF900 && c <= 0xFAFF);
+    }
+    return PyLong_FromSsize_t(count);
+}
+
 static PyMethodDef methods[] = {
     {"oph", zh_oph, METH_VARARGS, "oph(chars, n, bins, seed) -> bytes: near_dup.oph_of_codes of the code points"},
     {"shingle_keys", zh_shingle_keys, METH_VARARGS,
@@ -1094,6 +1115,7 @@ static PyMethodDef methods[] = {
     {"freq_table", zh_freq_table, METH_VARARGS, "freq_table(freq) -> capsule: FREQ copied for route_table"},
     {"route_table", zh_route_table, METH_VARARGS,
      "route_table(table, block, logtotal) -> ends: `route` over a freq_table"},
+    {"han_count", zh_han_count, METH_O, "han_count(text) -> how many characters of zh_clean.HAN it holds"},
     {"cut", zh_cut, METH_VARARGS,
      "cut(text, table, logtotal, route, on, off, pos, tags, runs, pos_runs, pos_block): Segmenter._cut"},
     {"walk", zh_walk, METH_VARARGS,

@@ -7,6 +7,7 @@ Spaces between two Latin words survive ("Harry Potter"); decimals ("3.5") are un
 """
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 
@@ -26,9 +27,29 @@ _MANY_BLANK_LINES = re.compile(r"\n\s*\n+")
 _DASHES = re.compile(r"[－—]{2,}|-{2,}")
 
 
-def han_count(text: str) -> int:
+def python_han_count(text: str) -> int:
     """Number of Chinese (Han) characters in `text`."""
     return sum(map(len, _HAN_RUN.findall(text)))
+
+
+def _native_han_count():
+    """The native module's `han_count` (one C scan, no match objects) once it counts exactly
+    as `python_han_count` on the ranges' edges; else None (not built, or STORYBENCH_ZH_NATIVE=0)."""
+    if os.environ.get("STORYBENCH_ZH_NATIVE", "1") == "0":
+        return None
+    try:
+        from annotators.text._zhcut import han_count as native
+    except ImportError:
+        return None
+    edges = [chr(c) for lo, hi in ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF))
+             for c in (lo - 1, lo, hi, hi + 1)]
+    probes = ["", "abc", "é", "一个星期天，小狗熊。", "".join(edges), "\U00020000\U0001f600中", *edges]
+    return native if all(native(t) == python_han_count(t) for t in probes) else None
+
+
+# Number of Chinese (Han) characters in a text: the native count when built and proven equal
+# (about 10x faster; SenPos and sentence merging call it per sentence), else python_han_count.
+han_count = _native_han_count() or python_han_count
 
 
 def han_ratio(text: str) -> float:

@@ -232,3 +232,25 @@ def test_jieba_next_takes_the_native_table_route_when_it_walks_alike():
     reference = zh_tokens.load("jieba")
     assert [seg.cut_all(b)[0] for b in blocks] == [reference.cut_all(b)[0] for b in blocks]
     assert zh_tokens._path([3, 1, 3, 3, 4, 6, 7, 8, 8, 0], 9) == [3, 4, 6, 8]
+
+
+def test_native_han_count_counts_as_the_regex_does():
+    """zh_clean.han_count is the C count when built (SenPos and sentence merging call it per
+    sentence); it must equal the regex count on every kind of character, edges included."""
+    from annotators.text import zh_clean
+
+    assert zh_clean.han_count is _module().han_count
+    rng = random.Random(3)
+    pool = [chr(c) for lo, hi in ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF))
+            for c in (lo - 1, lo, lo + 1, hi - 1, hi, hi + 1)] + list("ab 。，\n\x00é") + ["\U00020000", "\U0001f600"]
+    for _ in range(3000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 25)))
+        assert zh_clean.han_count(text) == zh_clean.python_han_count(text), text
+
+
+def test_han_count_without_the_native_module(monkeypatch):
+    from annotators.text import zh_clean
+
+    monkeypatch.setenv("STORYBENCH_ZH_NATIVE", "0")
+    assert zh_clean._native_han_count() is None
+    assert zh_clean.python_han_count("一个abc\u4dbf") == 3
