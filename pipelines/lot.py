@@ -91,54 +91,67 @@ class _Table3Merge(_Table3):
         return acc.merge(other)
 
 
+def _compact_map(pairs, label: str):
+    """(key, value) pairs -> a one-element PCollection of their CompactMap (read it with
+    `_as_compact`)."""
+    return pairs | f"{label}List" >> Gather() | f"{label}Map" >> beam.Map(lambda kv: CompactMap(dict(kv)))
+
+
+def _as_compact(compact_map):
+    """A `_compact_map` as an AsSingleton side input: every bundle that reads it decodes and
+    weighs one blob instead of a dict of every entry (annotators.core.compact)."""
+    return beam.pvalue.AsSingleton(compact_map, default_value=CompactMap())
+
+
 def _compact_side_input(pairs, label: str):
-    """(key, value) pairs -> an AsSingleton CompactMap side input: every bundle that reads it
-    decodes and weighs one blob instead of a dict of every entry (annotators.core.compact)."""
-    return beam.pvalue.AsSingleton(pairs | f"{label}List" >> Gather()
-                                   | f"{label}Map" >> beam.Map(lambda kv: CompactMap(dict(kv))),
-                                   default_value=CompactMap())
+    """(key, value) pairs -> an AsSingleton CompactMap side input (`_compact_map`)."""
+    return _as_compact(_compact_map(pairs, label))
 
 
 class ParseStories(beam.PTransform):
-    """(input_id, raw line | parquet row) -> (PreparedStory, kept story records): parse, keep
-    the earliest of equal texts then of equal ids, prepare.
+    """(input_id, raw line | parquet row) -> (PreparedStory, near-duplicate inputs): parse,
+    keep the earliest of equal texts then of equal ids, prepare.
 
     The dedup shuffles carry only small keys (StoryKey: text hash, input id, story id), never
     the stories: the stories are read a second time (`reread`, else the same input again) and
     those that lost a dedup are left out there, so no shuffle or buffer ever holds the corpus.
-    The kept records (parsed, not prepared) come from two more reads, {"keys", "texts"}: the
-    near-duplicate groups are computed from them, and every prepared story's step takes those
-    groups as a side input, so they must not come out of the same fused stage as the prepared
-    stories (NearDuplicateGroups says why it reads twice).
+    The near-duplicate groups come from {"bands": (LSH band, input id) of every parsed story,
+    made where it is first parsed, with "dropped" (the input ids a dedup dropped, a side
+    input); "texts": the kept records, read once more}: every prepared story's step takes
+    those groups as a side input, so they must not come out of the same fused stage as the
+    prepared stories (NearDuplicateGroups says why the texts are read apart).
     """
 
-    def __init__(self, report, config: StoryConfig, reread=None, outline_method: str = "posrake"):
+    def __init__(self, report, config: StoryConfig, reread=None, outline_method: str = "posrake",
+                 near_dup: NearDupConfig = None):
         super().__init__()
         self._report, self._config, self._reread = report, config, reread
         self._outline_method = outline_method
+        self._near_dup = near_dup or LOT_NEAR_DUP
 
     def expand(self, raw):
-        report, cfg = self._report, self._config
-        parsed = raw | report.stage("parse", lambda e: steps.one(steps.story_key(parse_story_record(*e), cfg)))
+        report, cfg, near = self._report, self._config, self._near_dup
+        keyed = raw | report.stage("parse", lambda e: steps.one(steps.story_key_bands(parse_story_record(*e), cfg, near)))
+        parsed = keyed | "Keys" >> beam.Map(lambda kb: kb[0])
+        bands = keyed | "BandIds" >> beam.FlatMap(lambda kb: [(band, kb[0].input_id) for band in kb[1]])
         by_text = parsed | "KeyText" >> beam.Map(lambda k: (k.text_key, k)) | "GroupText" >> beam.GroupByKey()
         unique, text_dups = by_text | Stage("dedup_text", steps.dedup_step("text", "exact_duplicate"), grouped=True,
                                             report=report, with_rejects=True)
         by_id = unique | "KeyId" >> beam.Map(lambda k: (k.story_id, k)) | "GroupId" >> beam.GroupByKey()
         _, id_dups = by_id | Stage("dedup_id", steps.dedup_step("story_id", "duplicate_id"), grouped=True,
                                    report=report, with_rejects=True)
-        dropped = _compact_side_input((text_dups, id_dups) | "Dropped" >> beam.Flatten()
-                                      | "DroppedIds" >> beam.Map(lambda r: (r["input_id"], True)), "Dropped")
+        dropped_map = _compact_map((text_dups, id_dups) | "Dropped" >> beam.Flatten()
+                                   | "DroppedIds" >> beam.Map(lambda r: (r["input_id"], True)), "Dropped")
+        dropped = _as_compact(dropped_map)
         again = self._reread("Again") if self._reread else raw
         kept = again | "Reparse" >> beam.FlatMap(steps.kept_records, dropped)
         method = self._outline_method
         prepared = kept | report.stage("prepare", lambda r: steps.one(prepare_story(r, cfg, outline_method=method)),
                                        input_id=lambda r: r["input_id"], setup=zh_tokens.load)
-        records = {}
-        for part in ("keys", "texts"):
-            again = self._reread(f"Dup{part}") if self._reread else raw
-            records[part] = (again | f"Reparse[{part}]" >> beam.FlatMap(steps.kept_records, dropped)
-                             | f"DupText[{part}]" >> beam.Map(steps.near_dup_record, cfg))
-        return prepared, records
+        again = self._reread("Duptexts") if self._reread else raw
+        texts = (again | "Reparse[texts]" >> beam.FlatMap(steps.kept_records, dropped)
+                 | "DupText[texts]" >> beam.Map(steps.near_dup_record, cfg))
+        return prepared, {"bands": bands, "dropped": dropped_map, "texts": texts}
 
 
 class ParseAnnotations(beam.PTransform):
@@ -169,9 +182,12 @@ class NearDuplicateGroups(beam.PTransform):
     by exact shingle Jaccard (skipping pairs already joined) and clustered. Only candidates' texts are
     shuffled, never the corpus.
 
-    The records come from two reads (`{"keys": ..., "texts": ...}`): the texts are matched
-    with the component side input as they are read, which a PCollection that also fed that
-    side input could only do after the runner had buffered all of it."""
+    The inputs (`{"bands", "dropped", "texts"}`, ParseStories): every parsed story's (band,
+    input id) pairs, made where the story was first parsed, the CompactMap of the input ids
+    a dedup dropped (left out of every candidate set) and the kept stories' records from a
+    read of their own: the texts are matched with the component side input as they are read, which a
+    PCollection that also fed that side input could only do after the runner had buffered
+    all of it."""
 
     def __init__(self, config: NearDupConfig):
         super().__init__()
@@ -180,10 +196,8 @@ class NearDuplicateGroups(beam.PTransform):
     def expand(self, reads):
         config = self._config
         component_of = _compact_side_input(
-            reads["keys"] | "BandIds" >> beam.FlatMap(
-                lambda r: [(band, r.node.input_id) for band in band_keys(r.text, config)])
-            | "GroupBands" >> beam.GroupByKey()
-            | "CandidateSets" >> beam.FlatMap(lambda kv: [tuple(sorted(set(kv[1])))] if len(set(kv[1])) > 1 else [])
+            reads["bands"] | "GroupBands" >> beam.GroupByKey()
+            | "CandidateSets" >> beam.FlatMap(steps.candidate_set, _as_compact(reads["dropped"]))
             | "DistinctSets" >> beam.Distinct() | "AllSets" >> Gather()
             | "Components" >> beam.FlatMap(lambda sets: sorted(id_components(sets).items())), "ComponentOf")
         return (reads["texts"] | "CandidateTexts" >> beam.FlatMap(

@@ -8,7 +8,7 @@ Table 3 stats), SenPos examples until reviewed, OutGen rows with their outline a
 from __future__ import annotations
 
 import json
-from typing import Any, NamedTuple
+from typing import Any, Iterable, NamedTuple
 
 from annotators.core.dedup import keep_first
 from annotators.core.metrics import prf
@@ -22,7 +22,7 @@ from annotators.lot.stats import example_stats
 from annotators.lot.splits import SplitPlan, split_by_weights
 from annotators.lot.story import (StoryConfig, exact_duplicate_key, normalize_text, parse_story_record,
                                   whole_story_problem)
-from annotators.core.near_dup import Node
+from annotators.core.near_dup import NearDupConfig, Node, band_keys
 from annotators.core.ids import unit_interval
 
 
@@ -50,6 +50,22 @@ def story_key(record: dict[str, Any] | Drop, config: StoryConfig) -> StoryKey | 
     if isinstance(record, Drop):
         return record
     return StoryKey(record["input_id"], record["story_id"], exact_duplicate_key(record, config))
+
+
+def story_key_bands(record: dict[str, Any] | Drop, config: StoryConfig, near_dup: NearDupConfig
+                    ) -> tuple[StoryKey, tuple[str, ...]] | Drop:
+    """(StoryKey, LSH band keys of its normalised text) of a parsed story, both made where it
+    is first read (a Drop passes through)."""
+    if isinstance(record, Drop):
+        return record
+    return story_key(record, config), tuple(band_keys(normalize_text(record["story"], config.normalize), near_dup))
+
+
+def candidate_set(group: tuple[str, Iterable[str]], dropped) -> list[tuple[str, ...]]:
+    """The sorted distinct input ids of one LSH band group that no dedup dropped, when two or
+    more (a near-duplicate candidate set), else nothing."""
+    ids = sorted({i for i in group[1] if i not in dropped})
+    return [tuple(ids)] if len(ids) > 1 else []
 
 
 def story_order(key: StoryKey) -> tuple:
