@@ -451,20 +451,25 @@ def _write_tasks(rows: dict[str, list], out: str, report: JobReport) -> None:
         written = task_rows | f"Table[{task}]" >> WriteTable(join(out, task), SCHEMAS[task], order, name=task)
         report.tally(written)
         groups = longlm.export_groups(task)
-        report.tally(written | f"Jsonl[{task}]" >> ExportLinesFromTable(
-            join(out, task), groups, order, lambda r, task=task: [(longlm.export_group(task, r), jsonl_line(
-                to_jsonl(task, r))[:-1])], lambda g, task=task: join(out, task, f"{g}.jsonl"), task))
+        files = [f"{g}.jsonl" for g in groups]
         if task in longlm.SOURCE_TARGET_TASKS:
-            report.tally(written | f"SourceTarget[{task}]" >> ExportLinesFromTable(
-                join(out, task), [f"{g}.{end}" for g in groups for end in ("source", "target")], order,
-                lambda r, task=task: _source_target_lines(task, r),
-                lambda f, task=task: join(out, task, f), task, newline_at_end=False))
+            files += [f"{g}.{end}" for g in groups for end in ("source", "target")]
+        # one pass over the written table gives every file: `<group>.jsonl` (a line per
+        # example, newline-ended) and the baselines' `.source`/`.target` (newline-separated)
+        report.tally(written | f"Exports[{task}]" >> ExportLinesFromTable(
+            join(out, task), files, order, lambda r, task=task: _export_lines(task, r),
+            lambda f, task=task: join(out, task, f), task, newline_at_end=lambda f: f.endswith(".jsonl")))
 
 
-def _source_target_lines(task: str, row: dict) -> list[tuple[str, str]]:
+def _export_lines(task: str, row: dict) -> list[tuple[str, str]]:
+    """(file, line) of one written row: its LongLM JSON line and, for the tasks the
+    baselines read as `.source`/`.target`, those lines."""
     group = longlm.export_group(task, row)
-    source, target = longlm.source_target(task, row)
-    return [(f"{group}.source", source), (f"{group}.target", target)]
+    lines = [(f"{group}.jsonl", jsonl_line(to_jsonl(task, row))[:-1])]
+    if task in longlm.SOURCE_TARGET_TASKS:
+        source, target = longlm.source_target(task, row)
+        lines += [(f"{group}.source", source), (f"{group}.target", target)]
+    return lines
 
 
 def _write_human_tasks(stories, senpos_evals, out: str, report: JobReport, limits: StoryConfig) -> None:

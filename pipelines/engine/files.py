@@ -682,16 +682,18 @@ class ExportLinesFromTable(ExportFromTable):
     are sorted by it, so they are merged as streams and read once for every file). Every key
     in `keys` gets a file, empty or not; a line for another key is not written. Lines end
     with a newline, or with `newline_at_end=False` are only separated by one (files read as
-    `text.split("\n")`, like the LongLM baselines' `.source`/`.target`). The rows are read
+    `text.split("\n")`, like the LongLM baselines' `.source`/`.target`; a function of the key
+    decides it per file). The rows are read
     back from the parquet files instead of being shuffled again. Returns
     (`jsonl|<label>/<key>`, n) tallies like WriteJsonlGroups.
     """
 
     def __init__(self, table_path: str, keys: Iterable[Any], sort_key: Callable[[dict], Any],
                  lines: Callable[[dict], Iterable[tuple[Any, str]]], path_for: Callable[[Any], str], label: str,
-                 *, newline_at_end: bool = True):
+                 *, newline_at_end: bool | Callable[[Any], bool] = True):
         router = _LineRouter(lines)
-        super().__init__(table_path, keys, sort_key, lambda key: _LineWriter(router, key, newline_at_end),
+        ends = newline_at_end if callable(newline_at_end) else (lambda key, end=newline_at_end: end)
+        super().__init__(table_path, keys, sort_key, lambda key: _LineWriter(router, key, ends(key)),
                          path_for, label)
 
 
