@@ -24,7 +24,7 @@ from annotators.lot.stats import Table3Accumulator
 from annotators.lot import splits
 from annotators.lot.splits import SplitPlan
 from annotators.lot.story import StoryConfig, parse_story_record, prepare_story, whole_story_problem
-from annotators.core.near_dup import NearDupConfig, band_keys, id_components, member_clusters
+from annotators.core.near_dup import NearDupConfig, id_components, member_clusters
 
 from annotators.text import zh_tokens
 from pipelines.engine import (ExportLinesFromTable, Gather, JobReport, Stage, MatchInputs, ReadLines, ReadParquetRows, WriteJsonlGroups, WriteTable,
@@ -116,14 +116,14 @@ class ParseStories(beam.PTransform):
     the stories: the stories are read a second time (`reread`, else the same input again) and
     those that lost a dedup are left out there, so no shuffle or buffer ever holds the corpus.
     The near-duplicate groups come from {"bands": (LSH band, input id) of every parsed story,
-    made where it is first parsed, with "dropped" (the input ids a dedup dropped, a side
-    input); "texts": the kept records, read once more}: every prepared story's step takes
+    made where it is first parsed; "dropped": the CompactMap of the input ids a dedup
+    dropped; "texts": the kept records, read once more}: every prepared story's step takes
     those groups as a side input, so they must not come out of the same fused stage as the
     prepared stories (NearDuplicateGroups says why the texts are read apart).
     """
 
     def __init__(self, report, config: StoryConfig, reread=None, outline_method: str = "posrake",
-                 near_dup: NearDupConfig = None):
+                 near_dup: NearDupConfig | None = None):
         super().__init__()
         self._report, self._config, self._reread = report, config, reread
         self._outline_method = outline_method
@@ -183,11 +183,11 @@ class NearDuplicateGroups(beam.PTransform):
     shuffled, never the corpus.
 
     The inputs (`{"bands", "dropped", "texts"}`, ParseStories): every parsed story's (band,
-    input id) pairs, made where the story was first parsed, the CompactMap of the input ids
-    a dedup dropped (left out of every candidate set) and the kept stories' records from a
-    read of their own: the texts are matched with the component side input as they are read, which a
-    PCollection that also fed that side input could only do after the runner had buffered
-    all of it."""
+    input id) pairs, made where the story was first parsed; the CompactMap of the input ids
+    a dedup dropped (left out of every candidate set); the kept stories' records from a read
+    of their own: the texts are matched with the component side input as they are read,
+    which a PCollection that also fed that side input could only do after the runner had
+    buffered all of it."""
 
     def __init__(self, config: NearDupConfig):
         super().__init__()
