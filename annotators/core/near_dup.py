@@ -4,7 +4,7 @@ The same story is often posted on several sites or at several URLs of one site, 
 with a character changed (SPEC "Crawl and clean"; LOT's split must keep near-duplicates
 together). Each story is shingled into character n-grams; a datasketch MinHash gives
 `num_perm` values, cut into LSH bands (b bands of r rows, chosen as datasketch's
-MinHashLSH for `threshold`). Stories sharing any band are candidates; a candidate pair is
+MinHashLSH chooses them for `threshold`). Stories sharing any band are candidates; a candidate pair is
 an edge only when the exact Jaccard similarity of the shingle sets is >= `threshold`, so
 LSH never merges stories by chance. Clusters are connected components of the edges; the
 representative is the member with the smallest (url, input_id), a rule independent of
