@@ -195,6 +195,7 @@ def oph_bytes(text: str, n: int, bins: int, seed: int = 1) -> bytes:
 
 
 _native_shingles_checked: dict = {}
+_COMMON_KEYS: list = []  # [common_keys] once a native shingle set passed its check
 
 
 def _native_shingles(n: int):
@@ -216,6 +217,8 @@ def _native_shingles(n: int):
                    for grams, keys in made for other_grams, other in made):
                 warnings.warn("the native shingle sets differ from the Python ones; using Python", RuntimeWarning)
                 fns = None
+            else:
+                _COMMON_KEYS[:] = [fns[1]]
         _native_shingles_checked[n] = fns
     return _native_shingles_checked[n]
 
@@ -236,17 +239,9 @@ def shingle_jaccard(a, b) -> float:
         la, lb = len(a) >> 4, len(b) >> 4
         if not (la or lb):
             return 1.0
-        common = _common_keys(a, b)
+        common = _COMMON_KEYS[0](a, b)  # bytes only come from a module that passed its check
         return common / (la + lb - common)
     return jaccard(a, b)
-
-
-def _common_keys(a: bytes, b: bytes) -> int:
-    """How many keys two native shingle sets share (bytes only come from a checked module)."""
-    from annotators.text._zhcut import common_keys
-
-    globals()["_common_keys"] = common_keys  # later calls go straight to the C function
-    return common_keys(a, b)
 
 
 def oph_of_codes(codes: np.ndarray, n: int, bins: int, seed: int = 1) -> np.ndarray:

@@ -357,18 +357,11 @@ def parquet_bytes(rows: list[dict], schema: pa.Schema) -> bytes:
 def _value_bytes(value: Any) -> int:
     """A value's size estimate: a string's or bytes' length, 8 per other scalar, and 8 plus
     its items' for a list, tuple or dict (values only)."""
-    kind = type(value)
-    if kind is str or kind is bytes:
-        return len(value)
-    if kind is list or kind is tuple:
-        if all(type(v) is str for v in value):  # most often: a list of words or sentences
-            return sum(map(len, value)) + 8
-        return sum(map(_value_bytes, value)) + 8
-    if kind is dict:
-        return sum(map(_value_bytes, value.values())) + 8
     if isinstance(value, (str, bytes)):
         return len(value)
     if isinstance(value, (list, tuple)):
+        if all(type(v) is str for v in value):  # most often: a list of words or sentences
+            return sum(map(len, value)) + 8
         return sum(map(_value_bytes, value)) + 8
     if isinstance(value, dict):
         return sum(map(_value_bytes, value.values())) + 8
