@@ -1,4 +1,6 @@
-/* Native core of annotators/text/zh_tokens.py: jieba 0.42.1's best route and the walk over it.
+/* Native core of annotators/text/zh_tokens.py: jieba 0.42.1's best route and the walk over it
+ * (and, further down, posseg's Viterbi, near_dup's one-permutation hash and exact shingle
+ * sets, and zh_clean's Han count: each used only once it equals the Python code it replaces).
  *
  * Optional: zh_tokens.py uses it when it was built (a C compiler at install time) and its
  * self-check passes, else the pure-Python code beside it. Both compute the same thing:
@@ -1128,7 +1130,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_zhcut",
-                                    "Native jieba route and walk (see zh_tokens.py)", -1, methods};
+                                    "Native jieba cut, posseg Viterbi, near-duplicate hashing and Han counts (see zh_tokens.py)", -1, methods};
 
 PyMODINIT_FUNC
 PyInit__zhcut(void)
