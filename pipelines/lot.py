@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 
 import apache_beam as beam
+from apache_beam.transforms.window import GlobalWindows
 
 from annotators.core.compact import CompactMap
 from annotators.core import longlm
@@ -20,6 +21,7 @@ from annotators.lot.card import FIGURES as LOT_FIGURES, lot_card
 from annotators.lot.clozet import ClozeTConfig, annotation_task, parse_annotation
 from annotators.lot.config import RETIRED_FLAGS, LotRunConfig, proportions_problem
 from annotators.lot.senpos import SenPosConfig, review_task
+from annotators.lot.records import OutGenOutput
 from annotators.lot.stats import Table3Accumulator
 from annotators.lot import splits
 from annotators.lot.splits import SplitPlan
@@ -27,7 +29,7 @@ from annotators.lot.story import StoryConfig, parse_story_record, prepare_story,
 from annotators.core.near_dup import NearDupConfig, id_components, member_clusters
 
 from annotators.text import zh_tokens
-from pipelines.engine import (ExportLinesFromTable, Gather, JobReport, Stage, MatchInputs, ReadLines, ReadParquetRows, WriteJsonlGroups, WriteTable,
+from pipelines.engine import (ExportLinesFromTable, ExportTables, Gather, JobReport, Stage, MatchInputs, ReadLines, ReadParquetRows, TableSpec, WriteJsonlGroups, WriteTables,
                               add_config_flags, config_from_args, expand_input, is_local_path, join,
                               jsonl_line, make_pipeline, parse_job_args, run_pipeline, staging_path)
 from schemas.lot import SCHEMAS, TASKS, to_jsonl
@@ -65,30 +67,6 @@ def parse_args(argv=None):
         if problem:
             parser.error(f"argument --{flag}: {problem}")
     return args, run_cfg, config_from_args(args, StoryConfig), options
-
-
-class _Table3(beam.CombineFn):
-    def create_accumulator(self):
-        return Table3Accumulator()
-
-    def add_input(self, acc, stats):
-        return acc.add(stats)
-
-    def merge_accumulators(self, accs):
-        first, *rest = list(accs)
-        for acc in rest:
-            first.merge(acc)
-        return first
-
-    def extract_output(self, acc):
-        return acc
-
-
-class _Table3Merge(_Table3):
-    """Merges the per-producer Table3Accumulators of one (task, split)."""
-
-    def add_input(self, acc, other):
-        return acc.merge(other)
 
 
 def _compact_map(pairs, label: str):
@@ -305,34 +283,16 @@ class BuildOutGen(beam.PTransform):
                                             side_inputs=self._side, setup=lambda: outline.load(method))
 
 
-class Leaks(beam.PTransform):
-    """TaskRow PCollections -> one leak report (annotators.lot.splits.group_leaks summed): the
-    written examples' (task, story, split) grouped by near-duplicate group, so the check
-    reads what was written rather than trusting how splits were drawn."""
-
-    def __init__(self, groups):
-        super().__init__()
-        self._groups = groups
-
-    def expand(self, producers):
-        triples = [rows | f"LeakTriple{i}" >> beam.Map(
-            lambda r, groups: (splits.group_key(r.row["story_id"], groups), (r.task, r.row["story_id"], r.row["split"])),
-            groups=self._groups) for i, rows in enumerate(producers)]
-        return (triples | "LeakTriples" >> beam.Flatten() | "LeakGroups" >> beam.CombinePerKey(_GatherTriples())
-                | "GroupLeaks" >> beam.Map(lambda kv, groups: splits.keyed_group_leaks(*kv, groups), groups=self._groups)
-                | "SumLeaks" >> beam.CombineGlobally(_SumLeaks()))
-
-
 class _GatherTriples(beam.CombineFn):
-    """A group's (task, story, split) triples, gathered where they are made first (the rows
-    of one story's tasks, and of its near-duplicates, often share a bundle), so the shuffle
-    carries a list per group and bundle instead of one element per written example."""
+    """A group's (task, story, split) triples, from the lists each producer's bundles gathered
+    (`_TallyExamples`), so the shuffle carries a list per group and bundle instead of one
+    element per written example."""
 
     def create_accumulator(self):
         return []
 
-    def add_input(self, acc, triple):
-        acc.append(triple)
+    def add_input(self, acc, triples):
+        acc.extend(triples)
         return acc
 
     def merge_accumulators(self, accs):
@@ -363,42 +323,109 @@ class _SumLeaks(beam.CombineFn):
         return acc or splits.group_leaks("", [], False)
 
 
-class Table3(beam.PTransform):
-    """TaskRow PCollections -> one {task: {split: Table 3 column -> value}} dict (LOT Table 3).
-
-    Each PCollection is combined where it is made (only accumulators are shuffled)."""
-
-    def expand(self, producers):
-        partial = [rows | f"StatKey{i}" >> beam.Map(lambda r: ((r.task, r.row["split"]), r.stats))
-                   | f"Table3Part{i}" >> beam.CombinePerKey(_Table3()) for i, rows in enumerate(producers)]
-        return (partial | "Table3Parts" >> beam.Flatten() | "Table3" >> beam.CombinePerKey(_Table3Merge())
-                | "Table3List" >> beam.combiners.ToList() | "Table3Dict" >> beam.Map(steps.table3, TASKS))
-
-
-class OutlineAgreement(beam.PTransform):
-    """OutGenOutputs -> one micro P/R/F1 dict of built against input outlines."""
-
-    def expand(self, outgen):
-        return (outgen | "Agree" >> beam.Map(lambda o: o.agreement)
-                | "AgreeSum" >> beam.CombineGlobally(_SumAgreement()) | "AgreeDict" >> beam.Map(lambda acc: steps.agreement_from_sums(*acc)))
-
-
-class _SumAgreement(beam.CombineFn):
-    """AgreementCounts summed field by field, and the stories that had an input outline (one
-    small accumulator instead of a list per story); the output is what steps.agreement_from_sums reads."""
+class _Summary(beam.CombineFn):
+    """The job's summaries of its written examples, in one accumulator combined where the rows
+    are made (only accumulators are shuffled): LOT Table 3 per (task, split) from the TaskRows'
+    stats; from the OutGenOutputs also the outline agreement sums (shared, predicted, input
+    phrases; stories with an input outline) and the count of each title source."""
 
     def create_accumulator(self):
-        return (0, 0, 0, 0)
+        return {}, {}, [0, 0, 0, 0]
 
-    def add_input(self, acc, counts):
-        return (acc[0] + counts.shared, acc[1] + counts.predicted, acc[2] + counts.official,
-                acc[3] + (1 if counts.official else 0))
+    def add_input(self, acc, item):
+        table3, titles, agreement = acc
+        if isinstance(item, OutGenOutput):
+            counts, item = item.agreement, item.task_row
+            agreement[0] += counts.shared
+            agreement[1] += counts.predicted
+            agreement[2] += counts.official
+            agreement[3] += 1 if counts.official else 0
+            source = item.row["title_source"]
+            titles[source] = titles.get(source, 0) + 1
+        key = (item.task, item.row["split"])
+        part = table3.get(key)
+        if part is None:
+            part = table3[key] = Table3Accumulator()
+        part.add(item.stats)
+        return acc
 
     def merge_accumulators(self, accs):
-        return tuple(sum(parts) for parts in zip(*accs))
+        table3, titles, agreement = self.create_accumulator()
+        for t3, ts, ag in accs:
+            for key, part in t3.items():
+                if key in table3:
+                    table3[key].merge(part)
+                else:
+                    table3[key] = part
+            for source, n in ts.items():
+                titles[source] = titles.get(source, 0) + n
+            agreement = [a + b for a, b in zip(agreement, ag)]
+        return table3, titles, agreement
 
     def extract_output(self, acc):
-        return acc
+        table3, titles, agreement = acc
+        return {"table3": steps.table3(table3.items(), TASKS), "outgen_titles": dict(sorted(titles.items())),
+                "outline_agreement": steps.agreement_from_sums(*agreement)}
+
+
+class _TallyExamples(beam.DoFn):
+    """One producer's examples, tallied per bundle where they are made: the bundle's `_Summary`
+    accumulator (main output) and, per leak key (annotators.lot.splits.group_key), the
+    (task, story, split) triples of its examples (output "triples"). Only these few
+    accumulators and lists leave the producer's stage, never the rows."""
+
+    def __init__(self):
+        self._fn = _Summary()
+
+    def start_bundle(self):
+        self._acc, self._triples = self._fn.create_accumulator(), {}
+
+    def process(self, item, groups):
+        self._fn.add_input(self._acc, item)
+        row = (item.task_row if isinstance(item, OutGenOutput) else item)
+        task, story_id, split = row.task, row.row["story_id"], row.row["split"]
+        self._triples.setdefault(splits.group_key(story_id, groups), []).append((task, story_id, split))
+        return ()
+
+    def finish_bundle(self):
+        yield GlobalWindows.windowed_value(self._acc)
+        for key, triples in self._triples.items():
+            yield beam.pvalue.TaggedOutput("triples", GlobalWindows.windowed_value((key, triples)))
+
+
+class Tallies(beam.PTransform):
+    """The producers' TaskRows (OutGenOutputs for OutGen) -> {"summary": one `_Summary` dict
+    (LOT Table 3, title sources, outline agreement), "leaks": one leak report
+    (annotators.lot.splits.group_leaks summed)}; either is empty when nothing was written
+    (`EMPTY` holds what they stand for then). The leak check groups the written examples'
+    (task, story, split) by near-duplicate group, so it reads what was written rather than
+    trusting how splits were drawn."""
+
+    EMPTY = {**_Summary().extract_output(_Summary().create_accumulator()),
+             "leaks": splits.group_leaks("", [], False)}
+
+    def __init__(self, groups):
+        super().__init__()
+        self._groups = groups
+
+    def expand(self, producers):
+        parts = [rows | f"Tally{i}" >> beam.ParDo(_TallyExamples(), groups=self._groups).with_outputs(
+                     "triples", main="summary") for i, rows in enumerate(producers)]
+        summary = ([part.summary for part in parts] | "Summaries" >> beam.Flatten()
+                   | "Summary" >> beam.CombineGlobally(_MergeSummaries()).without_defaults())
+        leaks = ([part.triples for part in parts] | "LeakTriples" >> beam.Flatten()
+                 | "LeakGroups" >> beam.CombinePerKey(_GatherTriples())
+                 | "GroupLeaks" >> beam.Map(lambda kv, groups: splits.keyed_group_leaks(*kv, groups),
+                                            groups=self._groups)
+                 | "SumLeaks" >> beam.CombineGlobally(_SumLeaks()).without_defaults())
+        return {"summary": summary, "leaks": leaks}
+
+
+class _MergeSummaries(_Summary):
+    """Merges the bundles' `_Summary` accumulators."""
+
+    def add_input(self, acc, other):
+        return self.merge_accumulators([acc, other])
 
 
 def _read_lines(p, label: str, pattern: str):
@@ -439,26 +466,35 @@ def _senpos(p, args, run_cfg: LotRunConfig, report, stories, plan: SplitPlan, sp
     return (train, reviewed) | "SenPosAll" >> beam.Flatten(), evals
 
 
-def _write_tasks(rows: dict[str, list], out: str, report: JobReport) -> None:
+def _task_rows(item) -> tuple:
+    """The (table, row) of a producer's element: a TaskRow, or the OutGenOutput holding one."""
+    row = item.task_row if isinstance(item, OutGenOutput) else item
+    return ((row.task, row.row),)
+
+
+def _write_tasks(producers: tuple, out: str, report: JobReport) -> None:
     """Each task's parquet table, its LongLM-format `<group>.jsonl` files and (ClozeT, SenPos,
     OutGen) the baselines' `<group>.source`/`.target` (annotators.core.longlm), from the
-    PCollections of TaskRows that make it (rows become plain dicts where they are made). A
-    group is a split; SenPos val/test not yet reviewed go to `<split>.unreviewed.*`."""
+    PCollections of TaskRows (OutGenOutputs) that make them: the four tables are written
+    together (rows become plain dicts where they are made) and exported in one step. A group
+    is a split; SenPos val/test not yet reviewed go to `<split>.unreviewed.*`."""
+    order = lambda r: (r["split"], r["example_id"])  # noqa: E731 (the tables' and every export's order)
+    tables = {task: TableSpec(join(out, task), SCHEMAS[task], order) for task in TASKS}
+    written = producers | "Tables" >> WriteTables(tables, [_task_rows] * len(producers),
+                                                  spill=join(out, "_spill-tables"))
+    report.tally(written)
+    exports = []
     for task in TASKS:
-        parts = [pc | f"Row[{task}]{i}" >> beam.Map(lambda r: r.row) for i, pc in enumerate(rows[task])]
-        task_rows = parts[0] if len(parts) == 1 else parts | f"Rows[{task}]" >> beam.Flatten()
-        order = lambda r: (r["split"], r["example_id"])  # noqa: E731 (the table's and every export's order)
-        written = task_rows | f"Table[{task}]" >> WriteTable(join(out, task), SCHEMAS[task], order, name=task)
-        report.tally(written)
         groups = longlm.export_groups(task)
         files = [f"{g}.jsonl" for g in groups]
         if task in longlm.SOURCE_TARGET_TASKS:
             files += [f"{g}.{end}" for g in groups for end in ("source", "target")]
         # one pass over the written table gives every file: `<group>.jsonl` (a line per
         # example, newline-ended) and the baselines' `.source`/`.target` (newline-separated)
-        report.tally(written | f"Exports[{task}]" >> ExportLinesFromTable(
+        exports.append(ExportLinesFromTable(
             join(out, task), files, order, lambda r, task=task: _export_lines(task, r),
             lambda f, task=task: join(out, task, f), task, newline_at_end=lambda f: f.endswith(".jsonl")))
+    report.tally(written | "Exports" >> ExportTables(exports))
 
 
 def _export_lines(task: str, row: dict) -> list[tuple[str, str]]:
@@ -515,24 +551,17 @@ def run(argv=None):
 
     from_clozet, plotcom = {"stories": stories, "annotations": anns} | "ClozeTAndPlotCom" >> BuildClozeTAndPlotCom(
         report, plan, ClozeTConfig(), story_cfg, run_cfg.plotcom_eval, split_inputs)
-    clozet, clozet_plotcom = from_clozet | "ClozeTTasks" >> beam.Partition(
-        lambda r, n: 0 if r.task == "clozet" else 1, 2)
     senpos, senpos_evals = _senpos(p, args, run_cfg, report, stories, plan, split_inputs)
     outgen = stories | "BuildOutGen" >> BuildOutGen(report, plan, run_cfg, story_cfg, split_inputs)
 
     senpos_rows = senpos | "SenPosRows" >> beam.Map(lambda o: o.as_task_row())
-    outgen_rows = outgen | "OutGenRows" >> beam.Map(lambda o: o.task_row)
-    _write_tasks({"clozet": [clozet], "plotcom": [plotcom, clozet_plotcom], "senpos": [senpos_rows],
-                  "outgen": [outgen_rows]}, out, report)
+    produced = (from_clozet, plotcom, senpos_rows, outgen)  # TaskRows; OutGenOutputs for OutGen
+    _write_tasks(produced, out, report)
     _write_human_tasks(stories, senpos_evals, out, report, story_cfg)
     report.record_jieba_backend(p)
-    produced = (clozet, clozet_plotcom, plotcom, senpos_rows, outgen_rows)
-    report.extra("table3", produced | "Table3" >> Table3())
-    report.extra("leaks", produced | "Leaks" >> Leaks(groups))
-    report.extra("outgen_titles", outgen_rows | "TitleSource" >> beam.Map(lambda r: r.row["title_source"])
-                 | "TitleCounts" >> beam.combiners.Count.PerElement() | "TitleList" >> beam.combiners.ToList()
-                 | "TitleDict" >> beam.Map(lambda kv: dict(sorted(kv))))
-    report.extra("outline_agreement", outgen | "OutlineAgreement" >> OutlineAgreement())
+    tallies = produced | "Tallies" >> Tallies(groups)
+    report.extras(tallies["summary"], {k: v for k, v in Tallies.EMPTY.items() if k != "leaks"})
+    report.extra("leaks", tallies["leaks"], Tallies.EMPTY["leaks"])
     report.finish(p)
     return run_pipeline(p, commit_to=args.output)
 

@@ -2,8 +2,8 @@
 
 Jobs import from here only; text logic stays in `annotators/`.
 """
-from pipelines.engine.files import (READ_ERROR, ExportFromTable, ExportJsonlFromTable, ExportLinesFromTable, MatchInputs, ReadFiles, ReadLines, ReadParquetRows, Source, WriteJsonlGroups,
-                                    WriteTable, expand_input, input_names, is_local_path, listed_inputs,
+from pipelines.engine.files import (READ_ERROR, ExportFromTable, ExportJsonlFromTable, ExportLinesFromTable, ExportTables, MatchInputs, ReadFiles, ReadLines, ReadParquetRows, Source, WriteJsonlGroups,
+                                    TableSpec, WriteTable, WriteTables, expand_input, input_names, is_local_path, listed_inputs,
                                     iter_lines, join, jsonl_line, read_bytes, write_bytes, write_text)
 from pipelines.engine.commit import staging_path
 from pipelines.engine.gather import Gather
@@ -13,7 +13,7 @@ from pipelines.engine.options import (add_config_flags, alias_separators, config
 from pipelines.engine.report import LOCAL_RUNNERS, JobReport, default_card, runner_name
 from pipelines.engine.stage import REJECTS, TALLY, Stage
 
-__all__ = ["Gather", "READ_ERROR", "ExportFromTable", "ExportJsonlFromTable", "ExportLinesFromTable", "MatchInputs", "Source", "ReadFiles", "ReadLines", "ReadParquetRows", "WriteJsonlGroups", "WriteTable",
+__all__ = ["Gather", "READ_ERROR", "ExportFromTable", "ExportJsonlFromTable", "ExportLinesFromTable", "ExportTables", "MatchInputs", "Source", "ReadFiles", "ReadLines", "ReadParquetRows", "WriteJsonlGroups", "TableSpec", "WriteTable", "WriteTables",
            "expand_input", "input_names", "is_local_path", "listed_inputs", "iter_lines", "join", "jsonl_line",
            "read_bytes", "write_bytes", "write_text", "LOCAL_RUNNERS", "JobReport", "default_card",
            "runner_name", "REJECTS", "TALLY", "Stage", "parse_job_args", "make_pipeline", "run_pipeline",

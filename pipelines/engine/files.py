@@ -23,6 +23,7 @@ from apache_beam.transforms.window import GlobalWindows
 
 from annotators.core.ids import stable_int
 from pipelines.engine import progress
+from pipelines.engine.gather import once, seeded
 
 READ_ERROR = "__read_error__"
 # Runner names that mean Beam's in-process FnApiRunner (never the Prism download).
@@ -170,8 +171,9 @@ class MatchInputs(beam.PTransform):
         if is_local_path(self._pattern):  # fail fast, offline; the sizes arm the progress bar
             paths = expand_input(self._pattern, self._exts, mixed=self._mixed)
             progress.expect_input(pbegin.pipeline, progress.local_size(paths))
-        sources = (pbegin | "Pattern" >> beam.Create([self._pattern])
-                   | "Match" >> beam.FlatMap(match_sources, self._exts, self._mixed))
+        pattern, exts, mixed = self._pattern, self._exts, self._mixed
+        sources = (once(pbegin.pipeline, "Pattern")
+                   | "Match" >> beam.FlatMap(lambda _: match_sources(pattern, exts, mixed)))
         return sources | "Spread" >> beam.Reshuffle() if _is_remote_run(pbegin.pipeline) else sources
 
 
@@ -188,7 +190,9 @@ class _Reader(beam.PTransform):
     def _sources(self, pcoll):
         if isinstance(pcoll, beam.pvalue.PBegin):
             progress.expect_input(pcoll.pipeline, progress.local_size(self._paths))
-            return pcoll | "Paths" >> beam.Create([Source(p, self._names[p]) for p in self._paths])
+            sources = seeded(pcoll.pipeline, "Paths", [Source(p, self._names[p]) for p in self._paths])
+            # one impulse emits them all: on a remote runner they are spread before reading
+            return sources | "SpreadPaths" >> beam.Reshuffle() if _is_remote_run(pcoll.pipeline) else sources
         return pcoll
 
     def _records(self, sources):
@@ -393,21 +397,28 @@ class _SpillRuns(beam.DoFn):
     A bundle's records are held pickled until about SPILL_BYTES, then sorted and written as
     one run (each bucket's records one pickled segment): memory stays bounded however large
     the table, and no shuffle or runner buffer ever holds the rows, only the runs' indexes.
+    `keyed(element)` gives the (bucket, key, record) triples of an element (default: the
+    element is one); `measure(bucket, record)` gives the record's size estimate under the
+    name `size_of(bucket)` (the run's `nbytes` is then {name: bytes}).
     """
 
-    def __init__(self, folder: str, measure: Callable[[Any], int] | None):
-        self._folder, self._measure = folder, measure
+    def __init__(self, folder: str, measure: Callable[[Any], int] | None,
+                 keyed: Callable[[Any], Iterable[tuple]] | None = None,
+                 size_of: Callable[[Any], Any] | None = None):
+        self._folder, self._measure, self._keyed, self._size_of = folder, measure, keyed, size_of
 
     def start_bundle(self):
-        self._buf, self._held, self._est = [], 0, 0
+        self._buf, self._held, self._est = [], 0, {}
 
     def process(self, element):
-        bucket, key, record = element
-        blob = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
-        self._buf.append((bucket, key, blob))
-        self._held += len(blob) + 100
-        if self._measure is not None:
-            self._est += self._measure(record)
+        dumps, measure, size_of, est = pickle.dumps, self._measure, self._size_of, self._est
+        for bucket, key, record in (self._keyed(element) if self._keyed is not None else (element,)):
+            blob = dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
+            self._buf.append((bucket, key, blob))
+            self._held += len(blob) + 100
+            if measure is not None:
+                name = size_of(bucket) if size_of is not None else None
+                est[name] = est.get(name, 0) + measure(record)
         if self._held >= SPILL_BYTES:
             yield self._flush()
 
@@ -417,7 +428,7 @@ class _SpillRuns(beam.DoFn):
 
     def _flush(self) -> _Run:
         buf, est = self._buf, self._est
-        self._buf, self._held, self._est = [], 0, 0
+        self._buf, self._held, self._est = [], 0, {}
         buf.sort()  # (bucket, key, blob): a total order, so equal keys never depend on arrival
         path = join(self._folder, f"run-{uuid.uuid4().hex}.pkl")  # a name only, never an output
         segments, offset = {}, 0
@@ -428,7 +439,7 @@ class _SpillRuns(beam.DoFn):
                 f.write(data)
                 segments[bucket] = (offset, len(data))
                 offset += len(data)
-        return _Run(path, segments, len(buf), est)
+        return _Run(path, segments, len(buf), est if self._size_of is not None else est.get(None, 0))
 
 
 def _shard_segments(run: _Run, shard_of: Callable[[Any], Any]):
@@ -457,11 +468,11 @@ def _group_shards(runs, shards, shard_of, label: str = "", splits: tuple[str, ..
     with `splits`, shards are (split, index) and every listed split has its shards). `shards`
     is the list of shards, or (a side input, its function giving the number of shards)."""
     if isinstance(shards, list):
-        seeds = runs.pipeline | f"Seeds{label}" >> beam.Create([(s, None) for s in shards])
+        seeds = seeded(runs.pipeline, f"Seeds{label}", [(s, None) for s in shards])
         parts = runs | f"Segments{label}" >> beam.FlatMap(_shard_segments, lambda b: shard_of(b, None))
     else:
         side, count_of = shards
-        seeds = runs.pipeline | f"One{label}" >> beam.Create([None]) | f"Seeds{label}" >> beam.FlatMap(
+        seeds = once(runs.pipeline, f"One{label}") | f"Seeds{label}" >> beam.FlatMap(
             lambda _, sizes: [((sp, i) if splits is not None else i, None) for sp in (splits or (None,))
                               for i in range(count_of(sizes))], side)
         parts = runs | f"Segments{label}" >> beam.FlatMap(
@@ -472,7 +483,7 @@ def _group_shards(runs, shards, shard_of, label: str = "", splits: tuple[str, ..
 def after_all(pcoll, label: str, fn: Callable, *args):
     """`fn(elements of pcoll, *args)` once, when every element of `pcoll` is there: a side-input
     barrier (four transforms, where a global Count is ten; its elements are few and small)."""
-    return (pcoll.pipeline | f"{label}Once" >> beam.Create([None])
+    return (once(pcoll.pipeline, f"{label}Once")
             | label >> beam.FlatMap(lambda _, done, *a: fn(done, *a), beam.pvalue.AsList(pcoll), *args))
 
 
@@ -489,71 +500,112 @@ def _delete_folder(_, folder: str) -> list:
     return []
 
 
-class WriteTable(beam.PTransform):
-    """Write row dicts as a parquet table folder `path/part-SSSSS-of-NNNNN.parquet`.
+class TableSpec(NamedTuple):
+    """One parquet table of WriteTables: its folder, schema and row order; `shards` fixes its
+    shard count (else it follows the data); `splits` lists the splits that always get files
+    (tables with a `split` column only; default train/validation/test)."""
 
-    The shard count follows the table's size (one shard per `SHARD_BYTES` of row data,
-    estimated from the rows themselves, so it is the same on every runner) unless `shards`
-    (or the job flag `--shards`) fixes it. Each row goes to one of `MAX_SHARDS` buckets by a
+    path: str
+    schema: pa.Schema
+    sort_key: Callable[[dict], Any]
+    shards: int | None = None
+    splits: Iterable[str] | None = None
+
+
+class WriteTables(beam.PTransform):
+    """Write row dicts as parquet tables, each a folder `path/part-SSSSS-of-NNNNN.parquet`
+    (`path/<split>-SSSSS-of-NNNNN.parquet` when it has a `split` column, in Hugging Face
+    split names, every split in `splits` written even when empty).
+
+    `tables`: table name -> TableSpec. Applied to one PCollection or a tuple of them, with one
+    function per PCollection in `rows_of`: element -> iterable of (table name, row) (an
+    element may give rows of several tables, or none). Each table is written as if alone:
+    its shard count follows its size (one shard per `SHARD_BYTES` of row data, estimated from
+    the rows themselves, so it is the same on every runner) unless its spec (or the job flag
+    `--shards`) fixes it. Each row goes to one of `MAX_SHARDS` buckets of its table by a
     stable hash of `sort_key(row)` (bucket b belongs to shard b mod N). Rows are not
-    shuffled: each bundle sorts its rows by (bucket, key) in runs of about SPILL_BYTES and
-    spills them to `path/_spill/`; only the runs' bucket indexes are shuffled, and a shard
-    merges its buckets' segments from every run and is written row group by row group, so
-    the bytes never depend on arrival order or worker count and no worker holds more than
-    one shard. Every shard file is written, empty ones included, so an empty table is still a
-    readable folder; the spilled runs are deleted once every shard is written. Returns the
-    (key, n) tally.
+    shuffled: each bundle sorts its rows by (table, bucket, key) in runs of about SPILL_BYTES
+    and spills them to `spill` (a folder); only the runs' bucket indexes are shuffled, and a
+    shard merges its buckets' segments from every run and is written row group by row group,
+    so the bytes never depend on arrival order or worker count and no worker holds more
+    than one shard. Every shard file is written, empty ones included, so an empty table is
+    still a readable folder; the spilled runs are deleted once every shard is written.
+    Writing several tables together takes one set of steps instead of one per table.
+    Returns the (key, n) tallies (`table|<name>`, and `split|<name>|<split>`).
     """
+
+    def __init__(self, tables: dict[str, TableSpec], rows_of: Sequence[Callable[[Any], Iterable[tuple]]], *,
+                 spill: str, label: str | None = None):
+        super().__init__(label)
+        self._specs = {}
+        for name, spec in tables.items():
+            splits = ((tuple(dict.fromkeys(hf_split(x) for x in spec.splits)) if spec.splits is not None
+                       else DEFAULT_SPLITS) if "split" in spec.schema.names else None)
+            self._specs[name] = spec._replace(shards=spec.shards or SHARDING["shards"], splits=splits)
+        self._rows_of, self._spill = list(rows_of), spill
+        self._shard_bytes = SHARDING["shard_bytes"]
+
+    def expand(self, inputs):
+        specs, folder, shard_bytes = self._specs, self._spill, self._shard_bytes
+        pcolls = inputs if isinstance(inputs, (tuple, list)) else (inputs,)
+        if len(pcolls) != len(self._rows_of):
+            raise ValueError(f"WriteTables: {len(pcolls)} inputs but {len(self._rows_of)} rows_of functions")
+        keys = {name: spec.sort_key for name, spec in specs.items()}
+        split_tables = {name for name, spec in specs.items() if spec.splits is not None}
+
+        def keyed(rows_of):
+            def triples(element):
+                for name, row in rows_of(element):
+                    k = _sortable(keys[name](row))
+                    b = _shard_of(k, MAX_SHARDS)
+                    yield ((name, hf_split(row["split"]), b) if name in split_tables else (name, None, b)), k, row
+            return triples
+
+        def count_of(sizes, name):
+            spec = specs[name]
+            if spec.shards:
+                return max(1, int(spec.shards))
+            return shard_count(sum(size.get(name, 0) for size in sizes), shard_bytes)
+
+        def shard_of(bucket, sizes):
+            name, split, b = bucket
+            return name, split, b % count_of(sizes, name)
+
+        def seeds(_, sizes):
+            return [((name, split, i), None) for name, spec in sorted(specs.items())
+                    for split in (spec.splits or (None,)) for i in range(count_of(sizes, name))]
+
+        def write_shard(item, sizes):
+            (name, split, i), segment_lists = item
+            spec, n_shards = specs[name], count_of(sizes, name)
+            file_name = (f"part-{i:05d}-of-{n_shards:05d}.parquet" if split is None
+                         else f"{split}-{i:05d}-of-{n_shards:05d}.parquet")
+            n = write_parquet(join(spec.path, file_name), _merged_records(segment_lists), spec.schema)
+            return [(f"table|{name}", n)] + ([(f"split|{name}|{split}", n)] if split is not None else [])
+
+        spilled = [pc | (f"Spill{i}" if len(pcolls) > 1 else "Spill") >> beam.ParDo(
+                       _SpillRuns(folder, _row_bytes, keyed(fn), size_of=operator.itemgetter(0)))
+                   for i, (pc, fn) in enumerate(zip(pcolls, self._rows_of))]
+        runs = spilled[0] if len(spilled) == 1 else spilled | "Runs" >> beam.Flatten()
+        sizes = beam.pvalue.AsList(runs | "RunBytes" >> beam.Map(lambda run: run.nbytes))
+        seeded_shards = once(runs.pipeline, "One") | "Seeds" >> beam.FlatMap(seeds, sizes)
+        parts = runs | "Segments" >> beam.FlatMap(lambda run, sz: _shard_segments(run, lambda b: shard_of(b, sz)), sizes)
+        grouped = (parts, seeded_shards) | "Join" >> beam.Flatten() | "Group" >> beam.GroupByKey()
+        written = grouped | "Write" >> beam.FlatMap(write_shard, sizes)
+        _ = after_all(written, "DeleteSpill", _delete_folder, folder)
+        return written
+
+
+class WriteTable(WriteTables):
+    """Write row dicts as one parquet table folder `path/part-SSSSS-of-NNNNN.parquet`
+    (WriteTables, one table): its rows spill to `path/_spill/`. Returns the (key, n) tally."""
 
     def __init__(self, path: str, schema: pa.Schema, sort_key: Callable[[dict], Any], *,
                  name: str | None = None, shards: int | None = None, splits: Iterable[str] | None = None):
-        super().__init__(f"WriteTable[{name or path.rstrip('/').rsplit('/', 1)[-1]}]")
-        self._path, self._schema, self._key = path, schema, sort_key
-        self._shards = shards or SHARDING["shards"]
-        self._shard_bytes = SHARDING["shard_bytes"]
-        self._name = name or path.rstrip("/").rsplit("/", 1)[-1]
-        # A table with a `split` column is written one file set per split, named by the
-        # split's Hugging Face name (`train-00000-of-00001.parquet`), `splits` always.
-        self._splits = (tuple(splits) if splits is not None else DEFAULT_SPLITS) if "split" in schema.names else None
-
-    def _count(self, runs):
-        """(a side input, the number of shards from it): the runs' byte estimates, summed by
-        every reader (a few numbers), unless the count is fixed."""
-        fixed, shard_bytes = self._shards, self._shard_bytes
-        if fixed:
-            return beam.pvalue.AsList(runs.pipeline | "NoSizes" >> beam.Create([])), lambda _: max(1, int(fixed))
-        sizes = beam.pvalue.AsList(runs | "RunBytes" >> beam.Map(lambda run: run.nbytes))
-        return sizes, lambda nbytes: shard_count(sum(nbytes), shard_bytes)
-
-    def expand(self, rows):
-        path, schema, key, name, splits = self._path, self._schema, self._key, self._name, self._splits
-        folder = join(path, SPILL_FOLDER)
-
-        def keyed(row):
-            k = _sortable(key(row))
-            bucket = _shard_of(k, MAX_SHARDS)
-            return ((hf_split(row["split"]), bucket) if splits is not None else bucket, k, row)
-
-        def write_shard(item, shards):
-            shard, segment_lists = item
-            if splits is None:
-                file_name = f"part-{shard:05d}-of-{shards:05d}.parquet"
-            else:
-                file_name = f"{shard[0]}-{shard[1]:05d}-of-{shards:05d}.parquet"
-            n = write_parquet(join(path, file_name), _merged_records(segment_lists), schema)
-            return [(f"table|{name}", n)] + ([(f"split|{name}|{shard[0]}", n)] if splits is not None else [])
-
-        runs = rows | "Key" >> beam.Map(keyed) | "Spill" >> beam.ParDo(_SpillRuns(folder, _row_bytes))
-        count = self._count(runs)
-        if splits is None:
-            grouped = _group_shards(runs, count, lambda bucket, n: bucket % n)
-        else:
-            grouped = _group_shards(runs, count, lambda bucket, n: (bucket[0], bucket[1] % n),
-                                    splits=tuple(dict.fromkeys(hf_split(x) for x in splits)))
-        count_of = count[1]
-        written = grouped | "Write" >> beam.FlatMap(lambda item, sizes: write_shard(item, count_of(sizes)), count[0])
-        _ = after_all(written, "DeleteSpill", _delete_folder, folder)
-        return written
+        name = name or path.rstrip("/").rsplit("/", 1)[-1]
+        super().__init__({name: TableSpec(path, schema, sort_key, shards, splits)}, [lambda row: ((name, row),)],
+                         spill=join(path, SPILL_FOLDER), label=f"WriteTable[{name}]")
+        self._shards = self._specs[name].shards
 
 
 def _row_bytes(row: dict) -> int:
@@ -621,6 +673,41 @@ def _shard_rows(path: str):
             yield from shard.read_row_group(i).to_pylist()
 
 
+class _TableExport(NamedTuple):
+    """What one export from a written table writes (ExportFromTable says how)."""
+
+    table_path: str
+    keys: list
+    sort_key: Callable[[dict], Any]
+    writer_for: Callable[[Any], Any]
+    path_for: Callable[[Any], str]
+    label: str
+
+    def write(self) -> list[tuple[str, int]]:
+        table_path, keys, sort_key, writer_for, path_for, label = self
+        shards = table_files(table_path)
+        ordered = heapq.merge(*(_shard_rows(s) for s in shards), key=lambda r: _sortable(sort_key(r)))
+        writers = {k: writer_for(k) for k in keys}
+        files = {k: FileSystems.create(path_for(k), mime_type="application/octet-stream",
+                                       compression_type="uncompressed") for k in keys}
+        counts = dict.fromkeys(keys, 0)
+        try:
+            for k in keys:
+                files[k].write(writers[k].begin().encode("utf-8"))
+            for row in ordered:
+                for k in keys:
+                    text = writers[k].add(row)
+                    if text is not None:
+                        files[k].write(text.encode("utf-8"))
+                        counts[k] += 1
+            for k in keys:
+                files[k].write(writers[k].end().encode("utf-8"))
+        finally:
+            for f in files.values():
+                f.close()
+        return [(f"jsonl|{label}/{_file_name(path_for(k))}", counts[k]) for k in keys]
+
+
 class ExportFromTable(beam.PTransform):
     """After WriteTable has written a table, write one file per key from its rows, each by a
     stateful writer (a document that is not one line per row, e.g. one JSON object).
@@ -629,41 +716,30 @@ class ExportFromTable(beam.PTransform):
     object with `begin() -> str`, `add(row) -> str | None` (None: the row is not this file's)
     and `end() -> str`; the rows come in `sort_key` order, merged from the sorted shards and
     read once for every file, so no file's rows are ever held. Returns (`jsonl|<label>/<key>`,
-    rows written) tallies.
+    rows written) tallies. `ExportTables` runs several exports in one step.
     """
 
     def __init__(self, table_path: str, keys: Iterable[Any], sort_key: Callable[[dict], Any],
                  writer_for: Callable[[Any], Any], path_for: Callable[[Any], str], label: str):
         super().__init__(f"Export[{label}]")
-        self._args = (table_path, list(keys), sort_key, writer_for, path_for, label)
+        self.export = _TableExport(table_path, list(keys), sort_key, writer_for, path_for, label)
 
     def expand(self, written):
-        table_path, keys, sort_key, writer_for, path_for, label = self._args
+        export = self.export
+        return after_all(written, "Write", lambda _: export.write())
 
-        def write_files(_):
-            shards = table_files(table_path)
-            ordered = heapq.merge(*(_shard_rows(s) for s in shards), key=lambda r: _sortable(sort_key(r)))
-            writers = {k: writer_for(k) for k in keys}
-            files = {k: FileSystems.create(path_for(k), mime_type="application/octet-stream",
-                                           compression_type="uncompressed") for k in keys}
-            counts = dict.fromkeys(keys, 0)
-            try:
-                for k in keys:
-                    files[k].write(writers[k].begin().encode("utf-8"))
-                for row in ordered:
-                    for k in keys:
-                        text = writers[k].add(row)
-                        if text is not None:
-                            files[k].write(text.encode("utf-8"))
-                            counts[k] += 1
-                for k in keys:
-                    files[k].write(writers[k].end().encode("utf-8"))
-            finally:
-                for f in files.values():
-                    f.close()
-            return [(f"jsonl|{label}/{_file_name(path_for(k))}", counts[k]) for k in keys]
 
-        return after_all(written, "Write", write_files)
+class ExportTables(beam.PTransform):
+    """Several ExportFromTable exports (of tables WriteTables wrote together) in one step, once
+    every table is written: applied to the tables' tallies, returns every export's tallies."""
+
+    def __init__(self, exports: Sequence[ExportFromTable], label: str = "Exports"):
+        super().__init__(label)
+        self._exports = [e.export for e in exports]
+
+    def expand(self, written):
+        exports = self._exports
+        return after_all(written, "Write", lambda _: [t for e in exports for t in e.write()])
 
 
 class ExportLinesFromTable(ExportFromTable):

@@ -12,6 +12,20 @@ from __future__ import annotations
 import apache_beam as beam
 
 
+def once(pipeline, label: str):
+    """A PCollection of one element (b"", to be ignored) at the start of `pipeline`: Beam's
+    Impulse primitive alone, where `beam.Create([None])` adds a decode and a reshuffle (five
+    transforms, each of which every run builds, pickles and sets up)."""
+    return pipeline | label >> beam.Impulse()
+
+
+def seeded(pipeline, label: str, items: list):
+    """A PCollection of the few fixed `items` (a FlatMap of one impulse; their order never
+    matters to a consumer, which groups or sorts them)."""
+    items = list(items)
+    return once(pipeline, f"{label}Impulse") | label >> beam.FlatMap(lambda _: items)
+
+
 class Gather(beam.PTransform):
     """PCollection -> a PCollection of one list of all its elements (none if it is empty)."""
 

@@ -19,6 +19,7 @@ from annotators.audits import records as ar
 from annotators.core.outcome import Drop
 from pipelines.engine import JobReport, expand_input, input_names, is_local_path, join, progress
 from pipelines.engine.files import counted_lines, parquet_batches
+from pipelines.engine.gather import once
 
 PARQUET_BATCH = 1024
 
@@ -88,7 +89,7 @@ class ReadRecords(beam.PTransform):
             progress.expect_input(pbegin.pipeline, progress.local_size(s.path for s in self._sources))
             return pbegin | "Files" >> beam.Create(self._sources)
         resolve = self._sources
-        return pbegin | "Files" >> beam.Create([None]) | "Match" >> beam.FlatMap(lambda _: sorted(resolve()))
+        return once(pbegin.pipeline, "Files") | "Match" >> beam.FlatMap(lambda _: sorted(resolve()))
 
     def expand(self, pbegin):
         stage = f"{self._label}_files"

@@ -11,6 +11,7 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipelines.engine.files import LOCAL_RUNNERS, WriteTable, join, write_text
+from pipelines.engine.gather import Gather, once
 from pipelines.engine.stage import REJECTS, TALLY, Stage
 from annotators.core.card import complete_card, default_card
 from annotators.core.figures import Figure
@@ -53,12 +54,16 @@ def _nest_tallies(pairs: Iterable[tuple[str, int]], stages: Sequence[str]) -> di
     return out
 
 
+_REQUIRED = object()  # JobReport.extra without a default: the PCollection must hold one value
+
+
 class JobReport:
     """Collects stage tallies, rejects and job-specific summaries; writes the report files.
 
     Usage in a job: `report = JobReport(output, job, config, seed, inputs)`, then
     `pcoll | report.stage(name, fn, ...)` for each step, `report.tally(write_result)` for table
-    writes, `report.extra(name, pcoll_of_one_value)`, finally `report.finish(pipeline)`.
+    writes, `report.extra(name, pcoll_of_one_value)` (or `report.extras(pcoll_of_one_dict,
+    defaults)` for several entries from one summary), finally `report.finish(pipeline)`.
     """
 
     def __init__(self, output: str, job: str, *, config: dict, seed: int | None,
@@ -70,7 +75,7 @@ class JobReport:
         self.stages: list[str] = []
         self._tallies: list = []
         self._rejects: list = []
-        self._extras: dict[str, Any] = {}
+        self._extras: dict[str, tuple] = {}  # stats key -> (PCollection, default, key in its dict)
 
     def stage(self, name: str, fn: Callable, **kwargs) -> "Stage":
         """`pcoll | report.stage(name, fn, ...)`: apply a Stage and register it; returns its main output."""
@@ -91,12 +96,19 @@ class JobReport:
         """stats.json and the card name the jieba backend (and version) the workers resolved."""
         from annotators.text import zh_tokens
 
-        self.extra("jieba_backend", p | "JiebaBackend" >> beam.Create([None])
+        self.extra("jieba_backend", once(p, "JiebaBackend")
                    | "ResolveBackend" >> beam.Map(lambda _: zh_tokens.backend_info()))
 
-    def extra(self, name: str, pcoll) -> None:
-        """A PCollection holding exactly one JSON-able value, stored under stats[name]."""
-        self._extras[name] = pcoll
+    def extra(self, name: str, pcoll, default: Any = _REQUIRED) -> None:
+        """A PCollection holding exactly one JSON-able value, stored under stats[name] (with
+        `default`, the PCollection may also be empty)."""
+        self._extras[name] = (pcoll, default, None)
+
+    def extras(self, pcoll, defaults: dict[str, Any]) -> None:
+        """stats[name] for every name in `defaults`, from a PCollection holding one dict with
+        those keys (one summary of several things), or the defaults when it is empty."""
+        for name, default in defaults.items():
+            self._extras[name] = (pcoll, default, name)
 
     def finish(self, p: beam.Pipeline) -> None:
         rejects = (self._rejects or [p | "NoRejects" >> beam.Create([])]) | "AllRejects" >> beam.Flatten()
@@ -107,10 +119,25 @@ class JobReport:
             self._tallies
             | "AllTallies" >> beam.Flatten()
             | "SumTallies" >> beam.CombinePerKey(sum)
-            | "TallyList" >> beam.combiners.ToList()
+            | "TallyList" >> Gather()  # never empty: the rejects table's tally is always there
         )
-        extras = {name: beam.pvalue.AsSingleton(pc) for name, pc in sorted(self._extras.items())}
-        totals | "WriteReport" >> beam.Map(self._write, **extras)
+        side: dict[str, Any] = {}  # one side input per PCollection, however many entries it gives
+        fields = {}
+        for name, (pc, default, key) in sorted(self._extras.items()):
+            arg = next((a for a, (q, _) in side.items() if q is pc), f"extra{len(side)}")
+            if arg not in side:
+                defaults = {k: d for k, (q, d, _) in self._extras.items() if q is pc}
+                value = (default if key is None else defaults)
+                side[arg] = (pc, value)
+            fields[name] = (arg, key)
+        inputs = {arg: beam.pvalue.AsSingleton(pc) if value is _REQUIRED
+                  else beam.pvalue.AsSingleton(pc, default_value=value) for arg, (pc, value) in side.items()}
+        totals | "WriteReport" >> beam.Map(self._write_from, fields, **inputs)
+
+    def _write_from(self, pairs, fields, **inputs):
+        """`_write` with every extra taken from its side input (or from the dict it holds)."""
+        return self._write(pairs, **{name: inputs[arg] if key is None else inputs[arg][key]
+                                     for name, (arg, key) in fields.items()})
 
     def _write(self, pairs, **extras):
         import apache_beam

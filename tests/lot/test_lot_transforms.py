@@ -20,8 +20,8 @@ from annotators.lot.senpos import SenPosConfig, apply_review, build_senpos
 from annotators.lot.config import LotRunConfig
 from annotators.lot.splits import SplitPlan
 from annotators.lot.story import StoryConfig, parse_story_record, prepare_story
-from pipelines.lot import (annotations_by_story, BuildClozeTAndPlotCom, BuildOutGen, BuildSenPos, OutlineAgreement, ParseAnnotations,
-                           ParseReviews, ParseStories, ReviewSenPos)
+from pipelines.lot import (annotations_by_story, BuildClozeTAndPlotCom, BuildOutGen, BuildSenPos, ParseAnnotations,
+                           ParseReviews, ParseStories, ReviewSenPos, Tallies)
 from schemas.common import Reject
 from tests.beam_report import RecordingReport
 
@@ -227,12 +227,18 @@ def test_outgen_rows_agreement_and_rejects():
     ex = build_outgen(story, PLAN.split("a", {}, ()), seed=0, outline_from="input")
     report = RecordingReport()
     with pipeline() as p:
+        side = split_inputs(p)
         outgen = p | beam.Create([story, lost]) | BuildOutGen(report, PLAN, LotRunConfig(outline_from="input"),
-                                                               StoryConfig(), split_inputs(p))
+                                                               StoryConfig(), side)
         assert_that(outgen | beam.Map(lambda o: (o.task_row.task, o.task_row.row, o.agreement)),
                     equal_to([("outgen", ex.to_row(), AgreementCounts(1, 1, 2))]), label="rows")
-        assert_that(outgen | OutlineAgreement(), equal_to([{
-            "stories_with_input_outline": 1, "shared_phrases": 1, "predicted_phrases": 1, "input_phrases": 2,
-            "precision": 1.0, "recall": 0.5, "f1": 0.6667}]), label="agreement")
+        tallies = (outgen,) | Tallies(side["groups"])
+        assert_that(tallies["summary"] | beam.Map(lambda s: (s["outline_agreement"], s["outgen_titles"],
+                                                            s["table3"]["outgen"][ex.split]["# Examples"])),
+                    equal_to([({"stories_with_input_outline": 1, "shared_phrases": 1, "predicted_phrases": 1,
+                                "input_phrases": 2, "precision": 1.0, "recall": 0.5, "f1": 0.6667},
+                               {ex.to_row()["title_source"]: 1}, 1)]), label="agreement")
+        assert_that(tallies["leaks"] | beam.Map(lambda l: (l["stories_in_two_splits"], l["stories"])),
+                    equal_to([(0, 1)]), label="leaks")
         assert_that(report.by_stage["outgen"] | beam.Map(lambda r: (r["input_id"], r["reason"])),
                     equal_to([("s.jsonl:2", "no_usable_outline_phrase")]), label="outgen rejects")
