@@ -338,15 +338,26 @@ def _latin_or_digit(word: str) -> bool:
     return any("A" <= c <= "Z" or "a" <= c <= "z" or c.isdigit() for c in word)
 
 
+def _posrake_break(word: str) -> bool:
+    """Whether a word (of a tag that does not delimit) ends a posrake phrase: a word of either
+    list, a line break, or a word with Latin letters or digits."""
+    stop, delim = _resources().posrake_lists()
+    return word in delim or word in stop or word == "\n" or _latin_or_digit(word)
+
+
+def _posrake_breaks() -> dict[str, bool]:
+    """The per-process word -> `_posrake_break` cache (started afresh when it grows large)."""
+    res = _resources()
+    if len(res.posrake_breaks) > res._MAX_CACHED:
+        res.posrake_breaks.clear()
+    return res.posrake_breaks
+
+
 def posrake_phrases(tagged: Sequence[tuple[str, str]]) -> list[tuple[str, ...]]:
     """The runs of words between delimiters (a word in either list, a delimiting tag, a line
     break, Latin letters or digits). A run is a phrase when a delimiter closes it, as in the
     shared-task extractor (LOT stories end with punctuation, so nothing is lost there)."""
-    res = _resources()
-    stop, delim = res.posrake_lists()
-    breaks = res.posrake_breaks
-    if len(breaks) > res._MAX_CACHED:
-        breaks.clear()
+    breaks = _posrake_breaks()
     phrases, run = [], []
     for word, tag in tagged:
         if tag in POSRAKE_TAGS:
@@ -354,7 +365,7 @@ def posrake_phrases(tagged: Sequence[tuple[str, str]]) -> list[tuple[str, ...]]:
         else:
             ends = breaks.get(word)
             if ends is None:
-                ends = breaks[word] = (word in delim or word in stop or word == "\n" or _latin_or_digit(word))
+                ends = breaks[word] = _posrake_break(word)
         if ends:
             if run:
                 phrases.append(tuple(run))
@@ -362,6 +373,77 @@ def posrake_phrases(tagged: Sequence[tuple[str, str]]) -> list[tuple[str, ...]]:
         else:
             run.append(word)
     return phrases
+
+
+def posrake_scored_python(tagged: Sequence[tuple[str, str]], max_words: int) -> dict[str, tuple[float, tuple[str, ...]]]:
+    """{phrase: (RAKE score, its words)} of the candidate phrases, in first-met order (the
+    last run of a string gives its score): what `posrake_ranked` sorts."""
+    phrases = posrake_phrases(tagged)
+    freq, degree = _frequencies_and_degrees(phrases)
+    scored: dict[str, tuple[float, tuple[str, ...]]] = {}
+    for phrase in phrases:
+        if len(phrase) > max_words:
+            continue
+        score = 0.0
+        for word in phrase:
+            score += degree[word] / freq[word]
+        scored["".join(phrase)] = (score, phrase)
+    return scored
+
+
+_NATIVE_POSRAKE: list = []  # [the C posrake_scored, or None], decided on first use
+
+
+def _posrake_scored(tagged: Sequence[tuple[str, str]], max_words: int) -> dict:
+    """`posrake_scored_python`, computed by the native module (annotators.text._zhcut) once it
+    gives exactly the same dict, order, floats and words on every canary text and on
+    `_POSRAKE_CASES`; else (not built, STORYBENCH_ZH_NATIVE=0, or a difference, which is
+    warned about) the Python code."""
+    if not _NATIVE_POSRAKE:
+        with _LOCK:
+            if not _NATIVE_POSRAKE:
+                _NATIVE_POSRAKE.append(_checked_native_posrake())
+    fn = _NATIVE_POSRAKE[0]
+    if fn is None:
+        return posrake_scored_python(tagged, max_words)
+    return fn(tagged if isinstance(tagged, list) else list(tagged), POSRAKE_TAGS, _posrake_breaks(),
+              _posrake_break, max_words)
+
+
+# tagged inputs beside the canary texts' own: delimiting tags, list words, line breaks, Latin
+# and digits, repeats, a run no delimiter closes, phrases over the word limit
+_POSRAKE_CASES = (
+    [],
+    [("老人", "n")],
+    [("老人", "n"), ("。", "x")],
+    [("\n", "x"), ("小狗", "n"), ("熊", "n"), ("带着", "v"), ("皮球", "n"), ("，", "x"), ("小狗", "n"),
+     ("熊", "n"), ("\n", "n"), ("abc", "eng"), ("跑", "v"), ("3", "m"), ("跑", "v"), ("的", "uj"), ("了", "ul")],
+    [(w, "n") for w in "一二三四五六七八九十"] + [("！", "x")] + [(w, "v") for w in "甲乙丙"] + [("，", "x")],
+)
+
+
+def _checked_native_posrake():
+    import warnings
+
+    if os.environ.get("STORYBENCH_ZH_NATIVE", "1") == "0":
+        return None
+    try:
+        from annotators.text._zhcut import posrake_scored as fn
+    except ImportError:
+        return None
+    segmenter = zh_tokens.load()
+    cases = [segmenter.cut_tagged(t) for t in zh_tokens.canary_texts()] + [list(c) for c in _POSRAKE_CASES]
+    for tagged in cases:
+        for max_words in (0, 1, 2, 8, 1000):
+            want = list(posrake_scored_python(tagged, max_words).items())
+            try:
+                got = list(fn(tagged, POSRAKE_TAGS, _posrake_breaks(), _posrake_break, max_words).items())
+            except Exception as exc:  # a native failure is a difference, never a crash
+                got = repr(exc)
+            if got != want:
+                warnings.warn("the native posrake scores differ from the Python ones; using Python", RuntimeWarning)
+                return None
+    return fn
 
 
 def posrake_ranked(tagged: Sequence[tuple[str, str]], config: OutlineConfig = OutlineConfig()
@@ -373,16 +455,7 @@ def posrake_ranked(tagged: Sequence[tuple[str, str]], config: OutlineConfig = Ou
     Phrases over `max_words` words are not candidates. A phrase is its words joined without
     spaces; when the same string comes from several runs, the last run's score counts and
     the first one's place breaks ties (a stable sort on score)."""
-    phrases = posrake_phrases(tagged)
-    freq, degree = _frequencies_and_degrees(phrases)
-    scored: dict[str, tuple[float, tuple[str, ...]]] = {}
-    for phrase in phrases:
-        if len(phrase) > config.max_words:
-            continue
-        score = 0.0
-        for word in phrase:
-            score += degree[word] / freq[word]
-        scored["".join(phrase)] = (score, phrase)
+    scored = _posrake_scored(tagged, config.max_words)
     ranked = sorted(scored.items(), key=lambda kv: kv[1][0], reverse=True)
     return [(p, score, words) for p, (score, words) in ranked]
 

@@ -1,6 +1,7 @@
 /* Native core of annotators/text/zh_tokens.py: jieba 0.42.1's best route and the walk over it
  * (and, further down, posseg's Viterbi, near_dup's one-permutation hash and exact shingle
- * sets, and zh_clean's Han count: each used only once it equals the Python code it replaces).
+ * sets, zh_clean's Han count and the posrake outline's RAKE scores: each used only once it
+ * equals the Python code it replaces).
  *
  * Optional: zh_tokens.py uses it when it was built (a C compiler at install time) and its
  * self-check passes, else the pure-Python code beside it. Both compute the same thing:
@@ -1109,6 +1110,145 @@ zh_han_count(PyObject *self, PyObject *arg)
     return PyLong_FromSsize_t(count);
 }
 
+/* posrake_scored(tagged, delim_tags, breaks, is_break, max_words) -> {phrase: (score, words)}:
+ * annotators.lot.outline.posrake_ranked before its sort. tagged: (word, tag) pairs. A word
+ * ends a phrase when its tag is in delim_tags, else when breaks[word] is true (a missing word
+ * is looked up with is_break(word) and stored in breaks). RAKE word statistics over every
+ * phrase: frequency, and degree (the summed lengths of the phrases the word occurs in); a
+ * phrase of at most max_words words scores the sum over its words of degree / frequency, in
+ * order (the same double operations as Python's), stored under its words joined; a string
+ * met again keeps its first place and takes the later score (a dict assignment). */
+static PyObject *
+zh_posrake_scored(PyObject *self, PyObject *args)
+{
+    PyObject *tagged, *delim_tags, *breaks, *is_break;
+    Py_ssize_t max_words;
+    if (!PyArg_ParseTuple(args, "OOO!On", &tagged, &delim_tags, &PyDict_Type, &breaks, &is_break, &max_words))
+        return NULL;
+    if (!PyAnySet_Check(delim_tags)) {
+        PyErr_SetString(PyExc_TypeError, "posrake_scored: delim_tags must be a set or frozenset");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(tagged, "posrake_scored: tagged must be a sequence");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject **words = PyMem_Malloc(sizeof(PyObject *) * (n + 1));
+    Py_ssize_t *ids = PyMem_Malloc(sizeof(Py_ssize_t) * (n + 1));
+    Py_ssize_t *starts = PyMem_Malloc(sizeof(Py_ssize_t) * (n + 1));
+    Py_ssize_t *lens = PyMem_Malloc(sizeof(Py_ssize_t) * (n + 1));
+    long *freq = PyMem_Malloc(sizeof(long) * (n + 1));
+    long *degree = PyMem_Malloc(sizeof(long) * (n + 1));
+    PyObject *index = PyDict_New(), *result = NULL, *empty = NULL;
+    if (!words || !ids || !starts || !lens || !freq || !degree || !index) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t n_words = 0, n_phrases = 0, run_start = 0, n_ids = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = items[i];
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2) {
+            PyErr_SetString(PyExc_TypeError, "posrake_scored: tagged items must be (word, tag) tuples");
+            goto done;
+        }
+        PyObject *word = PyTuple_GET_ITEM(item, 0), *tag = PyTuple_GET_ITEM(item, 1);
+        int ends = PySet_Contains(delim_tags, tag);
+        if (ends < 0)
+            goto done;
+        if (!ends) {
+            PyObject *v = PyDict_GetItemWithError(breaks, word);  /* borrowed */
+            if (v == NULL) {
+                if (PyErr_Occurred())
+                    goto done;
+                v = PyObject_CallOneArg(is_break, word);
+                if (v == NULL)
+                    goto done;
+                int r = PyDict_SetItem(breaks, word, v);
+                ends = r < 0 ? -1 : PyObject_IsTrue(v);
+                Py_DECREF(v);
+            } else {
+                ends = PyObject_IsTrue(v);
+            }
+            if (ends < 0)
+                goto done;
+        }
+        if (ends) {
+            if (n_words > run_start) {
+                starts[n_phrases] = run_start;
+                lens[n_phrases++] = n_words - run_start;
+            }
+            run_start = n_words;
+            continue;
+        }
+        PyObject *id = PyDict_GetItemWithError(index, word);  /* borrowed */
+        Py_ssize_t k;
+        if (id == NULL) {
+            if (PyErr_Occurred())
+                goto done;
+            k = n_ids++;
+            PyObject *num = PyLong_FromSsize_t(k);
+            if (num == NULL)
+                goto done;
+            int r = PyDict_SetItem(index, word, num);
+            Py_DECREF(num);
+            if (r < 0)
+                goto done;
+            freq[k] = degree[k] = 0;
+        } else {
+            k = PyLong_AsSsize_t(id);
+        }
+        words[n_words] = word;
+        ids[n_words++] = k;
+    }
+    /* a run left open at the end is not a phrase (nothing delimited it) */
+    for (Py_ssize_t p = 0; p < n_phrases; p++)
+        for (Py_ssize_t j = starts[p]; j < starts[p] + lens[p]; j++) {
+            freq[ids[j]] += 1;
+            degree[ids[j]] += (long)lens[p];
+        }
+    result = PyDict_New();
+    empty = PyUnicode_FromStringAndSize("", 0);
+    if (result == NULL || empty == NULL)
+        goto done;
+    for (Py_ssize_t p = 0; p < n_phrases; p++) {
+        if (lens[p] > max_words)
+            continue;
+        double score = 0.0;
+        PyObject *phrase = PyTuple_New(lens[p]);
+        if (phrase == NULL)
+            goto fail;
+        for (Py_ssize_t j = 0; j < lens[p]; j++) {
+            Py_ssize_t w = starts[p] + j;
+            score += (double)degree[ids[w]] / (double)freq[ids[w]];
+            Py_INCREF(words[w]);
+            PyTuple_SET_ITEM(phrase, j, words[w]);
+        }
+        PyObject *joined = PyUnicode_Join(empty, phrase);
+        PyObject *value = joined ? Py_BuildValue("(dO)", score, phrase) : NULL;
+        int r = value ? PyDict_SetItem(result, joined, value) : -1;
+        Py_XDECREF(joined);
+        Py_XDECREF(value);
+        Py_DECREF(phrase);
+        if (r < 0)
+            goto fail;
+    }
+    goto done;
+fail:
+    Py_CLEAR(result);
+done:
+    Py_XDECREF(empty);
+    Py_XDECREF(index);
+    PyMem_Free(words);
+    PyMem_Free(ids);
+    PyMem_Free(starts);
+    PyMem_Free(lens);
+    PyMem_Free(freq);
+    PyMem_Free(degree);
+    Py_DECREF(seq);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"oph", zh_oph, METH_VARARGS, "oph(chars, n, bins, seed) -> bytes: near_dup.oph_of_codes of the code points"},
     {"shingle_keys", zh_shingle_keys, METH_VARARGS,
@@ -1124,6 +1264,8 @@ static PyMethodDef methods[] = {
      "walk(block, ends, on, off, pos, tags, runs, pos_runs): tokens along a route"},
     {"posseg_tables", zh_posseg_tables, METH_VARARGS,
      "posseg_tables(states, char_state, start, trans, emit): load jieba.posseg's HMM"},
+    {"posrake_scored", zh_posrake_scored, METH_VARARGS,
+     "posrake_scored(tagged, delim_tags, breaks, is_break, max_words) -> {phrase: (score, words)}"},
     {"posseg_viterbi", zh_posseg_viterbi, METH_VARARGS,
      "posseg_viterbi(text) -> the best state per character (jieba.posseg.viterbi's route)"},
     {NULL, NULL, 0, NULL},

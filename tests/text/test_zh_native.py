@@ -254,3 +254,53 @@ def test_han_count_without_the_native_module(monkeypatch):
     monkeypatch.setenv("STORYBENCH_ZH_NATIVE", "0")
     assert zh_clean._native_han_count() is None
     assert zh_clean.python_han_count("一个abc\u4dbf") == 3
+
+
+def test_native_posrake_scores_equal_pythons():
+    """OutGen's posrake outline scores its phrases with the C `posrake_scored`: the same dict
+    (order, float scores, word tuples) as the Python code on real tagged stories and on random
+    runs of delimiting tags, list words, line breaks, Latin words and repeats; and the words
+    it looks up land in the shared break cache with the values the Python code gives them."""
+    from annotators.lot import outline
+
+    outline.load("posrake")
+    assert outline._posrake_scored([], 8) == {} and outline._NATIVE_POSRAKE == [_module().posrake_scored]
+    seg = zh_tokens.load()
+    texts = zh_tokens.canary_texts()
+    path = SHARED_DATA / "lot" / "outgen_val_sample.jsonl"
+    if path.exists():
+        texts += [json.loads(line)["story"] for line in path.read_text(encoding="utf-8").splitlines()[:150]]
+    cases = [seg.cut_tagged(t) for t in texts]
+    rng = random.Random(5)
+    words = [("小狗", "n"), ("熊", "n"), ("带着", "v"), ("，", "x"), ("\n", "x"), ("abc", "eng"), ("3", "m"),
+             ("的", "uj"), ("了", "ul"), ("里", "f"), ("我们", "r"), ("跑", "v"), ("皮球", "n"), ("\n", "n")]
+    cases += [[rng.choice(words) for _ in range(rng.randint(0, 60))] for _ in range(400)]
+    for tagged in cases:
+        for max_words in (0, 1, 3, 8):
+            want = outline.posrake_scored_python(tagged, max_words)
+            got = _module().posrake_scored(tagged, outline.POSRAKE_TAGS, outline._posrake_breaks(),
+                                           outline._posrake_break, max_words)
+            assert list(got.items()) == list(want.items()), (tagged, max_words)
+    breaks = outline._posrake_breaks()
+    assert breaks and all(breaks[w] == outline._posrake_break(w) for w in list(breaks)[:500])
+
+
+def test_a_native_posrake_that_differs_is_refused(monkeypatch):
+    from annotators.lot import outline
+
+    monkeypatch.setattr(outline, "_NATIVE_POSRAKE", [])
+    monkeypatch.setattr(_module(), "posrake_scored", lambda tagged, tags, breaks, is_break, max_words: {})
+    tagged = [("小狗", "n"), ("熊", "n"), ("。", "x")]
+    with pytest.warns(RuntimeWarning, match="differ"):
+        assert outline._posrake_scored(tagged, 8) == outline.posrake_scored_python(tagged, 8)
+    assert outline._NATIVE_POSRAKE == [None]
+
+
+def test_posrake_without_the_native_module(monkeypatch):
+    from annotators.lot import outline
+
+    monkeypatch.setattr(outline, "_NATIVE_POSRAKE", [])
+    monkeypatch.setenv("STORYBENCH_ZH_NATIVE", "0")
+    tagged = [("小狗", "n"), ("熊", "n"), ("。", "x")]
+    assert outline._posrake_scored(tagged, 8) == {"小狗熊": (4.0, ("小狗", "熊"))}  # each word: degree 2 / 1
+    assert outline._NATIVE_POSRAKE == [None]
