@@ -20,7 +20,7 @@
  *   (and posseg's __cut_DAG) over a route: words of two or more characters are tokens; runs
  *   of single characters collect in a buffer, which `runs(buf, on)` and `pos_runs(buf, pos)`
  *   (the Python methods holding the HMM caches) resolve when it is longer than one
- *   character. HMM off joins runs of ASCII letters and digits. Any of on/off/pos may be None.
+ *   character; with the caches passed too, a run already in them is taken from there. HMM off joins runs of ASCII letters and digits. Any of on/off/pos may be None.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -271,11 +271,39 @@ append_tagged(PyObject *pos, PyObject *tags, PyObject *word, PyObject *x)
     return append_new(pos, PyTuple_Pack(2, word, tag));
 }
 
+/* What a walk resolves runs of single characters with: the tag table, the Python methods
+ * `runs(buf, on)` / `pos_runs(buf, pos)` (Segmenter._runs / _pos_runs), the "x" tag, and
+ * the dicts those methods cache their HMM results in (or NULL): a run found there is
+ * extended from the cache directly (a run is cached only when it is not a dictionary word,
+ * which never changes, so the method would give exactly the cached tokens). */
+typedef struct {
+    PyObject *tags, *runs, *pos_runs, *x, *hmm_cache, *pos_cache;
+} WalkCtx;
+
+/* extend `out` with the cached tuple of `buf` in `cache`: 1 when found, 0 when not, -1 */
+static int
+extend_cached(PyObject *cache, PyObject *buf, PyObject *out)
+{
+    if (cache == NULL)
+        return 0;
+    PyObject *cut = PyDict_GetItemWithError(cache, buf);  /* borrowed */
+    if (cut == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    if (!PyTuple_Check(cut))
+        return 0;
+    Py_ssize_t m = PyTuple_GET_SIZE(cut);
+    for (Py_ssize_t j = 0; j < m; j++)
+        if (PyList_Append(out, PyTuple_GET_ITEM(cut, j)) < 0)
+            return -1;
+    return 1;
+}
+
 /* The buffered run of single characters [start, stop) of src (absolute positions). */
 static int
 flush_run(PyObject *src, Py_ssize_t start, Py_ssize_t stop, PyObject *on, PyObject *pos,
-          PyObject *tags, PyObject *runs, PyObject *pos_runs, PyObject *x)
+          const WalkCtx *ctx)
 {
+    PyObject *tags = ctx->tags, *runs = ctx->runs, *pos_runs = ctx->pos_runs, *x = ctx->x;
     if (stop <= start)
         return 0;
     PyObject *buf = PyUnicode_Substring(src, start, stop);
@@ -289,16 +317,24 @@ flush_run(PyObject *src, Py_ssize_t start, Py_ssize_t stop, PyObject *on, PyObje
             r = -1;
     } else {
         if (on != Py_None) {
-            PyObject *res = PyObject_CallFunctionObjArgs(runs, buf, on, NULL);
-            if (res == NULL)
-                r = -1;
-            Py_XDECREF(res);
+            r = extend_cached(ctx->hmm_cache, buf, on);
+            if (r == 0) {
+                PyObject *res = PyObject_CallFunctionObjArgs(runs, buf, on, NULL);
+                r = res == NULL ? -1 : 0;
+                Py_XDECREF(res);
+            } else if (r == 1) {
+                r = 0;
+            }
         }
         if (r == 0 && pos != Py_None) {
-            PyObject *res = PyObject_CallFunctionObjArgs(pos_runs, buf, pos, NULL);
-            if (res == NULL)
-                r = -1;
-            Py_XDECREF(res);
+            r = extend_cached(ctx->pos_cache, buf, pos);
+            if (r == 0) {
+                PyObject *res = PyObject_CallFunctionObjArgs(pos_runs, buf, pos, NULL);
+                r = res == NULL ? -1 : 0;
+                Py_XDECREF(res);
+            } else if (r == 1) {
+                r = 0;
+            }
         }
     }
     Py_DECREF(buf);
@@ -308,9 +344,9 @@ flush_run(PyObject *src, Py_ssize_t start, Py_ssize_t stop, PyObject *on, PyObje
 /* The walk along ends (relative to base) over the block src[base:base+n]. */
 static int
 walk_core(PyObject *src, Py_ssize_t base, Py_ssize_t n, const Py_ssize_t *ends, PyObject *on,
-          PyObject *off, PyObject *pos, PyObject *tags, PyObject *runs, PyObject *pos_runs,
-          PyObject *x)
+          PyObject *off, PyObject *pos, const WalkCtx *ctx)
 {
+    PyObject *tags = ctx->tags, *x = ctx->x;
     int kind = PyUnicode_KIND(src);
     const void *data = PyUnicode_DATA(src);
     Py_ssize_t pos_i = 0, buf_start = -1, eng_start = -1;
@@ -352,7 +388,7 @@ walk_core(PyObject *src, Py_ssize_t base, Py_ssize_t n, const Py_ssize_t *ends, 
                     r = PyList_Append(off, word);
             }
             if (r == 0 && buf_start >= 0) {
-                r = flush_run(src, base + buf_start, base + pos_i, on, pos, tags, runs, pos_runs, x);
+                r = flush_run(src, base + buf_start, base + pos_i, on, pos, ctx);
                 buf_start = -1;
             }
             if (r == 0 && on != Py_None)
@@ -369,7 +405,7 @@ walk_core(PyObject *src, Py_ssize_t base, Py_ssize_t n, const Py_ssize_t *ends, 
         if (append_new(off, PyUnicode_Substring(src, base + eng_start, base + n)) < 0)
             return -1;
     }
-    if (buf_start >= 0 && flush_run(src, base + buf_start, base + n, on, pos, tags, runs, pos_runs, x) < 0)
+    if (buf_start >= 0 && flush_run(src, base + buf_start, base + n, on, pos, ctx) < 0)
         return -1;
     return 0;
 }
@@ -405,12 +441,30 @@ ends_from_list(PyObject *list, Py_ssize_t n, Py_ssize_t *ends)
     return 0;
 }
 
+/* The optional cache arguments: None or absent means no cache; anything else must be a dict. */
+static int
+check_caches(PyObject **hmm_cache, PyObject **pos_cache)
+{
+    PyObject **caches[2] = {hmm_cache, pos_cache};
+    for (int i = 0; i < 2; i++) {
+        if (*caches[i] == Py_None)
+            *caches[i] = NULL;
+        if (*caches[i] != NULL && !PyDict_Check(*caches[i])) {
+            PyErr_SetString(PyExc_TypeError, "the HMM caches must be dicts or None");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static PyObject *
 zh_walk(PyObject *self, PyObject *args)
 {
-    PyObject *blk, *ends, *on, *off, *pos, *tags, *runs, *pos_runs;
-    if (!PyArg_ParseTuple(args, "UO!OOOOOO", &blk, &PyList_Type, &ends, &on, &off, &pos, &tags,
-                          &runs, &pos_runs))
+    PyObject *blk, *ends, *on, *off, *pos, *tags, *runs, *pos_runs, *hmm_cache = NULL, *pos_cache = NULL;
+    if (!PyArg_ParseTuple(args, "UO!OOOOOO|OO", &blk, &PyList_Type, &ends, &on, &off, &pos, &tags,
+                          &runs, &pos_runs, &hmm_cache, &pos_cache))
+        return NULL;
+    if (check_caches(&hmm_cache, &pos_cache) < 0)
         return NULL;
     if (check_outputs(on, off, pos, tags) < 0)
         return NULL;
@@ -422,7 +476,8 @@ zh_walk(PyObject *self, PyObject *args)
         if (route == NULL)
             PyErr_NoMemory();
     } else if (ends_from_list(ends, n, route) == 0) {
-        r = walk_core(blk, 0, n, route, on, off, pos, tags, runs, pos_runs, x);
+        WalkCtx ctx = {tags, runs, pos_runs, x, hmm_cache, pos_cache};
+        r = walk_core(blk, 0, n, route, on, off, pos, &ctx);
     }
     PyMem_Free(route);
     Py_XDECREF(x);
@@ -453,9 +508,12 @@ static PyObject *
 zh_cut(PyObject *self, PyObject *args)
 {
     PyObject *text, *table, *route_fn, *on, *off, *pos, *tags, *runs, *pos_runs, *pos_block;
+    PyObject *hmm_cache = NULL, *pos_cache = NULL;
     double logtotal;
-    if (!PyArg_ParseTuple(args, "UOdOOOOOOOO", &text, &table, &logtotal, &route_fn, &on, &off, &pos,
-                          &tags, &runs, &pos_runs, &pos_block))
+    if (!PyArg_ParseTuple(args, "UOdOOOOOOOO|OO", &text, &table, &logtotal, &route_fn, &on, &off, &pos,
+                          &tags, &runs, &pos_runs, &pos_block, &hmm_cache, &pos_cache))
+        return NULL;
+    if (check_caches(&hmm_cache, &pos_cache) < 0)
         return NULL;
     if (check_outputs(on, off, pos, tags) < 0)
         return NULL;
@@ -476,6 +534,7 @@ zh_cut(PyObject *self, PyObject *args)
         return x == NULL ? NULL : PyErr_NoMemory();
     }
     int text_out = on != Py_None || off != Py_None;
+    WalkCtx ctx = {tags, runs, pos_runs, x, hmm_cache, pos_cache};
     Py_ssize_t i = 0;
     while (i < len) {
         Py_UCS4 c = PyUnicode_READ(kind, data, i);
@@ -505,7 +564,7 @@ zh_cut(PyObject *self, PyObject *args)
                     goto error_blk;
             }
             if (special) {
-                if (text_out && walk_core(text, i, n, ends, on, off, Py_None, tags, runs, pos_runs, x) < 0)
+                if (text_out && walk_core(text, i, n, ends, on, off, Py_None, &ctx) < 0)
                     goto error_blk;
                 if (blk == NULL && (blk = PyUnicode_Substring(text, i, e)) == NULL)
                     goto error;
@@ -513,7 +572,7 @@ zh_cut(PyObject *self, PyObject *args)
                 if (res == NULL)
                     goto error_blk;
                 Py_DECREF(res);
-            } else if (walk_core(text, i, n, ends, on, off, pos, tags, runs, pos_runs, x) < 0) {
+            } else if (walk_core(text, i, n, ends, on, off, pos, &ctx) < 0) {
                 goto error_blk;
             }
             Py_XDECREF(blk);
@@ -1259,9 +1318,10 @@ static PyMethodDef methods[] = {
      "route_table(table, block, logtotal) -> ends: `route` over a freq_table"},
     {"han_count", zh_han_count, METH_O, "han_count(text) -> how many characters of zh_clean.HAN it holds"},
     {"cut", zh_cut, METH_VARARGS,
-     "cut(text, table, logtotal, route, on, off, pos, tags, runs, pos_runs, pos_block): Segmenter._cut"},
+     "cut(text, table, logtotal, route, on, off, pos, tags, runs, pos_runs, pos_block[, hmm_cache, pos_cache]): "
+     "Segmenter._cut"},
     {"walk", zh_walk, METH_VARARGS,
-     "walk(block, ends, on, off, pos, tags, runs, pos_runs): tokens along a route"},
+     "walk(block, ends, on, off, pos, tags, runs, pos_runs[, hmm_cache, pos_cache]): tokens along a route"},
     {"posseg_tables", zh_posseg_tables, METH_VARARGS,
      "posseg_tables(states, char_state, start, trans, emit): load jieba.posseg's HMM"},
     {"posrake_scored", zh_posrake_scored, METH_VARARGS,

@@ -190,7 +190,8 @@ class Segmenter:
         route = self._route(blk)
         tags = self._pos[0] if pos is not None else None
         if self.native is not None:
-            self.native.walk(blk, route, on, off, pos, tags, self._runs, self._pos_runs)
+            self.native.walk(blk, route, on, off, pos, tags, self._runs, self._pos_runs, self._hmm_cache,
+                             self._pos_cache)
             return
         x, n, buf, eng = 0, len(blk), "", ""
         while x < n:
@@ -251,7 +252,7 @@ class Segmenter:
             route = self._route
             self.native.cut(text, getattr(route, "table", None), getattr(route, "logtotal", 0.0), route,
                             on, off, pos, self._pos[0] if pos is not None else None,
-                            self._runs, self._pos_runs, self._pos_block)
+                            self._runs, self._pos_runs, self._pos_block, self._hmm_cache, self._pos_cache)
             return
         for blk in RE_HAN.split(text):
             if not blk:

@@ -688,24 +688,62 @@ class _TableExport(NamedTuple):
         shards = table_files(table_path)
         ordered = heapq.merge(*(_shard_rows(s) for s in shards), key=lambda r: _sortable(sort_key(r)))
         writers = {k: writer_for(k) for k in keys}
-        files = {k: FileSystems.create(path_for(k), mime_type="application/octet-stream",
-                                       compression_type="uncompressed") for k in keys}
+        files = {k: _BufferedText(path_for(k)) for k in keys}
         counts = dict.fromkeys(keys, 0)
+        routers = {id(w._router) for w in writers.values() if isinstance(w, _LineWriter)}
+        # line writers of one router (ExportLinesFromTable): each row's lines go straight to
+        # their files, instead of every writer being asked about every row
+        router = next(iter(writers.values()))._router if len(routers) == 1 and all(
+            isinstance(w, _LineWriter) for w in writers.values()) else None
         try:
             for k in keys:
-                files[k].write(writers[k].begin().encode("utf-8"))
+                files[k].write(writers[k].begin())
             for row in ordered:
+                if router is not None:
+                    for k, text in router.texts(row).items():
+                        writer = writers.get(k)
+                        if writer is not None:
+                            files[k].write(writer.line(text))
+                            counts[k] += 1
+                    continue
                 for k in keys:
                     text = writers[k].add(row)
                     if text is not None:
-                        files[k].write(text.encode("utf-8"))
+                        files[k].write(text)
                         counts[k] += 1
             for k in keys:
-                files[k].write(writers[k].end().encode("utf-8"))
+                files[k].write(writers[k].end())
         finally:
             for f in files.values():
                 f.close()
         return [(f"jsonl|{label}/{_file_name(path_for(k))}", counts[k]) for k in keys]
+
+
+class _BufferedText:
+    """A text file written as UTF-8 in chunks of about 1 MB (local or remote, FileSystems)."""
+
+    def __init__(self, path: str):
+        self._f = FileSystems.create(path, mime_type="application/octet-stream", compression_type="uncompressed")
+        self._parts: list[str] = []
+        self._held = 0
+
+    def write(self, text: str) -> None:
+        if text:
+            self._parts.append(text)
+            self._held += len(text)
+            if self._held >= 1 << 20:
+                self._flush()
+
+    def _flush(self) -> None:
+        if self._parts:
+            self._f.write("".join(self._parts).encode("utf-8"))
+            self._parts, self._held = [], 0
+
+    def close(self) -> None:
+        try:
+            self._flush()
+        finally:
+            self._f.close()
 
 
 class ExportFromTable(beam.PTransform):
@@ -789,8 +827,10 @@ class _LineWriter:
 
     def add(self, row: dict) -> str | None:
         text = self._router.texts(row).get(self._key)
-        if text is None:
-            return None
+        return None if text is None else self.line(text)
+
+    def line(self, text: str) -> str:
+        """The file's next line of `text` (with its newline, or after the previous one's)."""
         self._n += 1
         return text + "\n" if self._end else ("\n" if self._n > 1 else "") + text
 

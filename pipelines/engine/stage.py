@@ -37,9 +37,8 @@ class _StageFn(beam.DoFn):
             self._setup()
 
     def _count(self, outcome: str):
-        if outcome not in self._counters:
-            self._counters[outcome] = Metrics.counter(self._stage, outcome)
-        self._counters[outcome].inc()
+        """Count an outcome for the `<stage>/<outcome>` Beam metric (added once per bundle)."""
+        self._outcome_counts[outcome] = self._outcome_counts.get(outcome, 0) + 1
 
     def _outcomes(self, element, side):
         """(input_id, list of outputs | Drop) per input record held by `element`."""
@@ -56,16 +55,20 @@ class _StageFn(beam.DoFn):
 
     def start_bundle(self):
         self._tally: dict[str, int] = {}
+        self._outcome_counts: dict[str, int] = {}
+        stage = self._stage
+        self._keys = (f"{stage}|read", f"{stage}|written", f"{stage}|rejected", f"{stage}|outputs")
 
     def _add(self, key: str, n: int = 1):
         self._tally[key] = self._tally.get(key, 0) + n
 
     def process(self, element, **side):
+        read, written, rejected, outputs = self._keys
         for input_id, result in self._outcomes(element, side):
-            self._add(f"{self._stage}|read")
+            self._add(read)
             if isinstance(result, Drop):
                 self._count(f"rejected/{result.reason}")
-                self._add(f"{self._stage}|rejected")
+                self._add(rejected)
                 self._add(f"{self._stage}|rejected/{result.reason}")
                 progress.count(self._stage, 0, 1)
                 yield TaggedOutput(REJECTS, Reject(self._stage, str(input_id), result.reason,
@@ -73,13 +76,18 @@ class _StageFn(beam.DoFn):
                 continue
             self._count("written")
             progress.count(self._stage, 1, 0)
-            self._add(f"{self._stage}|written")
+            self._add(written)
             if result:
-                self._add(f"{self._stage}|outputs", len(result))
+                self._add(outputs, len(result))
             yield from result
 
     def finish_bundle(self):
         """One tally element per key and bundle, not per record: the report's shuffle stays small."""
+        for outcome, n in sorted(self._outcome_counts.items()):
+            if outcome not in self._counters:
+                self._counters[outcome] = Metrics.counter(self._stage, outcome)
+            self._counters[outcome].inc(n)
+        self._outcome_counts = {}
         for key, n in sorted(self._tally.items()):
             yield TaggedOutput(TALLY, WindowedValue((key, n), MIN_TIMESTAMP, [GlobalWindow()]))
         self._tally = {}

@@ -69,6 +69,25 @@ def test_native_cut_equals_the_python_cut(backend):
         want = python.cut_all(text)
         assert fast.cut_all(text) == want, text[:40]
         assert called.cut_all(text) == want, text[:40]
+    for text in _texts():  # again: now the unknown runs come from the HMM caches the C code reads
+        assert fast.cut_all(text) == python.cut_all(text), text[:40]
+    assert fast._hmm_cache and fast._pos_cache
+
+
+def test_the_native_walk_takes_cached_runs_without_calling_back():
+    """A run in the HMM caches is extended from there: the Python methods are not called."""
+    seg = _python_segmenter()
+    assert seg.use_native(_module()) is None
+    text = "欧阳娜娜在长江大桥上看日出"
+    want = seg.cut_all(text)
+    calls = []
+    seg._runs = lambda buf, on: calls.append(buf)
+    seg._pos_runs = lambda buf, pos: calls.append(buf)
+    assert seg.cut_all(text) == want and not calls
+    seg._hmm_cache.clear()
+    seg._pos_cache.clear()
+    seg.cut_all(text)
+    assert calls  # without the cached runs, the methods are asked again
 
 
 def test_native_route_equals_jiebas_route():
