@@ -392,6 +392,7 @@ def posrake_scored_python(tagged: Sequence[tuple[str, str]], max_words: int) -> 
 
 
 _NATIVE_POSRAKE: list = []  # [the C posrake_scored, or None], decided on first use
+_NATIVE_LOCK = threading.Lock()  # not _LOCK: the check loads the resources, which takes _LOCK
 
 
 def _posrake_scored(tagged: Sequence[tuple[str, str]], max_words: int) -> dict:
@@ -400,7 +401,7 @@ def _posrake_scored(tagged: Sequence[tuple[str, str]], max_words: int) -> dict:
     `_POSRAKE_CASES`; else (not built, STORYBENCH_ZH_NATIVE=0, or a difference, which is
     warned about) the Python code."""
     if not _NATIVE_POSRAKE:
-        with _LOCK:
+        with _NATIVE_LOCK:
             if not _NATIVE_POSRAKE:
                 _NATIVE_POSRAKE.append(_checked_native_posrake())
     fn = _NATIVE_POSRAKE[0]
