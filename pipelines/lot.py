@@ -86,6 +86,36 @@ def _compact_side_input(pairs, label: str):
     return _as_compact(_compact_map(pairs, label))
 
 
+class _BandBlocks(beam.DoFn):
+    """(StoryKey, its LSH band keys) -> (partition, [(band, input id), ...]) blocks: a bundle's
+    pairs gathered per partition of the band keys (steps.band_part), so the band shuffle
+    carries a block per partition and bundle instead of one element per story and band.
+    At most FLUSH pairs are held before they go out."""
+
+    FLUSH = 1 << 18
+
+    def start_bundle(self):
+        self._parts: dict[int, list] = {}
+        self._held = 0
+
+    def process(self, key_bands):
+        key, bands = key_bands
+        parts = self._parts
+        for band in bands:
+            parts.setdefault(steps.band_part(band), []).append((band, key.input_id))
+        self._held += len(bands)
+        if self._held >= self.FLUSH:
+            yield from self._blocks()
+
+    def _blocks(self):
+        parts, self._parts, self._held = self._parts, {}, 0
+        return sorted(parts.items())
+
+    def finish_bundle(self):
+        for block in self._blocks():
+            yield GlobalWindows.windowed_value(block)
+
+
 class ParseStories(beam.PTransform):
     """(input_id, raw line | parquet row) -> (PreparedStory, near-duplicate inputs): parse,
     keep the earliest of equal texts then of equal ids, prepare.
@@ -94,7 +124,7 @@ class ParseStories(beam.PTransform):
     the stories: the stories are read a second time (`reread`, else the same input again) and
     those that lost a dedup are left out there, so no shuffle or buffer ever holds the corpus.
     The near-duplicate groups come from {"bands": (LSH band, input id) of every parsed story,
-    made where it is first parsed; "dropped": the CompactMap of the input ids a dedup
+    made where it is first parsed, in blocks per band partition and bundle (`_BandBlocks`); "dropped": the CompactMap of the input ids a dedup
     dropped; "texts": the kept records, read once more}: every prepared story's step takes
     those groups as a side input, so they must not come out of the same fused stage as the
     prepared stories (NearDuplicateGroups says why the texts are read apart).
@@ -111,7 +141,7 @@ class ParseStories(beam.PTransform):
         report, cfg, near = self._report, self._config, self._near_dup
         keyed = raw | report.stage("parse", lambda e: steps.one(steps.story_key_bands(parse_story_record(*e), cfg, near)))
         parsed = keyed | "Keys" >> beam.Map(lambda kb: kb[0])
-        bands = keyed | "BandIds" >> beam.FlatMap(lambda kb: [(band, kb[0].input_id) for band in kb[1]])
+        bands = keyed | "BandBlocks" >> beam.ParDo(_BandBlocks())
         by_text = parsed | "KeyText" >> beam.Map(lambda k: (k.text_key, k)) | "GroupText" >> beam.GroupByKey()
         unique, text_dups = by_text | Stage("dedup_text", steps.dedup_step("text", "exact_duplicate"), grouped=True,
                                             report=report, with_rejects=True)
@@ -161,7 +191,8 @@ class NearDuplicateGroups(beam.PTransform):
     shuffled, never the corpus.
 
     The inputs (`{"bands", "dropped", "texts"}`, ParseStories): every parsed story's (band,
-    input id) pairs, made where the story was first parsed; the CompactMap of the input ids
+    input id) pairs, made where the story was first parsed, as (band partition, pairs)
+    blocks (each partition's candidate sets are found where its blocks meet); the CompactMap of the input ids
     a dedup dropped (left out of every candidate set); the kept stories' records from a read
     of their own: the texts are matched with the component side input as they are read,
     which a PCollection that also fed that side input could only do after the runner had
@@ -175,8 +206,9 @@ class NearDuplicateGroups(beam.PTransform):
         config = self._config
         component_of = _compact_side_input(
             reads["bands"] | "GroupBands" >> beam.GroupByKey()
-            | "CandidateSets" >> beam.FlatMap(steps.candidate_set, _as_compact(reads["dropped"]))
-            | "DistinctSets" >> beam.Distinct() | "AllSets" >> Gather()
+            | "CandidateSets" >> beam.FlatMap(lambda part, dropped: steps.partition_candidate_sets(part[1], dropped),
+                                              _as_compact(reads["dropped"]))
+            | "AllSets" >> Gather()
             | "Components" >> beam.FlatMap(lambda sets: sorted(id_components(sets).items())), "ComponentOf")
         return (reads["texts"] | "CandidateTexts" >> beam.FlatMap(
                     lambda r, comp: [(comp[r.node.input_id], (r.node, r.text))]

@@ -68,6 +68,24 @@ def candidate_set(group: tuple[str, Iterable[str]], dropped) -> list[tuple[str, 
     return [tuple(ids)] if len(ids) > 1 else []
 
 
+BAND_PARTS = 256  # partitions of the LSH band keys: what the band shuffle is keyed by
+
+
+def band_part(band: str) -> int:
+    """The partition of an LSH band key (near_dup.band_keys: "iii-" then hex digits)."""
+    return int(band[-6:], 16) % BAND_PARTS
+
+
+def partition_candidate_sets(blocks: Iterable[Iterable[tuple[str, str]]], dropped) -> list[tuple[str, ...]]:
+    """The distinct near-duplicate candidate sets (`candidate_set`) of one partition of band
+    keys, from the (band, input id) pairs every bundle gathered for it, sorted."""
+    by_band: dict[str, list[str]] = {}
+    for block in blocks:
+        for band, input_id in block:
+            by_band.setdefault(band, []).append(input_id)
+    return sorted({s for group in by_band.items() for s in candidate_set(group, dropped)})
+
+
 def story_order(key: StoryKey) -> tuple:
     """Input order of a parsed story (file, line); id and text hash break ties deterministically."""
     return (input_order(key.input_id), key.story_id, key.text_key)

@@ -66,3 +66,28 @@ def test_compact_map_pickles_as_one_blob_and_reads_like_a_dict():
     assert CompactMap(dict(reversed(list(data.items())))) == compact  # same contents, same blob
     assert len(pickle.dumps(compact)) < len(pickle.dumps(data)) / 4
     assert compact.__slots__ == ("_blob", "_digest") and not hasattr(compact, "__dict__")
+
+
+def test_band_blocks_give_the_candidate_sets_of_their_bands():
+    """The LOT job shuffles (band partition, [(band, input id)...]) blocks per bundle: a
+    partition's candidate sets are those of its bands, wherever their pairs were gathered,
+    without dropped ids and without sets of one."""
+    from annotators.core.near_dup import band_keys
+    from annotators.lot import steps
+
+    config = NearDupConfig(sketch="oph")
+    texts = {"f:1": "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。" * 3,
+             "f:2": "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。" * 3 + "完",
+             "f:3": "床前明月光，疑是地上霜。举头望明月，低头思故乡。" * 3,
+             "f:4": "床前明月光，疑是地上霜。举头望明月，低头思故乡。" * 3}
+    pairs = [(band, i) for i, text in texts.items() for band in band_keys(text, config)]
+    assert all(0 <= steps.band_part(b) < steps.BAND_PARTS for b, _ in pairs)
+    blocks: dict[int, list] = {}
+    for n, (band, i) in enumerate(pairs):  # as two bundles would gather them
+        blocks.setdefault(steps.band_part(band), [[], []])[n % 2].append((band, i))
+    found = sorted(s for part in blocks.values() for s in steps.partition_candidate_sets(part, CompactMap({})))
+    assert ("f:1", "f:2") in found and ("f:3", "f:4") in found
+    assert all(len(s) > 1 and list(s) == sorted(s) for s in found)
+    dropped = CompactMap({"f:4": True})
+    found = {s for part in blocks.values() for s in steps.partition_candidate_sets(part, dropped)}
+    assert not any("f:4" in s for s in found) and not any("f:3" in s for s in found)
