@@ -7,6 +7,7 @@ progress line on stderr at most every 10 s (pipelines.engine.progress).
 """
 from __future__ import annotations
 
+import gc
 import traceback
 from typing import Any, Callable
 
@@ -23,6 +24,17 @@ from schemas.common import Reject
 
 REJECTS = "rejects"
 TALLY = "tally"
+GC_YOUNG_THRESHOLD = 50_000  # allocations between young-generation collections (CPython: 700)
+
+
+def tune_gc() -> None:
+    """Collect the young generation every GC_YOUNG_THRESHOLD allocations instead of every 700
+    in a worker process: the steps make millions of short-lived tuples and lists (tokens,
+    tags, rows) but few reference cycles, and each early collection walked them for nothing
+    (about 3% of the LOT build). Older generations keep their settings; idempotent."""
+    young, middle, old = gc.get_threshold()
+    if young and young < GC_YOUNG_THRESHOLD:
+        gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)
 
 
 class _StageFn(beam.DoFn):
@@ -33,6 +45,7 @@ class _StageFn(beam.DoFn):
         self._counters: dict[str, Any] = {}
 
     def setup(self):
+        tune_gc()
         if self._setup is not None:
             self._setup()
 

@@ -68,6 +68,22 @@ def test_rerun_with_fewer_shards_leaves_no_stale_files(tmp_path):
     assert [f.name for f in (tmp_path / "toy").glob("*.parquet")] == ["part-00000-of-00001.parquet"]
 
 
+def test_stage_workers_collect_young_garbage_less_often(tmp_path):
+    """A Stage's setup raises the young-generation GC threshold in its worker process (the
+    steps' short-lived tuples are walked less often); older generations keep theirs."""
+    import gc
+
+    from pipelines.engine.stage import GC_YOUNG_THRESHOLD
+
+    before = gc.get_threshold()
+    gc.set_threshold(700, before[1], before[2])
+    try:
+        _run(tmp_path, [1, 2])
+        assert gc.get_threshold() == (GC_YOUNG_THRESHOLD, before[1], before[2])
+    finally:
+        gc.set_threshold(*before)
+
+
 def test_input_names_are_relative_to_the_pattern():
     paths = ["/data/books/a/x.txt", "/data/books/b.txt"]
     assert input_names(paths, "/data/books/**/*.txt") == {"/data/books/a/x.txt": "a/x.txt",
