@@ -28,7 +28,7 @@ from annotators.core.ids import rng_for, stable_id
 from annotators.lot.records import SenPosBuilt
 from annotators.lot.story import PreparedStory, field_problem
 from annotators.core.outcome import Drop
-from annotators.text.words import count_words
+from annotators.text.words import word_counts
 from annotators.text.zh_clean import han_count
 from schemas.lot import SENPOS_MASK, SenPosExample
 
@@ -84,7 +84,7 @@ def windows(story: PreparedStory, config: SenPosConfig = SenPosConfig(), han: li
         # one paragraph of fewer characters than the word limit: fewer words too (a word has
         # at least one character), so the whole text is the one possible window
         return [(0, n)] if _removable(han, 0, n, config) else []
-    counts = [count_words(w) for w in story.words]
+    counts = word_counts(story.words)
     out: list[tuple[int, int]] = []
     current: tuple[int, int] | None = None
     current_words = 0
@@ -112,7 +112,7 @@ def build_senpos(story: PreparedStory, split: str, *, seed: int,
     han = [han_count(s) for s in story.sentences]
     found = windows(story, config, han)
     if not found:
-        n_words = sum(count_words(w) for w in story.words)
+        n_words = sum(word_counts(story.words))
         return Drop("no_removable_sentence",
                     f"no window under {config.max_words} words ({n_words} words in all) has "
                     f"{config.min_candidates + 2}+ sentences with a middle one of >= {config.min_removed_han} "

@@ -1,7 +1,7 @@
 /* Native core of annotators/text/zh_tokens.py: jieba 0.42.1's best route and the walk over it
  * (and, further down, posseg's Viterbi, near_dup's one-permutation hash and exact shingle
- * sets, zh_clean's Han count and the posrake outline's RAKE scores: each used only once it
- * equals the Python code it replaces).
+ * sets, zh_clean's Han count, words.count_words and the posrake outline's RAKE scores: each
+ * used only once it equals the Python code it replaces).
  *
  * Optional: zh_tokens.py uses it when it was built (a C compiler at install time) and its
  * self-check passes, else the pure-Python code beside it. Both compute the same thing:
@@ -43,12 +43,15 @@ typedef struct {
     Py_ssize_t len;
     double logc;      /* log(count) when count is truthy */
     int has_count;
+    int tag;          /* index into FreqTable.tag_names of the word's part-of-speech tag, or -1 */
 } FreqEntry;
 
 typedef struct {
     FreqEntry *slots;
     size_t mask;
     Py_UCS4 *chars;
+    PyObject *tags;       /* the word -> tag dict the entries' tags were filled from, or NULL */
+    PyObject *tag_names;  /* list of the distinct tags */
 } FreqTable;
 
 #define FNV_OFFSET 0xcbf29ce484222325ULL
@@ -74,6 +77,8 @@ freq_table_free(PyObject *capsule)
 {
     FreqTable *t = PyCapsule_GetPointer(capsule, "storybench.freq_table");
     if (t) {
+        Py_XDECREF(t->tags);
+        Py_XDECREF(t->tag_names);
         PyMem_Free(t->slots);
         PyMem_Free(t->chars);
         PyMem_Free(t);
@@ -140,6 +145,7 @@ zh_freq_table(PyObject *self, PyObject *args)
         t->slots[i].len = len;
         t->slots[i].logc = logc;
         t->slots[i].has_count = truth;
+        t->slots[i].tag = -1;
         used += len;
     }
     PyObject *capsule = PyCapsule_New(t, "storybench.freq_table", freq_table_free);
@@ -174,13 +180,14 @@ freq_find(const FreqTable *t, uint64_t h, int kind, const void *data, Py_ssize_t
 /* The best route of the block data[base:base+n]: ends[k] (relative to base) for each k. */
 static void
 route_core(const FreqTable *t, int kind, const void *data, Py_ssize_t base, Py_ssize_t n,
-           double logtotal, Py_ssize_t *ends, double *score)
+           double logtotal, Py_ssize_t *ends, double *score, const FreqEntry **chosen)
 {
     score[n] = 0.0;
     for (Py_ssize_t k = n - 1; k >= 0; k--) {
         int found = 0;
         double best = 0.0;
         Py_ssize_t end = k;
+        const FreqEntry *best_e = NULL;
         uint64_t h = FNV_OFFSET;
         for (Py_ssize_t i = k; i < n; i++) {
             h = fnv_step(h, PyUnicode_READ(kind, data, base + i));
@@ -193,6 +200,7 @@ route_core(const FreqTable *t, int kind, const void *data, Py_ssize_t base, Py_s
                     best = s;
                     end = i;
                     found = 1;
+                    best_e = e;
                 }
             }
         }
@@ -201,10 +209,84 @@ route_core(const FreqTable *t, int kind, const void *data, Py_ssize_t base, Py_s
                                            kind, data, base + k, 1);
             double logc = (e != NULL && e->has_count) ? e->logc : log(1.0);
             best = (logc - logtotal) + score[k + 1];
+            best_e = e;
         }
         score[k] = best;
         ends[k] = end;
+        if (chosen != NULL)
+            chosen[k] = best_e;  /* the entry of block[k..end], or NULL when it has none */
     }
+}
+
+/* freq_table_tags(table, tags): each entry of `table` takes the tag `tags` (word -> tag str)
+ * gives its word (or none), so that cut() tags a word of a route from this table by its
+ * entry instead of a dict lookup, whenever cut() is given this same dict. */
+static PyObject *
+zh_freq_table_tags(PyObject *self, PyObject *args)
+{
+    PyObject *capsule, *tags;
+    if (!PyArg_ParseTuple(args, "OO!", &capsule, &PyDict_Type, &tags))
+        return NULL;
+    FreqTable *t = PyCapsule_GetPointer(capsule, "storybench.freq_table");
+    if (!t)
+        return NULL;
+    PyObject *names = PyList_New(0), *ids = PyDict_New();
+    if (names == NULL || ids == NULL)
+        goto fail;
+    for (size_t i = 0; i <= t->mask; i++)
+        t->slots[i].tag = -1;
+    Py_ssize_t pos = 0;
+    PyObject *word, *tag;
+    while (PyDict_Next(tags, &pos, &word, &tag)) {
+        if (!PyUnicode_Check(word) || !PyUnicode_Check(tag)) {
+            PyErr_SetString(PyExc_TypeError, "freq_table_tags: words and tags must be str");
+            goto fail;
+        }
+        Py_ssize_t len = PyUnicode_GET_LENGTH(word);
+        if (len == 0)
+            continue;
+        int kind = PyUnicode_KIND(word);
+        const void *data = PyUnicode_DATA(word);
+        uint64_t h = FNV_OFFSET;
+        for (Py_ssize_t j = 0; j < len; j++)
+            h = fnv_step(h, PyUnicode_READ(kind, data, j));
+        FreqEntry *e = (FreqEntry *)freq_find(t, h, kind, data, 0, len);
+        if (e == NULL)
+            continue;
+        PyObject *id = PyDict_GetItemWithError(ids, tag);  /* borrowed */
+        if (id == NULL) {
+            if (PyErr_Occurred())
+                goto fail;
+            if (PyList_GET_SIZE(names) >= 32767) {
+                PyErr_SetString(PyExc_ValueError, "freq_table_tags: too many distinct tags");
+                goto fail;
+            }
+            id = PyLong_FromSsize_t(PyList_GET_SIZE(names));
+            if (id == NULL || PyDict_SetItem(ids, tag, id) < 0 || PyList_Append(names, tag) < 0) {
+                Py_XDECREF(id);
+                goto fail;
+            }
+            Py_DECREF(id);
+            id = PyDict_GetItem(ids, tag);
+        }
+        e->tag = (int)PyLong_AsLong(id);
+    }
+    Py_XDECREF(t->tags);
+    Py_XDECREF(t->tag_names);
+    Py_INCREF(tags);
+    t->tags = tags;
+    t->tag_names = names;
+    Py_DECREF(ids);
+    Py_RETURN_NONE;
+fail:
+    for (size_t i = 0; i <= t->mask; i++)
+        t->slots[i].tag = -1;
+    Py_XDECREF(t->tags);
+    Py_XDECREF(t->tag_names);
+    t->tags = t->tag_names = NULL;
+    Py_XDECREF(names);
+    Py_XDECREF(ids);
+    return NULL;
 }
 
 static PyObject *
@@ -225,7 +307,7 @@ zh_route_table(PyObject *self, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    route_core(t, PyUnicode_KIND(block), PyUnicode_DATA(block), 0, n, logtotal, ends, score);
+    route_core(t, PyUnicode_KIND(block), PyUnicode_DATA(block), 0, n, logtotal, ends, score, NULL);
     out = PyList_New(n);
     if (out == NULL)
         goto done;
@@ -278,7 +360,21 @@ append_tagged(PyObject *pos, PyObject *tags, PyObject *word, PyObject *x)
  * which never changes, so the method would give exactly the cached tokens). */
 typedef struct {
     PyObject *tags, *runs, *pos_runs, *x, *hmm_cache, *pos_cache;
+    /* with a route from a freq_table whose tags were filled from `tags`: the entry each
+     * position's chosen word has (or NULL), and the table's tag names; else both NULL */
+    const FreqEntry **chosen;
+    PyObject *tag_names;
 } WalkCtx;
+
+/* append (word, tag) to pos: the tag from the word's table entry when there is one (filled
+ * from the same tags dict), else from the dict, else "x" */
+static int
+append_tagged_entry(PyObject *pos, const WalkCtx *ctx, PyObject *word, const FreqEntry *e)
+{
+    if (ctx->tag_names != NULL && e != NULL)
+        return append_new(pos, PyTuple_Pack(2, word, e->tag >= 0 ? PyList_GET_ITEM(ctx->tag_names, e->tag) : ctx->x));
+    return append_tagged(pos, ctx->tags, word, ctx->x);
+}
 
 /* extend `out` with the cached tuple of `buf` in `cache`: 1 when found, 0 when not, -1 */
 static int
@@ -301,9 +397,9 @@ extend_cached(PyObject *cache, PyObject *buf, PyObject *out)
 /* The buffered run of single characters [start, stop) of src (absolute positions). */
 static int
 flush_run(PyObject *src, Py_ssize_t start, Py_ssize_t stop, PyObject *on, PyObject *pos,
-          const WalkCtx *ctx)
+          const WalkCtx *ctx, const FreqEntry *single)
 {
-    PyObject *tags = ctx->tags, *runs = ctx->runs, *pos_runs = ctx->pos_runs, *x = ctx->x;
+    PyObject *runs = ctx->runs, *pos_runs = ctx->pos_runs;
     if (stop <= start)
         return 0;
     PyObject *buf = PyUnicode_Substring(src, start, stop);
@@ -313,7 +409,7 @@ flush_run(PyObject *src, Py_ssize_t start, Py_ssize_t stop, PyObject *on, PyObje
     if (stop - start == 1) {
         if (on != Py_None && PyList_Append(on, buf) < 0)
             r = -1;
-        if (r == 0 && pos != Py_None && append_tagged(pos, tags, buf, x) < 0)
+        if (r == 0 && pos != Py_None && append_tagged_entry(pos, ctx, buf, single) < 0)
             r = -1;
     } else {
         if (on != Py_None) {
@@ -346,7 +442,7 @@ static int
 walk_core(PyObject *src, Py_ssize_t base, Py_ssize_t n, const Py_ssize_t *ends, PyObject *on,
           PyObject *off, PyObject *pos, const WalkCtx *ctx)
 {
-    PyObject *tags = ctx->tags, *x = ctx->x;
+    const FreqEntry **chosen = ctx->chosen;
     int kind = PyUnicode_KIND(src);
     const void *data = PyUnicode_DATA(src);
     Py_ssize_t pos_i = 0, buf_start = -1, eng_start = -1;
@@ -388,13 +484,14 @@ walk_core(PyObject *src, Py_ssize_t base, Py_ssize_t n, const Py_ssize_t *ends, 
                     r = PyList_Append(off, word);
             }
             if (r == 0 && buf_start >= 0) {
-                r = flush_run(src, base + buf_start, base + pos_i, on, pos, ctx);
+                r = flush_run(src, base + buf_start, base + pos_i, on, pos, ctx,
+                              chosen ? chosen[buf_start] : NULL);
                 buf_start = -1;
             }
             if (r == 0 && on != Py_None)
                 r = PyList_Append(on, word);
             if (r == 0 && pos != Py_None)
-                r = append_tagged(pos, tags, word, x);
+                r = append_tagged_entry(pos, ctx, word, chosen ? chosen[pos_i] : NULL);
             Py_DECREF(word);
             if (r < 0)
                 return -1;
@@ -405,7 +502,8 @@ walk_core(PyObject *src, Py_ssize_t base, Py_ssize_t n, const Py_ssize_t *ends, 
         if (append_new(off, PyUnicode_Substring(src, base + eng_start, base + n)) < 0)
             return -1;
     }
-    if (buf_start >= 0 && flush_run(src, base + buf_start, base + n, on, pos, ctx) < 0)
+    if (buf_start >= 0 && flush_run(src, base + buf_start, base + n, on, pos, ctx,
+                                    chosen ? chosen[buf_start] : NULL) < 0)
         return -1;
     return 0;
 }
@@ -476,7 +574,7 @@ zh_walk(PyObject *self, PyObject *args)
         if (route == NULL)
             PyErr_NoMemory();
     } else if (ends_from_list(ends, n, route) == 0) {
-        WalkCtx ctx = {tags, runs, pos_runs, x, hmm_cache, pos_cache};
+        WalkCtx ctx = {tags, runs, pos_runs, x, hmm_cache, pos_cache, NULL, NULL};
         r = walk_core(blk, 0, n, route, on, off, pos, &ctx);
     }
     PyMem_Free(route);
@@ -534,7 +632,13 @@ zh_cut(PyObject *self, PyObject *args)
         return x == NULL ? NULL : PyErr_NoMemory();
     }
     int text_out = on != Py_None || off != Py_None;
-    WalkCtx ctx = {tags, runs, pos_runs, x, hmm_cache, pos_cache};
+    const FreqEntry **chosen = t != NULL ? PyMem_Malloc(sizeof(FreqEntry *) * ((size_t)len + 1)) : NULL;
+    if (t != NULL && chosen == NULL) {
+        PyMem_Free(ends); PyMem_Free(score); Py_DECREF(x);
+        return PyErr_NoMemory();
+    }
+    WalkCtx ctx = {tags, runs, pos_runs, x, hmm_cache, pos_cache, NULL,
+                   (t != NULL && t->tags != NULL && t->tags == tags) ? t->tag_names : NULL};
     Py_ssize_t i = 0;
     while (i < len) {
         Py_UCS4 c = PyUnicode_READ(kind, data, i);
@@ -554,8 +658,10 @@ zh_cut(PyObject *self, PyObject *args)
             Py_ssize_t n = e - i;
             PyObject *blk = NULL;
             if (t != NULL) {
-                route_core(t, kind, data, i, n, logtotal, ends, score);
+                route_core(t, kind, data, i, n, logtotal, ends, score, chosen);
+                ctx.chosen = ctx.tag_names != NULL ? chosen : NULL;
             } else {
+                ctx.chosen = NULL;
                 blk = PyUnicode_Substring(text, i, e);
                 PyObject *list = blk ? PyObject_CallOneArg(route_fn, blk) : NULL;
                 int r = list ? ends_from_list(list, n, ends) : -1;
@@ -598,10 +704,10 @@ zh_cut(PyObject *self, PyObject *args)
             goto error;
         i = e;
     }
-    PyMem_Free(ends); PyMem_Free(score); Py_DECREF(x);
+    PyMem_Free(ends); PyMem_Free(score); PyMem_Free(chosen); Py_DECREF(x);
     Py_RETURN_NONE;
 error:
-    PyMem_Free(ends); PyMem_Free(score); Py_DECREF(x);
+    PyMem_Free(ends); PyMem_Free(score); PyMem_Free(chosen); Py_DECREF(x);
     return NULL;
 }
 
@@ -1308,15 +1414,66 @@ done:
     return result;
 }
 
+/* word_counts(sentences) -> [n, ...]: for each token sequence, how many of its tokens hold a
+ * letter, digit or other alphanumeric character (str.isalnum of one of its characters):
+ * annotators.text.words.count_words of each. */
+static PyObject *
+zh_word_counts(PyObject *self, PyObject *arg)
+{
+    PyObject *seq = PySequence_Fast(arg, "word_counts takes a sequence of token sequences");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *out = PyList_New(n);
+    if (out == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *tokens = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, i), "word_counts: a sentence must be a sequence");
+        if (tokens == NULL)
+            goto fail;
+        Py_ssize_t m = PySequence_Fast_GET_SIZE(tokens), count = 0;
+        PyObject **items = PySequence_Fast_ITEMS(tokens);
+        for (Py_ssize_t j = 0; j < m; j++) {
+            PyObject *t = items[j];
+            if (!PyUnicode_Check(t)) {
+                Py_DECREF(tokens);
+                PyErr_SetString(PyExc_TypeError, "word_counts: tokens must be str");
+                goto fail;
+            }
+            Py_ssize_t len = PyUnicode_GET_LENGTH(t);
+            int kind = PyUnicode_KIND(t);
+            const void *data = PyUnicode_DATA(t);
+            for (Py_ssize_t k = 0; k < len; k++)
+                if (Py_UNICODE_ISALNUM(PyUnicode_READ(kind, data, k))) {
+                    count++;
+                    break;
+                }
+        }
+        Py_DECREF(tokens);
+        PyList_SET_ITEM(out, i, PyLong_FromSsize_t(count));
+    }
+    Py_DECREF(seq);
+    return out;
+fail:
+    Py_DECREF(seq);
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"oph", zh_oph, METH_VARARGS, "oph(chars, n, bins, seed) -> bytes: near_dup.oph_of_codes of the code points"},
     {"shingle_keys", zh_shingle_keys, METH_VARARGS,
      "shingle_keys(chars, n) -> bytes: near_dup.shingles(chars, n) as sorted distinct 16-byte keys"},
     {"common_keys", zh_common_keys, METH_VARARGS, "common_keys(a, b) -> how many keys two shingle_keys sets share"},
     {"freq_table", zh_freq_table, METH_VARARGS, "freq_table(freq) -> capsule: FREQ copied for route_table"},
+    {"freq_table_tags", zh_freq_table_tags, METH_VARARGS,
+     "freq_table_tags(table, tags): tag the table's entries from a word -> tag dict, for cut()"},
     {"route_table", zh_route_table, METH_VARARGS,
      "route_table(table, block, logtotal) -> ends: `route` over a freq_table"},
     {"han_count", zh_han_count, METH_O, "han_count(text) -> how many characters of zh_clean.HAN it holds"},
+    {"word_counts", zh_word_counts, METH_O, "word_counts(sentences) -> [words.count_words(tokens) per sentence]"},
     {"cut", zh_cut, METH_VARARGS,
      "cut(text, table, logtotal, route, on, off, pos, tags, runs, pos_runs, pos_block[, hmm_cache, pos_cache]): "
      "Segmenter._cut"},

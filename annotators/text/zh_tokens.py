@@ -100,7 +100,13 @@ class Segmenter:
         if self._pos is None:
             with _LOCK:
                 if self._pos is None:
-                    self._pos = (_word_tags(self._freq), _PosHMM().detail)
+                    tags = _word_tags(self._freq)
+                    table = getattr(self._route, "table", None)
+                    if table is not None and hasattr(self.native, "freq_table_tags"):
+                        # the native cut then tags a word of the route by its table entry
+                        # (no lookup in this large dict); the canary check below covers it
+                        self.native.freq_table_tags(table, tags)
+                    self._pos = (tags, _PosHMM().detail)
                     expected = canary_tokens().get("pos") or []
                     for text, want in zip(canary_texts(), expected):
                         got: list = []

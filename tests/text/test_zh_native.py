@@ -323,3 +323,45 @@ def test_posrake_without_the_native_module(monkeypatch):
     tagged = [("小狗", "n"), ("熊", "n"), ("。", "x")]
     assert outline._posrake_scored(tagged, 8) == {"小狗熊": (4.0, ("小狗", "熊"))}  # each word: degree 2 / 1
     assert outline._NATIVE_POSRAKE == [None]
+
+
+def test_the_native_cut_tags_route_words_by_their_table_entries():
+    """With a table route whose entries were tagged from the segmenter's own tag dict, the
+    C cut tags by entry: the same pairs as the dict lookups (words, zero-count prefixes,
+    single characters, words the dict lacks); a table tagged from another dict is not used."""
+    freq = {"天": 50, "天气": 30, "天气预": 0, "天气预报": 12.5, "预": 3, "报": 4, "好": 0, "气": 1, "很": 9}
+    tags = {"天": "n", "天气": "n", "天气预报": "nz", "预": "v", "好": "a", "很": "d", "外": "f"}
+    route = zh_tokens._native_route(freq, sum(freq.values()), _module())
+    texts = ["天气预报很好。", "天天气气预报", "好好外外天", "未知的字，很好", "天气预"]
+
+    def tagged(table_tags):
+        _module().freq_table_tags(route.table, table_tags)
+        out = []
+        for text in texts:
+            pos: list = []
+            _module().cut(text, route.table, route.logtotal, route, None, None, pos, tags,
+                          lambda buf, on: on.extend(buf), lambda buf, pos: pos.extend((c, tags.get(c, "x")) for c in buf),
+                          lambda blk, pos: None)
+            out.append(pos)
+        return out
+
+    by_dict = tagged({"天": "zz"})  # another dict: the entries are not trusted, the dict is read
+    by_entry = tagged(tags)
+    assert by_entry == by_dict
+    assert ("天气预报", "nz") in by_entry[0] and ("很", "d") in by_entry[0] and ("。", "x") in by_entry[0]
+    assert ("外", "f") in by_entry[2]  # in the tag dict only: looked up there
+
+
+def test_native_word_counts_equal_count_words(monkeypatch):
+    from annotators.text import words
+
+    rng = random.Random(3)
+    alphabet = [chr(c) for c in range(0, 0x3100, 3)] + ["一", "，", "²", "Ⅻ", "😀", "\U0001d7d8", ""]
+    sentences = [[rng.choice(alphabet) * rng.randint(1, 2) for _ in range(rng.randint(0, 12))] for _ in range(600)]
+    assert words.word_counts(sentences) == [words.count_words(s) for s in sentences]
+    assert words._NATIVE == [_module().word_counts]
+    monkeypatch.setattr(words, "_NATIVE", [])
+    monkeypatch.setattr(_module(), "word_counts", lambda sentences: [0] * len(sentences))
+    with pytest.warns(RuntimeWarning, match="differ"):
+        assert words.word_counts([["一个", "，"]]) == [1]
+    assert words._NATIVE == [None]
