@@ -29,7 +29,7 @@ from annotators.lot.story import StoryConfig, parse_story_record, prepare_story,
 from annotators.core.near_dup import NearDupConfig, id_components, member_clusters
 
 from annotators.text import zh_tokens
-from pipelines.engine import (ExportLinesFromTable, ExportTables, Gather, JobReport, Stage, MatchInputs, ReadLines, ReadParquetRows, TableSpec, WriteJsonlGroups, WriteTables,
+from pipelines.engine import (ExportLinesFromTable, ExportTables, Gather, once, JobReport, Stage, MatchInputs, ReadLines, ReadParquetRows, TableSpec, WriteJsonlGroups, WriteTables,
                               add_config_flags, config_from_args, expand_input, is_local_path, join,
                               jsonl_line, make_pipeline, parse_job_args, run_pipeline, staging_path)
 from schemas.lot import SCHEMAS, TASKS, to_jsonl
@@ -241,7 +241,8 @@ class BuildClozeT(beam.PTransform):
 
 
 class BuildClozeTAndPlotCom(beam.PTransform):
-    """{"stories", "annotations"} -> (ClozeT TaskRows (+ PlotCom val/test), PlotCom train TaskRows).
+    """{"stories", "annotations"} -> (ClozeT TaskRows (+ PlotCom val/test), PlotCom train TaskRows);
+    without "annotations" (none given) the ClozeT step is not built: (None, PlotCom train TaskRows).
 
     story_id -> its annotations is a small side input (annotations are few), so the corpus
     itself is never shuffled to find the ClozeT stories; the split side inputs
@@ -256,7 +257,11 @@ class BuildClozeTAndPlotCom(beam.PTransform):
         self._plotcom = steps.plotcom_step(plan, config, limits)
 
     def expand(self, inputs):
-        clozet = inputs | "ClozeT" >> BuildClozeT(self._report, self._clozet, self._side)
+        if inputs.get("annotations") is None:  # no annotations: no ClozeT step to build
+            self._report.declare("clozet")
+            clozet = None
+        else:
+            clozet = inputs | "ClozeT" >> BuildClozeT(self._report, self._clozet, self._side)
         plotcom = inputs["stories"] | "PlotComTrain" >> self._report.stage(
             "plotcom", self._plotcom, input_id=lambda s: s.input_id, side_inputs=self._side, setup=zh_tokens.load)
         return clozet, plotcom
@@ -574,20 +579,25 @@ def run(argv=None):
     stories, records = _read_stories(p, args.stories) | "ParseStories" >> ParseStories(
         report, story_cfg, reread=lambda label: _read_stories(p, args.stories, label),
         outline_method=run_cfg.outline_method)
-    anns = (_read_lines(p, "Annotations", args.annotations) | "ParseAnnotations" >> ParseAnnotations(report)
-            if args.annotations else p | "NoAnnotations" >> beam.Create([]))
-    annotated = annotations_by_story(anns)
+    if args.annotations:
+        anns = _read_lines(p, "Annotations", args.annotations) | "ParseAnnotations" >> ParseAnnotations(report)
+        annotated = annotations_by_story(anns)
+    else:  # nothing is annotated: ClozeT has no step, every split side input is empty
+        anns = None
+        annotated = beam.pvalue.AsDict(once(p, "NoAnnotations") | "NoAnnotated" >> beam.FlatMap(lambda _: []))
     groups = beam.pvalue.AsSingleton(records | "NearDuplicates" >> NearDuplicateGroups(LOT_NEAR_DUP),
                                      default_value=CompactMap())
     split_inputs = {"groups": groups, "annotated": annotated}
 
-    from_clozet, plotcom = {"stories": stories, "annotations": anns} | "ClozeTAndPlotCom" >> BuildClozeTAndPlotCom(
+    story_inputs = {"stories": stories, **({"annotations": anns} if anns is not None else {})}
+    from_clozet, plotcom = story_inputs | "ClozeTAndPlotCom" >> BuildClozeTAndPlotCom(
         report, plan, ClozeTConfig(), story_cfg, run_cfg.plotcom_eval, split_inputs)
     senpos, senpos_evals = _senpos(p, args, run_cfg, report, stories, plan, split_inputs)
     outgen = stories | "BuildOutGen" >> BuildOutGen(report, plan, run_cfg, story_cfg, split_inputs)
 
     senpos_rows = senpos | "SenPosRows" >> beam.Map(lambda o: o.as_task_row())
-    produced = (from_clozet, plotcom, senpos_rows, outgen)  # TaskRows; OutGenOutputs for OutGen
+    # TaskRows; OutGenOutputs for OutGen
+    produced = tuple(pc for pc in (from_clozet, plotcom, senpos_rows, outgen) if pc is not None)
     _write_tasks(produced, out, report)
     _write_human_tasks(stories, senpos_evals, out, report, story_cfg)
     report.record_jieba_backend(p)

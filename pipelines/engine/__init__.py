@@ -6,14 +6,14 @@ from pipelines.engine.files import (READ_ERROR, ExportFromTable, ExportJsonlFrom
                                     TableSpec, WriteTable, WriteTables, expand_input, input_names, is_local_path, listed_inputs,
                                     iter_lines, join, jsonl_line, read_bytes, write_bytes, write_text)
 from pipelines.engine.commit import staging_path
-from pipelines.engine.gather import Gather
+from pipelines.engine.gather import Gather, once
 from pipelines.engine.options import (add_config_flags, alias_separators, config_from_args, make_pipeline,
                                       parse_job_args,
                                       run_pipeline)
 from pipelines.engine.report import LOCAL_RUNNERS, JobReport, default_card, runner_name
 from pipelines.engine.stage import REJECTS, TALLY, Stage
 
-__all__ = ["Gather", "READ_ERROR", "ExportFromTable", "ExportJsonlFromTable", "ExportLinesFromTable", "ExportTables", "MatchInputs", "Source", "ReadFiles", "ReadLines", "ReadParquetRows", "WriteJsonlGroups", "TableSpec", "WriteTable", "WriteTables",
+__all__ = ["Gather", "once", "READ_ERROR", "ExportFromTable", "ExportJsonlFromTable", "ExportLinesFromTable", "ExportTables", "MatchInputs", "Source", "ReadFiles", "ReadLines", "ReadParquetRows", "WriteJsonlGroups", "TableSpec", "WriteTable", "WriteTables",
            "expand_input", "input_names", "is_local_path", "listed_inputs", "iter_lines", "join", "jsonl_line",
            "read_bytes", "write_bytes", "write_text", "LOCAL_RUNNERS", "JobReport", "default_card",
            "runner_name", "REJECTS", "TALLY", "Stage", "parse_job_args", "make_pipeline", "run_pipeline",

@@ -299,8 +299,13 @@ def table_files(table_path: str) -> list[str]:
     return sorted(m.path for m in FileSystems.match([join(table_path, "*.parquet")])[0].metadata_list)
 
 
+# json.dumps(..., ensure_ascii=False[, default=str]) without building an encoder per call
+_JSON = json.JSONEncoder(ensure_ascii=False)
+_JSON_KEY = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
 def _shard_of(key: Any, shards: int) -> int:
-    return stable_int("shard", json.dumps(key, ensure_ascii=False, default=str)) % shards
+    return stable_int("shard", _JSON_KEY.encode(key)) % shards
 
 
 ROW_GROUP_ROWS = 65536  # rows per parquet row group at most: a shard is written group by group
@@ -620,7 +625,7 @@ def _sortable(key: Any) -> Any:
 
 
 def jsonl_line(record: dict) -> str:
-    return json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n"
+    return _JSON.encode(record) + "\n"
 
 
 class WriteJsonlGroups(beam.PTransform):

@@ -89,6 +89,12 @@ class JobReport:
         self._rejects.append(result[REJECTS])
         return result["main"]
 
+    def declare(self, stage: str) -> None:
+        """A stage this run gives no input to (so builds no step for): listed in stats.json and
+        the card with zero counts, as a stage that read nothing."""
+        if stage not in self.stages:
+            self.stages.append(stage)
+
     def tally(self, pcoll) -> None:
         self._tallies.append(pcoll)
 
