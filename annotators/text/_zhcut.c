@@ -289,6 +289,122 @@ fail:
     return NULL;
 }
 
+/* The freq_table as bytes, and back: a cache of the dictionary table, so that a process can
+ * route without building jieba's FREQ dict at all. Layout (native byte order, for this build
+ * only): magic "SBFT", format 1, sizeof(FreqEntry), slot count, char count, then the slots
+ * (tags cleared) and the code points. from_bytes checks every length and offset. */
+#define FT_MAGIC 0x54464253u  /* "SBFT" */
+#define FT_FORMAT 1u
+
+static PyObject *
+zh_freq_table_bytes(PyObject *self, PyObject *args)
+{
+    PyObject *capsule;
+    if (!PyArg_ParseTuple(args, "O", &capsule))
+        return NULL;
+    FreqTable *t = PyCapsule_GetPointer(capsule, "storybench.freq_table");
+    if (!t)
+        return NULL;
+    uint64_t slots = (uint64_t)t->mask + 1, chars = 0;
+    for (uint64_t i = 0; i < slots; i++)
+        if (t->slots[i].off >= 0 && (uint64_t)(t->slots[i].off + t->slots[i].len) > chars)
+            chars = (uint64_t)(t->slots[i].off + t->slots[i].len);
+    uint32_t head32[3] = {FT_MAGIC, FT_FORMAT, (uint32_t)sizeof(FreqEntry)};
+    size_t size = sizeof head32 + 2 * sizeof(uint64_t) + slots * sizeof(FreqEntry) + chars * sizeof(Py_UCS4);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+    if (out == NULL)
+        return NULL;
+    char *p = PyBytes_AS_STRING(out);
+    memcpy(p, head32, sizeof head32);
+    p += sizeof head32;
+    memcpy(p, &slots, sizeof slots);
+    p += sizeof slots;
+    memcpy(p, &chars, sizeof chars);
+    p += sizeof chars;
+    FreqEntry *dst = (FreqEntry *)p;
+    memcpy(dst, t->slots, slots * sizeof(FreqEntry));
+    for (uint64_t i = 0; i < slots; i++)
+        dst[i].tag = -1;
+    p += slots * sizeof(FreqEntry);
+    memcpy(p, t->chars, chars * sizeof(Py_UCS4));
+    return out;
+}
+
+static PyObject *
+zh_freq_table_from_bytes(PyObject *self, PyObject *args)
+{
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*", &buf))
+        return NULL;
+    const char *p = buf.buf;
+    size_t n = (size_t)buf.len, head = 3 * sizeof(uint32_t) + 2 * sizeof(uint64_t);
+    uint32_t head32[3];
+    uint64_t slots = 0, chars = 0;
+    FreqTable *t = NULL;
+    if (n < head)
+        goto bad;
+    memcpy(head32, p, sizeof head32);
+    memcpy(&slots, p + sizeof head32, sizeof slots);
+    memcpy(&chars, p + sizeof head32 + sizeof slots, sizeof chars);
+    if (head32[0] != FT_MAGIC || head32[1] != FT_FORMAT || head32[2] != sizeof(FreqEntry) || slots < 16 ||
+        (slots & (slots - 1)) || slots > ((uint64_t)1 << 40) || chars > ((uint64_t)1 << 40) ||
+        n != head + slots * sizeof(FreqEntry) + chars * sizeof(Py_UCS4))
+        goto bad;
+    t = PyMem_Calloc(1, sizeof(FreqTable));
+    if (!t) {
+        PyBuffer_Release(&buf);
+        return PyErr_NoMemory();
+    }
+    t->slots = PyMem_Malloc(slots * sizeof(FreqEntry));
+    t->chars = PyMem_Malloc((chars + 1) * sizeof(Py_UCS4));
+    if (!t->slots || !t->chars) {
+        PyMem_Free(t->slots); PyMem_Free(t->chars); PyMem_Free(t);
+        PyBuffer_Release(&buf);
+        return PyErr_NoMemory();
+    }
+    t->mask = (size_t)slots - 1;
+    memcpy(t->slots, p + head, slots * sizeof(FreqEntry));
+    memcpy(t->chars, p + head + slots * sizeof(FreqEntry), chars * sizeof(Py_UCS4));
+    for (uint64_t i = 0; i < slots; i++) {
+        FreqEntry *e = &t->slots[i];
+        e->tag = -1;
+        if (e->off >= 0 && (e->len < 1 || (uint64_t)(e->off + e->len) > chars)) {
+            PyMem_Free(t->slots); PyMem_Free(t->chars); PyMem_Free(t);
+            goto bad;
+        }
+    }
+    PyBuffer_Release(&buf);
+    PyObject *capsule = PyCapsule_New(t, "storybench.freq_table", freq_table_free);
+    if (!capsule) {
+        PyMem_Free(t->slots); PyMem_Free(t->chars); PyMem_Free(t);
+    }
+    return capsule;
+bad:
+    PyBuffer_Release(&buf);
+    PyErr_SetString(PyExc_ValueError, "not a freq_table of this build");
+    return NULL;
+}
+
+/* freq_has_count(table, word) -> whether FREQ.get(word) is truthy (a word with a count). */
+static PyObject *
+zh_freq_has_count(PyObject *self, PyObject *args)
+{
+    PyObject *capsule, *word;
+    if (!PyArg_ParseTuple(args, "OU", &capsule, &word))
+        return NULL;
+    FreqTable *t = PyCapsule_GetPointer(capsule, "storybench.freq_table");
+    if (!t)
+        return NULL;
+    Py_ssize_t len = PyUnicode_GET_LENGTH(word);
+    int kind = PyUnicode_KIND(word);
+    const void *data = PyUnicode_DATA(word);
+    uint64_t h = FNV_OFFSET;
+    for (Py_ssize_t j = 0; j < len; j++)
+        h = fnv_step(h, PyUnicode_READ(kind, data, j));
+    const FreqEntry *e = len ? freq_find(t, h, kind, data, 0, len) : NULL;
+    return PyBool_FromLong(e != NULL && e->has_count);
+}
+
 static PyObject *
 zh_route_table(PyObject *self, PyObject *args)
 {
@@ -1468,6 +1584,9 @@ static PyMethodDef methods[] = {
      "shingle_keys(chars, n) -> bytes: near_dup.shingles(chars, n) as sorted distinct 16-byte keys"},
     {"common_keys", zh_common_keys, METH_VARARGS, "common_keys(a, b) -> how many keys two shingle_keys sets share"},
     {"freq_table", zh_freq_table, METH_VARARGS, "freq_table(freq) -> capsule: FREQ copied for route_table"},
+    {"freq_table_bytes", zh_freq_table_bytes, METH_VARARGS, "freq_table_bytes(table) -> bytes (this build's cache form)"},
+    {"freq_table_from_bytes", zh_freq_table_from_bytes, METH_VARARGS, "freq_table_from_bytes(data) -> table"},
+    {"freq_has_count", zh_freq_has_count, METH_VARARGS, "freq_has_count(table, word) -> bool(FREQ.get(word))"},
     {"freq_table_tags", zh_freq_table_tags, METH_VARARGS,
      "freq_table_tags(table, tags): tag the table's entries from a word -> tag dict, for cut()"},
     {"route_table", zh_route_table, METH_VARARGS,

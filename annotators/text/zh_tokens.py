@@ -30,13 +30,16 @@ pip-install at run time).
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import logging
 import math
 import os
 import re
+import tempfile
 import threading
+import zlib
 
 LOG = logging.getLogger("storybench")
 REFERENCE = "jieba"
@@ -358,6 +361,8 @@ def _word_tags(freq: dict) -> dict[str, str]:
             word, _, tag = line.split(" ")
             read[word] = names.setdefault(tag, tag)
     del lines
+    if not isinstance(freq, dict):  # no FREQ dict built (the cached table): dict.txt's own strings
+        return read
     table = {}
     for word in freq:
         tag = read.pop(word, None)
@@ -553,6 +558,16 @@ def _accelerated_segmenter() -> Segmenter:
 
     module.setLogLevel(logging.WARNING)
     tok = module.Tokenizer()
+    cached = _read_table_cache(module)
+    if cached is not None:
+        # the native route over the cached table: jieba_next's own dictionary is not loaded
+        # (its tokenizer initialises itself only if a fallback ever calls it); the caller's
+        # canary check still proves the tokens
+        table, total = cached
+        seg = Segmenter(ACCELERATED, _table_route(table, math.log(total), _NATIVE), _TableFreq(table), finalseg.cut, tok)
+        _use_native(seg)
+        if seg.native is not None:
+            return seg
     tok.initialize()
     seg = Segmenter(ACCELERATED, tok._route_from_rust, tok.FREQ, finalseg.cut, tok)
     if _NATIVE is not None:
@@ -562,8 +577,96 @@ def _accelerated_segmenter() -> Segmenter:
         blocks = [b for t in canary_texts() for b in RE_HAN.split(t) if b and RE_HAN.match(b)]
         if all(_path(native_route(b), len(b)) == _path(tok._route_from_rust(b), len(b)) for b in blocks):
             seg._route = native_route
+            _write_table_cache(module, native_route.table, tok.total)
     _use_native(seg)
     return seg
+
+
+# ---------------------------------------------------------------------------------------
+# The accelerated backend's dictionary table, cached: building jieba_next's FREQ dict (498k
+# words and prefixes) costs about 0.8 CPU-s per process, while its native table, written once
+# as bytes, loads in milliseconds. The cache is this build's alone (keyed by jieba_next's
+# version, its dictionary file and the native module file) and is checked when read; a
+# process that reads it never builds FREQ, and the canary checks still prove every token.
+# STORYBENCH_ZH_CACHE=0 turns it off; STORYBENCH_CACHE_DIR moves it (default
+# $XDG_CACHE_HOME/storybench, else ~/.cache/storybench).
+_CACHE_FORMAT = 1
+
+
+def _cache_path(module) -> str | None:
+    if os.environ.get("STORYBENCH_ZH_CACHE", "1") == "0" or _NATIVE is None:
+        return None
+    from importlib.metadata import version
+
+    try:
+        parts = [ACCELERATED, version("jieba-next"), _CACHE_FORMAT]
+        for path in (os.path.join(os.path.dirname(module.__file__), "dict.txt"), _NATIVE.__file__):
+            st = os.stat(path)
+            parts += [os.path.abspath(path), st.st_size, st.st_mtime_ns]
+    except (OSError, AttributeError, ValueError):
+        return None
+    folder = os.environ.get("STORYBENCH_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "storybench")
+    key = hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()[:24]
+    return os.path.join(folder, f"zh-table-{key}.bin")
+
+
+def _read_table_cache(module):
+    """(native table, total) from the cache, or None (none yet, unusable, or turned off)."""
+    path = _cache_path(module)
+    if path is None or not os.path.exists(path):
+        return None
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        head_len = int.from_bytes(data[:4], "little")
+        head = json.loads(data[4:4 + head_len].decode("utf-8"))
+        body = memoryview(data)[4 + head_len:]
+        if head.get("format") != _CACHE_FORMAT or zlib.crc32(body) != head.get("crc32"):
+            raise ValueError("checksum")
+        return _NATIVE.freq_table_from_bytes(body), head["total"]
+    except Exception as exc:  # a bad cache is rebuilt, never trusted
+        LOG.warning("ignoring the jieba table cache %s (%s); rebuilding it", path, exc)
+        return None
+
+
+def _write_table_cache(module, table, total) -> None:
+    path = _cache_path(module)
+    if path is None or not hasattr(_NATIVE, "freq_table_bytes"):
+        return
+    try:
+        body = _NATIVE.freq_table_bytes(table)
+        head = json.dumps({"format": _CACHE_FORMAT, "total": total, "crc32": zlib.crc32(body)}).encode("utf-8")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(len(head).to_bytes(4, "little") + head)
+            f.write(body)
+        os.replace(tmp, path)  # atomic: a reader sees the old file or the whole new one
+    except OSError as exc:  # a read-only or full disk only costs the next process its speed
+        LOG.info("could not write the jieba table cache %s: %s", path, exc)
+
+
+def _table_route(table, logtotal: float, native):
+    """The native route over a table (as `_native_route` gives it, without a FREQ dict)."""
+    route_table = native.route_table
+
+    def native_route(block: str) -> list[int]:
+        return route_table(table, block, logtotal)
+
+    native_route.table, native_route.logtotal = table, logtotal
+    return native_route
+
+
+class _TableFreq:
+    """What the Segmenter asks of FREQ (`get(word)`: has the word a count?), answered by the
+    native table when no FREQ dict was built."""
+
+    def __init__(self, table):
+        self.table = table
+
+    def get(self, word: str, default=None):
+        return _NATIVE.freq_has_count(self.table, word) or default
 
 
 _FACTORIES = {REFERENCE: _reference_segmenter, ACCELERATED: _accelerated_segmenter}

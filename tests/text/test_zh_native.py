@@ -365,3 +365,46 @@ def test_native_word_counts_equal_count_words(monkeypatch):
     with pytest.warns(RuntimeWarning, match="differ"):
         assert words.word_counts([["一个", "，"]]) == [1]
     assert words._NATIVE == [None]
+
+
+def _fresh_accelerated(monkeypatch, cache_dir):
+    """A new jieba_next segmenter in this process, with its table cache in `cache_dir`."""
+    monkeypatch.setenv("STORYBENCH_CACHE_DIR", str(cache_dir))
+    monkeypatch.setattr(zh_tokens, "_SEGMENTERS", {})
+    return zh_tokens._accelerated_segmenter()
+
+
+def test_the_accelerated_backend_caches_its_table_and_cuts_the_same_from_it(monkeypatch, tmp_path):
+    """The first jieba_next load builds FREQ and writes its native table to the cache; the
+    next process reads the table and builds no FREQ at all, and cuts every text exactly as
+    the pure-Python reference does, in every mode."""
+    pytest.importorskip("jieba_next")
+    built = _fresh_accelerated(monkeypatch, tmp_path)
+    assert isinstance(built._freq, dict) and len(list(tmp_path.glob("zh-table-*.bin"))) == 1
+    cached = _fresh_accelerated(monkeypatch, tmp_path)
+    assert isinstance(cached._freq, zh_tokens._TableFreq) and cached.native is not None
+    assert zh_tokens.self_check(cached) is None
+    python = _python_segmenter()
+    for text in _texts():
+        assert cached.cut_all(text) == python.cut_all(text), text[:40]
+    assert cached.pos_exact
+
+
+def test_a_damaged_table_cache_is_rebuilt(monkeypatch, tmp_path, caplog):
+    pytest.importorskip("jieba_next")
+    _fresh_accelerated(monkeypatch, tmp_path)
+    (path,) = tmp_path.glob("zh-table-*.bin")
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with caplog.at_level(logging.WARNING, logger="storybench"):
+        seg = _fresh_accelerated(monkeypatch, tmp_path)
+    assert "ignoring the jieba table cache" in caplog.text and isinstance(seg._freq, dict)
+    assert _fresh_accelerated(monkeypatch, tmp_path)._freq.__class__ is zh_tokens._TableFreq  # rewritten
+
+
+def test_the_table_cache_can_be_turned_off(monkeypatch, tmp_path):
+    pytest.importorskip("jieba_next")
+    monkeypatch.setenv("STORYBENCH_ZH_CACHE", "0")
+    seg = _fresh_accelerated(monkeypatch, tmp_path)
+    assert isinstance(seg._freq, dict) and not list(tmp_path.iterdir())
