@@ -5,6 +5,7 @@ Writes are sorted and sharded by a stable hash, so bytes never depend on arrival
 """
 from __future__ import annotations
 
+import hashlib
 import heapq
 import itertools
 import json
@@ -299,13 +300,29 @@ def table_files(table_path: str) -> list[str]:
     return sorted(m.path for m in FileSystems.match([join(table_path, "*.parquet")])[0].metadata_list)
 
 
-# json.dumps(..., ensure_ascii=False[, default=str]) without building an encoder per call
-_JSON = json.JSONEncoder(ensure_ascii=False)
-_JSON_KEY = json.JSONEncoder(ensure_ascii=False, default=str)
+def _json_text(default: Callable | None):
+    """`json.dumps(obj, ensure_ascii=False[, default=default])` for the acyclic rows and keys
+    the writers encode, with the C encoder made once instead of per call (json's own
+    `_one_shot` path; no circular-reference bookkeeping). Falls back to json.dumps when the
+    C encoder is not there."""
+    c_make = getattr(json.encoder, "c_make_encoder", None)
+    if c_make is None:
+        return lambda obj: json.dumps(obj, ensure_ascii=False, default=default)
+    encode = c_make(None, default or json.JSONEncoder().default, json.encoder.encode_basestring, None,
+                    ": ", ", ", False, False, True)
+    return lambda obj: "".join(encode(obj, 0))
+
+
+_JSON = _json_text(None)
+_JSON_KEY = _json_text(str)
+_SHARD_PREFIX = "shard\x1f".encode("utf-8")  # stable_int("shard", text): SHA-256 of "shard" US text
 
 
 def _shard_of(key: Any, shards: int) -> int:
-    return stable_int("shard", _JSON_KEY.encode(key)) % shards
+    """The bucket of a sort key: `stable_int("shard", json of the key) % shards`, computed
+    straight from the digest's first 8 bytes (the same number)."""
+    digest = hashlib.sha256(_SHARD_PREFIX + _JSON_KEY(key).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % shards
 
 
 ROW_GROUP_ROWS = 65536  # rows per parquet row group at most: a shard is written group by group
@@ -625,7 +642,7 @@ def _sortable(key: Any) -> Any:
 
 
 def jsonl_line(record: dict) -> str:
-    return _JSON.encode(record) + "\n"
+    return _JSON(record) + "\n"
 
 
 class WriteJsonlGroups(beam.PTransform):

@@ -228,3 +228,28 @@ def test_rows_spilled_in_many_small_runs_give_the_same_bytes_and_leave_no_run_fi
     lines = [json.loads(x) for x in (tmp_path / "many" / "j" / "a.jsonl").read_text().splitlines()]
     assert [r["id"] for r in lines] == sorted(r["id"] for r in rows if r["g"] == "a")
     assert (tmp_path / "many" / "j" / "c.jsonl").read_text() == ""
+
+
+def test_the_writers_json_and_shard_hash_equal_the_plain_forms():
+    """Table rows, exports and shard buckets use a C JSON encoder made once and a direct
+    digest: the same text as json.dumps and the same bucket as stable_int, on unicode,
+    escapes, floats, nesting and non-JSON values (str() for keys)."""
+    import datetime
+
+    from annotators.core.ids import stable_int
+    from pipelines.engine import files
+
+    rng = rng_for(0, "json")
+    alphabet = "ab\"\\\n\t\x00\u2028中文😀 "
+    values = [None, True, False, 0, -3, 2 ** 70, 1.5, -0.0, float("inf"), 1e-300, "",
+              datetime.date(2020, 1, 2)]
+    for _ in range(300):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        row = {"id": text, "n": rng.randint(-5, 5), "xs": [text, rng.random(), None], "m": {"k": [text]}}
+        key = files._sortable((rng.choice(["train", "val", None]), text, rng.randint(0, 9)))
+        assert files._JSON(row) == json.dumps(row, ensure_ascii=False, sort_keys=False)
+        assert files.jsonl_line(row) == json.dumps(row, ensure_ascii=False) + "\n"
+        for k in (key, rng.choice(values), (text, rng.choice(values))):
+            plain = json.dumps(k, ensure_ascii=False, default=str)
+            assert files._JSON_KEY(k) == plain
+            assert files._shard_of(k, 4096) == stable_int("shard", plain) % 4096
