@@ -12,6 +12,8 @@ applies its own limits (`whole_story_problem`, SenPos windows).
 """
 from __future__ import annotations
 
+import codecs
+
 import dataclasses
 import json
 import re
@@ -88,10 +90,18 @@ class PreparedStory:
         return "".join(self.sentences)
 
 
+_BOM_STARTS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+
+
 def decode_line(raw: bytes) -> str | Drop:
     """One input line as text: BOM, then UTF-8, else GB18030/Big5 by detection (annotators.text.charset)."""
     if b"\x00" in raw:
         return Drop("binary_file", "NUL bytes: binary data")
+    if not raw.startswith(_BOM_STARTS):
+        try:  # what decode_bytes gives a line without a BOM that is valid UTF-8, at once
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
     decoded = decode_bytes(raw, html=False)
     return Drop("undecodable", "not UTF-8, GB18030 or Big5") if decoded is None else decoded.text
 

@@ -368,3 +368,23 @@ def test_senpos_windows_have_at_most_99_candidates():
     built = build_senpos(prepared(text), "train", seed=0)
     assert built and all(ex.n_candidates <= 99 for ex, *_ in built)
     assert sum(b - a for _, _, _, (a, b) in built) == 150
+
+
+def test_input_lines_decode_as_the_charset_detection_does():
+    """decode_line takes a UTF-8 line without a BOM at once; every line still decodes as
+    annotators.text.charset.decode_bytes would (BOMs, GB18030, Big5, undecodable bytes)."""
+    import codecs
+    import random
+
+    from annotators.lot.story import decode_line
+    from annotators.text.charset import decode_bytes
+
+    rng = random.Random(1)
+    lines = [b"", b"abc", codecs.BOM_UTF8 + "故事".encode(), codecs.BOM_UTF16_LE + "故事".encode("utf-16-le"),
+             b"\xff\xfe", b"\xc3\x28", "é".encode("cp1252")]
+    lines += ["从前有一个小村庄，村口住着一位老木匠。".encode(e) for e in ("utf-8", "gb18030", "big5hkscs")]
+    lines += [bytes(rng.randrange(1, 256) for _ in range(rng.randint(0, 8))) for _ in range(5000)]
+    for raw in lines:
+        want = decode_bytes(raw, html=False)
+        got = decode_line(raw)
+        assert (got.reason == "undecodable") if want is None else got == want.text, raw
