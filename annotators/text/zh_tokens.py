@@ -643,8 +643,24 @@ def _write_table_cache(module, table, total) -> None:
             f.write(len(head).to_bytes(4, "little") + head)
             f.write(body)
         os.replace(tmp, path)  # atomic: a reader sees the old file or the whole new one
+        _prune_table_caches(os.path.dirname(path))
     except OSError as exc:  # a read-only or full disk only costs the next process its speed
         LOG.info("could not write the jieba table cache %s: %s", path, exc)
+
+
+_CACHES_KEPT = 4  # table caches kept per folder (one per install or build; ~48 MB each)
+
+
+def _prune_table_caches(folder: str) -> None:
+    """Delete all but the newest _CACHES_KEPT table caches of `folder` (older builds')."""
+    import glob
+
+    found = sorted(glob.glob(os.path.join(folder, "zh-table-*.bin")), key=lambda p: (os.path.getmtime(p), p))
+    for old in found[:-_CACHES_KEPT]:
+        try:
+            os.remove(old)
+        except OSError:
+            pass
 
 
 def _table_route(table, logtotal: float, native):

@@ -408,3 +408,17 @@ def test_the_table_cache_can_be_turned_off(monkeypatch, tmp_path):
     monkeypatch.setenv("STORYBENCH_ZH_CACHE", "0")
     seg = _fresh_accelerated(monkeypatch, tmp_path)
     assert isinstance(seg._freq, dict) and not list(tmp_path.iterdir())
+
+
+def test_old_table_caches_are_pruned(monkeypatch, tmp_path):
+    pytest.importorskip("jieba_next")
+    import os
+    import time
+
+    for i in range(6):  # caches of older builds
+        old = tmp_path / f"zh-table-old{i}.bin"
+        old.write_bytes(b"x")
+        os.utime(old, (time.time() - 1000 + i, time.time() - 1000 + i))
+    _fresh_accelerated(monkeypatch, tmp_path)
+    left = sorted(p.name for p in tmp_path.glob("zh-table-*.bin"))
+    assert len(left) == zh_tokens._CACHES_KEPT and "zh-table-old5.bin" in left and "zh-table-old0.bin" not in left
