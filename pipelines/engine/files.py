@@ -338,13 +338,15 @@ def _check_nulls(table: pa.Table, schema: pa.Schema) -> None:
             raise ValueError(f"null values in non-nullable field {field.name!r}")
 
 
-def _row_groups(rows: Iterable[dict]):
+def _row_groups(rows: Iterable[dict], sized: bool = False):
     """Lists of rows, each closed at ROW_GROUP_ROWS rows or ROW_GROUP_BYTES of row data (a rule
-    of the rows alone, so the layout never depends on the runner)."""
+    of the rows alone, so the layout never depends on the runner). `sized`: the rows come as
+    (row, _row_bytes(row)) pairs, the size already measured."""
     group, held = [], 0
-    for row in rows:
+    for item in rows:
+        row, size = item if sized else (item, _row_bytes(item))
         group.append(row)
-        held += _row_bytes(row)
+        held += size
         if len(group) >= ROW_GROUP_ROWS or held >= ROW_GROUP_BYTES:
             yield group
             group, held = [], 0
@@ -352,13 +354,14 @@ def _row_groups(rows: Iterable[dict]):
         yield group
 
 
-def write_parquet(path: str, rows: Iterable[dict], schema: pa.Schema) -> int:
+def write_parquet(path: str, rows: Iterable[dict], schema: pa.Schema, *, sized: bool = False) -> int:
     """Sorted rows streamed to a parquet file at `path`, one row group at a time: only one row
-    group's rows are ever dicts at once and the file is never held whole. Returns the rows."""
+    group's rows are ever dicts at once and the file is never held whole (`sized`: rows come
+    as (row, _row_bytes(row)) pairs). Returns the rows."""
     n = 0
     with FileSystems.create(path, mime_type="application/octet-stream", compression_type="uncompressed") as f:
         with pq.ParquetWriter(pa.PythonFile(f, mode="w"), schema, compression="zstd") as writer:
-            for group in _row_groups(rows):
+            for group in _row_groups(rows, sized):
                 table = pa.Table.from_pylist(group, schema=schema)
                 _check_nulls(table, schema)
                 writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
@@ -436,11 +439,13 @@ class _SpillRuns(beam.DoFn):
         dumps, measure, size_of, est = pickle.dumps, self._measure, self._size_of, self._est
         for bucket, key, record in (self._keyed(element) if self._keyed is not None else (element,)):
             blob = dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
-            self._buf.append((bucket, key, blob))
-            self._held += len(blob) + 100
+            size = 0
             if measure is not None:
+                size = measure(record)
                 name = size_of(bucket) if size_of is not None else None
-                est[name] = est.get(name, 0) + measure(record)
+                est[name] = est.get(name, 0) + size
+            self._buf.append((bucket, key, blob, size))  # size last: it never decides the order
+            self._held += len(blob) + 100
         if self._held >= SPILL_BYTES:
             yield self._flush()
 
@@ -451,13 +456,14 @@ class _SpillRuns(beam.DoFn):
     def _flush(self) -> _Run:
         buf, est = self._buf, self._est
         self._buf, self._held, self._est = [], 0, {}
-        buf.sort()  # (bucket, key, blob): a total order, so equal keys never depend on arrival
+        buf.sort()  # (bucket, key, blob, size): a total order, so equal keys never depend on arrival
         path = join(self._folder, f"run-{uuid.uuid4().hex}.pkl")  # a name only, never an output
         segments, offset = {}, 0
         with FileSystems.create(path, mime_type="application/octet-stream",
                                 compression_type="uncompressed") as f:
             for bucket, group in itertools.groupby(buf, key=operator.itemgetter(0)):
-                data = pickle.dumps([(key, blob) for _, key, blob in group], protocol=pickle.HIGHEST_PROTOCOL)
+                data = pickle.dumps([(key, blob, size) for _, key, blob, size in group],
+                                    protocol=pickle.HIGHEST_PROTOCOL)
                 f.write(data)
                 segments[bucket] = (offset, len(data))
                 offset += len(data)
@@ -472,8 +478,9 @@ def _shard_segments(run: _Run, shard_of: Callable[[Any], Any]):
     return list(per.items())
 
 
-def _merged_records(segment_lists) -> Iterable[Any]:
-    """The records of one shard's segments (from every run) in (key, pickled) order."""
+def _merged_records(segment_lists, sized: bool = False) -> Iterable[Any]:
+    """The records of one shard's segments (from every run) in (key, pickled) order (`sized`:
+    as (record, measured size) pairs)."""
     segments = sorted(s for lst in segment_lists if lst for s in lst)
     runs = []
     for path, group in itertools.groupby(segments, key=operator.itemgetter(0)):
@@ -482,7 +489,10 @@ def _merged_records(segment_lists) -> Iterable[Any]:
                 f.seek(offset)
                 runs.append(pickle.loads(f.read(length)))
     # the segments are sorted runs: one C sort of their concatenation merges them (Timsort)
-    return (pickle.loads(blob) for _, blob in sorted(itertools.chain.from_iterable(runs)))
+    ordered = sorted(itertools.chain.from_iterable(runs))
+    if sized:
+        return ((pickle.loads(blob), size) for _, blob, size in ordered)
+    return (pickle.loads(blob) for _, blob, _ in ordered)
 
 
 def _group_shards(runs, shards, shard_of, label: str = "", splits: tuple[str, ...] | None = None):
@@ -602,7 +612,8 @@ class WriteTables(beam.PTransform):
             spec, n_shards = specs[name], count_of(sizes, name)
             file_name = (f"part-{i:05d}-of-{n_shards:05d}.parquet" if split is None
                          else f"{split}-{i:05d}-of-{n_shards:05d}.parquet")
-            n = write_parquet(join(spec.path, file_name), _merged_records(segment_lists), spec.schema)
+            n = write_parquet(join(spec.path, file_name), _merged_records(segment_lists, sized=True), spec.schema,
+                              sized=True)
             return [(f"table|{name}", n)] + ([(f"split|{name}|{split}", n)] if split is not None else [])
 
         spilled = [pc | (f"Spill{i}" if len(pcolls) > 1 else "Spill") >> beam.ParDo(
