@@ -235,14 +235,8 @@ def sentence_tokens(sentences: tuple[str, ...], *, off: bool = True, pos: bool =
     block (a paragraph ending without punctuation): then the joined text is cut again.
     """
     segmenter = zh_tokens.load()
-    words, off_tokens, pos_tokens = [], [], []
-    for sentence in sentences:
-        on_part, off_part, pos_part = segmenter.cut_all(sentence, off=off, pos=pos)
-        words.append(tuple(filter(str.strip, on_part)))  # whitespace tokens dropped
-        if off:
-            off_tokens.extend(off_part)
-        if pos:
-            pos_tokens.extend(pos_part)
+    words, off_tokens, pos_tokens = segmenter.cut_sentences(sentences, off=off, pos=pos)
+    off_tokens, pos_tokens = off_tokens or [], pos_tokens or []
     if any(_joins_a_block(a, b) for a, b in zip(sentences, sentences[1:])):
         joined = "".join(sentences)
         off_tokens = segmenter.lcut(joined, HMM=False) if off else []

@@ -827,6 +827,83 @@ error:
     return NULL;
 }
 
+/* cut_many(sentences, table, logtotal, route, want_off, want_pos, tags, runs, pos_runs,
+ * pos_block, hmm_cache, pos_cache) -> (words, off, pos): cut() of every sentence in one call:
+ * words is a tuple of one tuple per sentence of its HMM-on tokens that are not whitespace
+ * (str.strip() would leave something), off and pos the HMM-off tokens and posseg pairs of
+ * all the sentences one after another (None when not wanted). */
+static int
+is_blank(PyObject *token)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(token);
+    int kind = PyUnicode_KIND(token);
+    const void *data = PyUnicode_DATA(token);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i)))
+            return 0;
+    return 1;
+}
+
+static PyObject *
+zh_cut_many(PyObject *self, PyObject *args)
+{
+    PyObject *sentences, *table, *logtotal, *route, *tags, *runs, *pos_runs, *pos_block, *hmm_cache, *pos_cache;
+    int want_off, want_pos;
+    if (!PyArg_ParseTuple(args, "OOOOppOOOOOO", &sentences, &table, &logtotal, &route, &want_off, &want_pos,
+                          &tags, &runs, &pos_runs, &pos_block, &hmm_cache, &pos_cache))
+        return NULL;
+    PyObject *seq = PySequence_Fast(sentences, "cut_many takes a sequence of sentences");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *words = PyTuple_New(n), *off = NULL, *pos = NULL, *out = NULL;
+    if (words == NULL)
+        goto done;
+    if (want_off && (off = PyList_New(0)) == NULL)
+        goto done;
+    if (want_pos && (pos = PyList_New(0)) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *on = PyList_New(0);
+        if (on == NULL)
+            goto done;
+        PyObject *call = PyTuple_Pack(13, PySequence_Fast_GET_ITEM(seq, i), table, logtotal, route, on,
+                                      off ? off : Py_None, pos ? pos : Py_None, tags, runs, pos_runs, pos_block,
+                                      hmm_cache, pos_cache);
+        PyObject *r = call ? zh_cut(self, call) : NULL;
+        Py_XDECREF(call);
+        if (r == NULL) {
+            Py_DECREF(on);
+            goto done;
+        }
+        Py_DECREF(r);
+        Py_ssize_t m = PyList_GET_SIZE(on), kept = 0;
+        PyObject *kept_words = PyTuple_New(m);
+        if (kept_words == NULL) {
+            Py_DECREF(on);
+            goto done;
+        }
+        for (Py_ssize_t j = 0; j < m; j++) {
+            PyObject *token = PyList_GET_ITEM(on, j);
+            if (!is_blank(token)) {
+                Py_INCREF(token);
+                PyTuple_SET_ITEM(kept_words, kept++, token);
+            }
+        }
+        Py_DECREF(on);
+        if (kept < m && _PyTuple_Resize(&kept_words, kept) < 0)
+            goto done;
+        PyTuple_SET_ITEM(words, i, kept_words);
+    }
+    out = PyTuple_Pack(3, words, off ? off : Py_None, pos ? pos : Py_None);
+done:
+    Py_XDECREF(words);
+    Py_XDECREF(off);
+    Py_XDECREF(pos);
+    Py_DECREF(seq);
+    return out;
+}
+
 /* ---------------------------------------------------------------------------------------
  * jieba.posseg's Viterbi (jieba/posseg/viterbi.py) over tables loaded once (posseg_tables).
  *
@@ -1596,6 +1673,9 @@ static PyMethodDef methods[] = {
     {"cut", zh_cut, METH_VARARGS,
      "cut(text, table, logtotal, route, on, off, pos, tags, runs, pos_runs, pos_block[, hmm_cache, pos_cache]): "
      "Segmenter._cut"},
+    {"cut_many", zh_cut_many, METH_VARARGS,
+     "cut_many(sentences, table, logtotal, route, want_off, want_pos, tags, runs, pos_runs, pos_block, hmm_cache, "
+     "pos_cache) -> (non-blank HMM-on words per sentence, HMM-off tokens, posseg pairs)"},
     {"walk", zh_walk, METH_VARARGS,
      "walk(block, ends, on, off, pos, tags, runs, pos_runs[, hmm_cache, pos_cache]): tokens along a route"},
     {"posseg_tables", zh_posseg_tables, METH_VARARGS,

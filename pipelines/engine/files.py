@@ -22,7 +22,6 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
-from annotators.core.ids import stable_int
 from pipelines.engine import progress
 from pipelines.engine.gather import once, seeded
 
@@ -423,8 +422,8 @@ class _SpillRuns(beam.DoFn):
     one run (each bucket's records one pickled segment): memory stays bounded however large
     the table, and no shuffle or runner buffer ever holds the rows, only the runs' indexes.
     `keyed(element)` gives the (bucket, key, record) triples of an element (default: the
-    element is one); `measure(bucket, record)` gives the record's size estimate under the
-    name `size_of(bucket)` (the run's `nbytes` is then {name: bytes}).
+    element is one); `measure(record)` gives a record's size estimate, kept beside it in the
+    run and summed under `size_of(bucket)` (the run's `nbytes` is then {name: bytes}).
     """
 
     def __init__(self, folder: str, measure: Callable[[Any], int] | None,
@@ -495,20 +494,11 @@ def _merged_records(segment_lists, sized: bool = False) -> Iterable[Any]:
     return (pickle.loads(blob) for _, blob, _ in ordered)
 
 
-def _group_shards(runs, shards, shard_of, label: str = "", splits: tuple[str, ...] | None = None):
-    """(shard, [segment lists]) for every shard, runs grouped by shard (empty shards included;
-    with `splits`, shards are (split, index) and every listed split has its shards). `shards`
-    is the list of shards, or (a side input, its function giving the number of shards)."""
-    if isinstance(shards, list):
-        seeds = seeded(runs.pipeline, f"Seeds{label}", [(s, None) for s in shards])
-        parts = runs | f"Segments{label}" >> beam.FlatMap(_shard_segments, lambda b: shard_of(b, None))
-    else:
-        side, count_of = shards
-        seeds = once(runs.pipeline, f"One{label}") | f"Seeds{label}" >> beam.FlatMap(
-            lambda _, sizes: [((sp, i) if splits is not None else i, None) for sp in (splits or (None,))
-                              for i in range(count_of(sizes))], side)
-        parts = runs | f"Segments{label}" >> beam.FlatMap(
-            lambda run, sizes: _shard_segments(run, lambda b, n=count_of(sizes): shard_of(b, n)), side)
+def _group_shards(runs, groups: list, label: str = ""):
+    """(group, [segment lists]) for every group in `groups`, empty ones included: the runs'
+    segments grouped by their bucket, which is the group itself (WriteJsonlGroups)."""
+    seeds = seeded(runs.pipeline, f"Seeds{label}", [(g, None) for g in groups])
+    parts = runs | f"Segments{label}" >> beam.FlatMap(_shard_segments, lambda bucket: bucket)
     return (parts, seeds) | f"Join{label}" >> beam.Flatten() | f"Group{label}" >> beam.GroupByKey()
 
 
@@ -685,7 +675,7 @@ class WriteJsonlGroups(beam.PTransform):
 
         runs = (items | "Key" >> beam.Map(lambda e: (json.dumps(e[0]), _sortable(e[1]), e[2]))
                 | "Spill" >> beam.ParDo(_SpillRuns(folder, None)))
-        written = (_group_shards(runs, [json.dumps(g) for g in self._groups], lambda bucket, _: bucket)
+        written = (_group_shards(runs, [json.dumps(g) for g in self._groups])
                    | "Write" >> beam.Map(write_group))
         _ = after_all(written, "DeleteSpill", _delete_folder, folder)
         return written

@@ -422,3 +422,24 @@ def test_old_table_caches_are_pruned(monkeypatch, tmp_path):
     _fresh_accelerated(monkeypatch, tmp_path)
     left = sorted(p.name for p in tmp_path.glob("zh-table-*.bin"))
     assert len(left) == zh_tokens._CACHES_KEPT and "zh-table-old5.bin" in left and "zh-table-old0.bin" not in left
+
+
+def test_cut_sentences_in_one_native_call_equals_cutting_each_sentence():
+    """A story's sentences are cut in one C call (`cut_many`): the same non-blank words per
+    sentence, HMM-off tokens and posseg pairs as `cut_all` on each sentence, whitespace-only
+    and empty sentences included."""
+    from annotators.text.zh_sentences import split_sentences
+
+    seg = zh_tokens.load()
+    assert seg.native is not None
+    python = _python_segmenter()
+    stories = [split_sentences(t) for t in _texts()] + [["", " \t", "一个\u3000人。", "a b", "\r\n"]]
+    for sentences in stories:
+        for off, pos in ((False, True), (True, False), (True, True), (False, False)):
+            got = seg.cut_sentences(sentences, off=off, pos=pos)
+            parts = [python.cut_all(s, off=off, pos=pos) for s in sentences]
+            want = (tuple(tuple(w for w in on if w.strip()) for on, _, _ in parts),
+                    [t for _, o, _ in parts for t in o] if off else None,
+                    [p for _, _, ps in parts for p in ps] if pos else None)
+            assert got == want, sentences[:2]
+            assert python.cut_sentences(sentences, off=off, pos=pos) == want  # the pure-Python path
