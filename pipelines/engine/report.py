@@ -128,12 +128,13 @@ class JobReport:
             | "TallyList" >> Gather()  # never empty: the rejects table's tally is always there
         )
         side: dict[str, Any] = {}  # one side input per PCollection, however many entries it gives
-        fields = {}
+        fields = {}  # stats key -> (its side input, its key in that input's dict or None)
         for name, (pc, default, key) in sorted(self._extras.items()):
-            arg = next((a for a, (q, _) in side.items() if q is pc), f"extra{len(side)}")
-            if arg not in side:
-                defaults = {k: d for k, (q, d, _) in self._extras.items() if q is pc}
-                value = (default if key is None else defaults)
+            arg = next((a for a, (q, _) in side.items() if q is pc), None)
+            if arg is None:
+                arg = f"extra{len(side)}"
+                # the default of a summary dict is the dict of its entries' defaults
+                value = default if key is None else {k: d for q, d, k in self._extras.values() if q is pc}
                 side[arg] = (pc, value)
             fields[name] = (arg, key)
         inputs = {arg: beam.pvalue.AsSingleton(pc) if value is _REQUIRED
