@@ -426,11 +426,8 @@ _POSRAKE_CASES = (
 def _checked_native_posrake():
     import warnings
 
-    if os.environ.get("STORYBENCH_ZH_NATIVE", "1") == "0":
-        return None
-    try:
-        from annotators.text._zhcut import posrake_scored as fn
-    except ImportError:
+    fn = zh_tokens.native_function("posrake_scored")
+    if fn is None:
         return None
     segmenter = zh_tokens.load()
     cases = [segmenter.cut_tagged(t) for t in zh_tokens.canary_texts()] + [list(c) for c in _POSRAKE_CASES]

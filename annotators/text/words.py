@@ -9,7 +9,6 @@ a separate, descriptive statistic: annotators.lot.stats.)
 """
 from __future__ import annotations
 
-import os
 import threading
 from typing import Iterable, Sequence
 
@@ -35,11 +34,10 @@ _NATIVE_LOCK = threading.Lock()
 
 
 def _checked_native():
-    if os.environ.get("STORYBENCH_ZH_NATIVE", "1") == "0":
-        return None
-    try:
-        from annotators.text._zhcut import word_counts as fn
-    except ImportError:
+    from annotators.text.zh_tokens import native_function
+
+    fn = native_function("word_counts")
+    if fn is None:
         return None
     cases = [[t] for t in _CANARY_TOKENS] + [list(_CANARY_TOKENS), [], ("一个", "，", "x")]
     cases += [[chr(c)] for c in range(0, 0x3400, 7)]

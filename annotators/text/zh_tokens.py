@@ -63,6 +63,12 @@ def _native_module():
     return _zhcut
 
 
+def native_function(name: str):
+    """A function of the native module, or None (not built, too old to have it, or turned off
+    by STORYBENCH_ZH_NATIVE=0): for callers that check it against their Python code first."""
+    return getattr(_native_module(), name, None)
+
+
 _NATIVE = _native_module()
 _NATIVE_POS_LOADED: list = []  # [True] once the native Viterbi holds jieba.posseg's tables
 
