@@ -177,6 +177,21 @@ freq_find(const FreqTable *t, uint64_t h, int kind, const void *data, Py_ssize_t
     }
 }
 
+/* The entry of a whole str word, or NULL (the empty word has none). */
+static const FreqEntry *
+word_entry(const FreqTable *t, PyObject *word)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(word);
+    if (len == 0)
+        return NULL;
+    int kind = PyUnicode_KIND(word);
+    const void *data = PyUnicode_DATA(word);
+    uint64_t h = FNV_OFFSET;
+    for (Py_ssize_t j = 0; j < len; j++)
+        h = fnv_step(h, PyUnicode_READ(kind, data, j));
+    return freq_find(t, h, kind, data, 0, len);
+}
+
 /* The best route of the block data[base:base+n]: ends[k] (relative to base) for each k. */
 static void
 route_core(const FreqTable *t, int kind, const void *data, Py_ssize_t base, Py_ssize_t n,
@@ -242,15 +257,7 @@ zh_freq_table_tags(PyObject *self, PyObject *args)
             PyErr_SetString(PyExc_TypeError, "freq_table_tags: words and tags must be str");
             goto fail;
         }
-        Py_ssize_t len = PyUnicode_GET_LENGTH(word);
-        if (len == 0)
-            continue;
-        int kind = PyUnicode_KIND(word);
-        const void *data = PyUnicode_DATA(word);
-        uint64_t h = FNV_OFFSET;
-        for (Py_ssize_t j = 0; j < len; j++)
-            h = fnv_step(h, PyUnicode_READ(kind, data, j));
-        FreqEntry *e = (FreqEntry *)freq_find(t, h, kind, data, 0, len);
+        FreqEntry *e = (FreqEntry *)word_entry(t, word);
         if (e == NULL)
             continue;
         PyObject *id = PyDict_GetItemWithError(ids, tag);  /* borrowed */
@@ -395,13 +402,7 @@ zh_freq_has_count(PyObject *self, PyObject *args)
     FreqTable *t = PyCapsule_GetPointer(capsule, "storybench.freq_table");
     if (!t)
         return NULL;
-    Py_ssize_t len = PyUnicode_GET_LENGTH(word);
-    int kind = PyUnicode_KIND(word);
-    const void *data = PyUnicode_DATA(word);
-    uint64_t h = FNV_OFFSET;
-    for (Py_ssize_t j = 0; j < len; j++)
-        h = fnv_step(h, PyUnicode_READ(kind, data, j));
-    const FreqEntry *e = len ? freq_find(t, h, kind, data, 0, len) : NULL;
+    const FreqEntry *e = word_entry(t, word);
     return PyBool_FromLong(e != NULL && e->has_count);
 }
 
