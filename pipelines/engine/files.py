@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
-from pipelines.engine import progress
+from pipelines.engine import progress, ranges
 from pipelines.engine.gather import once, seeded
 
 READ_ERROR = "__read_error__"
@@ -149,19 +149,13 @@ def match_sources(pattern: str, exts: Sequence[str] = (), mixed: bool = False) -
     return [Source(path, names[path]) for path in paths]
 
 
-def _is_remote_run(pipeline: beam.Pipeline) -> bool:
-    from apache_beam.options.pipeline_options import StandardOptions
-
-    return pipeline.options.view_as(StandardOptions).runner not in LOCAL_RUNNERS
-
-
 class MatchInputs(beam.PTransform):
     """The Sources of a file, glob or folder (see `expand_input`), matched when the job runs.
 
     Matching never happens while the graph is built for remote paths, so a Dataflow dry run
     with `gs://` inputs stays offline; a local pattern that matches nothing still fails at
-    once with a clear message. On a remote runner the files are reshuffled over the workers.
-    """
+    once with a clear message. The readers spread the files (or their line ranges) over the
+    workers."""
 
     def __init__(self, pattern: str, exts: Sequence[str] = (), *, mixed: bool = False):
         super().__init__()
@@ -172,15 +166,16 @@ class MatchInputs(beam.PTransform):
             paths = expand_input(self._pattern, self._exts, mixed=self._mixed)
             progress.expect_input(pbegin.pipeline, progress.local_size(paths))
         pattern, exts, mixed = self._pattern, self._exts, self._mixed
-        sources = (once(pbegin.pipeline, "Pattern")
-                   | "Match" >> beam.FlatMap(lambda _: match_sources(pattern, exts, mixed)))
-        return sources | "Spread" >> beam.Reshuffle() if _is_remote_run(pbegin.pipeline) else sources
+        return (once(pbegin.pipeline, "Pattern")
+                | "Match" >> beam.FlatMap(lambda _: match_sources(pattern, exts, mixed)))
 
 
 class _Reader(beam.PTransform):
     """Base of the readers: applied to Sources (from MatchInputs), or to the pipeline with a
-    fixed list of paths and names. On a remote runner the records are reshuffled after
-    reading, so the heavy steps that follow use every worker however few the files are."""
+    fixed list of paths and names. The files (ReadFiles, ReadParquetRows) or their line
+    ranges (ReadLines, pipelines.engine.ranges) are spread over the workers before they are
+    read, so reading and the heavy steps fused after it use every worker, locally and on a
+    remote runner, however few the files are."""
 
     def __init__(self, paths: Sequence[str] | None = None, names: dict[str, str] | None = None):
         super().__init__()
@@ -190,17 +185,14 @@ class _Reader(beam.PTransform):
     def _sources(self, pcoll):
         if isinstance(pcoll, beam.pvalue.PBegin):
             progress.expect_input(pcoll.pipeline, progress.local_size(self._paths))
-            sources = seeded(pcoll.pipeline, "Paths", [Source(p, self._names[p]) for p in self._paths])
-            # one impulse emits them all: on a remote runner they are spread before reading
-            return sources | "SpreadPaths" >> beam.Reshuffle() if _is_remote_run(pcoll.pipeline) else sources
+            return seeded(pcoll.pipeline, "Paths", [Source(p, self._names[p]) for p in self._paths])
         return pcoll
 
     def _records(self, sources):
         raise NotImplementedError
 
     def expand(self, pcoll):
-        records = self._records(self._sources(pcoll))
-        return records | "Spread" >> beam.Reshuffle() if _is_remote_run(pcoll.pipeline) else records
+        return self._records(self._sources(pcoll))
 
 
 PROGRESS_BYTES = 1 << 20  # readers report the bytes they read to the progress bar every ~1 MB
@@ -218,10 +210,18 @@ def counted_lines(f):
     progress.advance(pending)
 
 
-def _lines(source: Source):
-    with FileSystems.open(source.path, compression_type="uncompressed") as f:
-        for number, raw in enumerate(counted_lines(f), start=1):
-            yield f"{source.name}:{number}", raw.rstrip(b"\r")
+def _range_lines(r: ranges.LineRange):
+    """(input_id "name:line", raw line) of one numbered line range, its bytes reported to the
+    progress bar as they are read."""
+    pending = 0
+    with FileSystems.open(r.path, compression_type="uncompressed") as f:
+        for number, raw in enumerate(ranges.range_lines(f, r), start=r.first_line):
+            pending += len(raw) + 1
+            if pending >= PROGRESS_BYTES:
+                progress.advance(pending)
+                pending = 0
+            yield f"{r.name}:{number}", raw.rstrip(b"\r")
+    progress.advance(pending)
 
 
 def parquet_batches(f, path: str, batch_size: int, columns):
@@ -235,10 +235,12 @@ def parquet_batches(f, path: str, batch_size: int, columns):
 
 
 class ReadLines(_Reader):
-    """(input_id "name:line", raw bytes) for every line of every file, streamed."""
+    """(input_id "name:line", raw bytes) for every line of every file, streamed; files are
+    read as uncompressed bytes, in line ranges spread over the workers."""
 
     def _records(self, sources):
-        return sources | "Lines" >> beam.FlatMap(_lines)
+        spread = ranges.numbered_ranges(sources, splittable=lambda path: True)
+        return spread | "Lines" >> beam.FlatMap(_range_lines)
 
 
 class ReadFiles(_Reader):
@@ -250,7 +252,7 @@ class ReadFiles(_Reader):
             progress.advance(len(data))
             return source.name, data
 
-        return sources | "Read" >> beam.Map(read)
+        return sources | "SpreadFiles" >> beam.Reshuffle() | "Read" >> beam.Map(read)
 
 
 class ReadParquetRows(_Reader):
@@ -278,7 +280,7 @@ class ReadParquetRows(_Reader):
             except Exception as exc:  # a corrupt file becomes one record the parser rejects
                 yield f"{source.name}:{number}", {READ_ERROR: f"{type(exc).__name__}: {exc}"}
 
-        return sources | "Rows" >> beam.FlatMap(rows)
+        return sources | "SpreadFiles" >> beam.Reshuffle() | "Rows" >> beam.FlatMap(rows)
 
 
 # Split names as Hugging Face datasets names them (its file-name patterns and `DatasetDict`

@@ -17,8 +17,8 @@ from apache_beam.io.filesystems import FileSystems
 
 from annotators.audits import records as ar
 from annotators.core.outcome import Drop
-from pipelines.engine import JobReport, expand_input, input_names, is_local_path, join, progress
-from pipelines.engine.files import counted_lines, parquet_batches
+from pipelines.engine import JobReport, expand_input, input_names, is_local_path, join, progress, ranges
+from pipelines.engine.files import PROGRESS_BYTES, counted_lines, parquet_batches
 from pipelines.engine.gather import once
 
 PARQUET_BATCH = 1024
@@ -71,6 +71,37 @@ def stream_records(item: ar.AuditSource, columns: Sequence[str] | None):
                            Drop("unreadable_file", f"{type(exc).__name__}: {exc}"[:300]))
 
 
+def _splittable(path: str) -> bool:
+    """Uncompressed text and JSON-lines files are read in line ranges; parquet and compressed
+    files whole."""
+    return ar.file_kind(path) != "parquet" and not ranges.is_compressed(path)
+
+
+def stream_range(r: ranges.LineRange, columns: Sequence[str] | None):
+    """`stream_records` of one numbered line range of a checked file (its source record is
+    `r.source`); a whole-file range is the whole file."""
+    if r.end < 0:
+        yield from stream_records(r.source, columns)
+        return
+    path, task, name = r.source
+    kind = ar.file_kind(path)
+    number = r.first_line - 1
+    try:
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            pending = 0
+            for raw in ranges.range_lines(f, r):
+                number += 1
+                pending += len(raw) + 1
+                if pending >= PROGRESS_BYTES:
+                    progress.advance(pending)
+                    pending = 0
+                yield ar.RawRecord(f"{name}:{number}", task, kind, raw.rstrip(b"\r"))
+            progress.advance(pending)
+    except Exception as exc:  # a file that breaks mid-way: one rejects row, the rest kept
+        yield ar.RawRecord(f"{name}:{number + 1}", task, kind,
+                           Drop("unreadable_file", f"{type(exc).__name__}: {exc}"[:300]))
+
+
 class ReadRecords(beam.PTransform):
     """Check then stream the records of `sources`; see module doc.
 
@@ -96,7 +127,8 @@ class ReadRecords(beam.PTransform):
         ok = files = self._files(pbegin)
         if self._check:  # unchecked: a second read of files another ReadRecords checked
             ok = files | self._report.stage(stage, sniff_file, input_id=lambda source: source.name)
-        return ok | "Stream" >> beam.FlatMap(stream_records, self._columns)
+        spread = ranges.numbered_ranges(ok, splittable=_splittable)
+        return spread | "Stream" >> beam.FlatMap(stream_range, self._columns)
 
 
 def count_check(labels, expected: Sequence[str]):
