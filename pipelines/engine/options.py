@@ -2,20 +2,22 @@
 
 - `parse_job_args`: the job's own flags via argparse (`-` and `_` alike), the rest to
   `PipelineOptions` (as Beam's wordcount does).
-- `make_pipeline`: `DirectRunner` (the default) is mapped to the in-process `FnApiRunner`,
-  which never downloads a Prism binary and still honours
-  `--direct_running_mode=multi_processing --direct_num_workers=N`.
+- `make_pipeline`: `DirectRunner` (the default) is mapped to Beam's `FnApiRunner`, which never
+  downloads a Prism binary and honours `--direct_running_mode=multi_processing
+  --direct_num_workers=N`.
+- `run_pipeline`: a local run given no worker flag uses every core (`local_workers`).
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import types
 import typing
 from typing import Any, Callable, Sequence
 
 import apache_beam as beam
-from apache_beam.options.pipeline_options import TypeOptions, PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions, TypeOptions
 
 from pipelines.engine import files
 from pipelines.engine.report import LOCAL_RUNNERS
@@ -64,6 +66,50 @@ def make_pipeline(options: PipelineOptions) -> beam.Pipeline:
     return beam.Pipeline(options=options)
 
 
+SMALL_INPUT_BYTES = 4 << 20  # below this much local input, one process beats starting several
+WORKERS_ENV = "STORYBENCH_WORKERS"  # the default process count of local runs (else: the cores)
+
+
+def machine_cores() -> int:
+    """The cores this process may run on (its CPU affinity, else the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _given_flags(options: PipelineOptions) -> set[str]:
+    """The option names given as flags (even at their default value) or set in code."""
+    names = {flag.split("=", 1)[0].lstrip("-").replace("-", "_")
+             for flag in getattr(options, "_flags", ()) if flag.startswith("--")}
+    return names | set(options.get_all_options(drop_default=True))
+
+
+def local_workers(options: PipelineOptions, input_bytes: int) -> int:
+    """Choose the local runner's processes when no flag did, and return their number.
+
+    With neither `--direct_num_workers` nor `--direct_running_mode` given, a local run of at
+    least SMALL_INPUT_BYTES of local input uses one worker process per core
+    (`multi_processing`; `STORYBENCH_WORKERS=N` sets N instead); a smaller one runs in this
+    process, where starting workers (each loads Beam and the jieba dictionary) would cost
+    more than it saves. `--direct_num_workers 1` always means this process alone. Outputs are
+    the same bytes whatever the choice."""
+    if options.view_as(StandardOptions).runner not in LOCAL_RUNNERS:
+        return 0
+    given = _given_flags(options)
+    direct = options.view_as(DirectOptions)
+    if "direct_num_workers" not in given and "direct_running_mode" not in given:
+        wanted = os.environ.get(WORKERS_ENV, "").strip()
+        n = int(wanted) if wanted.isdigit() and int(wanted) > 0 else machine_cores()
+        if n > 1 and (wanted or input_bytes >= SMALL_INPUT_BYTES):
+            direct.direct_num_workers, direct.direct_running_mode = n, "multi_processing"
+    elif "direct_num_workers" in given and "direct_running_mode" not in given and (direct.direct_num_workers or 0) != 1:
+        direct.direct_running_mode = "multi_processing"  # N workers asked for: N processes
+    if direct.direct_running_mode in (None, "in_memory"):
+        return 1
+    return direct.direct_num_workers or machine_cores()
+
+
 def is_dry_run(options: PipelineOptions) -> bool:
     return bool(options.get_all_options().get("dry_run"))
 
@@ -80,6 +126,7 @@ def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None) -> Any:
     dry = is_dry_run(p.options)
     if commit_to and not dry:
         commit.prepare(commit_to)
+    local_workers(p.options, progress.expected_input(p))
     progress.start(p)
     result = p.run()
     result.wait_until_finish()

@@ -49,6 +49,12 @@ def expect_input(pipeline, nbytes: int) -> None:
         _EXPECTED[id(pipeline)] = _EXPECTED.get(id(pipeline), 0) + int(nbytes)
 
 
+def expected_input(pipeline) -> int:
+    """The local input bytes `pipeline` will read, as registered while its graph was built."""
+    with _LOCK:
+        return _EXPECTED.get(id(pipeline), 0)
+
+
 def start(pipeline) -> None:
     """Just before `pipeline` runs: counts from zero, the bar's total is its expected input."""
     with _LOCK:
