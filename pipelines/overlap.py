@@ -17,6 +17,7 @@ import os
 from typing import Sequence
 
 import apache_beam as beam
+from apache_beam.transforms.window import GlobalWindows
 
 from annotators.audits import overlap as ng
 from annotators.audits import records as ar
@@ -48,6 +49,25 @@ class _UnionSets(beam.CombineFn):
         return frozenset(acc)
 
 
+class _UnionPerBundle(beam.DoFn):
+    """MatchedGrams -> (task, frozenset of the n-grams this bundle matched), once per task and
+    bundle: a reference that holds the test stories matches in every document, and its
+    matches are made distinct where they are found, so what leaves a worker is bounded by the
+    test set's n-grams, not by the reference."""
+
+    def start_bundle(self):
+        self._sets: dict[str, set] = {}
+
+    def process(self, matched):
+        if matched.grams:
+            self._sets.setdefault(matched.task, set()).update(matched.grams)
+
+    def finish_bundle(self):
+        sets, self._sets = self._sets, {}
+        for task, grams in sorted(sets.items()):
+            yield GlobalWindows.windowed_value((task, frozenset(grams)))
+
+
 class TestSets(beam.PTransform):
     """Rows -> one {task: frozenset of test n-grams} value (small), the reference side's side input."""
 
@@ -65,10 +85,8 @@ class ScoreOverlap(beam.PTransform):
     def expand(self, inputs):
         rows, matched_docs = inputs
         tests = rows | "Tests" >> beam.Filter(lambda r: isinstance(r, ng.ExampleGrams))
-        matched = (matched_docs | "Grams" >> beam.FlatMap(lambda m: [(m.task, g) for g in m.grams])
-                   | "Distinct" >> beam.Distinct()
-                   | "ByTask" >> beam.GroupByKey()
-                   | "AsSets" >> beam.MapTuple(lambda task, grams: (task, frozenset(grams)))
+        matched = (matched_docs | "UnionPerBundle" >> beam.ParDo(_UnionPerBundle())
+                   | "UnionPerTask" >> beam.CombinePerKey(_UnionSets())
                    | "Matched" >> beam.combiners.ToDict())
         return tests | "Score" >> beam.Map(
             lambda e, m: ng.score_example(e, m.get(e.task, frozenset())), beam.pvalue.AsSingleton(matched))
