@@ -1,0 +1,72 @@
+"""Line ranges (pipelines.engine.ranges): any cut of a file reads every line exactly once,
+numbered as one sequential read numbers it; and the local worker default."""
+from __future__ import annotations
+
+import io
+
+from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipelines.engine import ranges
+from pipelines.engine.files import iter_lines
+from pipelines.engine.options import SMALL_INPUT_BYTES, WORKERS_ENV, local_workers
+
+
+def _read_all(path, data: bytes, range_bytes: int) -> list[tuple[int, bytes]]:
+    planned = ranges.plan_ranges(str(path), "f", len(data), range_bytes=range_bytes)
+    numbered = ranges.number_ranges([ranges.line_starts(r) for r in planned])
+    out = []
+    for r in numbered:
+        with open(path, "rb") as f:
+            out += list(enumerate(ranges.range_lines(f, r), start=r.first_line))
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\n\n", b"\xe4\xb8\xad", b"\r\n", b""]), max_size=60)
+       .map(b"".join), range_bytes=st.integers(min_value=1, max_value=12))
+def test_every_cut_reads_each_line_once_with_its_sequential_number(tmp_path_factory, data, range_bytes):
+    path = tmp_path_factory.mktemp("r") / "f.txt"
+    path.write_bytes(data)
+    expected = list(enumerate(iter_lines(io.BytesIO(data)), start=1))
+    assert _read_all(path, data, range_bytes) == expected
+
+
+def test_a_small_or_compressed_file_is_one_whole_range():
+    assert ranges.plan_ranges("a.txt", "a", 10) == [ranges.LineRange("a.txt", "a", 0, -1, 1)]
+    assert len(ranges.plan_ranges("a.txt.gz", "a", 10 << 20, splittable=False)) == 1
+    cut = ranges.plan_ranges("a.txt", "a", 10 << 20, range_bytes=4 << 20)
+    assert [(r.start, r.end) for r in cut] == [(0, 4 << 20), (4 << 20, 8 << 20), (8 << 20, 10 << 20)]
+    assert ranges.is_compressed("x/ref.TXT.GZ") and not ranges.is_compressed("x/ref.txt")
+
+
+def test_ranges_of_two_files_are_numbered_per_file(tmp_path):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_bytes(b"1\n2\n3\n4\n5\n")
+    b.write_bytes(b"x\ny\n")
+    planned = ranges.plan_ranges(str(a), "a", 10, range_bytes=3) + ranges.plan_ranges(str(b), "b", 4, range_bytes=3)
+    numbered = ranges.number_ranges([ranges.line_starts(r) for r in reversed(planned)])
+    firsts = [(r.name, r.start, r.first_line) for r in numbered]  # [9, 10) holds no line start: 6 is next
+    assert firsts == [("a", 0, 1), ("a", 3, 3), ("a", 6, 4), ("a", 9, 6), ("b", 0, 1), ("b", 3, 3)]
+
+
+def _workers(argv, nbytes, monkeypatch, env=None):
+    monkeypatch.delenv(WORKERS_ENV, raising=False)
+    if env is not None:
+        monkeypatch.setenv(WORKERS_ENV, env)
+    monkeypatch.setattr("pipelines.engine.options.machine_cores", lambda: 4)
+    options = PipelineOptions(argv)
+    n = local_workers(options, nbytes)
+    direct = options.view_as(DirectOptions)
+    return n, direct.direct_num_workers, direct.direct_running_mode
+
+
+def test_a_local_run_uses_every_core_unless_told_or_small(monkeypatch):
+    assert _workers([], SMALL_INPUT_BYTES, monkeypatch) == (4, 4, "multi_processing")
+    assert _workers([], SMALL_INPUT_BYTES - 1, monkeypatch) == (1, 1, "in_memory")
+    assert _workers(["--direct_num_workers", "1"], 1 << 30, monkeypatch) == (1, 1, "in_memory")
+    assert _workers(["--direct_num_workers=3"], 0, monkeypatch) == (3, 3, "multi_processing")
+    assert _workers(["--direct_running_mode=in_memory"], 1 << 30, monkeypatch)[0] == 1
+    assert _workers([], 0, monkeypatch, env="2") == (2, 2, "multi_processing")
+    assert _workers(["--runner", "DataflowRunner"], 1 << 30, monkeypatch)[0] == 0
