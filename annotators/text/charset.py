@@ -84,10 +84,16 @@ def _strict(body: bytes, codec: str | None) -> str | None:
         return None
 
 
+_WIDE = re.compile(r"[^\x00-\x7f]")
+_COMMON_CHARS = re.compile("[" + "".join(sorted(COMMON)) + "]")
+_LATIN1 = re.compile(r"[\x80-\x84\x86-\x9f\xa1-\xff]")  # U+0080-00FF less its spaces (U+0085, U+00A0)
+_SPACE = re.compile(r"\s")  # re's \s on str is str.isspace()
+
+
 def common_score(text: str) -> float:
     """Share of non-ASCII characters that are frequent Chinese characters."""
-    wide = [c for c in text if ord(c) > 127]
-    return sum(c in COMMON for c in wide) / len(wide) if wide else 0.0
+    wide = len(_WIDE.findall(text))
+    return len(_COMMON_CHARS.findall(text)) / wide if wide else 0.0
 
 
 def latin_share(text: str) -> float:
@@ -96,8 +102,8 @@ def latin_share(text: str) -> float:
     GBK, Big5 or UTF-8 Chinese read as Latin-1/cp1252 is mostly such characters (every byte
     of a Chinese character is >= 0x80); real prose, French or German included, has a few percent.
     """
-    chars = [c for c in text if not c.isspace()]
-    return sum("\x80" <= c <= "\xff" for c in chars) / len(chars) if chars else 0.0
+    chars = len(text) - len(_SPACE.findall(text))
+    return len(_LATIN1.findall(text)) / chars if chars else 0.0
 
 
 def detect(body: bytes) -> Decoded | None:

@@ -69,4 +69,4 @@ def zh_word_count(text: str) -> int:
     """Words of a text, cut with jieba (HMM on) through the shared tokenizer interface."""
     from annotators.text.tokenizers import get_tokenizer
 
-    return count_words(get_tokenizer("jieba").tokens(text))
+    return word_counts([get_tokenizer("jieba").tokens(text)])[0]

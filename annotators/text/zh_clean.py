@@ -58,16 +58,14 @@ def han_ratio(text: str) -> float:
     return han_count(text) / non_space if non_space else 0.0
 
 
+# full-width digits and letters -> ASCII (U+FF10-FF19, FF21-FF3A, FF41-FF5A); nothing else
+_WIDTH_FOLD = {code: code - 0xFEE0 for lo, hi in ((0xFF10, 0xFF19), (0xFF21, 0xFF3A), (0xFF41, 0xFF5A))
+               for code in range(lo, hi + 1)}
+
+
 def _fold_width(text: str) -> str:
     """Full-width ASCII letters/digits -> ASCII; leaves Chinese punctuation alone."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if 0xFF10 <= code <= 0xFF19 or 0xFF21 <= code <= 0xFF3A or 0xFF41 <= code <= 0xFF5A:
-            out.append(chr(code - 0xFEE0))
-        else:
-            out.append(ch)
-    return "".join(out)
+    return text.translate(_WIDTH_FOLD)
 
 
 def normalize_punctuation(text: str) -> str:
