@@ -23,6 +23,8 @@ from annotators.stories.card import stories_card
 from annotators.stories.clean import CleanConfig
 from annotators.core.near_dup import BandMember, NearDupConfig, band_nodes, candidate_set, component_clusters, components
 from annotators.stories.site_spec import SiteSpec, parse_spec
+from pipelines.engine.files import after_all, delete_folder
+from pipelines.engine.spill import SpillRecords, read_file, read_records
 from pipelines.engine import (Gather, JobReport, MatchInputs, ReadFiles, ReadLines, Source, WriteTable, add_config_flags,
                               config_from_args, is_local_path, join, make_pipeline, parse_job_args, read_bytes,
                               run_pipeline, staging_path)
@@ -114,45 +116,78 @@ class CandidateComponents(beam.PTransform):
 
 
 class _Survivors(beam.DoFn):
-    """The join of a story (by input_id) with its exact-dedup decision and candidate
-    component: an exact duplicate is gone (its reject was written by exact_dedup); a story in
-    no candidate set goes straight to near_dedup; a candidate sends its text once, to its
-    component (`verify`), and waits for its cluster (`candidate`)."""
+    """The join of a story's spill location (by input_id) with its exact-dedup decision and
+    candidate component: an exact duplicate is gone (its reject was written by exact_dedup);
+    a story in no candidate set is decided (`alone`); a candidate sends its location once, to
+    its component (`verify`), and waits for its cluster (`candidate`)."""
 
     def process(self, item):
         _, joined = item
         if not joined["kept"]:
             return
         [key] = joined["kept"]
-        story = steps.with_members(joined["story"][0], key.node.members)
+        [loc] = joined["loc"]
         component = sorted(set(joined["component"]))
         if not component:
-            yield steps.ClusterJoin(story.story_id, [story], [])
+            yield steps.Decision(loc, key.node.members, [])
             return
-        yield beam.pvalue.TaggedOutput("verify", (component[0], BandMember(key.node, story.text)))
-        yield beam.pvalue.TaggedOutput("candidate", (story.story_id, story))
+        yield beam.pvalue.TaggedOutput("verify", (component[0], (key.node, loc)))
+        yield beam.pvalue.TaggedOutput("candidate", (key.node.story_id, (loc, key.node.members)))
+
+
+def component_assignments(group, config: NearDupConfig):
+    """(story_id, Assignment) of one candidate component: its members' texts read back from
+    the spill files, verified and clustered (near_dup.component_clusters)."""
+    key, joined = group
+    members = list(joined["member"])
+    stories = read_records(loc for _, loc in members)
+    texts = [BandMember(node, stories[loc].text) for node, loc in members]
+    return [(story_id, a.for_member(story_id))
+            for story_id, a in component_clusters((key, {"member": texts, "sets": joined["sets"]}), config)]
+
+
+def decided_joins(run):
+    """The ClusterJoins of one spill file's surviving stories: the file is read once and each
+    story rejoins its members and cluster."""
+    path, decisions = run
+    decisions = {d.loc: d for d in decisions}
+    joins = []
+    for loc, story in read_file(path, decisions):
+        decision = decisions[loc]
+        story = steps.with_members(story, decision.members)
+        joins.append(steps.ClusterJoin(story.story_id, [story], decision.assignments))
+    return joins
+
+
+def _candidate_decision(joined):
+    story_id, parts = joined
+    [(loc, members)] = parts["candidate"]
+    return steps.Decision(loc, members, list(parts["assignment"]))
 
 
 class Deduplicate(beam.PTransform):
     """Story -> the representative of each exact or near-duplicate cluster, with its cluster.
 
-    Shuffles small things: each story's DedupKey (node, text hash, band keys; MinHash once per
-    story) for both decisions, and each story once, joined with its decision by input_id;
-    texts travel again only for stories that share a band with another, once each, to their
-    candidate component, where each pair that shares a band is checked once (exact Jaccard)
-    and the clusters are formed (no global list of pairs)."""
+    Each story is spilled to disk where it is cleaned (pipelines.engine.spill), and only its
+    DedupKey (node, text hash, band keys; MinHash once per story) and its spill location
+    travel: exact duplicates are collapsed on the text hashes, candidate sets come from the
+    band keys, and each candidate's location goes once to its candidate component, where the
+    texts are read back, each pair that shares a band is checked once (exact Jaccard) and the
+    clusters are formed (no global list of pairs). Every decision is then grouped by spill
+    file, which is read once to rejoin each surviving story with its cluster. No shuffle or
+    runner buffer ever holds the texts."""
 
-    def __init__(self, config: NearDupConfig, report):
+    def __init__(self, config: NearDupConfig, report, spill: str):
         super().__init__()
-        self.config, self.report = config, report
+        self.config, self.report, self.spill = config, report, spill
 
     def expand(self, stories):
         config = self.config
-        keys = stories | "DedupKeys" >> beam.Map(steps.dedup_key, config)
-        kept = keys | DropExactDuplicates(self.report)
+        spilled = stories | "Spill" >> beam.ParDo(SpillRecords(self.spill, lambda s: steps.dedup_key(s, config)))
+        kept = spilled | "DedupKeys" >> beam.Map(lambda key_loc: key_loc[0]) | DropExactDuplicates(self.report)
         components = kept | CandidateComponents()
         survivors = (
-            {"story": stories | "ByInputId" >> beam.Map(lambda s: (s.input_id, s)),
+            {"loc": spilled | "LocById" >> beam.Map(lambda key_loc: (key_loc[0].node.input_id, key_loc[1])),
              "kept": kept | "KeptById" >> beam.Map(lambda k: (k.node.input_id, k)),
              "component": components | "ComponentOf" >> beam.FlatMap(
                  lambda item: [(input_id, item[0]) for input_id in item[1][0]])}
@@ -162,13 +197,16 @@ class Deduplicate(beam.PTransform):
             {"member": survivors.verify,
              "sets": components | "ComponentSets" >> beam.MapTuple(lambda key, value: (key, value[1]))}
             | "GroupComponents" >> beam.CoGroupByKey()
-            | "Clusters" >> beam.FlatMap(lambda group: component_clusters(group, config)))
-        joined = ({"story": survivors.candidate, "assignment": assignments}
+            | "Clusters" >> beam.FlatMap(component_assignments, config))
+        joined = ({"candidate": survivors.candidate, "assignment": assignments}
                   | "JoinClusters" >> beam.CoGroupByKey()
-                  | "Pair" >> beam.MapTuple(lambda story_id, joined: steps.ClusterJoin(
-                      story_id, list(joined["story"]), list(joined["assignment"]))))
+                  | "CandidateDecision" >> beam.Map(_candidate_decision))
         decided = ((survivors.alone, joined) | "AllSurvivors" >> beam.Flatten()
+                   | "BySpillFile" >> beam.Map(lambda d: (d.loc.path, d))
+                   | "GroupSpillFile" >> beam.GroupByKey()
+                   | "Rejoin" >> beam.FlatMap(decided_joins)
                    | self.report.stage("near_dedup", steps.near_decision, input_id=lambda j: j.stories[0].input_id))
+        _ = after_all(decided, "DeleteSpill", delete_folder, self.spill)
         return decided | "Singletons" >> beam.Map(steps.with_singleton_cluster)
 
 
@@ -266,7 +304,7 @@ def run(argv: Sequence[str] | None = None) -> None:
     raws, inputs = read_raw(p, args, report)
     report.extra("inputs", inputs)  # the matched paths, in stats.json's "inputs" place
     final = (raws | "AllRaw" >> beam.Flatten() | CleanStories(clean, report)
-             | Deduplicate(near, report))
+             | Deduplicate(near, report, join(staging, "_spill-stories")))
     rows = final | "ToRow" >> beam.Map(lambda s: s.to_row())
     report.tally(rows | WriteTable(join(staging, "stories"), STORIES_SCHEMA, lambda r: r["story_id"]))
     report.extra("duplicate_clusters", final | DuplicateClusters())

@@ -365,8 +365,20 @@ class Assignment:
 
     representative: Node
     cluster_id: str
-    members: tuple[str, ...]  # every input_id the cluster stands for, sorted
+    members: tuple[str, ...]  # every input_id the cluster stands for, sorted (see `for_member`)
     best_score: float  # highest Jaccard of this member's edges
+    size: int | None = None  # len(members), kept when `for_member` drops them
+
+    @property
+    def cluster_size(self) -> int:
+        return len(self.members) if self.size is None else self.size
+
+    def for_member(self, story_id: str) -> "Assignment":
+        """What a member needs to hear: the representative keeps the member list, every other
+        member only its length (a cluster of n members would otherwise carry n * n ids)."""
+        if story_id == self.representative.story_id:
+            return self
+        return dataclasses.replace(self, members=(), size=self.cluster_size)
 
 
 def clusters(edges: Iterable[tuple[Node, Node, float]]) -> dict[str, Assignment]:

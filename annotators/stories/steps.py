@@ -43,6 +43,16 @@ class ClusterJoin(NamedTuple):
     assignments: list[Assignment]
 
 
+class Decision(NamedTuple):
+    """What deduplication decided for one surviving story, without its text: where the job
+    parked the story (`loc`, the engine's spill location), the input ids it stands for (itself
+    and its exact duplicates) and its cluster assignments (none: a cluster of its own)."""
+
+    loc: Any
+    members: tuple[str, ...]
+    assignments: list
+
+
 def one(result: Any) -> list | Drop:
     """A `record | Drop` as Stage's `outputs | Drop`."""
     return result if isinstance(result, Drop) else [result]
@@ -112,7 +122,7 @@ def near_decision(join: ClusterJoin) -> list[Story] | Drop:
     a = join.assignments[0]
     if a.representative.story_id != story.story_id:
         return Drop("near_duplicate", f"of {a.representative.input_id} (jaccard {a.best_score:.3f}, "
-                                      f"cluster of {len(a.members)})")
+                                      f"cluster of {a.cluster_size})")
     return [dataclasses.replace(story, cluster_id=a.cluster_id, cluster_size=len(a.members),
                                 cluster_members=a.members)]
 

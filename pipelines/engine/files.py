@@ -511,7 +511,7 @@ def after_all(pcoll, label: str, fn: Callable, *args):
             | label >> beam.FlatMap(lambda _, done, *a: fn(done, *a), beam.pvalue.AsList(pcoll), *args))
 
 
-def _delete_folder(_, folder: str) -> list:
+def delete_folder(_, folder: str) -> list:
     """Delete the spilled runs once every shard that reads them is written."""
     try:
         paths = [m.path for m in FileSystems.match([join(folder, "*")])[0].metadata_list]
@@ -617,7 +617,7 @@ class WriteTables(beam.PTransform):
         parts = runs | "Segments" >> beam.FlatMap(lambda run, sz: _shard_segments(run, lambda b: shard_of(b, sz)), sizes)
         grouped = (parts, seeded_shards) | "Join" >> beam.Flatten() | "Group" >> beam.GroupByKey()
         written = grouped | "Write" >> beam.FlatMap(write_shard, sizes)
-        _ = after_all(written, "DeleteSpill", _delete_folder, folder)
+        _ = after_all(written, "DeleteSpill", delete_folder, folder)
         return written
 
 
@@ -679,7 +679,7 @@ class WriteJsonlGroups(beam.PTransform):
                 | "Spill" >> beam.ParDo(_SpillRuns(folder, None)))
         written = (_group_shards(runs, [json.dumps(g) for g in self._groups])
                    | "Write" >> beam.Map(write_group))
-        _ = after_all(written, "DeleteSpill", _delete_folder, folder)
+        _ = after_all(written, "DeleteSpill", delete_folder, folder)
         return written
 
 

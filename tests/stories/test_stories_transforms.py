@@ -125,7 +125,7 @@ def test_clean_stories_filters_by_length_and_language():
         assert_rejects(report, [("clean", "b", "too_short"), ("clean", "c", "not_chinese")])
 
 
-def test_drop_exact_duplicates_keeps_the_smallest_url_and_lists_members():
+def test_drop_exact_duplicates_keeps_the_smallest_url_and_lists_members(tmp_path):
     stories = [story("b", TEXT_01, "http://h.org/story/2.html"), story("a", TEXT_01, "http://h.org/story/1.html"),
                story("c", TEXT_02)]
     kept_a = dataclasses.replace(stories[1], cluster_members=("a", "b"), cluster_size=2,
@@ -133,9 +133,10 @@ def test_drop_exact_duplicates_keeps_the_smallest_url_and_lists_members():
     kept_c = dataclasses.replace(stories[2], cluster_members=("c",), cluster_size=1, cluster_id=cluster_id(["c"]))
     report = Recorder()
     with pipeline() as p:
-        unique = p | beam.Create(stories) | Deduplicate(NearDupConfig(), report)
+        unique = p | beam.Create(stories) | Deduplicate(NearDupConfig(), report, str(tmp_path / "spill"))
         assert_that(unique, equal_to([kept_a, kept_c]))
         assert_rejects(report, [("exact_dedup", "b", "exact_duplicate")])
+    assert not (tmp_path / "spill").exists()  # the spilled stories are deleted once decided
 
 
 def test_exact_and_near_decisions_shuffle_small_keys_not_texts():
@@ -156,16 +157,17 @@ def test_exact_and_near_decisions_shuffle_small_keys_not_texts():
         assert_that(members, equal_to([("a", 1), ("f", 1)]), label="candidates")
 
 
-def test_drop_near_duplicates_keeps_the_representative_and_singletons_get_a_cluster():
+def test_drop_near_duplicates_keeps_the_representative_and_singletons_get_a_cluster(tmp_path):
     stories = [story("a", TEXT_01), story("f", TEXT_06), story("c", TEXT_02)]
     members = ("a", "f")
     report = Recorder()
     with pipeline() as p:
-        kept = p | beam.Create(stories) | Deduplicate(NearDupConfig(), report)
+        kept = p | beam.Create(stories) | Deduplicate(NearDupConfig(), report, str(tmp_path / "spill"))
         assert_that(kept, equal_to([
             dataclasses.replace(stories[0], cluster_id=cluster_id(members), cluster_size=2, cluster_members=members),
             dataclasses.replace(stories[2], cluster_id=cluster_id(["c"]), cluster_size=1, cluster_members=("c",))]))
         assert_rejects(report, [("near_dedup", "f", "near_duplicate")])
+    assert not (tmp_path / "spill").exists()
 
 
 def test_duplicate_clusters_lists_clusters_of_two_or_more_sorted():

@@ -1,0 +1,82 @@
+"""Records parked on disk while only their small keys travel: memory that follows the work.
+
+Why: Beam's local runner holds every PCollection that crosses a stage boundary in memory
+until the next stage has read it, and a shuffle carries each element whole. A job that
+shuffles small decision keys but needs the full records again afterwards (the stories
+job: cleaned stories, deduplicated on their keys) would hold the corpus. `SpillRecords`
+writes each record, pickled, to a file of its bundle's (a new file every SPILL_BYTES) where
+it is made and emits `(key_of(record), Loc)`; later steps read a record back by its Loc
+(`read_records`, grouped per file) or a whole file in order (`read_file`). The files live in
+a folder of the job's staging output and are deleted once the job no longer needs them
+(`pipelines.engine.files.after_all` with `delete_folder`).
+"""
+from __future__ import annotations
+
+import pickle
+import uuid
+from typing import Any, Callable, Iterable, NamedTuple
+
+import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
+
+SPILL_BYTES = 4 << 20  # a spill file is closed after about this many bytes
+
+
+class Loc(NamedTuple):
+    """Where one spilled record is: its file, and its pickle's offset and length there."""
+
+    path: str
+    offset: int
+    length: int
+
+
+class SpillRecords(beam.DoFn):
+    """record -> (key_of(record), Loc), the record pickled into a spill file in `folder`."""
+
+    def __init__(self, folder: str, key_of: Callable[[Any], Any]):
+        self._folder, self._key_of = folder, key_of
+
+    def start_bundle(self):
+        self._parts, self._offset, self._path = [], 0, None
+
+    def process(self, record):
+        if self._path is None:
+            self._path = f"{self._folder.rstrip('/')}/spill-{uuid.uuid4().hex}.pkl"  # a name only, never an output
+        blob = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
+        loc = Loc(self._path, self._offset, len(blob))
+        self._parts.append(blob)
+        self._offset += len(blob)
+        if self._offset >= SPILL_BYTES:
+            self._flush()
+        yield self._key_of(record), loc
+
+    def finish_bundle(self):
+        self._flush()
+
+    def _flush(self):
+        if self._parts:
+            with FileSystems.create(self._path, mime_type="application/octet-stream",
+                                    compression_type="uncompressed") as f:
+                f.write(b"".join(self._parts))
+        self._parts, self._offset, self._path = [], 0, None
+
+
+def read_records(locs: Iterable[Loc]) -> dict[Loc, Any]:
+    """The records at `locs`, each file opened once and read in offset order."""
+    out: dict[Loc, Any] = {}
+    by_file: dict[str, list[Loc]] = {}
+    for loc in locs:
+        by_file.setdefault(loc.path, []).append(loc)
+    for path, group in sorted(by_file.items()):
+        with FileSystems.open(path, compression_type="uncompressed") as f:
+            for loc in sorted(set(group)):
+                f.seek(loc.offset)
+                out[loc] = pickle.loads(f.read(loc.length))
+    return out
+
+
+def read_file(path: str, locs: Iterable[Loc]) -> list[tuple[Loc, Any]]:
+    """(Loc, record) for the given records of one spill file, read whole once, in file order."""
+    with FileSystems.open(path, compression_type="uncompressed") as f:
+        data = f.read()
+    return [(loc, pickle.loads(data[loc.offset:loc.offset + loc.length])) for loc in sorted(set(locs))]
