@@ -47,6 +47,10 @@ class PackConfig:
     end_tokens: int = dataclasses.field(default=1, metadata={
         "help": "special tokens after the entry text, counted in the budget (the original's "
                 "<|endoftext|>: 1)"})
+    field_token_cap: int = dataclasses.field(default=1024, metadata={
+        "help": "each segment's text is cut to its first N tokens before packing, as the original's "
+                "tokenizer.encode(max_length=1024) does (a text kept by its end keeps the end of those); "
+                "0: no cap"})
     min_text_tokens: int = dataclasses.field(default=0, metadata={
         "help": "text tokens every segment keeps at least: 0 lets a segment shrink to its separator "
                 "(the original's len >= 1); 1 keeps one text token each", "choices": (0, 1)})
@@ -111,16 +115,21 @@ def cut(text: str, spans: list[tuple[int, int]], n: int, keep: str) -> str:
     return text[spans[0][0]:spans[n - 1][1]]
 
 
-def _spans(spec: SegmentSpec, tokenizer: Tokenizer) -> list:
-    """Token spans of a segment's text; a special token (<|MISSING|>) is one token."""
-    return [(0, len(spec.text))] if spec.special else tokenizer.spans(spec.text)
+def _spans(spec: SegmentSpec, tokenizer: Tokenizer, config: PackConfig) -> list:
+    """Token spans of a segment's text, at most `field_token_cap`; a special token
+    (<|MISSING|>) is one token."""
+    if spec.special:
+        return [(0, len(spec.text))]
+    spans = tokenizer.spans(spec.text)
+    return spans[:cap] if (cap := config.field_token_cap) > 0 else spans
 
 
 def pack(context: Context, tokenizer: Tokenizer, config: PackConfig = PackConfig()) -> dict | Drop:
     """One packed example row (without `split`), or a Drop when the budget cannot hold it.
 
-    `total_tokens` is the serialised length (text tokens + `special_tokens`), at most the budget."""
-    segs: list[tuple[SegmentSpec, list]] = [(s, _spans(s, tokenizer)) for s in context.segments]
+    `total_tokens` is the serialised length (text tokens + `special_tokens`), at most the budget;
+    `true_tokens` counts a segment's text tokens up to `field_token_cap`."""
+    segs: list[tuple[SegmentSpec, list]] = [(s, _spans(s, tokenizer, config)) for s in context.segments]
     segs = [(s, spans) for s, spans in segs if spans]
     overheads = [config.overhead(s.kind) for s, _ in segs]
     minimums = [config.minimum(s.kind) for s, _ in segs]
