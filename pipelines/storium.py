@@ -137,8 +137,8 @@ def run(argv: Sequence[str] | None = None) -> None:
     args, options = parse_job_args(_parser(), argv)
     if args.budget < 1:
         raise SystemExit("--budget must be at least 1")
-    if args.separator_tokens < 0 or args.end_tokens < 0:
-        raise SystemExit("--separator-tokens and --end-tokens must be 0 or more")
+    if args.separator_tokens < 0 or args.end_tokens < 0 or args.field_token_cap < 0:
+        raise SystemExit("--separator-tokens, --end-tokens and --field-token-cap must be 0 or more")
     split_cfg = config_from_args(args, SplitConfig, ratios=tuple(args.ratios))
     pack_cfg = config_from_args(args, PackConfig)
     ctx_cfg = config_from_args(args, ContextConfig, history=max(0, args.history),
