@@ -77,6 +77,8 @@ FIXED = (  # choices without a flag: the paper and the original agree, or nothin
      f"{GPT2} `get_move`, `process_entry`"),
     ("order", "character, establishment, history (oldest first), the entry's challenge and cards, the entry",
      f"{GPT2} `get_entry_summary`, `get_move`"),
+    ("the entry's own cards", "a move's challenge and the cards played on it; other formats (a subplot, a "
+                              "refresh) none, even with cards", f"{GPT2} `summarize_entry`"),
     ("solver wishes", "entry text == 256 at ten times strong, every other leaf == 100 at strong; sum == "
                       "min(budget, true total); the original adds its strong list twice and never its medium "
                       "list, which changes no solution", f"{GPT2} `Segment.strong_constraints`, `_constrain`; "

@@ -3,7 +3,8 @@ PEERS.md 4.3, "Context for entry e"; original: storium-gpt2 data/preprocess/gpt2
 
 One example per character entry with text (narrator entries are context only, as in the
 original). Parts, in order: the character; the scene's establishment; optional history;
-the entry's own cards (the challenge played on, then the cards played); the entry text.
+the entry's own card summary (a move's challenge, then the cards played on it; an entry of
+another format, e.g. a subplot, has none, as in the original's `summarize_entry`); the text.
 Each part is one or more solver leaves (annotators.storium.leaves); an empty part is left
 out ("collapses to nothing"). Redacted entries are never examples or context.
 
@@ -109,9 +110,8 @@ def _segments(entry: Entry, character, est: Entry | None, history: list[Entry],
     for h in history:
         segs += (summary_leaves("history", h, cards[h.entry_id], leaves) if config.history_content == "summary"
                  else text_leaves("history", h))
-    own = sorted(cards[entry.entry_id], key=lambda c: c.position)
-    segs += [leaf for c in own if c.usage == "target_challenge" for leaf in card_leaves("challenge", c, leaves)]
-    segs += [leaf for c in own if c.usage == "played" for leaf in card_leaves("card", c, leaves)]
+    for c in summary_cards(entry, cards[entry.entry_id]):  # a move's challenge, then the cards played
+        segs += card_leaves("challenge" if c.usage == "target_challenge" else "card", c, leaves)
     segs.append(SegmentSpec("entry", entry.entry_id, entry.text.strip(), "start"))
     return tuple(s for s in segs if s.text)
 

@@ -7,7 +7,10 @@ each segment starts with a separator (the original's added `<|SEPARATOR|>`, or
 (`separator_tokens`, `end_tokens`). A segment's length is its text tokens plus its special
 tokens, as in the original, where true lengths include separator and eos.
 
-Each non-empty segment (a solver leaf, annotators.storium.leaves) gets a length variable.
+Each text is first cut to its first `field_token_cap` tokens, as the original's
+`tokenizer.encode(..., max_length=1024)` cuts every field (`true_tokens` counts those); a
+missing character field is the special token `<|MISSING|>`, one token. Each non-empty
+segment (a solver leaf, annotators.storium.leaves) gets a length variable.
 Required: max(1, specials + `min_text_tokens`) <= len <= true length and sum(len) ==
 min(budget, sum(true lengths)); the original's only lower bound is len >= 1, so a leaf may
 keep its separator alone (`min_text_tokens` 0, the default; 1 makes every leaf keep a text

@@ -78,6 +78,14 @@ def test_history_content_summary_or_text():
         ("game-station:302", "text")]
 
 
+def test_only_a_move_brings_its_own_cards():
+    """The original's `summarize_entry`: a subplot entry's played card is not in its context."""
+    desert = contexts("g_desert.json", history=0, character_history=0)
+    assert [s.kind for s in desert["game-desert:204"].segments if s.kind in ("challenge", "card")] == []
+    assert {s.kind for s in desert["game-desert:203"].segments} >= {"challenge", "card"}
+    assert [c.usage for c in game("g_desert.json").cards if c.entry_id == "game-desert:204"] == ["played"]
+
+
 def test_history_text_keeps_its_end():
     ctx = contexts("g_lighthouse.json", solver_leaves="segment")["game-lighthouse:108"]
     text = [s for s in ctx.segments if s.kind == "history" and s.field == "text"]
