@@ -32,6 +32,7 @@ from annotators.storium.leaves import (SegmentSpec, card_leaves, card_text, char
                                        summary_cards, summary_leaves, text_leaves)
 from schemas.storium import Card, Entry, Game
 
+OWN_CARD_KINDS = {"target_challenge": "challenge", "played": "card"}  # usage -> segment kind
 __all__ = ["Context", "ContextConfig", "SegmentSpec", "build_contexts", "card_text"]
 
 
@@ -111,7 +112,7 @@ def _segments(entry: Entry, character, est: Entry | None, history: list[Entry],
         segs += (summary_leaves("history", h, cards[h.entry_id], leaves) if config.history_content == "summary"
                  else text_leaves("history", h))
     for c in summary_cards(entry, cards[entry.entry_id]):  # a move's challenge, then the cards played
-        segs += card_leaves("challenge" if c.usage == "target_challenge" else "card", c, leaves)
+        segs += card_leaves(OWN_CARD_KINDS[c.usage], c, leaves)
     segs.append(SegmentSpec("entry", entry.entry_id, entry.text.strip(), "start"))
     return tuple(s for s in segs if s.text)
 
