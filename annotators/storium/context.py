@@ -79,6 +79,7 @@ def _usable(entry: Entry) -> bool:
 
 
 def _window(entries: list[Entry], n: int, config: ContextConfig, est_id: str | None) -> list[Entry]:
+    """The last n of `entries` (oldest first), after skipping `history_offset` at the end."""
     if not config.history_counts_establishment:
         entries = [e for e in entries if e.entry_id != est_id]
     entries = entries[:max(0, len(entries) - config.history_offset)]
@@ -130,7 +131,7 @@ def build_contexts(game: Game, config: ContextConfig = ContextConfig()) -> list[
         scope = entry.scene_index if config.establishment_scope == "scene" else None
         if entry.format == "establishment":
             establishment[scope] = entry
-        elif entry.character_id is not None and _usable(entry) and entry.text.strip():
+        elif entry.character_id is not None and not entry.redacted and entry.text.strip():
             est = establishment.get(scope)
             history = _history(before, entry, est, config)
             segs = _segments(entry, characters.get(entry.character_id), est, history, cards, config)
