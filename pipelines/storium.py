@@ -35,6 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     ratios = dataclasses.fields(SplitConfig)[0]  # parsed by parse_ratios: validated, exact fractions
     ap.add_argument("--ratios", type=parse_ratios, default=ratios.default,
                     help=f"{ratios.metadata['help']} (default: {','.join(map(str, ratios.default))})")
+    add_config_flags(ap, SplitConfig, exclude=("ratios",))
     add_config_flags(ap, ContextConfig)
     ap.add_argument("--tokenizer", default="regex", help="'regex' or 'gpt2:DIR' (local vocab files)")
     return ap
@@ -67,7 +68,7 @@ class AssignSplits(beam.PTransform):
 
     def expand(self, games):
         config = self._config
-        sizes = (games | "Sizes" >> beam.Map(lambda g: (g.story_id, g.n_words))
+        sizes = (games | "Sizes" >> beam.Map(steps.story_size)
                  | "AllSizes" >> beam.combiners.ToList())
         splits = sizes | "Assign" >> beam.Map(assign_splits, config)
         self._report.extra("split", sizes | "SplitReport" >> beam.Map(
@@ -136,9 +137,10 @@ def run(argv: Sequence[str] | None = None) -> None:
     args, options = parse_job_args(_parser(), argv)
     if args.budget < 1:
         raise SystemExit("--budget must be at least 1")
-    if args.separator_tokens < 0 or args.end_tokens < 0:
-        raise SystemExit("--separator-tokens and --end-tokens must be 0 or more")
-    split_cfg, pack_cfg = SplitConfig(tuple(args.ratios)), config_from_args(args, PackConfig)
+    if args.separator_tokens < 0 or args.end_tokens < 0 or args.field_token_cap < 0:
+        raise SystemExit("--separator-tokens, --end-tokens and --field-token-cap must be 0 or more")
+    split_cfg = config_from_args(args, SplitConfig, ratios=tuple(args.ratios))
+    pack_cfg = config_from_args(args, PackConfig)
     ctx_cfg = config_from_args(args, ContextConfig, history=max(0, args.history),
                                character_history=max(0, args.character_history))
     tokenizer_name = make_tokenizer(args.tokenizer).name  # fail early on missing vocab files

@@ -126,8 +126,8 @@ CARDS_SCHEMA = _schema("storium_cards", [
     ("usage", S, False), ("position", I, False), ("namespace", S, False), ("name", S, False),
     ("description", S, False), ("success_stakes", S, False), ("failure_stakes", S, False),
     ("split", S, False)])
-SEGMENT_TYPE = pa.struct([("kind", S), ("source_id", S), ("text", S), ("true_tokens", I),
-                          ("tokens", I)])
+SEGMENT_TYPE = pa.struct([("kind", S), ("field", S), ("source_id", S), ("text", S), ("true_tokens", I),
+                          ("tokens", I)])  # field: text, a card/character field, or "all" (one leaf)
 PACKED_SCHEMA = _schema("storium_packed", [
     ("example_id", S, False), ("story_id", S, False), ("entry_id", S, False), ("split", S, False),
     ("segments", pa.list_(SEGMENT_TYPE), False), ("special_tokens", I, False), ("total_tokens", I, False),

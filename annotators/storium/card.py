@@ -5,34 +5,39 @@ from __future__ import annotations
 
 from annotators.core.card import default_card
 from annotators.core.reasons import reasons_markdown
+from annotators.storium.choices import choice_rows
 from annotators.storium.reasons import EDITS_REASONS, STORIUM_REASONS
 
 SPLIT_DEFINITION = (
     "A story's size is the number of whitespace-separated words over the `description` of "
     "all its entries (every entry of every scene in the file, including entries rejected for "
-    "other reasons; cards are ignored). Stories are taken by size, largest first (ties: "
-    "smaller `story_id` first); each goes to the split whose assigned words divided by its "
-    "ratio is smallest (ties: train, then validation, then test). Exact fractions; a split "
+    "other reasons; cards are ignored). Stories are taken by size, largest first ({ties}); "
+    "each goes to the split whose assigned words divided by its ratio is smallest. A split "
     "with ratio 0 receives nothing. Duplicate `game_pid`s: only the smallest input path is kept.")
+SPLIT_TIES = {
+    "original": "ties: more entries, then more scenes, then the larger input path first, as the "
+                "original's `sorted(..., reverse=True)`; equal split keys (floating point, as the "
+                "original) go where its heap puts them; `--split-ties story_id` flips this",
+    "story_id": "ties: smaller `story_id` first; equal split keys, compared as exact fractions, go "
+                "to train, then validation, then test; `--split-ties original` gives the original's",
+}
 
 PACK_DEFINITION = (
     "One example per character entry (role not `narrator`, not redacted) with text. Segments "
-    "in order: character (name + description); the scene's latest establishment before the "
-    "entry as `place` (its place card) and `establishment` (its text); `history` (the union of "
-    "the last {history} story entries and the last {character_history} entries by the same "
-    "character, oldest first, the establishment excluded; the paper's final model uses the "
-    "immediately preceding entry and, when another character wrote it, this character's last "
-    "entry: 1 and 1); `challenge` (card played on) and `card` (cards played); `entry`. Empty "
-    "segments are left out. The budget counts the serialised example: every segment starts "
-    "with {sep} separator token(s) and the entry ends with {end} end token(s) (the original's "
-    "`<|SEPARATOR|>` and `<|endoftext|>`, one token each), so `total_tokens` = sum of "
-    "`tokens` + `special_tokens` <= budget. Lengths (text + special tokens per segment) from "
-    "the Cassowary solver (kiwisolver): required special tokens + 1 <= length <= true length "
-    "and sum = min(budget, sum of true lengths); strong: entry == {entry} at {weight:g}x "
-    "strong, every other segment == {other} at strong. Cuts keep the beginning of cards, "
-    "character and entry text, and the end of history and establishment text. Examples "
-    "whose segments cannot each keep one text token within the budget are rejected "
-    "(`budget_below_segments`).")
+    "in order: `character`; the scene's establishment as `place` (its place card) and/or "
+    "`establishment` (its text); `history`; `challenge` (the card played on) and `card` (cards "
+    "played); `entry`. Each segment is one solver leaf; `field` says which part of a card or "
+    "character it holds (`text` for entry text, `all` for a whole card or character). Empty "
+    "segments are left out; `true_tokens` counts a text's tokens up to the field cap below. "
+    "The budget counts the serialised example: every leaf starts with "
+    "{sep} separator token(s) and the entry ends with {end} end token(s), so `total_tokens` = "
+    "sum of `tokens` + `special_tokens` <= budget. Lengths (text + special tokens per leaf) "
+    "from the Cassowary solver (kiwisolver): required minimum <= length <= true length and "
+    "sum = min(budget, sum of true lengths); strong: entry == {entry} at {weight:g}x strong, "
+    "every other leaf == {other} at strong. Examples whose leaves cannot all get their minimum "
+    "within the budget are rejected (`budget_below_segments`). Every choice below follows the "
+    "paper where it says what the final model did (section 3.1, footnote 9) and the original "
+    "code where it is silent; each flippable one names its flag.")
 
 USER_DEFINITION = (
     "Tokens = the text lower-cased, every character outside a-z and 0-9 replaced by a space, "
@@ -48,7 +53,8 @@ USER_DEFINITION = (
 def storium_sections(stats: dict) -> str:
     cfg = stats.get("config", {})
     pack, context = cfg.get("pack", {}), cfg.get("context", {})
-    lines = ["## Split (paper section 2: 8:1:1 by stories and by tokens)", "", SPLIT_DEFINITION, "",
+    ties = SPLIT_TIES.get(cfg.get("split", {}).get("split_ties", "original"), SPLIT_TIES["original"])
+    lines = ["## Split (paper section 2: 8:1:1 by stories and by tokens)", "", SPLIT_DEFINITION.format(ties=ties), "",
              "| split | stories | story share | words | word share | target share |",
              "|---|---:|---:|---:|---:|---:|"]
     for name, s in stats.get("split", {}).items():
@@ -67,9 +73,9 @@ def storium_sections(stats: dict) -> str:
     lines += ["", "## Packed contexts (paper section 3.1.1)", "",
               PACK_DEFINITION.format(entry=pack.get("entry_preferred"), weight=pack.get("entry_weight", 10),
                                      other=pack.get("other_preferred"), sep=pack.get("separator_tokens", 1),
-                                     end=pack.get("end_tokens", 1), history=context.get("history", 1),
-                                     character_history=context.get("character_history", 1)), "",
-              f"- budget: {pack.get('budget')} tokens", f"- tokenizer: `{cfg.get('tokenizer')}`", ""]
+                                     end=pack.get("end_tokens", 1)), "",
+              f"- budget: {pack.get('budget')} tokens", f"- tokenizer: `{cfg.get('tokenizer')}`", "",
+              "### Packing choices, their sources and the flags that flip them", "", *choice_rows(cfg), ""]
     return "\n".join(lines)
 
 

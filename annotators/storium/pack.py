@@ -7,15 +7,21 @@ each segment starts with a separator (the original's added `<|SEPARATOR|>`, or
 (`separator_tokens`, `end_tokens`). A segment's length is its text tokens plus its special
 tokens, as in the original, where true lengths include separator and eos.
 
-Each non-empty segment gets a length variable. Required: specials + 1 <= len <= true
-length and sum(len) == min(budget, sum(true lengths)). Strong wishes: the entry text == 256 at ten times
+Each text is first cut to its first `field_token_cap` tokens, as the original's
+`tokenizer.encode(..., max_length=1024)` cuts every field (`true_tokens` counts those); a
+missing character field is the special token `<|MISSING|>`, one token. Each non-empty
+segment (a solver leaf, annotators.storium.leaves) gets a length variable.
+Required: max(1, specials + `min_text_tokens`) <= len <= true length and sum(len) ==
+min(budget, sum(true lengths)); the original's only lower bound is len >= 1, so a leaf may
+keep its separator alone (`min_text_tokens` 0, the default; 1 makes every leaf keep a text
+token, as storybench did before). Strong wishes: the entry text == 256 at ten times
 the strength of the others, every other segment == 100. So everything fits whole when it
 can; otherwise context shrinks toward 100 tokens each and the entry keeps
 min(its length, 256, budget - other segments) tokens. The original added its strong list
 twice and never its medium list (a bug); doubling every strong wish alike changes no
 solution, so it is added once here. Solver values are rounded and, if rounding ever broke
-a required constraint, repaired deterministically. More segments than budget tokens
-cannot hold one text token per segment: that example is dropped with a reason.
+a required constraint, repaired deterministically (the original truncates with int()).
+When the budget cannot hold every segment's minimum, the example is dropped with a reason.
 """
 from __future__ import annotations
 
@@ -44,10 +50,21 @@ class PackConfig:
     end_tokens: int = dataclasses.field(default=1, metadata={
         "help": "special tokens after the entry text, counted in the budget (the original's "
                 "<|endoftext|>: 1)"})
+    field_token_cap: int = dataclasses.field(default=1024, metadata={
+        "help": "each segment's text is cut to its first N tokens before packing, as the original's "
+                "tokenizer.encode(max_length=1024) does (a text kept by its end keeps the end of those); "
+                "0: no cap"})
+    min_text_tokens: int = dataclasses.field(default=0, metadata={
+        "help": "text tokens every segment keeps at least: 0 lets a segment shrink to its separator "
+                "(the original's len >= 1); 1 keeps one text token each", "choices": (0, 1)})
 
     def overhead(self, kind: str) -> int:
         """Special tokens a segment of this kind carries."""
         return self.separator_tokens + (self.end_tokens if kind == "entry" else 0)
+
+    def minimum(self, kind: str) -> int:
+        """The smallest length (special tokens included) a segment of this kind may get."""
+        return max(1, self.overhead(kind) + self.min_text_tokens)
 
 
 def solve_lengths(true_lengths: list[int], entry_index: int | None,
@@ -92,6 +109,8 @@ def _repair(values: list[int], true_lengths: list[int], total: int, entry_index:
 
 def cut(text: str, spans: list[tuple[int, int]], n: int, keep: str) -> str:
     """The first (keep="start") or last (keep="end") n tokens of text, original spacing kept."""
+    if n <= 0:
+        return ""
     if n >= len(spans):
         return text[spans[0][0]:spans[-1][1]] if spans else ""
     if keep == "end":
@@ -99,22 +118,33 @@ def cut(text: str, spans: list[tuple[int, int]], n: int, keep: str) -> str:
     return text[spans[0][0]:spans[n - 1][1]]
 
 
+def _spans(spec: SegmentSpec, tokenizer: Tokenizer, config: PackConfig) -> list:
+    """Token spans of a segment's text, at most `field_token_cap`; a special token
+    (<|MISSING|>) is one token."""
+    if spec.special:
+        return [(0, len(spec.text))]
+    spans = tokenizer.spans(spec.text)
+    return spans[:cap] if (cap := config.field_token_cap) > 0 else spans
+
+
 def pack(context: Context, tokenizer: Tokenizer, config: PackConfig = PackConfig()) -> dict | Drop:
     """One packed example row (without `split`), or a Drop when the budget cannot hold it.
 
-    `total_tokens` is the serialised length (text tokens + `special_tokens`), at most the budget."""
-    segs: list[tuple[SegmentSpec, list]] = [(s, tokenizer.spans(s.text)) for s in context.segments]
+    `total_tokens` is the serialised length (text tokens + `special_tokens`), at most the budget;
+    `true_tokens` counts a segment's text tokens up to `field_token_cap`."""
+    segs: list[tuple[SegmentSpec, list]] = [(s, _spans(s, tokenizer, config)) for s in context.segments]
     segs = [(s, spans) for s, spans in segs if spans]
     overheads = [config.overhead(s.kind) for s, _ in segs]
-    if sum(overheads) + len(segs) > config.budget:
+    minimums = [config.minimum(s.kind) for s, _ in segs]
+    if sum(minimums) > config.budget:
         return Drop("budget_below_segments",
-                    f"{len(segs)} segments need {sum(overheads) + len(segs)} tokens (a text token each, "
-                    f"and {sum(overheads)} special tokens), budget {config.budget}")
+                    f"{len(segs)} segments need {sum(minimums)} tokens ({sum(overheads)} special tokens, "
+                    f"{config.min_text_tokens} text token(s) each), budget {config.budget}")
     entry_index = next((i for i, (s, _) in enumerate(segs) if s.kind == "entry"), None)
     full = [len(spans) + o for (_, spans), o in zip(segs, overheads)]
-    lengths = solve_lengths(full, entry_index, config, [o + 1 for o in overheads])
+    lengths = solve_lengths(full, entry_index, config, minimums)
     kept = [n - o for n, o in zip(lengths, overheads)]
-    out = [{"kind": s.kind, "source_id": s.source_id, "text": cut(s.text, spans, n, s.keep),
+    out = [{"kind": s.kind, "field": s.field, "source_id": s.source_id, "text": cut(s.text, spans, n, s.keep),
             "true_tokens": len(spans), "tokens": n} for (s, spans), n in zip(segs, kept)]
     return {"example_id": f"storium:{context.entry_id}", "story_id": context.story_id,
             "entry_id": context.entry_id, "segments": out, "special_tokens": sum(overheads),

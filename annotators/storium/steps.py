@@ -15,6 +15,7 @@ from annotators.storium.edits import Edit, EditLine, parse_edit_line, score_edit
 from annotators.storium.games import parse_game
 from annotators.storium.pack import PackConfig, pack
 from annotators.storium.preserved import analyze_doc, load_spacy
+from annotators.storium.split import StorySize
 from annotators.storium.tokens import make_tokenizer
 from annotators.storium.user_metric import UserConfig
 from schemas import storium as sc
@@ -42,6 +43,12 @@ def keep_first_game(group: tuple[str, Iterable[sc.Game]]) -> list[tuple[str, Any
 def judged_item(item: sc.Item) -> list | Drop:
     """Stages `characters` and `entries`: a part the game parser already judged."""
     return as_outputs(item.record)
+
+
+def story_size(game: sc.Game) -> StorySize:
+    """What the split orders stories by (annotators.storium.split): words, entries, scenes, path."""
+    return StorySize(game.story_id, game.n_words, sum(s.n_entries for s in game.scenes),
+                     len(game.scenes), game.input_id)
 
 
 def with_split(record: Any, splits: dict[str, str]) -> dict:

@@ -44,3 +44,26 @@ def test_edits_flags_and_spellings(compat, model):
         False, None)
     args = parse(edits, ["--edits", "e", "--output", "o", compat, model, "en_x"])
     assert (args.storium_compat, args.spacy_model) == (True, "en_x")
+
+
+def test_storium_packing_choice_flags_flip_the_configs():
+    """Issue 30: every packing choice has a flag; the defaults follow the original where the
+    paper is silent (annotators/storium/choices.py lists them)."""
+    from annotators.storium.split import SplitConfig
+
+    args = parse(storium, ["--games", "g", "--output", "o"])
+    assert config_from_args(args, SplitConfig, ratios=tuple(args.ratios)) == SplitConfig()
+    assert (ContextConfig().history_content, ContextConfig().solver_leaves, SplitConfig().split_ties) == (
+        "summary", "field", "original")
+    args = parse(storium, ["--games", "g", "--output", "o", "--history-offset", "1",
+                           "--no-history-counts-establishment", "--history-content", "text",
+                           "--establishment-content", "place_and_text", "--establishment-scope", "story",
+                           "--solver-leaves", "segment", "--min-text-tokens", "1", "--field-token-cap", "0",
+                           "--split-ties", "story_id"])
+    assert config_from_args(args, ContextConfig) == ContextConfig(
+        history_offset=1, history_counts_establishment=False, history_content="text",
+        establishment_content="place_and_text", establishment_scope="story", solver_leaves="segment")
+    assert config_from_args(args, PackConfig) == PackConfig(min_text_tokens=1, field_token_cap=0)
+    assert config_from_args(args, SplitConfig, ratios=tuple(args.ratios)) == SplitConfig(split_ties="story_id")
+    with pytest.raises(SystemExit):
+        parse(storium, ["--games", "g", "--output", "o", "--solver-leaves", "leaf"])

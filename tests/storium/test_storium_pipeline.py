@@ -10,9 +10,12 @@ import pytest
 from annotators.text.bpe import Gpt2Tokenizer
 from pipelines import storium
 from conftest import check_rejects, write_tiny_gpt2
-from test_storium_split import reference_split
+from annotators.storium.split import StorySize, assign_splits
 
 FIXTURES = pathlib.Path(__file__).parents[1] / "fixtures" / "storium"
+FLIPPED = ("--history-content", "text", "--establishment-content", "place_and_text", "--solver-leaves", "segment",
+           "--min-text-tokens", "1", "--field-token-cap", "0", "--split-ties", "story_id",
+           "--no-history-counts-establishment")
 GLOB = str(FIXTURES / "*.json")
 
 
@@ -28,28 +31,32 @@ def out(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
-    """A tight budget with history, another ratio and a (tiny) GPT-2 BPE vocabulary."""
+    """A tight budget with history, another ratio, a (tiny) GPT-2 BPE vocabulary, and every
+    packing choice flipped to storybench's layout before issue 30."""
     base = tmp_path_factory.mktemp("storium_small")
     vocab = write_tiny_gpt2(base)
     return run(base / "out", "--budget", "40", "--history", "1", "--ratios", "1,1,1",
-               "--tokenizer", f"gpt2:{vocab}")
+               "--tokenizer", f"gpt2:{vocab}", *FLIPPED)
 
 
 def table(out, name) -> pd.DataFrame:
     return pd.read_parquet(out / name)
 
 
-def independent_sizes() -> dict[str, int]:
-    """Story sizes straight from the raw JSON of the games the job keeps."""
-    sizes = {}
+def independent_sizes() -> list[StorySize]:
+    """What the original's split reads, straight from the raw JSON of the games the job keeps:
+    words of every description, entries of every scene, scenes, and the file's path."""
+    sizes = []
     for path in sorted(FIXTURES.glob("g_*.json")):
         raw = json.loads(path.read_text(encoding="utf-8-sig"))
-        words = 0
+        words = entries = 0
         for scene in raw["scenes"]:
-            for entry in (scene.get("entries") or []) if isinstance(scene, dict) else []:
+            scene_entries = (scene.get("entries") or []) if isinstance(scene, dict) else []
+            entries += len(scene_entries)
+            for entry in scene_entries:
                 if isinstance(entry, dict) and isinstance(entry.get("description"), str):
                     words += len(entry["description"].split())
-        sizes[str(raw["game_pid"])] = words
+        sizes.append(StorySize(str(raw["game_pid"]), words, entries, len(raw["scenes"]), path.name))
     return sizes
 
 
@@ -73,13 +80,14 @@ def test_accounting_balances_with_reasons(out):
 def test_split_equals_the_definition_story_for_story(out):
     stories = table(out, "stories").set_index("story_id")
     sizes = independent_sizes()
-    assert stories.n_words.to_dict() == sizes
-    assert stories.split.to_dict() == reference_split(sizes)
+    assert stories.n_words.to_dict() == {s.story_id: s.words for s in sizes}
+    assert stories.split.to_dict() == assign_splits(sizes)
     report = json.loads((out / "stats.json").read_text())["split"]
     assert sum(r["stories"] for r in report.values()) == 10
     assert report["train"]["words"] == stories[stories.split == "train"].n_words.sum()
     card = (out / "CARD.md").read_text()
-    assert "largest first (ties: smaller `story_id` first)" in card and "| train | 1 |" in card
+    assert "largest first (ties: more entries, then more scenes, then the larger input path first" in card
+    assert "| train | 1 |" in card
 
 
 def test_tables_carry_split_and_ids(out):
@@ -97,7 +105,7 @@ def test_tables_carry_split_and_ids(out):
     assert set(cards.usage) == {"place", "challenge", "target_challenge", "played", "pickup"}
 
 
-def check_example(row, preferred=256):
+def check_example(row, preferred=256, min_text=0):
     """The serialised example (text tokens, a separator per segment, an end token after the
     entry) fits the budget, and the solver's constraints hold over segment lengths."""
     segs = list(row["segments"])
@@ -107,28 +115,49 @@ def check_example(row, preferred=256):
     budget, total = row["budget"], sum(true)
     assert row["special_tokens"] == sum(special) and row["true_total_tokens"] == total
     assert row["total_tokens"] == sum(got) == min(budget, total) <= budget
-    assert all(o + 1 <= g <= t for g, t, o in zip(got, true, special))
+    assert all(o + min_text <= g <= t for g, t, o in zip(got, true, special))  # min_text 0: a separator alone
     if total <= budget:
         assert got == true
     entry = [s for s in segs if s["kind"] == "entry"]
     assert len(entry) == 1 and segs[-1]["kind"] == "entry"
     if total > budget:
-        others = sum(o + 1 for s, o in zip(segs, special) if s["kind"] != "entry")
+        others = sum(o + min_text for s, o in zip(segs, special) if s["kind"] != "entry")
         assert got[-1] >= min(true[-1], preferred, budget - others)
 
 
 def test_every_packed_example_satisfies_the_constraints(out, small):
-    for result in (out, small):
+    for result, min_text in ((out, 0), (small, 1)):
         packed = table(result, "packed")
         assert len(packed) == 18
         for row in packed.to_dict("records"):
-            check_example(row)
+            check_example(row, min_text=min_text)
 
 
 def test_packed_examples_are_one_per_character_entry_with_text(out):
     entries = table(out, "entries")
     wanted = entries[entries.character_id.notna() & ~entries.redacted & (entries.text.str.strip() != "")]
     assert sorted(table(out, "packed").entry_id) == sorted(wanted.entry_id)
+
+
+def test_default_packing_is_the_originals(out):
+    """Defaults: one leaf per card or character field, the history entry 102 as its cards and
+    107 (no card) as its text, the establishment as its place card only."""
+    packed = table(out, "packed").set_index("entry_id")
+    segs = list(packed.loc["game-lighthouse:108", "segments"])
+    assert [(s["kind"], s["field"]) for s in segs] == [
+        ("character", "name"), ("character", "description"), ("place", "name"), ("place", "description"),
+        *[("history", f) for f in ("name", "description", "success_stakes", "failure_stakes", "name",
+                                   "description", "text")],
+        ("challenge", "name"), ("challenge", "description"), ("challenge", "success_stakes"), ("entry", "text")]
+    assert [s["source_id"] for s in segs[4:11]] == ["game-lighthouse:102:target_challenge:0"] * 4 + [
+        "game-lighthouse:102:played:0"] * 2 + ["game-lighthouse:107"]
+    assert all(s["tokens"] == s["true_tokens"] for s in segs)  # 1024 tokens hold it all
+    desert = list(packed.loc["game-desert:207", "segments"])  # a character with no name or description
+    assert [(s["field"], s["text"], s["tokens"]) for s in desert[:2]] == [
+        ("name", "<|MISSING|>", 1), ("description", "<|MISSING|>", 1)]
+    card = (out / "CARD.md").read_text(encoding="utf-8")
+    assert "| solver leaves | one length variable per character or card field" in card
+    assert "`--solver-leaves segment`: one length variable per character or card" in card
 
 
 def test_small_budget_with_history(small):
@@ -149,7 +178,11 @@ def test_small_budget_with_history(small):
     assert packed.loc["game-lighthouse:108", "total_tokens"] == 40
     assert set(table(small, "stories").split) == {"train", "validation", "test"}
     assert set(packed.tokenizer) == {f"gpt2-bpe:{small.parent.name}"}
-    assert f"tokenizer: `gpt2-bpe:{small.parent.name}`" in (small / "CARD.md").read_text()
+    card = (small / "CARD.md").read_text()
+    assert f"tokenizer: `gpt2-bpe:{small.parent.name}`" in card
+    assert "| solver leaves | one length variable per character or card (all its fields)" in card
+    assert "`--solver-leaves field`: one length variable per character or card field" in card
+    assert "largest first (ties: smaller `story_id` first" in card
 
 
 def test_deterministic_across_worker_count(out, tmp_path):

@@ -6,13 +6,14 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from annotators.storium.split import SplitConfig, assign_splits, parse_ratios, split_report
+from annotators.storium.split import SplitConfig, StorySize, assign_splits, parse_ratios, split_report
 
 NAMES = ["train", "validation", "test"]
+BY_ID = SplitConfig(split_ties="story_id")
 
 
 def reference_split(sizes: dict[str, int], ratios=(8, 1, 1)) -> dict[str, str]:
-    """The issue's definition, written out plainly: largest first, ties by smaller id;
+    """`story_id` ties, written out plainly: largest first, ties by smaller id;
     give each story to the split with the smallest words/ratio, ties train < validation < test."""
     order = sorted(sizes, key=lambda s: (-sizes[s], s))
     words = {n: 0 for n in NAMES}
@@ -39,14 +40,14 @@ def test_small_example_by_hand():
 
 
 def test_ties_take_smaller_story_id_first_and_train_first():
-    assert assign_splits([("z", 5), ("y", 5), ("x", 0)]) == {"y": "train", "z": "validation", "x": "test"}
+    assert assign_splits([("z", 5), ("y", 5), ("x", 0)], BY_ID) == {"y": "train", "z": "validation", "x": "test"}
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.text("abcdef0123", min_size=1, max_size=6), st.integers(0, 5000), max_size=60),
        st.tuples(st.integers(0, 9), st.integers(0, 9), st.integers(0, 9)).filter(lambda r: any(r)))
 def test_assignment_equals_the_definition(sizes, ratios):
-    assert assign_splits(sizes.items(), SplitConfig(ratios)) == reference_split(sizes, ratios)
+    assert assign_splits(sizes.items(), SplitConfig(ratios, "story_id")) == reference_split(sizes, ratios)
 
 
 @settings(max_examples=50, deadline=None)
@@ -84,3 +85,35 @@ def test_parse_ratios(text, expected):
 def test_parse_ratios_rejects_bad_input(text):
     with pytest.raises(ValueError):
         parse_ratios(text)
+
+
+def test_original_ties_order_by_entries_scenes_then_path_descending():
+    """storium-gpt2 `split_dataset`: sorted((words, entries, scenes, filename), reverse=True)."""
+    sizes = [StorySize("g-a", 50, 3, 1, "a.json"), StorySize("g-b", 50, 7, 1, "b.json"),
+             StorySize("g-c", 50, 7, 2, "c.json"), StorySize("g-d", 50, 7, 2, "d.json")]
+    # equal words: d and c (7 entries, 2 scenes; d's path is larger), then b (1 scene), a (3 entries)
+    assert assign_splits(sizes, SplitConfig((1, 1, 1))) == {
+        "g-d": "train", "g-c": "validation", "g-b": "test", "g-a": "train"}
+    assert assign_splits(sizes, SplitConfig((1, 1, 1), "story_id")) == {
+        "g-a": "train", "g-b": "validation", "g-c": "test", "g-d": "train"}
+
+
+def test_original_ties_between_splits_follow_the_heap():
+    """Equal keys go where heapq's layout puts them: after train gets a story and validation an
+    empty one, the original's heap pops test for the next empty story; `story_id` ties pick
+    validation again (train, then validation, then test)."""
+    sizes = [StorySize("g-1", 10, 1, 1, "c.json"), StorySize("g-2", 0, 1, 1, "b.json"),
+             StorySize("g-3", 0, 1, 1, "a.json")]
+    assert assign_splits(sizes, SplitConfig((1, 1, 1))) == {"g-1": "train", "g-2": "validation", "g-3": "test"}
+    assert assign_splits(sizes, SplitConfig((1, 1, 1), "story_id")) == {
+        "g-1": "train", "g-2": "validation", "g-3": "validation"}
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 300), st.integers(0, 9), st.integers(0, 3)), min_size=1, max_size=40),
+       st.randoms(use_true_random=False))
+def test_original_ties_are_independent_of_arrival_order(values, rnd):
+    sizes = [StorySize(f"g{i}", w, e, s, f"dir/{i:03d}.json") for i, (w, e, s) in enumerate(values)]
+    shuffled = list(sizes)
+    rnd.shuffle(shuffled)
+    assert assign_splits(sizes) == assign_splits(shuffled)

@@ -77,7 +77,8 @@ def test_assign_splits_balances_words_and_reports_the_split():
     files = [("a.json", game("g-a")), ("b.json", game("g-b")), ("c.json", game("g-c"))]
     with pipeline() as p:
         splits = parsed(files, report, p) | AssignSplits(report, SplitConfig((1, 1, 1)))
-        assert_that(splits, equal_to([{"g-a": "train", "g-b": "validation", "g-c": "test"}]), label="main")
+        # equal sizes: the original takes the larger input path first (c.json, then b.json, a.json)
+        assert_that(splits, equal_to([{"g-c": "train", "g-b": "validation", "g-a": "test"}]), label="main")
         assert_that(report.extras["split"] | beam.Map(lambda r: {k: v["stories"] for k, v in r.items()}),
                     equal_to([{"train": 1, "validation": 1, "test": 1}]), label="report")
 
@@ -118,8 +119,9 @@ def test_pack_examples_packs_each_character_entry_with_its_split():
     for p, rows in packed(1024, report):
         assert_that(rows | beam.Map(lambda r: (r["example_id"], r["split"], r["total_tokens"],
                                                [(s["kind"], s["text"]) for s in r["segments"]])),
-                    equal_to([("storium:g-a:2", "validation", 17,  # 13 text tokens + 3 separators + 1 end token
-                               [("character", "Anna\nA twin."), ("establishment", "The harbour at dusk."),
+                    equal_to([("storium:g-a:2", "validation", 18,  # 13 text tokens + 4 separators + 1 end token
+                               [("character", "Anna"), ("character", "A twin."),
+                                ("establishment", "The harbour at dusk."),  # no place card: its text
                                 ("entry", "Anna rows out.")])]), label="main")
         assert_that(report.rejects(p), equal_to([]), label="rejects")
 
@@ -129,4 +131,5 @@ def test_pack_examples_rejects_more_segments_than_budget_tokens():
     for p, rows in packed(2, report):
         assert_that(rows, equal_to([]), label="main")
         assert_that(report.rejects(p), equal_to([
-            ("pack", "g-a:2", "budget_below_segments", "3 segments need 7 tokens (a text token each, and 4 special tokens), budget 2")]), label="rejects")
+            ("pack", "g-a:2", "budget_below_segments",
+             "4 segments need 5 tokens (5 special tokens, 0 text token(s) each), budget 2")]), label="rejects")
