@@ -311,7 +311,7 @@ class BuildOutGen(beam.PTransform):
         super().__init__()
         self._report, self._side = report, split_inputs
         self._step = steps.outgen_step(plan, run_cfg.outline_from, run_cfg.outline_method, limits,
-                                       run_cfg.title_from)
+                                       run_cfg.title_from, run_cfg.outline_fill, run_cfg.outline_opening)
         self._method = run_cfg.outline_method
 
     def expand(self, stories):
@@ -563,7 +563,8 @@ def _config_record(run_cfg: LotRunConfig, story_cfg: StoryConfig) -> dict:
             "splits": {"stories": list(run_cfg.splits), "clozet_stories": list(run_cfg.clozet_splits)},
             "plotcom_eval": run_cfg.plotcom_eval, "title_from": run_cfg.title_from,
             "near_duplicates": vars(LOT_NEAR_DUP), "outline_from": run_cfg.outline_from,
-            "outline_method": run_cfg.outline_method,
+            "outline_method": run_cfg.outline_method, "outline_fill": run_cfg.outline_fill,
+            "outline_opening": run_cfg.outline_opening,
             "senpos_reviewed_only": run_cfg.senpos_reviewed_only}
 
 

@@ -46,7 +46,9 @@ DEFINITIONS = """## How the data was built
   `{outline_from}`, method `{outline_method}`), story. `posrake` is the LOT shared-task
   extractor's method: `jieba.posseg` words, phrases delimited by its stop-word and delimiter
   lists and by POS tags m, x, uj, ul, mq, u, f; RAKE degree/frequency scores; phrases scoring
-  above 1, one contained in another merged, at most 8. `rake`: rake-nltk scores over HMM-off
+  above 1, one contained in another merged, at most 8; phrases of the opening clause ranked
+  after the others ({outline_opening}); an outline left short filled up to 8 ({outline_fill}).
+  `rake`: rake-nltk scores over HMM-off
   jieba tokens with storybench's rules. A story without a title: {title_from}
 - **Exports** per task: `<group>.jsonl` in LongLM's original fields and conventions and, for
   ClozeT, SenPos and OutGen, `<group>.source`/`<group>.target` as the public LongLM baselines
@@ -66,6 +68,11 @@ PLOTCOM_EVAL = {
              "each with probability 929/1232, then 465:464 into val:test; `--plotcom-eval paper`). "
              "This puts ClozeT training stories into PlotCom val/test: see the leak check.",
 }
+OUTLINE_FILL = {"longest": "with the longest other phrases, none inside or around a chosen one, as LOT Table 3's "
+                           "8.00 phrases and the official outlines' fill show: `--outline-fill longest`, the default",
+                "none": "not done: `--outline-fill none`, outlines may hold fewer than 8 phrases"}
+OUTLINE_OPENING = {"last": "`--outline-opening last`, the default: LOT's official outlines rarely take them",
+                   "scored": "not done: `--outline-opening scored`, score order"}
 TITLE_FROM = {"none": "its title stays empty (`--title-from none`, the default; counted below).",
               "first-sentence": "its first sentence, closing punctuation removed, becomes the title and "
                                 "the story stays whole (`--title-from first-sentence`)."}
@@ -131,7 +138,9 @@ def lot_card(stats: dict) -> str:
         story_weights=",".join(f"{w:g}" for w in splits.get("stories", [])),
         plotcom_eval=PLOTCOM_EVAL.get(cfg.get("plotcom_eval", "leak-free"), "?"),
         title_from=TITLE_FROM.get(cfg.get("title_from", "none"), "?"),
-        outline_from=cfg.get("outline_from", "?"), outline_method=cfg.get("outline_method", "rake")),
+        outline_from=cfg.get("outline_from", "?"), outline_method=cfg.get("outline_method", "rake"),
+        outline_fill=OUTLINE_FILL.get(cfg.get("outline_fill", "none"), "?"),
+        outline_opening=OUTLINE_OPENING.get(cfg.get("outline_opening", "scored"), "?")),
         reasons_markdown(JOB_REASONS)]
     return "\n".join(lines)
 

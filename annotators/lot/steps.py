@@ -271,7 +271,8 @@ def parse_review_line(input_id: str, raw: bytes) -> ReviewRecord | Drop:
 
 
 def outgen_step(plan: SplitPlan, outline_from: str, outline_method: str = "posrake",
-                limits: StoryConfig = StoryConfig(), title_from: str = "none"):
+                limits: StoryConfig = StoryConfig(), title_from: str = "none",
+                outline_fill: str = "longest", outline_opening: str = "last"):
     """Over one story and the split side inputs: [OutGenOutput(TaskRow("outgen", ...),
     agreement counts)] or Drop."""
     def fn(story, groups, annotated):
@@ -280,7 +281,8 @@ def outgen_step(plan: SplitPlan, outline_from: str, outline_method: str = "posra
             return problem
         built = build_outgen_with_words(story, plan.split(story.story_id, groups, annotated), seed=plan.seed,
                                         outline_from=outline_from, outline_method=outline_method,
-                                        title_from=title_from)
+                                        title_from=title_from, outline_fill=outline_fill,
+                                        outline_opening=outline_opening)
         if isinstance(built, Drop):
             return built
         ex, phrase_words, title_words = built
