@@ -405,6 +405,31 @@ class _Summary(beam.CombineFn):
                 "outline_agreement": steps.agreement_from_sums(*agreement)}
 
 
+class _OfficialTable3(beam.CombineFn):
+    """Official OutGen lines' Table 3 numbers -> {"outgen": Table 3 column -> value} ({} if none)."""
+
+    def create_accumulator(self):
+        return Table3Accumulator()
+
+    def add_input(self, acc, stats):
+        return acc.add(stats)
+
+    def merge_accumulators(self, accs):
+        out = Table3Accumulator()
+        for acc in accs:
+            out.merge(acc)
+        return out
+
+    def extract_output(self, acc):
+        return {"outgen": acc.result("outgen")} if acc.n else {}
+
+
+def _official_table3(p, pattern: str, report):
+    """The card's Table 3 official-data column, measured on `--official-outgen` lines."""
+    return (_read_lines(p, "Official", pattern) | report.stage("official_outgen", steps.official_outgen_step)
+            | "OfficialTable3" >> beam.CombineGlobally(_OfficialTable3()))
+
+
 class _TallyExamples(beam.DoFn):
     """One producer's examples, tallied per bundle where they are made: the bundle's `_Summary`
     accumulator (main output) and, per leak key (annotators.lot.splits.group_key), the
@@ -565,14 +590,14 @@ def _config_record(run_cfg: LotRunConfig, story_cfg: StoryConfig) -> dict:
             "near_duplicates": vars(LOT_NEAR_DUP), "outline_from": run_cfg.outline_from,
             "outline_method": run_cfg.outline_method, "outline_fill": run_cfg.outline_fill,
             "outline_opening": run_cfg.outline_opening,
-            "senpos_reviewed_only": run_cfg.senpos_reviewed_only}
+            "senpos_reviewed_only": run_cfg.senpos_reviewed_only, "official_outgen": run_cfg.official_outgen}
 
 
 def run(argv=None):
     args, run_cfg, story_cfg, options = parse_args(argv)
     out, seed = staging_path(args.output), run_cfg.seed
     plan = SplitPlan(seed, run_cfg.splits, run_cfg.clozet_splits)
-    inputs = [x for x in (args.stories, args.annotations, args.senpos_reviews) if x]
+    inputs = [x for x in (args.stories, args.annotations, args.senpos_reviews, run_cfg.official_outgen) if x]
     p = make_pipeline(options)
     report = JobReport(out, "lot", config=_config_record(run_cfg, story_cfg), seed=seed, inputs=inputs,
                        options=options, card=lot_card, figures=LOT_FIGURES)
@@ -605,6 +630,8 @@ def run(argv=None):
     tallies = produced | "Tallies" >> Tallies(groups)
     report.extras(tallies["summary"], {k: v for k, v in Tallies.EMPTY.items() if k != "leaks"})
     report.extra("leaks", tallies["leaks"], Tallies.EMPTY["leaks"])
+    if run_cfg.official_outgen:
+        report.extra("table3_official", _official_table3(p, run_cfg.official_outgen, report))
     report.finish(p)
     return run_pipeline(p, commit_to=args.output)
 

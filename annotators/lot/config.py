@@ -38,6 +38,10 @@ class LotRunConfig:
         "help": "posrake phrases starting in the story's opening clause: last (ranked after the others, "
                 "as LOT's official outlines rarely take them) or scored (score order, earlier releases)",
         "choices": ("last", "scored")})
+    official_outgen: str = dataclasses.field(default="", metadata={
+        "help": "official LOT OutGen lines ({story, outline[, title]}, e.g. ../shared/data/lot/"
+                "outgen_val_sample.jsonl): measured like the build for the card's Table 3 official-data "
+                "column (not given: that column says n/a)"})
     senpos_reviewed_only: bool = dataclasses.field(default=False, metadata={
         "help": "drop SenPos val/test examples that have no review"})
     splits: tuple[float, float, float] = dataclasses.field(default=(21456.0, 1042.0, 1592.0), metadata={

@@ -15,6 +15,7 @@ from annotators.core.metrics import prf
 from annotators.core.outcome import Drop
 from annotators.lot.clozet import (ClozeTConfig, build_clozet, build_plotcom_train, check_annotation,
                                    plotcom_from_clozet)
+from annotators.lot.official import official_outgen_stats
 from annotators.lot.outgen import agreement_counts, build_outgen_with_words
 from annotators.lot.records import OutGenOutput, ReviewRecord, SenPosOutput, TaskRow
 from annotators.lot.senpos import SenPosConfig, apply_review, build_senpos, parse_review
@@ -289,6 +290,11 @@ def outgen_step(plan: SplitPlan, outline_from: str, outline_method: str = "posra
         stats = example_stats("outgen", story, title_words=title_words, phrase_words=phrase_words)
         return [OutGenOutput(TaskRow("outgen", ex.to_row(), stats), agreement_counts(ex.outline, story.outline))]
     return fn
+
+
+def official_outgen_step(element: tuple[str, bytes]) -> list[dict[str, Any]] | Drop:
+    """One (input_id, line) of the official OutGen file -> [its Table 3 numbers] or Drop."""
+    return one(official_outgen_stats(*element))
 
 
 def table3(results, tasks) -> dict:

@@ -19,7 +19,7 @@ DEFAULT_CONFIG = {
     "plotcom_eval": "leak-free", "title_from": "none",
     "near_duplicates": {"threshold": 0.8, "num_perm": 128, "shingle": 5, "seed": 1, "sketch": "oph"},
     "outline_from": "rake", "outline_method": "posrake", "outline_fill": "longest", "outline_opening": "last",
-    "senpos_reviewed_only": False,
+    "senpos_reviewed_only": False, "official_outgen": "",
 }
 
 
