@@ -119,7 +119,8 @@ TABLE3_NOTES = """Columns: **paper** is LOT Table 3; **build** is this output, m
 annotators.lot.stats (words: jieba precise mode, HMM on, whitespace dropped; sentences as
 defined below); **official data** is measured the same way on the official LOT lines given with
 `--official-outgen` ({official}). LOT's ClozeT, SenPos and PlotCom files are not reachable (the
-THUCloud link is dead, LOT-LongLM issue #8), so those tasks have no official column.
+THUCloud link is dead, LOT-LongLM issue #8; LongLM's repository ships two ClozeT examples in its
+model-input format, too few for a column), so those tasks' official column says n/a.
 - **SenPos**: the build applies the rules LOT 3.2 states (a random sentence, never the first or
   last, removed; every position between two adjacent sentences a candidate), so its removed
   sentence is an average one and it has one candidate fewer than sentences. The paper's
