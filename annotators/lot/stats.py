@@ -31,7 +31,8 @@ SPLITS = ("train", "val", "test")
 # paper (its 8.00 average in every split means at least 99.5%).
 PAPER_TABLE3 = {
     "clozet": {"# Examples": (644, 294, 294), "Vocabulary Size": ("9k", "7k", "7k"),
-               "Avg. # Char in Input Text": (139.07, 138.95, 141.15), "Avg. # Word in Input Text": (89.28, 89.03, 90.20),
+               "Avg. # Char in Input Text": (139.07, 138.95, 141.15),
+               "Avg. # Word in Input Text": (89.28, 89.03, 90.20),
                "Avg. # Sent in Input Text": (5.95, 5.94, 5.95), "Avg. # Word in Candidate": (15.60, 16.38, 15.75)},
     "senpos": {"# Examples": ("20,000", 800, 863), "Vocabulary Size": ("147k", "10k", "22k"),
                "Avg. # Char in Input Text": (289.59, 258.48, 258.52),
@@ -45,7 +46,8 @@ PAPER_TABLE3 = {
                "Avg. # Word in Input Title": (4.64, 4.89, 4.64), "Avg. # Word in Input Outline": (19.20, 19.05, 19.47),
                "Avg. # Phrase in Input Outline": (8.00, 8.00, 8.00),
                "Avg. # Char in Output Text": (169.94, 169.80, 170.49),
-               "Avg. # Word in Output Text": (108.91, 108.68, 109.04), "Avg. # Sent in Output Text": (7.20, 7.11, 7.15)},
+               "Avg. # Word in Output Text": (108.91, 108.68, 109.04),
+               "Avg. # Sent in Output Text": (7.20, 7.11, 7.15)},
 }
 
 
