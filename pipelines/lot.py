@@ -311,7 +311,7 @@ class BuildOutGen(beam.PTransform):
         super().__init__()
         self._report, self._side = report, split_inputs
         self._step = steps.outgen_step(plan, run_cfg.outline_from, run_cfg.outline_method, limits,
-                                       run_cfg.title_from)
+                                       run_cfg.title_from, run_cfg.outline_fill, run_cfg.outline_opening)
         self._method = run_cfg.outline_method
 
     def expand(self, stories):
@@ -403,6 +403,31 @@ class _Summary(beam.CombineFn):
         table3, titles, agreement = acc
         return {"table3": steps.table3(table3.items(), TASKS), "outgen_titles": dict(sorted(titles.items())),
                 "outline_agreement": steps.agreement_from_sums(*agreement)}
+
+
+class _OfficialTable3(beam.CombineFn):
+    """Official OutGen lines' Table 3 numbers -> {"outgen": Table 3 column -> value} ({} if none)."""
+
+    def create_accumulator(self):
+        return Table3Accumulator()
+
+    def add_input(self, acc, stats):
+        return acc.add(stats)
+
+    def merge_accumulators(self, accs):
+        out = Table3Accumulator()
+        for acc in accs:
+            out.merge(acc)
+        return out
+
+    def extract_output(self, acc):
+        return {"outgen": acc.result("outgen")} if acc.n else {}
+
+
+def _official_table3(p, pattern: str, report):
+    """The card's Table 3 official-data column, measured on `--official-outgen` lines."""
+    return (_read_lines(p, "Official", pattern) | report.stage("official_outgen", steps.official_outgen_step)
+            | "OfficialTable3" >> beam.CombineGlobally(_OfficialTable3()))
 
 
 class _TallyExamples(beam.DoFn):
@@ -563,15 +588,16 @@ def _config_record(run_cfg: LotRunConfig, story_cfg: StoryConfig) -> dict:
             "splits": {"stories": list(run_cfg.splits), "clozet_stories": list(run_cfg.clozet_splits)},
             "plotcom_eval": run_cfg.plotcom_eval, "title_from": run_cfg.title_from,
             "near_duplicates": vars(LOT_NEAR_DUP), "outline_from": run_cfg.outline_from,
-            "outline_method": run_cfg.outline_method,
-            "senpos_reviewed_only": run_cfg.senpos_reviewed_only}
+            "outline_method": run_cfg.outline_method, "outline_fill": run_cfg.outline_fill,
+            "outline_opening": run_cfg.outline_opening,
+            "senpos_reviewed_only": run_cfg.senpos_reviewed_only, "official_outgen": run_cfg.official_outgen}
 
 
 def run(argv=None):
     args, run_cfg, story_cfg, options = parse_args(argv)
     out, seed = staging_path(args.output), run_cfg.seed
     plan = SplitPlan(seed, run_cfg.splits, run_cfg.clozet_splits)
-    inputs = [x for x in (args.stories, args.annotations, args.senpos_reviews) if x]
+    inputs = [x for x in (args.stories, args.annotations, args.senpos_reviews, run_cfg.official_outgen) if x]
     p = make_pipeline(options)
     report = JobReport(out, "lot", config=_config_record(run_cfg, story_cfg), seed=seed, inputs=inputs,
                        options=options, card=lot_card, figures=LOT_FIGURES)
@@ -604,6 +630,8 @@ def run(argv=None):
     tallies = produced | "Tallies" >> Tallies(groups)
     report.extras(tallies["summary"], {k: v for k, v in Tallies.EMPTY.items() if k != "leaks"})
     report.extra("leaks", tallies["leaks"], Tallies.EMPTY["leaks"])
+    if run_cfg.official_outgen:
+        report.extra("table3_official", _official_table3(p, run_cfg.official_outgen, report))
     report.finish(p)
     return run_pipeline(p, commit_to=args.output)
 

@@ -46,7 +46,9 @@ DEFINITIONS = """## How the data was built
   `{outline_from}`, method `{outline_method}`), story. `posrake` is the LOT shared-task
   extractor's method: `jieba.posseg` words, phrases delimited by its stop-word and delimiter
   lists and by POS tags m, x, uj, ul, mq, u, f; RAKE degree/frequency scores; phrases scoring
-  above 1, one contained in another merged, at most 8. `rake`: rake-nltk scores over HMM-off
+  above 1, one contained in another merged, at most 8; phrases of the opening clause ranked
+  after the others ({outline_opening}); an outline left short filled up to 8 ({outline_fill}).
+  `rake`: rake-nltk scores over HMM-off
   jieba tokens with storybench's rules. A story without a title: {title_from}
 - **Exports** per task: `<group>.jsonl` in LongLM's original fields and conventions and, for
   ClozeT, SenPos and OutGen, `<group>.source`/`<group>.target` as the public LongLM baselines
@@ -66,6 +68,11 @@ PLOTCOM_EVAL = {
              "each with probability 929/1232, then 465:464 into val:test; `--plotcom-eval paper`). "
              "This puts ClozeT training stories into PlotCom val/test: see the leak check.",
 }
+OUTLINE_FILL = {"longest": "with the longest other phrases, none inside or around a chosen one, as LOT Table 3's "
+                           "8.00 phrases and the official outlines' fill show: `--outline-fill longest`, the default",
+                "none": "not done: `--outline-fill none`, outlines may hold fewer than 8 phrases"}
+OUTLINE_OPENING = {"last": "`--outline-opening last`, the default: LOT's official outlines rarely take them",
+                   "scored": "not done: `--outline-opening scored`, score order"}
 TITLE_FROM = {"none": "its title stays empty (`--title-from none`, the default; counted below).",
               "first-sentence": "its first sentence, closing punctuation removed, becomes the title and "
                                 "the story stays whole (`--title-from first-sentence`)."}
@@ -108,11 +115,40 @@ def _titles(stats: dict) -> list[str]:
             f"{titles.get('none', 0)} kept an empty title).", ""]
 
 
+TABLE3_NOTES = """Columns: **paper** is LOT Table 3; **build** is this output, measured by
+annotators.lot.stats (words: jieba precise mode, HMM on, whitespace dropped; sentences as
+defined below); **official data** is measured the same way on the official LOT lines given with
+`--official-outgen` ({official}). LOT's ClozeT, SenPos and PlotCom files are not reachable (the
+THUCloud link is dead, LOT-LongLM issue #8; LongLM's repository ships two ClozeT examples in its
+model-input format, too few for a column), so those tasks' official column says n/a.
+- **SenPos**: the build applies the rules LOT 3.2 states (a random sentence, never the first or
+  last, removed; every position between two adjacent sentences a candidate), so its removed
+  sentence is an average one and it has one candidate fewer than sentences. The paper's
+  removed sentences are longer than its average sentence (30.48 words against 254.11 / 9.61 =
+  26.4) and it has 1.56 candidates fewer than sentences (1.52 in val/test, after review): rules
+  the paper does not state (a minimum length of the removed sentence, positions left out)
+  would explain it, and with no official SenPos file to test them on, none is applied.
+- **OutGen**: outlines are filled up to 8 phrases (`--outline-fill`, see below), as the paper's
+  8.00 shows. The official shared-task outlines are filled too but some hold fewer than 8 (their
+  extractor stops after 8 picks, counting a phrase a longer one later replaced; some miss
+  opening-clause phrases it would pick), so their phrase count sits below the paper's.
+"""
+
+
+def _official_source(stats: dict) -> str:
+    path = stats.get("config", {}).get("official_outgen")
+    if not path:
+        return "not given to this build: the column says n/a"
+    official = stats.get("table3_official", {}).get("outgen", {})
+    return f"`{path}`, {official.get('# Examples', 0)} lines measured"
+
+
 def lot_card(stats: dict) -> str:
     """The job's CARD.md text from its stats.json (the job only passes this to JobReport)."""
     agree = stats.get("outline_agreement", {})
-    lines = [default_card(stats), "## LOT Table 3 (computed on this output)", "",
-             table3_markdown(stats.get("table3", {})), "", *_leaks(stats), *_titles(stats),
+    lines = [default_card(stats), "## LOT Table 3: paper, this build, official data", "",
+             table3_markdown(stats.get("table3", {}), stats.get("table3_official")), "",
+             TABLE3_NOTES.format(official=_official_source(stats)), *_leaks(stats), *_titles(stats),
              "## Outline agreement with input outlines", ""]
     if agree.get("stories_with_input_outline"):
         lines.append(f"On {agree['stories_with_input_outline']} stories that came with an outline, "
@@ -131,7 +167,9 @@ def lot_card(stats: dict) -> str:
         story_weights=",".join(f"{w:g}" for w in splits.get("stories", [])),
         plotcom_eval=PLOTCOM_EVAL.get(cfg.get("plotcom_eval", "leak-free"), "?"),
         title_from=TITLE_FROM.get(cfg.get("title_from", "none"), "?"),
-        outline_from=cfg.get("outline_from", "?"), outline_method=cfg.get("outline_method", "rake")),
+        outline_from=cfg.get("outline_from", "?"), outline_method=cfg.get("outline_method", "rake"),
+        outline_fill=OUTLINE_FILL.get(cfg.get("outline_fill", "none"), "?"),
+        outline_opening=OUTLINE_OPENING.get(cfg.get("outline_opening", "scored"), "?")),
         reasons_markdown(JOB_REASONS)]
     return "\n".join(lines)
 

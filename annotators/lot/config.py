@@ -26,9 +26,22 @@ class LotRunConfig:
         "choices": ("rake", "input")})
     outline_method: str = dataclasses.field(default="posrake", metadata={
         "help": "RAKE outline method: posrake (the LOT shared-task extractor's method: jieba POS "
-                "tags and its word lists; phrase F1 0.91 against official outlines) or rake "
+                "tags and its word lists; phrase F1 0.93 against official outlines) or rake "
                 "(rake-nltk scores with storybench's rules; F1 0.79)",
         "choices": ("posrake", "rake")})
+    outline_fill: str = dataclasses.field(default="longest", metadata={
+        "help": "posrake outlines with fewer than 8 phrases scoring above 1: longest (filled up to 8 "
+                "with the longest other phrases, as LOT Table 3's 8.00 phrases and the official "
+                "outlines' fill show) or none (left short, earlier releases)",
+        "choices": ("longest", "none")})
+    outline_opening: str = dataclasses.field(default="last", metadata={
+        "help": "posrake phrases starting in the story's opening clause: last (ranked after the others, "
+                "as LOT's official outlines rarely take them) or scored (score order, earlier releases)",
+        "choices": ("last", "scored")})
+    official_outgen: str = dataclasses.field(default="", metadata={
+        "help": "official LOT OutGen lines ({story, outline[, title]}, e.g. ../shared/data/lot/"
+                "outgen_val_sample.jsonl): measured like the build for the card's Table 3 official-data "
+                "column (not given: that column says n/a)"})
     senpos_reviewed_only: bool = dataclasses.field(default=False, metadata={
         "help": "drop SenPos val/test examples that have no review"})
     splits: tuple[float, float, float] = dataclasses.field(default=(21456.0, 1042.0, 1592.0), metadata={

@@ -33,9 +33,11 @@ def _story_tagged(story: PreparedStory) -> tuple[tuple[str, str], ...] | None:
 
 
 def outline_and_words(story: PreparedStory, *, seed: int, outline_from: str = "rake",
-                      max_words: int = 8, outline_method: str = "posrake",
+                      max_words: int = 8, outline_method: str = "posrake", outline_fill: str = "longest",
+                      outline_opening: str = "last",
                       ) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], str] | Drop:
-    """((phrase, its words) ..., source) of one story's outline, or Drop."""
+    """((phrase, its words) ..., source) of one story's outline, or Drop (`outline_fill`,
+    `outline_opening`: OutlineConfig.fill and .opening_clause of the posrake method)."""
     from annotators.lot.outline import OutlineConfig, outline_with_words
 
     text = story.joined
@@ -44,7 +46,7 @@ def outline_and_words(story: PreparedStory, *, seed: int, outline_from: str = "r
         pairs = tuple((p, tuple(jieba_words.tokens(p))) for p in dict.fromkeys(story.outline) if p)
         source = "input"
     else:
-        config = OutlineConfig(method=outline_method)
+        config = OutlineConfig(method=outline_method, fill=outline_fill, opening_clause=outline_opening)
         if outline_method == "posrake":
             pairs = outline_with_words(text, seed=seed, story_id=story.story_id, config=config,
                                        tagged=_story_tagged(story))
@@ -61,10 +63,11 @@ def outline_and_words(story: PreparedStory, *, seed: int, outline_from: str = "r
 
 
 def build_outgen(story: PreparedStory, split: str, *, seed: int, outline_from: str = "rake",
-                 max_words: int = 8, outline_method: str = "posrake", title_from: str = "none"
-                 ) -> OutGenExample | Drop:
+                 max_words: int = 8, outline_method: str = "posrake", title_from: str = "none",
+                 outline_fill: str = "longest", outline_opening: str = "last") -> OutGenExample | Drop:
     built = build_outgen_with_words(story, split, seed=seed, outline_from=outline_from, max_words=max_words,
-                                    outline_method=outline_method, title_from=title_from)
+                                    outline_method=outline_method, title_from=title_from,
+                                    outline_fill=outline_fill, outline_opening=outline_opening)
     return built if isinstance(built, Drop) else built[0]
 
 
@@ -89,10 +92,12 @@ def title_of(story: PreparedStory, title_from: str = "none") -> tuple[str, tuple
 
 def build_outgen_with_words(story: PreparedStory, split: str, *, seed: int, outline_from: str = "rake",
                             max_words: int = 8, outline_method: str = "posrake", title_from: str = "none",
+                            outline_fill: str = "longest", outline_opening: str = "last",
                             ) -> tuple[OutGenExample, tuple[tuple[str, ...], ...], tuple[str, ...]] | Drop:
     """(the example, each outline phrase's words, the title's words) or Drop."""
     outline = outline_and_words(story, seed=seed, outline_from=outline_from, max_words=max_words,
-                                outline_method=outline_method)
+                                outline_method=outline_method, outline_fill=outline_fill,
+                                outline_opening=outline_opening)
     if isinstance(outline, Drop):
         return outline
     pairs, source = outline

@@ -15,6 +15,7 @@ from annotators.core.metrics import prf
 from annotators.core.outcome import Drop
 from annotators.lot.clozet import (ClozeTConfig, build_clozet, build_plotcom_train, check_annotation,
                                    plotcom_from_clozet)
+from annotators.lot.official import official_outgen_stats
 from annotators.lot.outgen import agreement_counts, build_outgen_with_words
 from annotators.lot.records import OutGenOutput, ReviewRecord, SenPosOutput, TaskRow
 from annotators.lot.senpos import SenPosConfig, apply_review, build_senpos, parse_review
@@ -271,7 +272,8 @@ def parse_review_line(input_id: str, raw: bytes) -> ReviewRecord | Drop:
 
 
 def outgen_step(plan: SplitPlan, outline_from: str, outline_method: str = "posrake",
-                limits: StoryConfig = StoryConfig(), title_from: str = "none"):
+                limits: StoryConfig = StoryConfig(), title_from: str = "none",
+                outline_fill: str = "longest", outline_opening: str = "last"):
     """Over one story and the split side inputs: [OutGenOutput(TaskRow("outgen", ...),
     agreement counts)] or Drop."""
     def fn(story, groups, annotated):
@@ -280,13 +282,19 @@ def outgen_step(plan: SplitPlan, outline_from: str, outline_method: str = "posra
             return problem
         built = build_outgen_with_words(story, plan.split(story.story_id, groups, annotated), seed=plan.seed,
                                         outline_from=outline_from, outline_method=outline_method,
-                                        title_from=title_from)
+                                        title_from=title_from, outline_fill=outline_fill,
+                                        outline_opening=outline_opening)
         if isinstance(built, Drop):
             return built
         ex, phrase_words, title_words = built
         stats = example_stats("outgen", story, title_words=title_words, phrase_words=phrase_words)
         return [OutGenOutput(TaskRow("outgen", ex.to_row(), stats), agreement_counts(ex.outline, story.outline))]
     return fn
+
+
+def official_outgen_step(element: tuple[str, bytes]) -> list[dict[str, Any]] | Drop:
+    """One (input_id, line) of the official OutGen file -> [its Table 3 numbers] or Drop."""
+    return one(official_outgen_stats(*element))
 
 
 def table3(results, tasks) -> dict:

@@ -18,7 +18,8 @@ DEFAULT_CONFIG = {
     "splits": {"stories": [21456.0, 1042.0, 1592.0], "clozet_stories": [644.0, 294.0, 294.0]},
     "plotcom_eval": "leak-free", "title_from": "none",
     "near_duplicates": {"threshold": 0.8, "num_perm": 128, "shingle": 5, "seed": 1, "sketch": "oph"},
-    "outline_from": "rake", "outline_method": "posrake", "senpos_reviewed_only": False,
+    "outline_from": "rake", "outline_method": "posrake", "outline_fill": "longest", "outline_opening": "last",
+    "senpos_reviewed_only": False, "official_outgen": "",
 }
 
 
@@ -44,6 +45,8 @@ def test_dash_and_underscore_spellings(flags):
     assert (run_cfg.plotcom_eval, run_cfg.title_from, story_cfg.max_story_chars) == ("paper", "first-sentence", 0)
     assert (run_cfg.outline_from, run_cfg.senpos_reviewed_only, run_cfg.seed) == ("input", True, 3)
     assert parse_args(BASE + ["--outline-method", "rake"])[1].outline_method == "rake"
+    earlier = parse_args(BASE + ["--outline-fill", "none", "--outline-opening", "scored"])[1]
+    assert (earlier.outline_fill, earlier.outline_opening) == ("none", "scored")
     assert story_cfg.normalize == "full" and args.senpos_reviews == "r.jsonl"
 
 
