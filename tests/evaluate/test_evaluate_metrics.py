@@ -5,6 +5,8 @@ import math
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from annotators.evaluate import lot_metrics as lm
 from annotators.evaluate import steps
@@ -87,8 +89,8 @@ def test_coverage_original_quirks():
     # the story is cut at ".", LCS summed per piece: "b.a" covers both characters of "ab"
     assert lm.coverage_original("ab", "b.a") == 1.0
     assert lm.coverage_clean("ab", "b.a") == 0.5
-    # per-piece LCS are summed, so a phrase repeated across "." pieces scores above 1
-    assert lm.coverage_original("ab", "ab.ab") == 2.0
+    # the union of the per-piece LCS counts each character once: never above 1
+    assert lm.coverage_original("ab", "ab.ab") == 1.0
     assert lm.coverage_clean("ab", "ab.ab") == 1.0
     # an empty story or phrase is skipped (None), not scored 0
     assert lm.coverage_original("ab", "") is None
@@ -97,6 +99,41 @@ def test_coverage_original_quirks():
     # the outline is joined and re-split at "#"
     assert lm.coverage_values(["a#b"], "b", "original") == [0.0, 1.0]
     assert lm.coverage_values(["a#b"], "b", "clean") == [1 / 3]
+
+
+def test_coverage_original_counts_distinct_characters_as_rouge_1_0_0():
+    # rouge 1.0.0's ROUGE-L forces exclusive=True: distinct LCS characters / distinct phrase characters
+    assert lm.coverage_original("书书", "书") == 1.0
+    assert lm.coverage_clean("书书", "书") == 0.5
+    assert lm.coverage_original("抱着书走出图书馆", "书走出") == 3 / 7
+    assert lm.coverage_clean("抱着书走出图书馆", "书走出") == 3 / 8
+    # which LCS the walk reconstructs decides the characters: "ab" vs "ba.a" -> "b" then "a"
+    assert lm.coverage_original("ab", "ba.a") == 1.0
+    assert lm.coverage_original("aab", "ba") == 1 / 2  # the walk finds "a" (up beats left only when greater)
+
+
+def _official_coverage(phrase: str, story: str):
+    """The official eval.py's coverage of one phrase, through pltrdy rouge 1.0.0 itself."""
+    from rouge import Rouge
+    try:
+        score = Rouge().get_scores(hyps=" ".join("".join(story.strip().split())),
+                                   refs=" ".join("".join(phrase.strip().split())))
+        return score[0]["rouge-l"]["r"]
+    except Exception:  # the script's bare except skips the phrase
+        return None
+
+
+TEXT = "甲乙丙书书.. 走"
+
+
+@settings(max_examples=400, deadline=None)
+@given(phrase=st.text(alphabet=TEXT, max_size=10), story=st.text(alphabet=TEXT, max_size=40))
+def test_coverage_original_equals_rouge_1_0_0(phrase, story):
+    pytest.importorskip("rouge")
+    want, got = _official_coverage(phrase, story), lm.coverage_original(phrase, story)
+    assert (got is None) == (want is None)
+    if want is not None:
+        assert abs(got - want) <= 1e-9
 
 
 def test_coverage_original_skips_too_deep_reconstruction():
