@@ -90,7 +90,8 @@ def subset_caps(books: list[BookStat], boundaries: list[BoundaryStat], per_book:
     drawn = Counter((b.source, b.boundary, b.book_id) for b in set(boundaries))
     out: dict = {}
     for source in sorted({b.source for b in books if b.subsets_uncapped}):
-        mine = sorted((b for b in books if b.source == source and b.subsets_uncapped), key=lambda b: (b.name, b.book_id))
+        mine = sorted((b for b in books if b.source == source and b.subsets_uncapped),
+                      key=lambda b: (b.name, b.book_id))
         for kind, _ in mine[0].subsets_uncapped:
             rows = [{"book_id": b.book_id, "name": b.name, "uncapped": dict(b.subsets_uncapped)[kind],
                      "drawn": drawn[(source, kind, b.book_id)]} for b in mine]
