@@ -187,14 +187,22 @@ def _ref_bleu(hyp: list[str], ref: list[str], n: int) -> float:
 
 def _ref_rouge_l_recall(phrase: str, story: str):
     """The official script's coverage call, through pltrdy rouge 1.0.0 itself (its bare
-    `except` skips a phrase the library raises on)."""
+    `except` skips a phrase the library raises on), on a fresh thread so that pytest's stack
+    does not bring the library's recursion limit closer than the script's."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from rouge import Rouge
-    try:
-        score = Rouge().get_scores(hyps=" ".join("".join(story.strip().split())),
-                                   refs=" ".join("".join(phrase.strip().split())))
-        return score[0]["rouge-l"]["r"]
-    except Exception:
-        return None
+
+    def score():
+        try:
+            got = Rouge().get_scores(hyps=" ".join("".join(story.strip().split())),
+                                     refs=" ".join("".join(phrase.strip().split())))
+            return got[0]["rouge-l"]["r"]
+        except Exception:
+            return None
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(score).result()
 
 
 def _ref_order(outline: list[str], gold: str, cand: str) -> float:
