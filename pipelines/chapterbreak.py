@@ -205,15 +205,22 @@ class BuildExamples(beam.PTransform):
 
 
 class ChapterBreakStats(beam.PTransform):
-    """{"books", "examples"} -> one value: the paper's Tables 3-4 (`card.dataset_stats`)."""
+    """{"books", "examples"} -> one value: the paper's Tables 3-4 (`card.dataset_stats`) and,
+    with `config`'s subsets, each book's uncapped subset counts."""
+
+    def __init__(self, config: ExampleConfig | None = None):
+        super().__init__()
+        self._config = config
 
     def expand(self, inputs):
-        summaries = (inputs["books"] | "BookStats" >> beam.Map(steps.book_stat)
+        config = self._config
+        summaries = (inputs["books"] | "BookStats" >> beam.Map(steps.book_stat, config)
                      | "BookStatsList" >> beam.combiners.ToList())
         bounds = (inputs["examples"] | "BoundaryStats" >> beam.Map(lambda r: (r["boundary_id"], steps.boundary_stat(r)))
                   | "OnePerBoundary" >> beam.CombinePerKey(min) | "BoundaryFacts" >> beam.Values()
                   | "BoundaryList" >> beam.combiners.ToList())
-        return summaries | "Tables34" >> beam.Map(dataset_stats, beam.pvalue.AsSingleton(bounds))
+        per_book = config.subset_per_book if config is not None and config.subsets else None
+        return summaries | "Tables34" >> beam.Map(dataset_stats, beam.pvalue.AsSingleton(bounds), per_book)
 
 
 def example_order(row: dict) -> tuple:
@@ -299,7 +306,7 @@ def run(argv=None):
     written = examples | WriteTable(join(out, "examples"), EXAMPLES_SCHEMA, example_order, shards=args.shards)
     report.tally(written)
     report.tally(written | WriteReleased(out, ("chapter",) + ex_cfg.subsets, ex_cfg.prefix_lengths))
-    report.extra("chapterbreak", {"books": books, "examples": examples} | ChapterBreakStats())
+    report.extra("chapterbreak", {"books": books, "examples": examples} | ChapterBreakStats(ex_cfg))
     report.finish(p)
     return run_pipeline(p, commit_to=args.output)
 

@@ -2,6 +2,7 @@
 
     python -m pipelines.evaluate --task TASK --predictions FILE --gold FILE_OR_TABLE --output DIR
         [--compat original|clean] [--align line|id] [--split test] [--source FILE]
+        [--rouge-wordnet empty|rebuilt [--rouge-wordnet-exc PATH]]
 
 TASK: clozet, senpos (accuracy), plotcom (bleu-1..4, distinct-1..4), outgen (those plus
 coverage and order), chapterbreak (accuracy per source and prefix length from candidate
@@ -26,7 +27,7 @@ from typing import Sequence
 
 import apache_beam as beam
 
-from annotators.evaluate import steps
+from annotators.evaluate import steps, wordnet_exc
 from annotators.evaluate.card import evaluate_card
 from annotators.evaluate.config import EvalConfig
 from annotators.evaluate.glge_metrics import GLGE_TASKS, QG_TASKS
@@ -100,16 +101,18 @@ class Align(beam.PTransform):
 
 
 class Score(beam.PTransform):
-    """Pair -> ExampleScore (stage `score`)."""
+    """Pair -> ExampleScore (stage `score`); `rouge_exceptions`: ROUGE-1.5.5's WordNet
+    exception db, read when the job starts and shipped with the step (None: the empty one)."""
 
-    def __init__(self, report, config: EvalConfig):
+    def __init__(self, report, config: EvalConfig, rouge_exceptions=None):
         super().__init__()
-        self._report, self._config = report, config
+        self._report, self._config, self._exceptions = report, config, rouge_exceptions
 
     def expand(self, pairs):
         setup = zh_tokens.load if self._config.task in ("plotcom", "outgen") else None
-        return pairs | self._report.stage("score", functools.partial(steps.score_pair, config=self._config),
-                                          input_id=lambda pair: pair.prediction_input_id, setup=setup)
+        fn = functools.partial(steps.score_pair, config=self._config, rouge_exceptions=self._exceptions)
+        return pairs | self._report.stage("score", fn, input_id=lambda pair: pair.prediction_input_id,
+                                          setup=setup)
 
 
 class Metrics(beam.PTransform):
@@ -125,7 +128,7 @@ class Metrics(beam.PTransform):
 
 
 def build_graph(p: beam.Pipeline, report: JobReport, args: argparse.Namespace, config: EvalConfig,
-                out: str) -> None:
+                out: str, rouge_db: wordnet_exc.ExceptionDb | None = None) -> None:
     lines = gold_is_lines(args.gold, config.task)
     glge = config.task in GLGE_TASKS
     preds = (p | "MatchPredictions" >> MatchInputs(args.predictions, () if glge else (".jsonl", ".json"))
@@ -142,7 +145,8 @@ def build_graph(p: beam.Pipeline, report: JobReport, args: argparse.Namespace, c
                             steps.parse_gold_line, config=config))
                         | "KeySource" >> beam.Map(lambda g: (g.key, g)))
     pairs = keyed | "Align" >> Align(report)
-    scores = pairs | "Score" >> Score(report, config)
+    exceptions = dict(rouge_db.mapping) if rouge_db and rouge_db.mapping else None
+    scores = pairs | "Score" >> Score(report, config, exceptions)
     report.tally(scores | "ScoreRows" >> beam.FlatMap(lambda s: s.rows())
                  | "WriteScores" >> WriteTable(join(out, "scores"), SCORES_SCHEMA,
                                                lambda r: (r["key"], r["metric"]), name="scores"))
@@ -185,18 +189,20 @@ def run(argv: Sequence[str] | None = None) -> int:
     if config.problem():
         parser.error(config.problem())
     out = staging_path(args.output)
+    rouge_db = wordnet_exc.load(config.rouge_wordnet, config.rouge_wordnet_exc) if config.uses_rouge155() else None
     stats_config = {**dataclasses.asdict(config), "align": config.effective_align(),
                     "gold_format": ("text lines" if config.task in GLGE_TASKS else "jsonl")
                     if gold_is_lines(args.gold, config.task) else "table",
                     "jieba": zh_tokens.backend_info() if config.task in ("plotcom", "outgen") else None,
                     "nltk": _nltk_version() if config.task == "personachat" else None,
                     "meteor": _meteor_info() if config.task in QG_TASKS and config.compat == "original"
-                    else None}
+                    else None,
+                    "rouge_wordnet_db": rouge_db.describe() if rouge_db else None}
     report = JobReport(out, "evaluate", config=stats_config, seed=None,
                        inputs=[args.predictions, args.gold] + ([config.source] if config.source else []),
                        options=options, card=evaluate_card)
     p = make_pipeline(options)
-    build_graph(p, report, args, config, out)
+    build_graph(p, report, args, config, out, rouge_db)
     report.finish(p)
     run_pipeline(p, commit_to=args.output)
     if is_dry_run(options):

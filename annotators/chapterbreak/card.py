@@ -10,9 +10,11 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 from annotators.chapterbreak.reasons import JOB_REASONS
 from annotators.chapterbreak.records import BookStat, BoundaryStat
+from annotators.chapterbreak.subsets import per_book_cap
 from annotators.core.reasons import reasons_markdown
 from annotators.core.figures import Figure
 
@@ -82,8 +84,31 @@ def _spread(values: list[int]) -> dict:
     return {"mean": round(sum(values) / len(values), 1), "min": min(values), "max": max(values)}
 
 
-def dataset_stats(books: list[BookStat], boundaries: list[BoundaryStat]) -> dict:
-    """Tables 3 (per source) and 4 (per source and boundary kind) from per-book and per-boundary facts."""
+def subset_caps(books: list[BookStat], boundaries: list[BoundaryStat], per_book: str | None) -> dict:
+    """Per source and subset kind: the boundaries each accepted book gives with no cap
+    (`BookStat.subsets_uncapped`) beside the cap (`--subset-per-book`) and those drawn."""
+    drawn = Counter((b.source, b.boundary, b.book_id) for b in set(boundaries))
+    out: dict = {}
+    for source in sorted({b.source for b in books if b.subsets_uncapped}):
+        mine = sorted((b for b in books if b.source == source and b.subsets_uncapped),
+                      key=lambda b: (b.name, b.book_id))
+        for kind, _ in mine[0].subsets_uncapped:
+            rows = [{"book_id": b.book_id, "name": b.name, "uncapped": dict(b.subsets_uncapped)[kind],
+                     "drawn": drawn[(source, kind, b.book_id)]} for b in mine]
+            uncapped = [r["uncapped"] for r in rows]
+            cap = per_book_cap(per_book, source, kind) if per_book is not None else 0
+            mean = sum(uncapped) / len(rows)
+            out.setdefault(source, {})[kind] = {
+                "books": len(rows), "cap": cap or None, "uncapped": sum(uncapped), "uncapped_per_book": round(mean, 1),
+                "uncapped_min": min(uncapped), "uncapped_max": max(uncapped), "drawn": sum(r["drawn"] for r in rows),
+                "drawn_per_book": round(sum(r["drawn"] for r in rows) / len(rows), 1),
+                "uncapped_per_cap": round(mean / cap, 1) if cap else None, "per_book": rows}
+    return out
+
+
+def dataset_stats(books: list[BookStat], boundaries: list[BoundaryStat], per_book: str | None = None) -> dict:
+    """Tables 3 (per source) and 4 (per source and boundary kind) from per-book and per-boundary
+    facts, and (when the books carry them) the subsets' uncapped counts (`subset_caps`)."""
     table3 = {}
     for source in sorted({b.source for b in books} | set(SOURCES)):
         mine = [b for b in books if b.source == source]
@@ -98,7 +123,10 @@ def dataset_stats(books: list[BookStat], boundaries: list[BoundaryStat]) -> dict
         cell["examples"] += 1
     table4 = {s: {b: {"works": len(c["works"]), "examples": c["examples"]} for b, c in sorted(d.items())}
               for s, d in sorted(table4.items())}
-    return {"table3_works": table3, "table4_examples": table4}
+    out = {"table3_works": table3, "table4_examples": table4}
+    if any(b.subsets_uncapped for b in books):
+        out["subsets_uncapped"] = subset_caps(books, boundaries, per_book)
+    return out
 
 
 DECISIONS = """
@@ -135,7 +163,9 @@ DECISIONS = """
   "owing to" (words, any case); dialogue: the suffix opens with a quotation mark. Negatives
   are {n_neg} later boundaries of the same kind in the same book starting after the gold's
   end. `paper` caps each book at Table 4's examples per work (pg19: cause 11, dialogue 69;
-  ao3: cause 8, dialogue 9), drawn with `rng_for(seed, book_id, kind, "pick")`.
+  ao3: cause 8, dialogue 9), drawn with `rng_for(seed, book_id, kind, "pick")`. The cap,
+  not the rule, gives Table 4's rates: the rule finds several times more per book (the
+  uncapped counts above, which `--subset-per-book 0` would all draw).
 - **Duplicate books** (threshold `{dup_threshold}`): copies of one book (exact, re-wrapped,
   another edition) collapse to one before any example is drawn: compared on the whole
   cleaned text, case-folded without whitespace or emphasis marks, by SHA-256 (exact) and by a
@@ -170,6 +200,39 @@ DECISIONS = """
 """
 
 
+PER_BOOK_ROWS = 40  # the card lists every book up to this many; stats.json always does
+
+
+def cap_lines(caps: dict) -> list[str]:
+    """The subsets' uncapped counts per book beside the cap and what was drawn."""
+    if not caps:
+        return []
+    lines = ["", "### Cause and dialogue: the per-book cap makes Table 4's rates", "",
+             "The rule (Appendix A) finds several times more cause and dialogue boundaries than Table 4 reports per "
+             "work; the examples match Table 4 only because each book is capped at Table 4's average "
+             "(`--subset-per-book`). Uncapped counts are the boundaries a book would give with no cap.", "",
+             "| source | boundary | books | uncapped per book mean (min-max) | cap | drawn per book | uncapped / cap |",
+             "|---|---|---:|---|---:|---:|---:|"]
+    for source, kinds in caps.items():
+        for kind, c in kinds.items():
+            ratio = f"{c['uncapped_per_cap']}x" if c["uncapped_per_cap"] is not None else "-"
+            lines.append(f"| {source} | {kind} | {c['books']} | {c['uncapped_per_book']} ({c['uncapped_min']}-"
+                         f"{c['uncapped_max']}) | {c['cap'] or 'none'} | {c['drawn_per_book']} | {ratio} |")
+    for source, kinds in caps.items():
+        books = {r["book_id"]: r["name"] for c in kinds.values() for r in c["per_book"]}
+        if len(books) > PER_BOOK_ROWS:
+            lines += ["", f"{source}: {len(books)} books; stats.json (`chapterbreak.subsets_uncapped`) lists each."]
+            continue
+        names = list(kinds)
+        lines += ["", f"| {source} book | " + " | ".join(f"{k} uncapped | {k} drawn" for k in names) + " |",
+                  "|---|" + "---:|---:|" * len(names)]
+        counts = {k: {r["book_id"]: r for r in kinds[k]["per_book"]} for k in names}
+        for book_id, name in books.items():
+            cells = " | ".join(f"{counts[k][book_id]['uncapped']} | {counts[k][book_id]['drawn']}" for k in names)
+            lines.append(f"| {name or book_id} | {cells} |")
+    return lines
+
+
 def card(stats: dict, base_card) -> str:
     """CARD.md: the shared accounting card, the Tables 3-4 figures, every decision, the reject reasons."""
     cfg = stats.get("config", {})
@@ -195,6 +258,7 @@ def card(stats: dict, base_card) -> str:
     if without:
         lines += ["", f"{without} accepted PG book(s) have no chapter headings: they give cause and dialogue "
                       "examples only (Appendix A draws these subsets from every book)."]
+    lines += cap_lines(cb.get("subsets_uncapped") or {})
     decisions = DECISIONS.format(
         tokenizer=cfg.get("tokenizer") or ex.get("tokenizer"), suffix=ex.get("suffix_tokens"),
         heading_mode=ex.get("headings"), negatives_from=ex.get("negatives_from"),

@@ -31,12 +31,15 @@ class Negative(NamedTuple):
 
 
 class BookStat(NamedTuple):
-    """Table 3 facts of one accepted book."""
+    """Table 3 facts of one accepted book, and how many boundaries of each subset kind it
+    would give with no per-book cap ((kind, count) pairs; () when no subset is built)."""
 
     source: str
     book_id: str
     n_chapters: int
     n_words: int
+    name: str = ""
+    subsets_uncapped: tuple[tuple[str, int], ...] = ()
 
 
 class BoundaryStat(NamedTuple):

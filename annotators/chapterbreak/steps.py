@@ -15,7 +15,7 @@ from annotators.chapterbreak.dedup import book_key as _book_key
 from annotators.chapterbreak.gutenberg import clean_book
 from annotators.chapterbreak.examples import BookText, ExampleConfig, chapter_examples
 from annotators.chapterbreak.records import BookStat, BoundaryStat, PoolOpening
-from annotators.chapterbreak.subsets import subset_examples
+from annotators.chapterbreak.subsets import boundaries, subset_examples, uncapped_count
 from annotators.core.outcome import Drop
 from schemas.chapterbreak import BookRow
 from schemas.common import detail_message
@@ -130,10 +130,18 @@ def reject_to_book(row: dict, source: str) -> dict:
                    reason=row["reason"], detail=detail_message(row["detail"])[:2000]).to_row()
 
 
-def book_stat(book: dict) -> BookStat:
-    """Table 3 facts of one accepted book: chapters and whitespace words."""
-    words = sum(len(c.body.split()) for c in book_chapters(book))
-    return BookStat(book["source"], book["book_id"], len(book["chapters"]), words)
+def book_stat(book: dict, config: ExampleConfig | None = None) -> BookStat:
+    """Table 3 facts of one accepted book (chapters and whitespace words) and, for the
+    subsets of `config`, the boundaries it would give with no per-book cap."""
+    chapters = book_chapters(book)
+    words = sum(len(c.body.split()) for c in chapters)
+    uncapped: tuple = ()
+    if config is not None and config.subsets:
+        text = BookText(chapters, config.tokenizer)
+        bounds = boundaries(text)  # found once for every kind
+        uncapped = tuple((kind, uncapped_count(text, kind, config, bounds)) for kind in config.subsets)
+    return BookStat(book["source"], book["book_id"], len(book["chapters"]), words, book.get("input_id", ""),
+                    uncapped)
 
 
 def boundary_stat(row: dict) -> BoundaryStat:

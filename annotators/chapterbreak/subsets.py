@@ -20,7 +20,9 @@ same book whose suffixes start at or after the gold's end (so none overlaps or e
 drawn with `rng_for(seed, book_id, kind, offset)`. A boundary is usable when it has that many
 later ones. At most a per-book cap of usable boundaries is drawn, with
 `rng_for(seed, book_id, kind, "pick")`: by default Table 4's examples per work for the
-book's source and kind (`PAPER_PER_BOOK`).
+book's source and kind (`PAPER_PER_BOOK`). The cap is what brings the rule to Table 4's
+rates: uncapped it finds several times more per book (`uncapped_count`, in stats.json and
+the card).
 """
 from __future__ import annotations
 
@@ -97,21 +99,23 @@ def boundaries(book: BookText) -> list[tuple[int, int]]:
     return out
 
 
-def positions(book: BookText, kind: str) -> list[int]:
-    """Offsets where a suffix of `kind` ("cause" or "dialogue") may start, in text order."""
+def positions(book: BookText, kind: str, bounds: list[tuple[int, int]] | None = None) -> list[int]:
+    """Offsets where a suffix of `kind` ("cause" or "dialogue") may start, in text order
+    (`bounds`: the book's `boundaries`, found here when not given)."""
     text = book.text
+    bounds = boundaries(book) if bounds is None else bounds
     if kind == "cause":
-        return [s for s, e in boundaries(book) if CUE.search(text, s, e)]
+        return [s for s, e in bounds if CUE.search(text, s, e)]
     if kind == "dialogue":
-        return [s for s, _ in boundaries(book) if _OPEN_QUOTE.match(text, s)]
+        return [s for s, _ in bounds if _OPEN_QUOTE.match(text, s)]
     raise ValueError(f"unknown subset {kind!r}; known: {KINDS}")
 
 
-def subset_examples(book_id: str, source: str, chapters: list[BookChapter], kind: str, *,
-                    seed: int, config: ExampleConfig = ExampleConfig(), book: BookText | None = None) -> list[dict]:
-    """Example rows of one subset ("cause" or "dialogue") for one book (may be empty)."""
-    book = book or BookText(chapters, config.tokenizer)
-    found = positions(book, kind)
+def _suffixes(book: BookText, kind: str, config: ExampleConfig, bounds: list[tuple[int, int]] | None = None
+              ) -> tuple[list[int], dict[int, int]]:
+    """(offsets where a suffix of `kind` starts and holds a token, each suffix's end: the end
+    of its first `suffix_tokens` tokens)."""
+    found = positions(book, kind, bounds)
     index, n = book.index, config.suffix_tokens
 
     def head_end(p: int) -> int:
@@ -120,7 +124,32 @@ def subset_examples(book_id: str, source: str, chapters: list[BookChapter], kind
         return index.ends[last] if last >= first else p
 
     ends = {p: head_end(p) for p in found}
-    found = [p for p in found if ends[p] > p]
+    return [p for p in found if ends[p] > p], ends
+
+
+def uncapped_count(book: BookText, kind: str, config: ExampleConfig = ExampleConfig(),
+                   bounds: list[tuple[int, int]] | None = None) -> int:
+    """How many boundaries of `kind` give the book an example with no per-book cap (what
+    `--subset-per-book 0` draws): those with `n_negatives` later suffixes of the same kind
+    that start after the gold's end and differ from it (`bounds` as for `positions`)."""
+    found, ends = _suffixes(book, kind, config, bounds)
+    same_text: dict[str, list[int]] = {}
+    for q in found:
+        same_text.setdefault(book.text[q:ends[q]], []).append(q)
+    count = 0
+    for p in found:
+        twins = same_text[book.text[p:ends[p]]]
+        later = len(found) - bisect.bisect_left(found, ends[p])
+        later_twins = len(twins) - bisect.bisect_left(twins, ends[p])
+        count += later - later_twins >= config.n_negatives
+    return count
+
+
+def subset_examples(book_id: str, source: str, chapters: list[BookChapter], kind: str, *,
+                    seed: int, config: ExampleConfig = ExampleConfig(), book: BookText | None = None) -> list[dict]:
+    """Example rows of one subset ("cause" or "dialogue") for one book (may be empty)."""
+    book = book or BookText(chapters, config.tokenizer)
+    found, ends = _suffixes(book, kind, config)
 
     def later(p: int) -> list[int]:
         return found[bisect.bisect_left(found, ends[p]):]

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from annotators.evaluate.glge_metrics import GLGE_TASKS, QG_TASKS
+from annotators.evaluate import wordnet_exc
+from annotators.evaluate.glge_metrics import GLGE_TASKS, QG_TASKS, SUMMARY_TASKS
 
 LOT_TASKS = ("clozet", "senpos", "plotcom", "outgen")
 TASKS = LOT_TASKS + ("chapterbreak",) + GLGE_TASKS
@@ -34,6 +35,19 @@ class EvalConfig:
     source: str = _field("", "GLGE question generation: the source file ({split}.src, one line per gold "
                          "line); --compat original needs it, as the official script groups examples by "
                          "their source sentence")
+    rouge_wordnet: str = _field("empty", "ROUGE-1.5.5's WordNet exception db for the summarisation tasks' "
+                                "--compat original (cnndm, gigaword, xsum, msnews): empty (the db files2rouge "
+                                "ships, no keys: GLGE's environment) or rebuilt (WordNet's exception lists, as "
+                                "buildExeptionDB.pl builds it: 5,930 keys from WordNet 2.0's; see "
+                                "--rouge-wordnet-exc)", wordnet_exc.CHOICES)
+    rouge_wordnet_exc: str = _field("", "--rouge-wordnet rebuilt: the exception lists (an .exc file, a folder "
+                                    "or a zip of them); default: the first found of $ROUGE_EVAL_HOME/"
+                                    "WordNet-2.0-Exceptions, files2rouge's and pyrouge's ROUGE data, NLTK's "
+                                    "wordnet corpus")
+
+    def uses_rouge155(self) -> bool:
+        """Whether the scores come from ROUGE-1.5.5 (and so from its WordNet exception db)."""
+        return self.task in SUMMARY_TASKS and self.compat == "original"
 
     def effective_align(self) -> str:
         """chapterbreak always aligns by id, GLGE's plain-text lines always by line."""
@@ -43,6 +57,12 @@ class EvalConfig:
 
     def problem(self) -> str | None:
         """Why this combination cannot run, or None."""
+        if self.rouge_wordnet != "empty" and not self.uses_rouge155():
+            return (f"--rouge-wordnet {self.rouge_wordnet} is read by ROUGE-1.5.5, which scores "
+                    f"{', '.join(SUMMARY_TASKS)} with --compat original, not {self.task} --compat {self.compat}")
+        wordnet = wordnet_exc.problem(self.rouge_wordnet, self.rouge_wordnet_exc)
+        if wordnet:
+            return wordnet
         if self.source and self.task not in QG_TASKS:
             return f"--source is read for GLGE question generation only, not for {self.task}"
         if self.task in QG_TASKS and self.compat == "original":

@@ -10,11 +10,12 @@
 - distinct-n / repetition-n: n-grams over the CHARACTERS of the space-joined string (the
   spaces are tokens);
 - coverage: ROUGE-L recall of each outline phrase (reference) against the whole story
-  (hypothesis), both as space-separated characters, as pltrdy `rouge` 1.0.0 computes it
-  (pieces split at ".", per-piece LCS summed, recall over the phrase's characters); a
-  phrase found in several pieces can score above 1; a phrase the library raises on
-  (empty phrase or story, reconstruction too deep) is
-  skipped; mean over all phrases pooled across examples;
+  (hypothesis), both as space-separated characters, as pltrdy `rouge` 1.0.0 computes it:
+  pieces split at ".", and its ROUGE-L forces `exclusive=True`, so recall = DISTINCT
+  characters of the union of the reconstructed per-piece LCS / DISTINCT characters of the
+  phrase (phrase 书书 against story 书: 1.0); a phrase the library raises on (empty phrase
+  or story, reconstruction too deep) is skipped; mean over all phrases pooled across
+  examples;
 - order: 1 - inversions over pairs i <= j (diagonal included), mean over examples.
 
 `clean`: BLEU with Chen & Cherry smoothing method 1 (epsilon 0.1 on zero precisions),
@@ -141,18 +142,21 @@ def lcs_length(x: Sequence, y: Sequence) -> int:
     return lcs_table(x, y)[len(x)][len(y)] if x and y else 0
 
 
-def recon_steps(x: Sequence, y: Sequence, table: list[list[int]]) -> int:
-    """Steps of the LCS reconstruction walk from (len x, len y) to the table's edge."""
-    i, j, steps = len(x), len(y), 0
+def recon_lcs(x: Sequence, y: Sequence, table: list[list[int]]) -> tuple[list, int]:
+    """The LCS the library reconstructs (walking back from (len x, len y): a match goes
+    diagonally, else up when the cell above is strictly greater, else left) and the walk's
+    steps. Which LCS is found matters: only its distinct tokens count."""
+    i, j, steps, tokens = len(x), len(y), 0, []
     while i > 0 and j > 0:
         if x[i - 1] == y[j - 1]:
+            tokens.append(x[i - 1])
             i, j = i - 1, j - 1
         elif table[i - 1][j] > table[i][j - 1]:
             i -= 1
         else:
             j -= 1
         steps += 1
-    return steps
+    return tokens, steps
 
 
 def rouge_pieces(text: str) -> list[list[str]]:
@@ -163,20 +167,22 @@ def rouge_pieces(text: str) -> list[list[str]]:
 
 
 def coverage_original(phrase: str, story: str) -> float | None:
-    """ROUGE-L recall of a phrase against a story as the official script gets it; None
-    where the script's bare `except` skips the phrase."""
+    """ROUGE-L recall of a phrase against a story as the official script gets it from
+    pltrdy rouge 1.0.0, whose summary-level ROUGE-L always counts tokens as SETS
+    (`exclusive=True`): the distinct tokens of the union of the LCS reconstructed for every
+    (phrase piece, story piece) pair, over the distinct tokens of the phrase. None where the
+    script's bare `except` skips the phrase."""
     refs, hyps = rouge_pieces(phrase), rouge_pieces(story)
     if not refs or not hyps:
         return None
-    m = sum(len(r) for r in refs)
-    llcs = 0
+    union: set = set()
     for ref in refs:
         for hyp in hyps:
-            table = lcs_table(ref, hyp)
-            if recon_steps(ref, hyp, table) >= RECURSION_STEPS:
+            tokens, steps = recon_lcs(ref, hyp, lcs_table(ref, hyp))
+            if steps >= RECURSION_STEPS:
                 return None
-            llcs += table[len(ref)][len(hyp)]
-    return llcs / m
+            union.update(tokens)
+    return len(union) / len({t for ref in refs for t in ref})
 
 
 def coverage_clean(phrase: str, story: str) -> float | None:

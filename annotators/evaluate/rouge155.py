@@ -8,9 +8,11 @@ GLGE scores cnndm and gigaword through UniLM's `bs_pyrouge` and xsum and msnews 
   skipped. Text is lower-cased (ASCII only), every `-` is spaced out, and every character
   outside [A-Za-z0-9-] becomes a space. Tokens that do not start with [a-z0-9$] (the lone
   dashes) are dropped; `-m` stems tokens longer than 3 characters with the script's own
-  Porter stemmer (`porter_stem`). The WordNet exception database `-m` consults first is the
-  one files2rouge ships, which is empty (12 KB, no keys), so no exceptions apply: GLGE's
-  evaluation dependencies are pltrdy/pyrouge and files2rouge, and that is their ROUGE.
+  Porter stemmer (`porter_stem`). The WordNet exception database `-m` consults first (a
+  token found there becomes its base form, unstemmed) is by default the one files2rouge
+  ships, which is empty (12 KB, no keys), so no exceptions apply: GLGE's evaluation
+  dependencies are pltrdy/pyrouge and files2rouge, and that is their ROUGE. A rebuilt db
+  (`wordnet_exc`) is passed as `exceptions`.
 - ROUGE-N (N = 1, 2): the summary's sentences are joined, so n-grams cross sentence ends;
   hits are clipped counts. ROUGE-L: the union LCS of each model (reference) sentence against
   every peer (system) sentence, marked by the script's back-tracking, with hits clipped by
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Sequence
+from typing import Mapping, Sequence
 
 ALPHA = 0.5
 RESAMPLES = 1000
@@ -144,14 +146,20 @@ def see_sentences(text: str) -> list[str]:
     return out
 
 
-def tokens(sentence: str, stem: bool = True) -> list[str]:
-    """One sentence's tokens as `createNGram` / `tokenizeText_LCS` keep them."""
+def tokens(sentence: str, stem: bool = True, exceptions: Mapping[str, str] | None = None) -> list[str]:
+    """One sentence's tokens as `createNGram` / `tokenizeText_LCS` keep them; with `stem`, a
+    token over 3 characters is its base form in `exceptions` (the WordNet exception db) when
+    it is a key there, else its Porter stem (`MorphStem`)."""
     text = _NOT_TOKEN.sub(" ", sentence.replace("-", " - "))
     out = []
     for t in text.split():
         if not ("a" <= t[0] <= "z" or "0" <= t[0] <= "9" or t[0] == "$"):
             continue
         if stem and len(t) > 3:
+            s = exceptions.get(t) if exceptions else None
+            if s is not None:
+                out.append(s)
+                continue
             s = _STEM_CACHE.get(t)
             if s is None:
                 s = _STEM_CACHE[t] = porter_stem(t)
@@ -210,11 +218,13 @@ def _lcs_hits(model: list[str], peer: list[str], mask: list[int]) -> None:
             j -= 1
 
 
-def document_scores(peer: Sequence[str], model: Sequence[str], stem: bool = True) -> dict[str, tuple]:
+def document_scores(peer: Sequence[str], model: Sequence[str], stem: bool = True,
+                    exceptions: Mapping[str, str] | None = None) -> dict[str, tuple]:
     """ROUGE-1, ROUGE-2 and ROUGE-L (R, P, F, each rounded as the script does) of one peer
-    (system) summary against one model (reference) summary, both given as SEE sentences."""
-    peer_sents = [tokens(s, stem) for s in peer]
-    model_sents = [tokens(s, stem) for s in model]
+    (system) summary against one model (reference) summary, both given as SEE sentences;
+    `exceptions`: the WordNet exception db (None: the empty one files2rouge ships)."""
+    peer_sents = [tokens(s, stem, exceptions) for s in peer]
+    model_sents = [tokens(s, stem, exceptions) for s in model]
     peer_all = [t for s in peer_sents for t in s]
     model_all = [t for s in model_sents for t in s]
     out = {}

@@ -9,7 +9,7 @@ no prediction, and a prediction with no gold example, are rejects rows.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from annotators.core.jsonl import json_object
 from annotators.core.outcome import Drop
@@ -221,8 +221,10 @@ def label_text(value) -> str:
     return str(value).strip() if isinstance(value, str) else str(int(value))
 
 
-def score_pair(pair: Pair, config: EvalConfig) -> list[ExampleScore]:
-    """The `score` stage: one aligned example's scores."""
+def score_pair(pair: Pair, config: EvalConfig, rouge_exceptions: Mapping[str, str] | None = None
+               ) -> list[ExampleScore]:
+    """The `score` stage: one aligned example's scores (`rouge_exceptions`: ROUGE-1.5.5's
+    WordNet exception db for the summarisation tasks' original mode, None for the empty one)."""
     task, compat = config.task, config.compat
     base = dict(task=task, key=pair.key, example_id=pair.example_id,
                 prediction_input_id=pair.prediction_input_id, gold_input_id=pair.gold_input_id)
@@ -234,7 +236,7 @@ def score_pair(pair: Pair, config: EvalConfig) -> list[ExampleScore]:
         return _score_chapterbreak(pair, base)
     if task in gm.GLGE_TASKS:
         scored = _score_glge(pair.prediction["text"], pair.gold["text"], task, compat, base,
-                             pair.gold.get("source"))
+                             pair.gold.get("source"), rouge_exceptions)
         return scored if isinstance(scored, Drop) else [scored]
     candidate, reference = pair.prediction[field], pair.gold[field]
     cand_words, ref_words = lm.joined_words(candidate), lm.joined_words(reference)
@@ -250,12 +252,13 @@ def score_pair(pair: Pair, config: EvalConfig) -> list[ExampleScore]:
 
 
 def _score_glge(pred: str, gold: str, task: str, compat: str, base: dict,
-                source: str | None = None) -> ExampleScore | Drop:
+                source: str | None = None, rouge_exceptions: Mapping[str, str] | None = None
+                ) -> ExampleScore | Drop:
     if compat == "original" and task in gm.SUMMARY_TASKS:
         docs = go.summary_documents(task, pred, gold)
         if isinstance(docs, str):
             return Drop("skipped_by_official_scorer", docs)
-        doc = rouge155.document_scores(*docs)
+        doc = rouge155.document_scores(*docs, exceptions=rouge_exceptions)
         f = {metric: rpf[2] for metric, rpf in doc.items()}
         return ExampleScore(values={m: 100 * v for m, v in f.items()},
                             grams={"line": int(base["key"]) - 1, "f": f}, **base)

@@ -19,7 +19,9 @@ DEFINITIONS = """## How the data was built
   longer ones are their `story_too_long` rejects).
 - **Sentences**: a sentence ends after a run of 。！？；… plus closing quotes/brackets (also
   inside quotations); a newline ends a sentence and a paragraph; a sentence with fewer than
-  10 Chinese characters merges into its previous neighbour (the first into the next).
+  10 Chinese characters merges into its previous neighbour in its paragraph (a paragraph's
+  first into its next), never across a paragraph break: a paragraph that is one short
+  sentence stays a sentence of its own, so every break survives into SenPos's windows.
   **Words** (Table 3): jieba precise mode, HMM on, whitespace tokens dropped. **Word counts
   of length limits** (SenPos's 500, the stories job's 50-500): the same tokens without
   punctuation (annotators.text.words).

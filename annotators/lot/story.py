@@ -54,7 +54,8 @@ class StoryConfig:
         "ClozeT, PlotCom and OutGen take whole stories up to this many characters (0: no limit); "
         "longer texts are their story_too_long rejects. SenPos cuts windows from texts of any length"))
     min_sentence_han: int = dataclasses.field(default=10, metadata=_help(
-        "SPEC: a sentence under this many Chinese characters merges into a neighbour"))
+        "SPEC: a sentence under this many Chinese characters merges into a neighbour in its paragraph "
+        "(never across a paragraph break)"))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -3,9 +3,11 @@
 A sentence ends after a run of 。！？；… and any closing quotes/brackets that follow
 (so 他说：“好。”然后… splits after ”). Terminators inside a quotation end sentences too:
 quote-aware splitting was tried and let one unbalanced “ swallow whole real LOT stories.
-Newlines always end a sentence. A sentence with
-fewer than `min_han` Chinese characters is merged into its previous neighbour (the first
-one into its next), until none is short or one sentence is left.
+Newlines always end a sentence and a paragraph. A sentence with fewer than `min_han`
+Chinese characters is merged into its previous neighbour in its paragraph (a paragraph's
+first into its next), until none is short or the paragraph is one sentence: a merge never
+crosses a paragraph break, so a paragraph that is one short sentence (“好。”) stays a
+sentence of its own and every break of the text is a sentence boundary.
 """
 from __future__ import annotations
 
@@ -28,8 +30,21 @@ def _raw_pieces(paragraph: str) -> list[str]:
 
 
 def merge_short(sentences: list[str], min_han: int = 10) -> list[str]:
-    """Merge sentences with fewer than `min_han` Han characters into a neighbour."""
-    return _merge_short_flagged(sentences, [False] * len(sentences), min_han)[0]
+    """Merge the sentences of one paragraph that have fewer than `min_han` Han characters
+    into their previous neighbour (the first into its next), until none is short or one
+    sentence is left."""
+    out = list(sentences)
+    han = [han_count(s) for s in out]  # a merge's count is the sum of its parts'
+    i = 0
+    while len(out) > 1 and i < len(out):
+        if han[i] >= min_han:
+            i += 1
+            continue
+        j = 0 if i == 0 else i - 1  # merge out[j] and out[j + 1]
+        out[j:j + 2], han[j:j + 2] = [out[j] + out[j + 1]], [han[j] + han[j + 1]]
+        if i:
+            i -= 1
+    return out
 
 
 def split_sentences(text: str, *, min_han: int = 10) -> list[str]:
@@ -39,32 +54,15 @@ def split_sentences(text: str, *, min_han: int = 10) -> list[str]:
 
 def split_paragraph_sentences(text: str, *, min_han: int = 10) -> tuple[list[str], tuple[int, ...]]:
     """(`split_sentences(text)`, the indices of the sentences after the first that begin a
-    paragraph of `text`). A short sentence merged into its previous neighbour across a line
-    break takes that neighbour's paragraph, so the break disappears with it."""
-    pieces: list[str] = []
-    starts: list[bool] = []
+    paragraph of `text`). Short sentences merge within their paragraph only, so every
+    paragraph of the text (a line holding a sentence) begins a sentence."""
+    sentences: list[str] = []
+    breaks: list[int] = []
     for paragraph in text.split("\n"):
         raw = _raw_pieces(paragraph)
-        pieces.extend(raw)
-        starts.extend([True] + [False] * (len(raw) - 1) if raw else [])
-    if min_han > 0:
-        pieces, starts = _merge_short_flagged(pieces, starts, min_han)
-    return pieces, tuple(i for i, start in enumerate(starts) if start and i > 0)
-
-
-def _merge_short_flagged(sentences: list[str], starts: list[bool], min_han: int) -> tuple[list[str], list[bool]]:
-    """Merge sentences with fewer than `min_han` Han characters into their previous neighbour
-    (the first into its next), carrying each sentence's paragraph-start flag (the kept
-    neighbour's)."""
-    out, flags = list(sentences), list(starts)
-    han = [han_count(s) for s in out]  # a merge's count is the sum of its parts'
-    i = 0
-    while len(out) > 1 and i < len(out):
-        if han[i] >= min_han:
-            i += 1
+        if not raw:
             continue
-        j = 0 if i == 0 else i - 1  # merge out[j] and out[j + 1], keeping out[j]'s flag
-        out[j:j + 2], flags[j:j + 2], han[j:j + 2] = [out[j] + out[j + 1]], [flags[j]], [han[j] + han[j + 1]]
-        if i:
-            i -= 1
-    return out, flags
+        if sentences:
+            breaks.append(len(sentences))
+        sentences.extend(merge_short(raw, min_han) if min_han > 0 else raw)
+    return sentences, tuple(breaks)

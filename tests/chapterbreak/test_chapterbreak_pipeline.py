@@ -164,3 +164,25 @@ def test_output_folder_is_a_hugging_face_dataset_card(built):
     from conftest import check_dataset_card
 
     assert check_dataset_card(built[0])
+
+
+def test_uncapped_subset_counts_per_book_in_stats_and_card(built):
+    out, _, _ = built
+    stats = json.loads((out / "stats.json").read_text())
+    caps = stats["chapterbreak"]["subsets_uncapped"]
+    ex = table(out, "examples")
+    ok = table(out, "books").query("status == 'ok'")
+    for source, kinds in caps.items():
+        assert set(kinds) == {"cause", "dialogue"}
+        for kind, c in kinds.items():
+            # every accepted book of the source, with what it gave and what it would give uncapped
+            assert {r["book_id"] for r in c["per_book"]} == set(ok[ok.source == source].book_id)
+            drawn = ex[(ex.source == source) & (ex.boundary == kind)].groupby("book_id").boundary_id.nunique()
+            for r in c["per_book"]:
+                assert r["drawn"] == drawn.get(r["book_id"], 0) <= r["uncapped"]
+                assert r["drawn"] <= c["cap"]
+            assert c["uncapped"] == sum(r["uncapped"] for r in c["per_book"])
+    card = (out / "CARD.md").read_text()
+    assert "the per-book cap makes Table 4's rates" in card
+    pg = caps["pg19"]["dialogue"]
+    assert f"| pg19 | dialogue | {pg['books']} | {pg['uncapped_per_book']} (" in card

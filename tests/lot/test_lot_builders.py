@@ -218,9 +218,10 @@ def test_senpos_windows_follow_the_texts_paragraphs():
     assert story.breaks  # the line breaks survive preparation
     built = build_senpos(story, "train", seed=0)
     # the first paragraph is one window; the one-sentence paragraph cannot stand alone and
-    # joins the next one (its short sentence merged into the first paragraph's last)
-    assert [b.window for b in built] == [(0, 7), (7, 14)]
-    assert "".join(story.sentences[0:7]).startswith(STORY)
+    # joins the next one (its short sentence stays its own: a merge never crosses a break)
+    assert story.breaks == (7, 8)
+    assert [b.window for b in built] == [(0, 7), (7, 15)]
+    assert "".join(story.sentences[0:7]) == STORY and story.sentences[7] == "他说：“好。”"
 
 
 def test_a_story_that_is_one_window_keeps_its_example():

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from annotators.text.zh_clean import clean_chinese, han_count, han_ratio, normalize_punctuation
-from annotators.text.zh_sentences import merge_short, split_sentences
+from annotators.text.zh_sentences import merge_short, split_paragraph_sentences, split_sentences
 from annotators.text.zh_tokens import words
 
 
@@ -80,3 +80,25 @@ def test_sentences_concatenate_back_to_the_text(chars):
 def test_jieba_words_precise_mode_without_whitespace():
     assert words("我爱 北京天安门。") == ["我", "爱", "北京", "天安门", "。"]
     assert words("") == []
+
+
+def test_short_sentences_never_merge_across_a_paragraph_break():
+    first = "小狗在院子里追着一只蝴蝶跑来跑去。"
+    # a short sentence opening a paragraph merges into its next one, never into the line before
+    assert split_paragraph_sentences(first + "\n它摔倒了！可是它一点也不觉得疼，又爬起来继续追。") == (
+        [first, "它摔倒了！可是它一点也不觉得疼，又爬起来继续追。"], (1,))
+    # a paragraph that is one short sentence stays a sentence of its own, as does a short first line
+    assert split_paragraph_sentences("好。\n" + first + "\n\n“走吧。”\n" + first) == (
+        ["好。", first, "“走吧。”", first], (1, 2, 3))
+    # inside a paragraph the rule is unchanged
+    assert split_paragraph_sentences(first + "它摔倒了！") == ([first + "它摔倒了！"], ())
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(alphabet=list("小明去学校看书写字跑步猫狗。！？”a "), max_size=40), min_size=1, max_size=8))
+def test_every_paragraph_begins_a_sentence(lines):
+    sentences, breaks = split_paragraph_sentences("\n".join(lines))
+    per_line = [split_sentences(line) for line in lines]
+    assert sentences == [s for line in per_line for s in line]
+    starts = [sum(map(len, per_line[:k])) for k, line in enumerate(per_line) if line]
+    assert list(breaks) == starts[1:]
