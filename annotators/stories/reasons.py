@@ -9,7 +9,8 @@ from __future__ import annotations
 
 REASONS: dict[str, str] = {
     # the crawl (pipelines.crawl): why a URL gave no usable page
-    "http_status": "the server answered with an HTTP error status (the code is http_<status>)",
+    "http_status": "the server answered with an HTTP error status, whatever the content type (the code "
+                   "is http_<status>: http_404 not found, http_410 gone, http_403 forbidden, ...)",
     "robots_disallowed": "robots.txt disallows the URL (or a redirect target), so it was never requested",
     "robots_unavailable": "robots.txt answered 5xx or was unreachable, which disallows the whole host "
                           "(RFC 9309 2.3.1), so the URL was never requested",
@@ -21,6 +22,9 @@ REASONS: dict[str, str] = {
     "too_many_redirects": "more redirects than the site spec's max_redirects",
     "retries_exhausted": "429, 5xx, timeout or connection errors on every try (max_tries)",
     "retry_after_too_long": "the server asked (Retry-After) for a longer pause than max_retry_after",
+    "too_slow": "the response did not arrive whole within --timeout (the server sends, but too slowly: "
+                "not retried)",
+    "bad_gzip": "the body's Content-Encoding (gzip, deflate) does not decode: a broken or cut stream",
     # the stories job: pages and dumps -> raw stories
     "not_story_page": "a cached page that is not a story page (robots.txt, a list page, a URL "
                       "outside the spec's story pattern)",
@@ -36,6 +40,7 @@ REASONS: dict[str, str] = {
 CRAWL_REASONS: tuple[str, ...] = (
     "http_status", "robots_disallowed", "robots_unavailable", "too_large", "not_html", "off_host_redirect",
     "redirect_to_fetched", "bad_redirect", "too_many_redirects", "retries_exhausted", "retry_after_too_long",
+    "too_slow", "bad_gzip", "internal_error",
 )
 
 JOB_REASONS: tuple[str, ...] = CRAWL_REASONS + (
@@ -44,5 +49,5 @@ JOB_REASONS: tuple[str, ...] = CRAWL_REASONS + (
     "bad_field_type", "empty_file",
     "not_story_page", "bad_selector", "body_not_found", "empty_body",
     "mojibake", "empty_after_cleaning", "not_chinese", "too_short", "too_long",
-    "exact_duplicate", "near_duplicate", "internal_error",
+    "exact_duplicate", "near_duplicate",
 )

@@ -9,7 +9,8 @@ so a resumed crawl rebuilds the same frontier. URLs robots.txt disallows are rec
 `error="robots_disallowed"`, or `robots_unavailable` when robots.txt itself failed; no
 request made). `max_pages` bounds the pages requested,
 counted over the whole cache and excluding robots.txt. One Fetcher and one thread: never
-more than one request in flight per host.
+more than one request in flight per host. An exception of the fetch code itself (a bug) is
+recorded as an `internal_error` row and the crawl goes on.
 """
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ class Progress:
     failed: int = 0  # rows of this run with an error
     queued: int = 0
     requests: int = 0  # HTTP requests in this run, retries and redirect hops included
-    stopped: str = "done"  # done | max_pages
+    internal_errors: int = 0  # rows of this run that a bug, not the site, failed (internal_error)
+    stopped: str = "done"  # done | max_pages | interrupted
 
     def line(self) -> str:
         return (f"fetched {self.fetched}, cached {self.cached}, failed {self.failed}, "
@@ -71,6 +73,7 @@ class Crawler:
         self.robots: dict[str, Robots] = {}
         self.agent = agent_token(fetcher.config.user_agent)
         self.progress = Progress()
+        self.current = ""  # the URL being fetched, for progress lines
 
     def _mark_done(self, page: Page) -> None:
         if page.requested:
@@ -82,6 +85,7 @@ class Crawler:
         self.on_page(page)
         self.progress.fetched += page.requested
         self.progress.failed += page.error is not None
+        self.progress.internal_errors += page.error == "internal_error"
         self.progress.requests = self.fetcher.requests_made
         return page
 
@@ -133,7 +137,16 @@ class Crawler:
             self.progress.stopped = "max_pages"
             return None
         self.requested_pages += 1
-        return self._record(self._page(self.fetcher.fetch(url, gate=self.gate), kind, referrer, depth))
+        self.current = url
+        try:
+            result = self.fetcher.fetch(url, gate=self.gate)
+        except Exception as exc:  # a bug, not the site: recorded (internal_error), the crawl goes on
+            return self._record(Page(self.spec.name, url, url, kind, None, "{}", b"", self.fetcher.now(),
+                                     error="internal_error", detail=f"{type(exc).__name__}: {exc}"[:300],
+                                     attempts=1, referrer=referrer, depth=depth))
+        finally:
+            self.current = ""
+        return self._record(self._page(result, kind, referrer, depth))
 
     def _links(self, page: Page) -> list[str]:
         if not page.ok or not page.body or not self.spec.is_follow(page.final_url):
