@@ -112,15 +112,20 @@ def _strings(key: str, raw: Any) -> tuple[str, ...]:
 
 
 def _number(key: str, raw: Any, cast: type) -> float | int:
+    """A number field (a numeric string is read too); `int` fields take whole numbers only."""
     if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
         raise SpecError(f"{key} must be a number, not {raw!r}"[:200])
     try:
-        value = cast(float(raw)) if cast is int and float(raw).is_integer() else cast(raw)
-    except (TypeError, ValueError, OverflowError):
-        raise SpecError(f"{key} must be {'a whole' if cast is int else 'a'} number, not {raw!r}"[:200]) from None
-    if not math.isfinite(value):
-        raise SpecError(f"{key} must be a finite number, not {raw!r}")
-    return value
+        number = float(raw)
+    except (ValueError, OverflowError):
+        raise SpecError(f"{key} must be a number, not {raw!r}"[:200]) from None
+    if not math.isfinite(number):
+        raise SpecError(f"{key} must be a finite number, not {raw!r}"[:200])
+    if cast is int:
+        if not number.is_integer():
+            raise SpecError(f"{key} must be a whole number, not {raw!r}"[:200])
+        return int(number)
+    return number
 
 
 def _start_url(url: str) -> str:

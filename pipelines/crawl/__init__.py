@@ -2,16 +2,23 @@
 
 Not a Beam job on purpose: politeness means one request at a time per host, which a single
 process does best (SPEC "Crawl and clean"). The loop is `pipelines.crawl.crawler`; this module
-is the command line, the page cache `DIR/pages` (parquet parts written atomically every
-`--flush_every` rows and on exit, Ctrl-C included) and the report: `DIR/rejects/` (pages
-that failed, with reasons), `DIR/stats.json` and `DIR/CARD.md`. Re-running with the same
-`--output` requests nothing already in the cache.
+is the command line; `pipelines.crawl.report` writes the page cache `DIR/pages` (parquet parts
+every `--flush_every` rows and on exit) and the report: `DIR/rejects/` (pages that failed,
+with reasons), `DIR/stats.json`, `DIR/CARD.md`. Re-running with the same `--output` requests
+nothing already in the cache.
+
+Stopping: SIGTERM and SIGINT (Ctrl-C) end the crawl with the cache and the report written
+(exit status 128 + the signal, one line, no traceback), so the same command resumes it. A
+progress line goes to stderr every `--progress_seconds` (10). Misuse is one line and exit
+status 2: a missing, unreadable or malformed spec, a bad flag, or an `--output` the crawler
+did not make (a folder with files but no crawl's stats.json, which it writes before its first
+request).
 
 How it commits: the cache is resumable, so the output folder is never replaced wholesale
 (unlike the Beam jobs' staging). Every file is written under `--output` only, each one
-atomically (a temporary name outside the readers' `*.parquet` / report names, then a rename),
-so an interrupted crawl leaves whole cache parts and the previous whole report. The fetch flags come from
-`pipelines.crawl.fetch.FetchConfig`; the card text and reject reasons from `annotators.stories`.
+atomically, so an interrupted crawl leaves whole cache parts and the previous whole report.
+The fetch flags come from `pipelines.crawl.fetch.FetchConfig`; the card text and reject
+reasons from `annotators.stories`.
 """
 from __future__ import annotations
 
