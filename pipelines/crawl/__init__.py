@@ -64,7 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"{timeout.metadata['help']} (default: {timeout.default})")
     add_config_flags(parser, FetchConfig, exclude=("timeout_seconds",))
     parser.add_argument("--max_pages", type=int, default=None, help="override the spec's max_pages")
-    parser.add_argument("--flush_every", type=int, default=20, help="cache rows per parquet part")
+    parser.add_argument("--flush_every", type=int, default=1,
+                        help="new cache rows per parquet part (default 1: a killed crawl loses no page; "
+                             "small parts are merged when the crawl ends)")
     parser.add_argument("--progress_seconds", type=float, default=10.0,
                         help="seconds between progress lines on stderr (default: 10)")
     alias_separators(parser)
@@ -167,6 +169,7 @@ def run(argv: Sequence[str] | None = None) -> Progress:
     finally:
         with shielded(raise_pending=False):
             cache.flush()
+            cache.compact()
             _write_report(args, spec, config, crawler)
         LOG.info("crawl %s %s: %s", spec.name, crawler.progress.stopped, crawler.progress.line())
     return progress

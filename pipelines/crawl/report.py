@@ -11,6 +11,7 @@ import dataclasses
 import json
 import logging
 import os
+import re
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -29,6 +30,8 @@ from schemas.common import REJECTS_SCHEMA, SCHEMA_VERSION, Reject
 from schemas.crawl import PAGES_SCHEMA, Page
 
 LOG = logging.getLogger("storybench.crawl")
+PART_NUMBER = re.compile(r"part-(\d+)\.parquet$")
+COMPACT_BELOW = 200  # rows: smaller cache parts are merged when a run ends (at most 400 MB of bodies)
 MARKER = "stats.json"  # written before the first request: a folder without it is not the crawler's
 
 
@@ -37,12 +40,15 @@ class ForeignOutput(ValueError):
 
 
 class PageCache:
-    """The parquet part files of `DIR/pages`: read them all, append new rows in batches."""
+    """The parquet part files of `DIR/pages`. Every `flush_every` new rows (default 1: each page
+    as it is fetched, so even a killed crawl keeps every page it had) become a part; when a run
+    ends (done, max_pages, SIGTERM, Ctrl-C) `compact` merges the small parts into one."""
 
-    def __init__(self, folder: str, flush_every: int = 20):
+    def __init__(self, folder: str, flush_every: int = 1):
         self.folder, self.flush_every = folder, max(1, flush_every)
         self._buffer: list[Page] = []
         self._parts = self._existing_parts()
+        self._rows: dict[str, int] = {}  # rows per part read or written
 
     def _existing_parts(self) -> list[str]:
         try:
@@ -51,16 +57,20 @@ class PageCache:
             return []
         return sorted(m.path for m in found)
 
+    def _read(self, path: str) -> pa.Table:
+        return pq.read_table(pa.BufferReader(read_bytes(path)))
+
     def load(self) -> list[Page]:
         """Every cached row; an unreadable part is renamed `*.corrupt` and its URLs refetched."""
         pages: list[Page] = []
         for path in self._parts:
             try:
-                table = pq.read_table(pa.BufferReader(read_bytes(path)))
+                table = self._read(path)
             except Exception as exc:
                 LOG.warning("unreadable cache part %s (%s): renamed, its pages will be refetched", path, exc)
                 FileSystems.rename([path], [path + ".corrupt"])
                 continue
+            self._rows[path] = table.num_rows
             pages.extend(Page.from_row(row) for row in table.to_pylist())
         self._parts = [p for p in self._parts if FileSystems.exists(p)]
         return pages
@@ -70,21 +80,46 @@ class PageCache:
         if len(self._buffer) >= self.flush_every:
             self.flush()
 
+    def _next_part(self) -> str:
+        numbers = [int(m.group(1)) for p in self._parts if (m := PART_NUMBER.search(p))]
+        return join(self.folder, f"part-{max(numbers, default=-1) + 1:05d}.parquet")
+
     def flush(self) -> None:
         """Write buffered rows as the next part file (temp name, then rename: never half a file;
         a stop signal during the write takes effect after it)."""
         if not self._buffer:
             return
         with shielded():
-            name = f"part-{len(self._parts):05d}.parquet"
-            final = join(self.folder, name)
+            final = self._next_part()
             write_atomically(final, parquet_bytes([p.to_row() for p in self._buffer], PAGES_SCHEMA))
             self._parts.append(final)
+            self._rows[final] = len(self._buffer)
             self._buffer.clear()
 
+    def compact(self) -> None:
+        """Merge the parts under COMPACT_BELOW rows into one new part, then delete them (a crash
+        between the two leaves a row twice, which `load` and the stories job tolerate: the
+        cache is keyed by URL, and a second copy of a story is an exact duplicate)."""
+        small = [p for p in self._parts if self._rows.get(p, COMPACT_BELOW) < COMPACT_BELOW]
+        if len(small) < 2:
+            return
+        with shielded():
+            merged = self._next_part()
+            write_atomically(merged, _merged_parquet([self._read(p) for p in small]))
+            FileSystems.delete(small)
+            self._parts = [p for p in self._parts if p not in small] + [merged]
+            self._rows[merged] = sum(self._rows[p] for p in small)
+
     @property
-    def buffered(self) -> int:
-        return len(self._buffer)
+    def parts(self) -> list[str]:
+        return list(self._parts)
+
+
+def _merged_parquet(tables: list[pa.Table]) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pq.ParquetWriter(sink, PAGES_SCHEMA, compression="zstd") as writer:
+        writer.write_table(pa.concat_tables([t.cast(PAGES_SCHEMA) for t in tables]))
+    return sink.getvalue().to_pybytes()
 
 
 def write_atomically(path: str, data: bytes) -> None:

@@ -169,5 +169,6 @@ def test_every_file_is_written_whole_under_the_output(full_crawl):
     tmp = full_crawl["tmp"]
     assert sorted(p.name for p in tmp.iterdir()) == ["crawl", "site.json"]
     files = sorted(str(p.relative_to(tmp / "crawl")) for p in (tmp / "crawl").rglob("*") if p.is_file())
-    assert files == ["CARD.md", "README.md", "pages/part-00000.parquet", "pages/part-00001.parquet",
+    # one part per page as it is fetched (part-00000 to part-00021), merged into one when the run ended
+    assert files == ["CARD.md", "README.md", "pages/part-00022.parquet",
                      "rejects/part-00000-of-00001.parquet", "stats.json"]

@@ -42,41 +42,58 @@ def wait_for(condition, seconds: float) -> None:
         time.sleep(0.05)
 
 
+def interrupted_crawl(tmp_path, site, signum) -> tuple[list[str], int, str]:
+    """Start `python -m pipelines.crawl` on 30 slow pages, send `signum` once it has requested
+    six; returns the argv, its exit status and its stderr."""
+    argv = ["--site", many_spec(tmp_path, site), "--output", str(tmp_path / "crawl"), *FLAGS]
+    proc = subprocess.Popen([sys.executable, "-m", "pipelines.crawl", *argv, "--progress_seconds", "0.2"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        wait_for(lambda: sum(p.startswith("/n/") for p in site.paths()) >= 6, 60)
+        proc.send_signal(signum)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    return argv, proc.returncode, stderr
+
+
+def resume_fetches_nothing_it_had(tmp_path, site, argv, first: list[str]) -> None:
+    kept = cached_paths(tmp_path / "crawl", site)
+    assert {"/robots.txt", "/many.html"} <= kept and len(kept) >= 6 and kept <= set(first)
+    resumed = crawl.run(argv)
+    again = site.paths()[len(first):]
+    assert resumed.stopped == "done" and resumed.cached == len(kept) - 1  # robots.txt is not a visit
+    assert not set(again) & kept  # nothing it had is requested again
+    assert len(again) == len(set(again))
+    assert cached_paths(tmp_path / "crawl", site) == set(first) | set(again)
+    assert len(set(first) | set(again)) == PAGES + 2
+    parts = sorted(p.name for p in (tmp_path / "crawl" / "pages").iterdir())
+    assert len(parts) == 1 and parts[0].endswith(".parquet")  # the small parts merged
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_keeps_what_was_fetched_and_a_rerun_fetches_none_of_it(tmp_path, signum):
-    out = tmp_path / "crawl"
     with FaultServer(many=PAGES, page_delay=0.1) as site:
-        argv = ["--site", many_spec(tmp_path, site), "--output", str(out), *FLAGS]
-        proc = subprocess.Popen([sys.executable, "-m", "pipelines.crawl", *argv, "--progress_seconds", "0.2"],
-                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env={**os.environ, "PYTHONPATH": str(ROOT)})
-        try:
-            wait_for(lambda: sum(p.startswith("/n/") for p in site.paths()) >= 6, 60)
-            proc.send_signal(signum)
-            _, stderr = proc.communicate(timeout=30)
-        finally:
-            proc.kill()
+        argv, status, stderr = interrupted_crawl(tmp_path, site, signum)
         first = site.paths()
-        assert proc.returncode == 128 + signum, stderr
+        assert status == 128 + signum, stderr
         assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
         assert stderr.strip().splitlines()[-1].startswith(
             f"python -m pipelines.crawl: stopped by {signal.Signals(signum).name}; every page fetched")
         assert "crawl many: fetched" in stderr  # the progress lines
-        kept = cached_paths(out, site)
-        # fewer than 20 rows: none was flushed before the signal, all were written after it
-        assert {"/robots.txt", "/many.html"} <= kept and 6 <= len(kept) < 20
-        assert kept <= set(first)
-        stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+        kept = cached_paths(tmp_path / "crawl", site)
+        stats = json.loads((tmp_path / "crawl" / "stats.json").read_text(encoding="utf-8"))
         assert stats["this_run"]["stopped"] == "interrupted"
         assert stats["stages"]["crawl"]["read"] == len(kept)
+        resume_fetches_nothing_it_had(tmp_path, site, argv, first)
 
-        resumed = crawl.run(argv)
-        again = site.paths()[len(first):]
-        assert resumed.stopped == "done" and resumed.cached == len(kept) - 1  # robots.txt is not a visit
-        assert not set(again) & kept  # nothing it had is requested again
-        assert len(cached_paths(out, site)) == PAGES + 2
-        assert set(first) | set(again) == cached_paths(out, site)
-        assert len(again) == len(set(again))
+
+def test_even_a_killed_crawl_keeps_every_page_it_had(tmp_path):
+    with FaultServer(many=PAGES, page_delay=0.1) as site:
+        argv, status, _ = interrupted_crawl(tmp_path, site, signal.SIGKILL)
+        assert status == -signal.SIGKILL
+        resume_fetches_nothing_it_had(tmp_path, site, argv, site.paths())
 
 
 def test_a_folder_the_crawler_did_not_make_is_refused(tmp_path, capsys):

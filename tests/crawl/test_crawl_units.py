@@ -234,7 +234,7 @@ def test_crawl_flags_keep_their_spellings_and_defaults():
     parser = crawl.build_parser()
     args = parser.parse_args(["--site", "s.json", "--output", "out"])
     assert config_from_args(args, FetchConfig, timeout_seconds=args.timeout) == FetchConfig()
-    assert (args.max_pages, args.flush_every) == (None, 20)
+    assert (args.max_pages, args.flush_every, args.progress_seconds) == (None, 1, 10.0)
     args = parser.parse_args(["--site", "s.json", "--output", "out", "--user_agent", "x/1", "--timeout", "5",
                               "--max-tries", "2", "--backoff_base", "0.5", "--max_retry_after", "9",
                               "--max_pages", "3", "--flush-every", "4"])
