@@ -24,7 +24,9 @@ REASONS: dict[str, str] = {
     "retry_after_too_long": "the server asked (Retry-After) for a longer pause than max_retry_after",
     "too_slow": "the response did not arrive whole within --timeout (the server sends, but too slowly: "
                 "not retried)",
-    "bad_gzip": "the body's Content-Encoding (gzip, deflate) does not decode: a broken or cut stream",
+    "bad_gzip": "the body's Content-Encoding does not decode: a broken gzip or deflate stream, or "
+                "an encoding the crawler cannot decode",
+    "bad_response": "the server's answer cannot be parsed (e.g. a redirect whose Location is not a URL)",
     # the stories job: pages and dumps -> raw stories
     "not_story_page": "a cached page that is not a story page (robots.txt, a list page, a URL "
                       "outside the spec's story pattern)",
@@ -40,7 +42,7 @@ REASONS: dict[str, str] = {
 CRAWL_REASONS: tuple[str, ...] = (
     "http_status", "robots_disallowed", "robots_unavailable", "too_large", "not_html", "off_host_redirect",
     "redirect_to_fetched", "bad_redirect", "too_many_redirects", "retries_exhausted", "retry_after_too_long",
-    "too_slow", "bad_gzip", "internal_error",
+    "too_slow", "bad_gzip", "bad_response", "internal_error",
 )
 
 JOB_REASONS: tuple[str, ...] = CRAWL_REASONS + (

@@ -32,7 +32,11 @@ import sys
 import threading
 from typing import Sequence
 
-from apache_beam.io.filesystems import FileSystems
+from pipelines.crawl.stopping import quiet_start
+
+quiet_start()  # before the slow imports below: Ctrl-C while starting is one line, not a traceback
+
+from apache_beam.io.filesystems import FileSystems  # noqa: E402 (after quiet_start)
 
 from annotators.stories.site_spec import SiteSpec, SpecError, parse_spec
 from pipelines.crawl.crawler import Crawler, Progress

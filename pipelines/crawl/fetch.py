@@ -20,16 +20,19 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import email.utils
+import http.client
 import json
 import time
 from typing import Callable
 
 import requests
+from urllib3.response import HTTPResponse
 
 from annotators.stories.site_spec import host_key, normalize_url
 from pipelines.crawl.stopping import DeadlineExceeded, deadline
 
 REDIRECTS = (301, 302, 303, 307, 308)
+DECODED = ("identity", *HTTPResponse.CONTENT_DECODERS)  # gzip, deflate (br, zstd when installed)
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 RETRIED = ("timeout", "connection_error")  # never a page's error: they end as retries_exhausted
 # A server silent for this share of --timeout is `timeout` (retried: it may be busy a moment); one
@@ -176,12 +179,20 @@ class Fetcher:
             return _Attempt(None, {}, error="timeout", detail=str(exc)[:300])
         except requests.RequestException as exc:
             return _Attempt(None, {}, error="connection_error", detail=f"{type(exc).__name__}: {exc}"[:300])
+        except (ValueError, UnicodeError, LookupError, http.client.HTTPException) as exc:
+            # what `requests` lets through from an answer it cannot parse (e.g. a Location of `http://[::1`)
+            return _Attempt(None, {}, error="bad_response", detail=f"{type(exc).__name__}: {exc}"[:300])
 
     def _read_body(self, resp: requests.Response, headers: dict, html_only: bool) -> _Attempt:
         status = resp.status_code
         media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if html_only and media and media not in HTML_TYPES:
             return _Attempt(status, headers, error="not_html", detail=media)
+        encodings = [e.strip() for e in headers.get("content-encoding", "").lower().split(",") if e.strip()]
+        unknown = [e for e in encodings if e not in DECODED]
+        if unknown:
+            return _Attempt(status, headers, error="bad_gzip",
+                            detail=f"Content-Encoding {', '.join(unknown)} is not one the crawler decodes")
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_bytes:
             return _Attempt(status, headers, error="too_large", detail=f"content-length {declared}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 from typing import Iterator
 
@@ -51,6 +52,23 @@ def _on_stop_signal(signum, frame) -> None:
         _State.pending = _State.pending or signum
         return
     raise Stopped(signum)
+
+
+def quiet_start() -> None:
+    """While `python -m pipelines.crawl` is still importing (Beam takes seconds), SIGINT or
+    SIGTERM exits at once with one line instead of an import traceback: nothing is fetched yet.
+    Only while the module is being located (`sys.argv[0] == "-m"`, as Python sets it then), so
+    importing the package anywhere else changes no handler."""
+    if sys.argv[:1] != ["-m"] or not _main_thread():
+        return
+
+    def leave(signum, frame):
+        print(f"python -m pipelines.crawl: stopped by {signal.Signals(signum).name} while starting; "
+              "nothing was fetched", file=sys.stderr)
+        raise SystemExit(128 + signum)
+
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, leave)
 
 
 @contextlib.contextmanager

@@ -173,6 +173,12 @@ class FaultServer:
     def page_bad_gzip(self, h, n):
         self.send(h, 200, b"\x1f\x8bnot really gzip at all" + story("x"), headers={"Content-Encoding": "gzip"})
 
+    def page_unknown_encoding(self, h, n):  # an encoding requests cannot undo: raw bytes are no page
+        self.send(h, 200, b"\x0b\x02\x80<html>", headers={"Content-Encoding": "x-squash"})
+
+    def page_bad_location(self, h, n):  # a Location no URL parser accepts
+        self.send(h, 302, headers={"Location": "http://[::1/x.html"})
+
     def page_pdf(self, h, n):
         self.send(h, 200, b"%PDF-1.4 not a page", "application/pdf")
 
@@ -273,7 +279,7 @@ class FaultServer:
             time.sleep(self.drip_seconds)
 
 
-PAGES = ["gzip", "bomb", "bad-gzip", "pdf", "plain", "no-type", "no-type-html", "big-length",
+PAGES = ["gzip", "bomb", "bad-gzip", "unknown-encoding", "bad-location", "pdf", "plain", "no-type", "no-type-html", "big-length",
          "big-stream", "retry-seconds", "retry-date", "retry-hour", "unavailable-once", "always-500",
          "missing-plain", "gone", "chain-0", "longchain-0", "loop-a", "offsite", "to-private", "reset",
          "reset-once", "drip", "drip-headers"]

@@ -27,6 +27,8 @@ EXPECTED = {
     "/s/gzip.html": (None, 1, 1),
     "/s/bomb.html": ("too_large", 1, 1),  # 50 MB of gzip: inflated only up to max_bytes
     "/s/bad-gzip.html": ("bad_gzip", 1, 1),
+    "/s/unknown-encoding.html": ("bad_gzip", 1, 1),
+    "/s/bad-location.html": ("bad_response", 1, 1),
     "/s/pdf.html": ("not_html", 1, 1),
     "/s/plain.html": ("not_html", 1, 1),
     "/s/no-type.html": ("not_html", 1, 1),
@@ -102,7 +104,9 @@ def test_every_fault_ends_with_its_reason(fault_crawl):
     assert rows["/s/reset.html"]["detail"] == "connection_error on all 3 tries"
     assert rows["/s/always-500.html"]["detail"] == "http_500 on all 3 tries"
     assert rows["/s/drip.html"]["detail"] == "no whole response within 1 s (--timeout)"
-    assert "gzip" in rows["/s/bad-gzip.html"]["detail"]
+    assert rows["/s/bad-gzip.html"]["detail"].startswith("Content-Encoding gzip does not decode")
+    assert rows["/s/unknown-encoding.html"]["detail"] == "Content-Encoding x-squash is not one the crawler decodes"
+    assert rows["/s/bad-location.html"]["detail"] == "ValueError: Invalid IPv6 URL"
     assert rows["/s/offsite.html"]["detail"].startswith("redirect to http://127.0.0.1:")
 
 
