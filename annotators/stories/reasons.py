@@ -14,6 +14,8 @@ REASONS: dict[str, str] = {
     "robots_disallowed": "robots.txt disallows the URL (or a redirect target), so it was never requested",
     "robots_unavailable": "robots.txt answered 5xx or was unreachable, which disallows the whole host "
                           "(RFC 9309 2.3.1), so the URL was never requested",
+    "crawl_delay_too_long": "the host's robots.txt asks a Crawl-delay over --max_retry_after, so none of "
+                            "its pages is requested",
     "too_large": "the body is larger than the site spec's max_bytes (declared or read)",
     "not_html": "the content type is not HTML (or, with none given, the body has no <html>)",
     "off_host_redirect": "a redirect points to a host outside the spec's allowed_hosts",
@@ -42,7 +44,7 @@ REASONS: dict[str, str] = {
 CRAWL_REASONS: tuple[str, ...] = (
     "http_status", "robots_disallowed", "robots_unavailable", "too_large", "not_html", "off_host_redirect",
     "redirect_to_fetched", "bad_redirect", "too_many_redirects", "retries_exhausted", "retry_after_too_long",
-    "too_slow", "bad_gzip", "bad_response", "internal_error",
+    "too_slow", "bad_gzip", "bad_response", "crawl_delay_too_long", "internal_error",
 )
 
 JOB_REASONS: tuple[str, ...] = CRAWL_REASONS + (

@@ -159,8 +159,11 @@ def run(argv: Sequence[str] | None = None) -> Progress:
     fetcher = Fetcher(config, max_bytes=spec.max_bytes, max_redirects=spec.max_redirects)
     crawler = Crawler(spec, fetcher, cache.load(), cache.add)
     crawler.progress.stopped = "running"
-    with shielded():  # stats.json before the first request: the folder is the crawl's from now on
-        _write_report(args, spec, config, crawler)
+    try:
+        with shielded():  # stats.json before the first request: the folder is the crawl's from now on
+            _write_report(args, spec, config, crawler)
+    except OSError as exc:
+        raise UsageError(f"--output {args.output}: cannot be written ({type(exc).__name__}: {exc})") from None
     LOG.info("crawl %s: %d pages already cached in %s", spec.name, len(crawler.cache), args.output)
     try:
         with ProgressLines(crawler, args.progress_seconds):

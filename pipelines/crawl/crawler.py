@@ -6,8 +6,8 @@ loop starts at the spec's start URLs, fetches robots.txt of each host first (RFC
 pages (`follow`) or story pages (`story`) on allowed hosts, each URL once. A URL already in
 the cache is never requested again; cached list pages are re-read from their stored bodies
 so a resumed crawl rebuilds the same frontier. URLs robots.txt disallows are recorded (with
-`error="robots_disallowed"`, or `robots_unavailable` when robots.txt itself failed; no
-request made). `max_pages` bounds the pages requested,
+`error="robots_disallowed"`, `robots_unavailable` when robots.txt itself failed, or
+`crawl_delay_too_long` when its Crawl-delay is over `max_retry_after`; no request made). `max_pages` bounds the pages requested,
 counted over the whole cache and excluding robots.txt. One Fetcher and one thread: never
 more than one request in flight per host. An exception of the fetch code itself (a bug) is
 recorded as an `internal_error` row and the crawl goes on.
@@ -17,6 +17,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import json
+import logging
 from typing import Callable, Iterable
 from urllib.parse import urlsplit
 
@@ -26,6 +27,8 @@ from pipelines.crawl.fetch import FetchResult, Fetcher
 from pipelines.crawl.robots import Robots, agent_token, robots_for_status
 from annotators.stories.site_spec import SiteSpec, host_key
 from schemas.crawl import Page
+
+LOG = logging.getLogger("storybench.crawl")
 
 
 @dataclasses.dataclass
@@ -55,7 +58,9 @@ def robots_refusal(robots: Robots, url: str) -> str | None:
     `robots_disallowed` when its rules forbid `url`, None when it may be requested."""
     if robots.allowed(url):
         return None
-    return "robots_unavailable" if robots.disallow_all else "robots_disallowed"
+    if robots.disallow_all:
+        return "crawl_delay_too_long" if robots.crawl_delay else "robots_unavailable"
+    return "robots_disallowed"
 
 
 class Crawler:
@@ -105,6 +110,9 @@ class Crawler:
                 result = self.fetcher.fetch(r_url, gate=self._host_gate, html_only=False)
                 page = self._record(self._page(result, "robots", "", 0))
             rules = robots_for_status(page.status, page.body, self.agent, page.error or "")
+            if (rules.crawl_delay or 0.0) > self.fetcher.config.max_retry_after:  # too slow to crawl at all
+                rules = dataclasses.replace(rules, disallow_all=True, note=(
+                    f"robots.txt asks a Crawl-delay of {rules.crawl_delay:g} s, over --max_retry_after"))
             self.robots[host] = rules
             self.fetcher.set_delay(host, max(self.spec.delay_seconds, rules.crawl_delay or 0.0))
         return self.robots[host]
@@ -151,8 +159,12 @@ class Crawler:
     def _links(self, page: Page) -> list[str]:
         if not page.ok or not page.body or not self.spec.is_follow(page.final_url):
             return []
-        decoded = decode_bytes(page.body, json.loads(page.headers).get("content-type"))
-        return extract_links(decoded.text, page.final_url) if decoded else []
+        try:
+            decoded = decode_bytes(page.body, json.loads(page.headers).get("content-type"))
+            return extract_links(decoded.text, page.final_url) if decoded else []
+        except Exception as exc:  # a bug in link extraction: the page stays cached, its links are logged lost
+            LOG.warning("no links read from %s: %s: %s", page.url, type(exc).__name__, exc)
+            return []
 
     def run(self) -> Progress:
         """Crawl until the frontier is empty or `max_pages` pages have been requested."""

@@ -5,7 +5,8 @@ fault named by its path (`ROUTES`); `s.hits` counts requests per path. It is bou
 `max_requests` requests it answers nothing more (closes the connection), every response ends
 within a few seconds (a drip stops by itself, a 50 MB body stops when the client hangs up),
 and the server shuts itself down after `lifetime` seconds if the test has not.
-`robots` picks the robots.txt answer: "disallow" (`Disallow: /private/`), "500" or "404".
+`robots` picks the robots.txt answer: "disallow" (`Disallow: /private/`), "500", "404" or
+"hour" (`Crawl-delay: 3600`).
 """
 from __future__ import annotations
 
@@ -122,6 +123,8 @@ class FaultServer:
             return self.send(h, 500, b"oops", "text/plain")
         if self.robots == "404":
             return self.send(h, 404, b"no robots here", "text/plain")
+        if self.robots == "hour":
+            return self.send(h, 200, b"User-agent: *\nCrawl-delay: 3600\n", "text/plain")
         self.send(h, 200, b"User-agent: *\nDisallow: /private/\n", "text/plain")
 
     def index(self) -> bytes:

@@ -79,18 +79,22 @@ def fault_crawl(tmp_path_factory):
     with FaultServer(index_links=False) as offsite, \
             FaultServer(offsite=offsite.base) as site, \
             FaultServer(robots="500", index_links=False) as robots_500, \
-            FaultServer(robots="404", index_links=False) as robots_404:
-        spec = write_spec(tmp, [site, robots_500, robots_404])
+            FaultServer(robots="404", index_links=False) as robots_404, \
+            FaultServer(robots="hour", index_links=False) as robots_hour:
+        spec = write_spec(tmp, [site, robots_500, robots_404, robots_hour])
         argv = ["--site", spec, "--output", str(tmp / "crawl"), *FLAGS]
         started = time.monotonic()
         first = crawl.run(argv)
         seconds = time.monotonic() - started
         hits = {name: dict(s.hits) for name, s in
-                (("site", site), ("offsite", offsite), ("r500", robots_500), ("r404", robots_404))}
+                (("site", site), ("offsite", offsite), ("r500", robots_500), ("r404", robots_404),
+                  ("hour", robots_hour))}
         second = crawl.run(argv)
         rerun = {name: s.paths()[sum(hits[name].values()):] for name, s in
-                 (("site", site), ("offsite", offsite), ("r500", robots_500), ("r404", robots_404))}
+                 (("site", site), ("offsite", offsite), ("r500", robots_500), ("r404", robots_404),
+                  ("hour", robots_hour))}
         yield {"tmp": tmp, "folder": tmp / "crawl", "site": site, "r500": robots_500, "r404": robots_404,
+               "hour": robots_hour,
                "first": first, "second": second, "seconds": seconds, "hits": hits, "rerun": rerun}
 
 
@@ -132,11 +136,14 @@ def test_requests_stay_on_allowed_paths_and_hosts(fault_crawl):
     assert not any(p.startswith("/private/") for p in hits["site"])
 
 
-def test_robots_txt_500_fetches_nothing_and_404_allows_all(fault_crawl):
+def test_robots_txt_500_or_an_hour_of_crawl_delay_fetches_nothing_and_404_allows_all(fault_crawl):
     r500 = rows_by_path(fault_crawl["folder"], fault_crawl["r500"])
     assert fault_crawl["hits"]["r500"] == {"/robots.txt": 3}  # 5xx retried, then the host is off limits
     assert {p: r["error"] for p, r in r500.items()} == {"/robots.txt": "retries_exhausted",
                                                         "/index.html": "robots_unavailable"}
+    hour = rows_by_path(fault_crawl["folder"], fault_crawl["hour"])  # Crawl-delay: 3600 is not waited for
+    assert fault_crawl["hits"]["hour"] == {"/robots.txt": 1}
+    assert {p: r["error"] for p, r in hour.items()} == {"/robots.txt": None, "/index.html": "crawl_delay_too_long"}
     r404 = rows_by_path(fault_crawl["folder"], fault_crawl["r404"])
     assert {p: (r["error"], r["status"]) for p, r in r404.items()} == {
         "/robots.txt": ("http_404", 404), "/index.html": (None, 200), "/s/fine.html": (None, 200)}
@@ -146,10 +153,11 @@ def test_every_url_is_accounted_for_and_the_crawl_ends_in_seconds(fault_crawl):
     stats = json.loads((fault_crawl["folder"] / "stats.json").read_text(encoding="utf-8"))
     stage = stats["stages"]["crawl"]
     rows = pq.read_table(fault_crawl["folder"] / "pages").num_rows
-    assert stage["read"] == rows == len(EXPECTED) + 2 + 3
+    assert stage["read"] == rows == len(EXPECTED) + 2 + 3 + 2
     assert stage["read"] == stage["written"] + stage["rejected"]
     assert stage["rejected"] == check_rejects(fault_crawl["folder"])
-    errors = [e for e, _, _ in EXPECTED.values() if e] + ["retries_exhausted", "robots_unavailable", "http_404"]
+    errors = [e for e, _, _ in EXPECTED.values() if e] + [
+        "retries_exhausted", "robots_unavailable", "http_404", "crawl_delay_too_long"]
     assert stage["rejected_by_reason"] == {e: errors.count(e) for e in sorted(set(errors))}
     assert stats["this_run"]["stopped"] == "done"
     # the Retry-After pauses (1 s, 1-2 s) and the two drips' deadlines (1 s each) are most of it
@@ -157,5 +165,5 @@ def test_every_url_is_accounted_for_and_the_crawl_ends_in_seconds(fault_crawl):
 
 
 def test_a_rerun_requests_nothing(fault_crawl):
-    assert fault_crawl["rerun"] == {"site": [], "offsite": [], "r500": [], "r404": []}
+    assert fault_crawl["rerun"] == {"site": [], "offsite": [], "r500": [], "r404": [], "hour": []}
     assert fault_crawl["second"].fetched == 0 and fault_crawl["second"].requests == 0

@@ -173,6 +173,7 @@ def test_a_missing_or_unreadable_spec_or_a_bad_flag_is_one_line(tmp_path, capsys
     bom = tmp_path / "bom.yaml"  # a BOM and YAML are fine: this one fails only on its flag
     bom.write_bytes("\ufeff".encode() + "\n".join(f"{k}: {json.dumps(v)}" for k, v in SPEC.items()).encode())
     assert crawl.load_spec_file(str(bom)).name == "s"
+    assert "cannot be written" in one_line_error(capsys, ["--site", str(bom), "--output", "/proc/no-crawl-here"])
     for flag, value, says in [("--timeout", "0", "--timeout must be a number above 0"),
                               ("--timeout", "nan", "--timeout must be a number above 0"),
                               ("--max_tries", "0", "--max_tries must be a number above 0"),
