@@ -2,8 +2,9 @@
 
 The crawl is one thread, so a signal handler raising in the main thread is how it leaves a
 blocking socket read at once (PEP 475: the read is interrupted and the exception raised):
-- `stop_on_signals()`: SIGTERM and SIGINT raise `Stopped` (a KeyboardInterrupt carrying the
-  signal), so the crawl's `finally` writes the cache and the report, whichever signal came.
+- `stop_on_signals()`: SIGTERM, SIGINT and SIGHUP (unless ignored, as under `nohup`) raise
+  `Stopped` (a KeyboardInterrupt carrying the signal), so the crawl's `finally` writes the
+  cache and the report, whichever signal came.
 - `shielded()`: while a file is written, a signal only asks to stop; `Stopped` is raised when
   the write is done, so a part file or the report is never cut in half by a second Ctrl-C.
 - `deadline(seconds)`: a whole request (headers and body) must end within `seconds`, else
@@ -19,7 +20,7 @@ import sys
 import threading
 from typing import Iterator
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # kill, Ctrl-C, the terminal closed
 
 
 class Stopped(KeyboardInterrupt):
@@ -67,17 +68,22 @@ def quiet_start() -> None:
               "nothing was fetched", file=sys.stderr)
         raise SystemExit(128 + signum)
 
-    for sig in STOP_SIGNALS:
+    for sig in _catchable():
         signal.signal(sig, leave)
+
+
+def _catchable() -> list[int]:
+    """The stop signals not ignored on purpose (`nohup` ignores SIGHUP, `cmd &` SIGINT)."""
+    return [s for s in STOP_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN]
 
 
 @contextlib.contextmanager
 def stop_on_signals() -> Iterator[None]:
-    """Within the block, SIGTERM and SIGINT raise `Stopped`; the old handlers come back after."""
+    """Within the block, the stop signals raise `Stopped`; the old handlers come back after."""
     if not _main_thread():
         yield
         return
-    previous = {s: signal.signal(s, _on_stop_signal) for s in STOP_SIGNALS}
+    previous = {s: signal.signal(s, _on_stop_signal) for s in _catchable()}
     try:
         yield
     finally:
