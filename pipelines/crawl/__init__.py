@@ -184,8 +184,8 @@ def run(argv: Sequence[str] | None = None) -> Progress:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: exit 0 when done, 2 (one line) on a usage error, 128 + the signal
-    number when SIGTERM or SIGINT stopped it (after writing what it fetched), 1 when a page
-    hit an internal error (a bug; the page is an `internal_error` row)."""
+    number when SIGTERM, SIGINT or SIGHUP stopped it (after writing what it fetched), 1 when
+    writing failed or a page hit an internal error (a bug; the page is an `internal_error` row)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     try:
         with stop_on_signals():
@@ -198,6 +198,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: stopped by {signal.Signals(signum).name}; every page fetched so far is kept "
               "under --output, and the same command resumes the crawl", file=sys.stderr)
         return 128 + signum
+    except OSError as exc:  # the disk filled up, the output went away: what was written is whole
+        print(f"{PROG}: error: writing under --output failed ({type(exc).__name__}: {exc}); the pages "
+              "written before are kept, and the same command resumes the crawl", file=sys.stderr)
+        return 1
     if progress.internal_errors:
         print(f"{PROG}: {progress.internal_errors} pages hit an internal error (a bug to report): "
               "see the internal_error rows of rejects/", file=sys.stderr)

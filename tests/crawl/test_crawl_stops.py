@@ -181,3 +181,24 @@ def test_a_missing_or_unreadable_spec_or_a_bad_flag_is_one_line(tmp_path, capsys
                               ("--max_pages", "0", "--max_pages must be at least 1")]:
         assert says in one_line_error(capsys, ["--site", str(bom), *out, flag, value])
     assert not (tmp_path / "out").exists()
+
+
+def test_a_bug_in_the_fetch_code_is_an_internal_error_row_and_exit_status_1(tmp_path, capsys, monkeypatch):
+    import pipelines.crawl.fetch as http_fetch
+
+    real_fetch = http_fetch.Fetcher.fetch
+
+    def broken_on_one_page(self, url, **kw):
+        if url.endswith("/n/01.html"):
+            raise ValueError("a bug")
+        return real_fetch(self, url, **kw)
+
+    monkeypatch.setattr(http_fetch.Fetcher, "fetch", broken_on_one_page)
+    with FaultServer(many=3) as site:
+        assert crawl.main(["--site", many_spec(tmp_path, site), "--output", str(tmp_path / "crawl"), *FLAGS]) == 1
+        assert site.hits == {"/robots.txt": 1, "/many.html": 1, "/n/00.html": 1, "/n/02.html": 1}
+    assert "1 pages hit an internal error" in capsys.readouterr().err
+    rows = {r["url"].rsplit("/", 1)[1]: r for r in pq.read_table(tmp_path / "crawl" / "pages").to_pylist()}
+    assert (rows["01.html"]["error"], rows["01.html"]["detail"]) == ("internal_error", "ValueError: a bug")
+    stats = json.loads((tmp_path / "crawl" / "stats.json").read_text(encoding="utf-8"))
+    assert stats["stages"]["crawl"]["rejected_by_reason"] == {"internal_error": 1}
