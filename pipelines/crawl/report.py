@@ -31,7 +31,10 @@ from schemas.crawl import PAGES_SCHEMA, Page
 
 LOG = logging.getLogger("storybench.crawl")
 PART_NUMBER = re.compile(r"part-(\d+)\.parquet$")
-COMPACT_BELOW = 200  # rows: smaller cache parts are merged when a run ends (at most 400 MB of bodies)
+# When a run ends, cache parts are merged into parts of up to MERGED_ROWS rows and MERGED_BYTES
+# bytes of parquet (so a merge never holds more than that in memory); a part at either size stays.
+MERGED_ROWS = 200
+MERGED_BYTES = 64 * 1024 * 1024
 MARKER = "stats.json"  # written before the first request: a folder without it is not the crawler's
 
 
@@ -42,13 +45,14 @@ class ForeignOutput(ValueError):
 class PageCache:
     """The parquet part files of `DIR/pages`. Every `flush_every` new rows (default 1: each page
     as it is fetched, so even a killed crawl keeps every page it had) become a part; when a run
-    ends (done, max_pages, SIGTERM, Ctrl-C) `compact` merges the small parts into one."""
+    ends (done, max_pages, SIGTERM, Ctrl-C) `compact` merges the small parts into parts of up
+    to MERGED_ROWS rows."""
 
     def __init__(self, folder: str, flush_every: int = 1):
         self.folder, self.flush_every = folder, max(1, flush_every)
         self._buffer: list[Page] = []
         self._parts = self._existing_parts()
-        self._rows: dict[str, int] = {}  # rows per part read or written
+        self._size: dict[str, tuple[int, int]] = {}  # (rows, bytes) of each part read or written
 
     def _existing_parts(self) -> list[str]:
         try:
@@ -58,7 +62,10 @@ class PageCache:
         return sorted(m.path for m in found)
 
     def _read(self, path: str) -> pa.Table:
-        return pq.read_table(pa.BufferReader(read_bytes(path)))
+        data = read_bytes(path)
+        table = pq.read_table(pa.BufferReader(data))
+        self._size[path] = (table.num_rows, len(data))
+        return table
 
     def load(self) -> list[Page]:
         """Every cached row; an unreadable part is renamed `*.corrupt` and its URLs refetched."""
@@ -70,7 +77,6 @@ class PageCache:
                 LOG.warning("unreadable cache part %s (%s): renamed, its pages will be refetched", path, exc)
                 FileSystems.rename([path], [path + ".corrupt"])
                 continue
-            self._rows[path] = table.num_rows
             pages.extend(Page.from_row(row) for row in table.to_pylist())
         self._parts = [p for p in self._parts if FileSystems.exists(p)]
         return pages
@@ -90,29 +96,39 @@ class PageCache:
         if not self._buffer:
             return
         with shielded():
-            final = self._next_part()
-            write_atomically(final, parquet_bytes([p.to_row() for p in self._buffer], PAGES_SCHEMA))
-            self._parts.append(final)
-            self._rows[final] = len(self._buffer)
+            self._write_part(parquet_bytes([p.to_row() for p in self._buffer], PAGES_SCHEMA), len(self._buffer))
             self._buffer.clear()
 
-    def compact(self) -> None:
-        """Merge the parts under COMPACT_BELOW rows into one new part, then delete them (a crash
-        between the two leaves a row twice, which `load` and the stories job tolerate: the
-        cache is keyed by URL, and a second copy of a story is an exact duplicate)."""
-        small = [p for p in self._parts if self._rows.get(p, COMPACT_BELOW) < COMPACT_BELOW]
-        if len(small) < 2:
-            return
-        with shielded():
-            merged = self._next_part()
-            write_atomically(merged, _merged_parquet([self._read(p) for p in small]))
-            FileSystems.delete(small)
-            self._parts = [p for p in self._parts if p not in small] + [merged]
-            self._rows[merged] = sum(self._rows[p] for p in small)
+    def _write_part(self, data: bytes, rows: int) -> str:
+        final = self._next_part()
+        write_atomically(final, data)
+        self._parts.append(final)
+        self._size[final] = (rows, len(data))
+        return final
 
-    @property
-    def parts(self) -> list[str]:
-        return list(self._parts)
+    def compact(self) -> None:
+        """Merge runs of small parts into parts of up to MERGED_ROWS rows / MERGED_BYTES, each
+        written before its small parts are deleted (a crash between the two leaves those rows
+        twice, which `load` and the stories job tolerate: the cache is keyed by URL, and a
+        second copy of a story is an exact duplicate)."""
+        for group in self._merge_groups():
+            with shielded():
+                tables = [self._read(p) for p in group]
+                self._write_part(_merged_parquet(tables), sum(t.num_rows for t in tables))
+                FileSystems.delete(group)
+                self._parts = [p for p in self._parts if p not in group]
+
+    def _merge_groups(self) -> list[list[str]]:
+        groups: list[list[str]] = [[]]
+        rows = size = 0
+        for part in self._parts:
+            part_rows, part_bytes = self._size.get(part, (MERGED_ROWS, MERGED_BYTES))
+            if rows + part_rows > MERGED_ROWS or size + part_bytes > MERGED_BYTES:
+                groups.append([])
+                rows = size = 0
+            groups[-1].append(part)
+            rows, size = rows + part_rows, size + part_bytes
+        return [g for g in groups if len(g) > 1]
 
 
 def _merged_parquet(tables: list[pa.Table]) -> bytes:
