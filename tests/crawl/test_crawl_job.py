@@ -94,8 +94,9 @@ def test_polite_one_at_a_time_with_user_agent_and_delay(full_crawl):
     # delay_seconds 0.01 between the end of one response and the next request. The server stamps
     # "end" after its handler returns, so a loaded machine can shorten one measured gap by the
     # time the server thread waited to run: the median holds the full delay, every gap most of it
-    # (without the delay, gaps are about 1 ms).
-    assert sorted(gaps)[len(gaps) // 2] >= 0.009 and min(gaps) >= 0.005, gaps
+    # (without the delay, gaps are about 1 ms). On a busy machine one gap in a run can lose most
+    # of it that way; the delay itself is unit-tested with a fake clock (test_crawl_units).
+    assert sorted(gaps)[len(gaps) // 2] >= 0.009 and sorted(gaps)[1] >= 0.005, gaps
     retries = [e["start"] for e in log if e["path"] == "/stories/story-08.html"]
     assert retries[1] - retries[0] >= 0.95  # Retry-After: 1 honoured
 

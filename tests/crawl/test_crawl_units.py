@@ -287,3 +287,17 @@ def test_page_cache_merges_small_parts_and_never_reuses_a_part_name(tmp_path, mo
     assert sorted(p.url for p in again.load()) == sorted(p.url for p in pages[:10] + pages[20:])
     again.add(pages[10])
     assert (tmp_path / "part-00028.parquet").exists() and (tmp_path / "part-00026.parquet.corrupt").exists()
+
+
+def test_fetcher_waits_the_host_delay_after_the_previous_response():
+    now, sleeps = [100.0], []
+    fetcher = Fetcher(FetchConfig(), max_bytes=10, clock=lambda: now[0], sleep=sleeps.append)
+    fetcher.set_delay("h.org", 2.0)
+    fetcher._wait_turn("h.org")  # nothing fetched from the host yet: no wait
+    fetcher._last_end["h.org"] = 100.0
+    now[0] = 100.5
+    fetcher._wait_turn("h.org")
+    fetcher._wait_turn("other.org")  # another host does not wait for this one
+    now[0] = 103.0
+    fetcher._wait_turn("h.org")  # the delay has passed
+    assert sleeps == [1.5]
