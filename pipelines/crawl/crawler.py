@@ -7,9 +7,9 @@ pages (`follow`) or story pages (`story`) on allowed hosts, each URL once. A URL
 the cache is never requested again; cached list pages are re-read from their stored bodies
 so a resumed crawl rebuilds the same frontier. URLs robots.txt disallows are recorded (with
 `error="robots_disallowed"`, `robots_unavailable` when robots.txt itself failed, or
-`crawl_delay_too_long` when its Crawl-delay is over `max_retry_after`; no request made). `max_pages` bounds the pages requested,
-counted over the whole cache and excluding robots.txt. One Fetcher and one thread: never
-more than one request in flight per host. An exception of the fetch code itself (a bug) is
+`crawl_delay_too_long` when its Crawl-delay is over `max_retry_after`; no request made).
+`max_pages` bounds the pages requested, counted over the whole cache and excluding
+robots.txt. One Fetcher and one thread: never more than one request in flight per host. An exception of the fetch code itself (a bug) is
 recorded as an `internal_error` row and the crawl goes on.
 """
 from __future__ import annotations

@@ -202,3 +202,23 @@ def test_a_bug_in_the_fetch_code_is_an_internal_error_row_and_exit_status_1(tmp_
     assert (rows["01.html"]["error"], rows["01.html"]["detail"]) == ("internal_error", "ValueError: a bug")
     stats = json.loads((tmp_path / "crawl" / "stats.json").read_text(encoding="utf-8"))
     assert stats["stages"]["crawl"]["rejected_by_reason"] == {"internal_error": 1}
+
+
+def test_sighup_in_process_stops_cleanly_too(tmp_path, capsys):
+    """The terminal closing (SIGHUP) is a stop like SIGTERM; here sent to this very process."""
+    import threading
+
+    with FaultServer(many=PAGES, page_delay=0.05) as site:
+        argv = ["--site", many_spec(tmp_path, site), "--output", str(tmp_path / "crawl"), *FLAGS]
+
+        def hang_up():
+            wait_for(lambda: sum(p.startswith("/n/") for p in site.paths()) >= 6, 30)
+            os.kill(os.getpid(), signal.SIGHUP)
+
+        sender = threading.Thread(target=hang_up, daemon=True)
+        sender.start()
+        assert crawl.main(argv) == 128 + signal.SIGHUP
+        sender.join(5)
+        assert "stopped by SIGHUP" in capsys.readouterr().err
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL  # the handler is put back
+        resume_fetches_nothing_it_had(tmp_path, site, argv, site.paths())
