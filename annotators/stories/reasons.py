@@ -53,5 +53,5 @@ JOB_REASONS: tuple[str, ...] = CRAWL_REASONS + (
     "bad_field_type", "empty_file",
     "not_story_page", "bad_selector", "body_not_found", "empty_body",
     "mojibake", "empty_after_cleaning", "not_chinese", "too_short", "too_long",
-    "exact_duplicate", "near_duplicate",
+    "exact_duplicate", "near_duplicate", "internal_error",
 )
