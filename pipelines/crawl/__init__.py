@@ -59,8 +59,14 @@ class UsageError(ValueError):
     """A bad spec, flag, input or output folder: one line for the user, exit status 2."""
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        """A flag error is one line too (argparse's usage block is on --help)."""
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    parser = _Parser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("--site", required=True, help="site spec (JSON, or YAML by extension)")
     parser.add_argument("--output", required=True, help="output folder; DIR/pages is the cache")
     timeout = {f.name: f for f in dataclasses.fields(FetchConfig)}["timeout_seconds"]  # flag: --timeout

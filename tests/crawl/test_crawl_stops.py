@@ -180,6 +180,11 @@ def test_a_missing_or_unreadable_spec_or_a_bad_flag_is_one_line(tmp_path, capsys
                               ("--backoff_base", "-1", "--backoff_base must be a number of 0 or more"),
                               ("--max_pages", "0", "--max_pages must be at least 1")]:
         assert says in one_line_error(capsys, ["--site", str(bom), *out, flag, value])
+    for argv in (["--site", str(bom)], [*out, "--site", str(bom), "--timeout", "soon"], [*out, "--nope"]):
+        with pytest.raises(SystemExit) as stop:
+            crawl.main(argv)
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and err.count("\n") == 1 and err.endswith("(see --help)\n"), err
     assert not (tmp_path / "out").exists()
 
 
