@@ -18,8 +18,9 @@ CRAWL_RULE = (
     "Polite single-process crawl: robots.txt obeyed (disallowed URLs recorded, "
     "never requested), one request at a time, `delay_seconds` between requests to a host, "
     "retries with exponential backoff honouring Retry-After, at most `max_redirects` "
-    "redirects and only to `allowed_hosts`. `pages/` is the raw cache; re-running with the "
-    "same --output requests nothing cached. This run: {this_run}.")
+    "redirects and only to `allowed_hosts`, each request within --timeout in all. `pages/` is "
+    "the raw cache, written on exit and on SIGTERM/Ctrl-C too; re-running with the same --output "
+    "requests nothing cached. This run: {this_run}.")
 
 
 def stories_card(stats: dict) -> str:

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 REASONS: dict[str, str] = {
     # the crawl (pipelines.crawl): why a URL gave no usable page
-    "http_status": "the server answered with an HTTP error status (the code is http_<status>)",
+    "http_status": "the server answered with an HTTP error status, whatever the content type (the code "
+                   "is http_<status>: http_404 not found, http_410 gone, http_403 forbidden, ...)",
     "robots_disallowed": "robots.txt disallows the URL (or a redirect target), so it was never requested",
     "robots_unavailable": "robots.txt answered 5xx or was unreachable, which disallows the whole host "
                           "(RFC 9309 2.3.1), so the URL was never requested",
+    "crawl_delay_too_long": "the host's robots.txt asks a Crawl-delay over --max_retry_after, so none of "
+                            "its pages is requested",
     "too_large": "the body is larger than the site spec's max_bytes (declared or read)",
     "not_html": "the content type is not HTML (or, with none given, the body has no <html>)",
     "off_host_redirect": "a redirect points to a host outside the spec's allowed_hosts",
@@ -21,6 +24,11 @@ REASONS: dict[str, str] = {
     "too_many_redirects": "more redirects than the site spec's max_redirects",
     "retries_exhausted": "429, 5xx, timeout or connection errors on every try (max_tries)",
     "retry_after_too_long": "the server asked (Retry-After) for a longer pause than max_retry_after",
+    "too_slow": "the response did not arrive whole within --timeout (the server sends, but too slowly: "
+                "not retried)",
+    "bad_gzip": "the body's Content-Encoding does not decode: a broken gzip or deflate stream, or "
+                "an encoding the crawler cannot decode",
+    "bad_response": "the server's answer cannot be parsed (e.g. a redirect whose Location is not a URL)",
     # the stories job: pages and dumps -> raw stories
     "not_story_page": "a cached page that is not a story page (robots.txt, a list page, a URL "
                       "outside the spec's story pattern)",
@@ -36,6 +44,7 @@ REASONS: dict[str, str] = {
 CRAWL_REASONS: tuple[str, ...] = (
     "http_status", "robots_disallowed", "robots_unavailable", "too_large", "not_html", "off_host_redirect",
     "redirect_to_fetched", "bad_redirect", "too_many_redirects", "retries_exhausted", "retry_after_too_long",
+    "too_slow", "bad_gzip", "bad_response", "crawl_delay_too_long", "internal_error",
 )
 
 JOB_REASONS: tuple[str, ...] = CRAWL_REASONS + (

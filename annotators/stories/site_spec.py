@@ -5,13 +5,15 @@ spec names the start URLs, the hosts the crawler may touch, which links to follo
 pages), which URLs are story pages, the CSS selectors of title and body, the licence
 recorded with every story, and the politeness limits. Specs are JSON or YAML files.
 
-Known-bad specs rejected at load time: missing fields, bad regexes, start URLs outside
-`allowed_hosts`, non-positive limits.
+Known-bad specs rejected at load time (a `SpecError` naming the field): unreadable JSON/YAML,
+missing or unknown fields, fields of the wrong type, bad regexes, start URLs that are not
+http(s) or outside `allowed_hosts`, negative or non-finite limits.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from typing import Any
 from urllib.parse import urldefrag, urljoin, urlsplit, urlunsplit
@@ -44,10 +46,10 @@ class SiteSpec:
         for pattern in (*self.follow, self.story):
             try:
                 re.compile(pattern)
-            except re.error as exc:
-                raise SpecError(f"bad regex {pattern!r}: {exc}") from exc
+            except (re.error, OverflowError, RecursionError, ValueError) as exc:
+                raise SpecError(f"bad regex {pattern!r}: {exc}") from None
         if self.delay_seconds < 0 or self.max_pages < 1 or self.max_bytes < 1 or self.max_redirects < 0:
-            raise SpecError("delay_seconds must be >= 0; max_pages, max_bytes must be >= 1")
+            raise SpecError("delay_seconds and max_redirects must be >= 0; max_pages and max_bytes >= 1")
         for url in self.start_urls:
             if not self.host_allowed(url):
                 raise SpecError(f"start url {url!r} is not on an allowed host")
@@ -96,27 +98,66 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
 
 
+TEXT_FIELDS = ("name", "story", "title", "body", "license")
+LIST_FIELDS = ("start_urls", "allowed_hosts", "follow")
+NUMBER_FIELDS = {"delay_seconds": float, "max_pages": int, "max_bytes": int, "max_redirects": int}
+
+
+def _strings(key: str, raw: Any) -> tuple[str, ...]:
+    """A list field: one string or a non-empty list of strings."""
+    values = [raw] if isinstance(raw, str) else raw
+    if not isinstance(values, list) or not values or not all(isinstance(v, str) and v.strip() for v in values):
+        raise SpecError(f"{key} must be a string or a non-empty list of strings, not {raw!r}"[:200])
+    return tuple(values)
+
+
+def _number(key: str, raw: Any, cast: type) -> float | int:
+    """A number field (a numeric string is read too); `int` fields take whole numbers only."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+        raise SpecError(f"{key} must be a number, not {raw!r}"[:200])
+    try:
+        number = float(raw)
+    except (ValueError, OverflowError):
+        raise SpecError(f"{key} must be a number, not {raw!r}"[:200]) from None
+    if not math.isfinite(number):
+        raise SpecError(f"{key} must be a finite number, not {raw!r}"[:200])
+    if cast is int:
+        if not number.is_integer():
+            raise SpecError(f"{key} must be a whole number, not {raw!r}"[:200])
+        return int(number)
+    return number
+
+
+def _start_url(url: str) -> str:
+    normal = normalize_url(url)
+    if normal is None:
+        raise SpecError(f"start url {url!r} is not an absolute http(s) URL")
+    return normal
+
+
 def spec_from_dict(data: dict[str, Any]) -> SiteSpec:
-    """Validate a parsed spec; lists become tuples, a single `follow` string a 1-tuple."""
+    """Validate a parsed spec; lists become tuples, a single `follow` string a 1-tuple.
+    A field of the wrong type is a SpecError naming it, never a TypeError later."""
     if not isinstance(data, dict):
-        raise SpecError("a site spec must be a mapping")
+        raise SpecError(f"a site spec must be a mapping, not {type(data).__name__}")
     missing = [k for k in REQUIRED if k not in data]
     if missing:
         raise SpecError(f"site spec lacks {missing}")
     known = {f.name for f in dataclasses.fields(SiteSpec)}
-    unknown = sorted(set(data) - known)
+    unknown = sorted(set(map(str, data)) - known)
     if unknown:
         raise SpecError(f"unknown site spec fields {unknown}")
     values = dict(data)
-    for key in ("start_urls", "allowed_hosts", "follow"):
-        raw = values[key]
-        values[key] = (raw,) if isinstance(raw, str) else tuple(str(v) for v in raw)
-    values["allowed_hosts"] = tuple(h.lower() for h in values["allowed_hosts"])
-    values["start_urls"] = tuple(normalize_url(u) or u for u in values["start_urls"])
-    for key, cast in (("delay_seconds", float), ("max_pages", int), ("max_bytes", int),
-                      ("max_redirects", int)):
+    for key in TEXT_FIELDS:
+        if not isinstance(values[key], str) or not values[key].strip():
+            raise SpecError(f"{key} must be a non-empty string, not {values[key]!r}"[:200])
+    for key in LIST_FIELDS:
+        values[key] = _strings(key, values[key])
+    values["allowed_hosts"] = tuple(h.strip().lower() for h in values["allowed_hosts"])
+    values["start_urls"] = tuple(_start_url(u) for u in values["start_urls"])
+    for key, cast in NUMBER_FIELDS.items():
         if key in values:
-            values[key] = cast(values[key])
+            values[key] = _number(key, values[key], cast)
     return SiteSpec(**values)
 
 
@@ -136,6 +177,6 @@ def parse_spec(text: str, *, yaml_format: bool = False) -> SiteSpec:
 
 def load_spec(path: str) -> SiteSpec:
     """Read a spec file; `.yaml`/`.yml` files are YAML, everything else JSON."""
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8-sig") as f:
         text = f.read()
     return parse_spec(text, yaml_format=path.lower().endswith((".yaml", ".yml")))

@@ -1,4 +1,6 @@
 """`python -m pipelines.crawl`: the crawl job (see pipelines/crawl/__init__.py)."""
-from pipelines.crawl import run
+import sys
 
-run()
+from pipelines.crawl import main
+
+sys.exit(main())

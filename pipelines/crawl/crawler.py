@@ -6,16 +6,18 @@ loop starts at the spec's start URLs, fetches robots.txt of each host first (RFC
 pages (`follow`) or story pages (`story`) on allowed hosts, each URL once. A URL already in
 the cache is never requested again; cached list pages are re-read from their stored bodies
 so a resumed crawl rebuilds the same frontier. URLs robots.txt disallows are recorded (with
-`error="robots_disallowed"`, or `robots_unavailable` when robots.txt itself failed; no
-request made). `max_pages` bounds the pages requested,
-counted over the whole cache and excluding robots.txt. One Fetcher and one thread: never
-more than one request in flight per host.
+`error="robots_disallowed"`, `robots_unavailable` when robots.txt itself failed, or
+`crawl_delay_too_long` when its Crawl-delay is over `max_retry_after`; no request made).
+`max_pages` bounds the pages requested, counted over the whole cache and excluding
+robots.txt. One Fetcher and one thread: never more than one request in flight per host. An exception of the fetch code itself (a bug) is
+recorded as an `internal_error` row and the crawl goes on.
 """
 from __future__ import annotations
 
 import collections
 import dataclasses
 import json
+import logging
 from typing import Callable, Iterable
 from urllib.parse import urlsplit
 
@@ -25,6 +27,8 @@ from pipelines.crawl.fetch import FetchResult, Fetcher
 from pipelines.crawl.robots import Robots, agent_token, robots_for_status
 from annotators.stories.site_spec import SiteSpec, host_key
 from schemas.crawl import Page
+
+LOG = logging.getLogger("storybench.crawl")
 
 
 @dataclasses.dataclass
@@ -36,7 +40,8 @@ class Progress:
     failed: int = 0  # rows of this run with an error
     queued: int = 0
     requests: int = 0  # HTTP requests in this run, retries and redirect hops included
-    stopped: str = "done"  # done | max_pages
+    internal_errors: int = 0  # rows of this run that a bug, not the site, failed (internal_error)
+    stopped: str = "done"  # done | max_pages | interrupted
 
     def line(self) -> str:
         return (f"fetched {self.fetched}, cached {self.cached}, failed {self.failed}, "
@@ -53,7 +58,9 @@ def robots_refusal(robots: Robots, url: str) -> str | None:
     `robots_disallowed` when its rules forbid `url`, None when it may be requested."""
     if robots.allowed(url):
         return None
-    return "robots_unavailable" if robots.disallow_all else "robots_disallowed"
+    if robots.disallow_all:
+        return "crawl_delay_too_long" if robots.crawl_delay else "robots_unavailable"
+    return "robots_disallowed"
 
 
 class Crawler:
@@ -71,6 +78,7 @@ class Crawler:
         self.robots: dict[str, Robots] = {}
         self.agent = agent_token(fetcher.config.user_agent)
         self.progress = Progress()
+        self.current = ""  # the URL being fetched, for progress lines
 
     def _mark_done(self, page: Page) -> None:
         if page.requested:
@@ -82,6 +90,7 @@ class Crawler:
         self.on_page(page)
         self.progress.fetched += page.requested
         self.progress.failed += page.error is not None
+        self.progress.internal_errors += page.error == "internal_error"
         self.progress.requests = self.fetcher.requests_made
         return page
 
@@ -101,6 +110,9 @@ class Crawler:
                 result = self.fetcher.fetch(r_url, gate=self._host_gate, html_only=False)
                 page = self._record(self._page(result, "robots", "", 0))
             rules = robots_for_status(page.status, page.body, self.agent, page.error or "")
+            if (rules.crawl_delay or 0.0) > self.fetcher.config.max_retry_after:  # too slow to crawl at all
+                rules = dataclasses.replace(rules, disallow_all=True, note=(
+                    f"robots.txt asks a Crawl-delay of {rules.crawl_delay:g} s, over --max_retry_after"))
             self.robots[host] = rules
             self.fetcher.set_delay(host, max(self.spec.delay_seconds, rules.crawl_delay or 0.0))
         return self.robots[host]
@@ -133,13 +145,26 @@ class Crawler:
             self.progress.stopped = "max_pages"
             return None
         self.requested_pages += 1
-        return self._record(self._page(self.fetcher.fetch(url, gate=self.gate), kind, referrer, depth))
+        self.current = url
+        try:
+            result = self.fetcher.fetch(url, gate=self.gate)
+        except Exception as exc:  # a bug, not the site: recorded (internal_error), the crawl goes on
+            return self._record(Page(self.spec.name, url, url, kind, None, "{}", b"", self.fetcher.now(),
+                                     error="internal_error", detail=f"{type(exc).__name__}: {exc}"[:300],
+                                     attempts=1, referrer=referrer, depth=depth))
+        finally:
+            self.current = ""
+        return self._record(self._page(result, kind, referrer, depth))
 
     def _links(self, page: Page) -> list[str]:
         if not page.ok or not page.body or not self.spec.is_follow(page.final_url):
             return []
-        decoded = decode_bytes(page.body, json.loads(page.headers).get("content-type"))
-        return extract_links(decoded.text, page.final_url) if decoded else []
+        try:
+            decoded = decode_bytes(page.body, json.loads(page.headers).get("content-type"))
+            return extract_links(decoded.text, page.final_url) if decoded else []
+        except Exception as exc:  # a bug in link extraction: the page stays cached, its links are logged lost
+            LOG.warning("no links read from %s: %s: %s", page.url, type(exc).__name__, exc)
+            return []
 
     def run(self) -> Progress:
         """Crawl until the frontier is empty or `max_pages` pages have been requested."""

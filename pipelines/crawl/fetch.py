@@ -10,23 +10,34 @@ Retry-After above `max_retry_after` gives up at once rather than hammer the host
 Redirects are followed by hand (at most `max_redirects`), and every hop is first checked by
 the caller's `gate` (allowed host, robots.txt, already fetched), so an off-host target is
 never requested. Bodies over `max_bytes` and non-HTML content types are dropped with a reason.
+Each request must end within `timeout_seconds` in all (a deadline, not only per socket read):
+a server silent for 90% of it is a `timeout` (retried), one still sending when it is up is
+`too_slow` (a drip; not retried). A non-2xx answer is `http_<status>`
+whatever its content type, and a body whose Content-Encoding does not decode is `bad_gzip`.
 """
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
 import email.utils
+import http.client
 import json
 import time
 from typing import Callable
 
 import requests
+from urllib3.response import HTTPResponse
 
 from annotators.stories.site_spec import host_key, normalize_url
+from pipelines.crawl.stopping import DeadlineExceeded, deadline
 
 REDIRECTS = (301, 302, 303, 307, 308)
+DECODED = ("identity", *HTTPResponse.CONTENT_DECODERS)  # gzip, deflate (br, zstd when installed)
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 RETRIED = ("timeout", "connection_error")  # never a page's error: they end as retries_exhausted
+# A server silent for this share of --timeout is `timeout` (retried: it may be busy a moment); one
+# still sending when the whole --timeout is up is `too_slow` (not retried: a drip drips again).
+SILENT_SHARE = 0.9
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,7 +47,8 @@ class FetchConfig:
     user_agent: str = dataclasses.field(
         default="storybench/0.1 (+https://github.com/storybench/storybench; research crawler)",
         metadata={"help": "User-Agent header; its product token picks the robots.txt group"})
-    timeout_seconds: float = dataclasses.field(default=30.0, metadata={"help": "seconds per request"})
+    timeout_seconds: float = dataclasses.field(default=30.0, metadata={
+        "help": "seconds a request may take in all (headers and body), and the longest wait for any bytes"})
     max_tries: int = dataclasses.field(default=4, metadata={  # one request and three retries
         "help": "requests per URL before giving up on 429, 5xx, timeouts and connection errors"})
     backoff_base: float = dataclasses.field(default=1.0, metadata={
@@ -138,37 +150,62 @@ class Fetcher:
                 self._sleep(remaining)
 
     def _attempt(self, url: str, html_only: bool) -> _Attempt:
-        """One GET (no redirects followed), reading the body only when it will be kept."""
+        """One GET (no redirects followed) that must end within `timeout_seconds` in all."""
         host = host_key(url)
         self._wait_turn(host)
         self.requests_made += 1
         try:
+            with deadline(self.config.timeout_seconds):
+                return self._exchange(url, html_only)
+        except DeadlineExceeded:
+            return _Attempt(None, {}, error="too_slow", detail=(
+                f"no whole response within {self.config.timeout_seconds:g} s (--timeout)"))
+        finally:
+            self._last_end[host] = self._clock()
+
+    def _exchange(self, url: str, html_only: bool) -> _Attempt:
+        """The GET itself, reading the body only when it will be kept (a 2xx answer)."""
+        try:
             with self.session.get(url, stream=True, allow_redirects=False,
-                                  timeout=self.config.timeout_seconds) as resp:
+                                  timeout=self.config.timeout_seconds * SILENT_SHARE) as resp:
                 headers = {k.lower(): v for k, v in sorted(resp.headers.items())}
-                if resp.status_code in REDIRECTS or resp.status_code == 429 or resp.status_code >= 500:
-                    return _Attempt(resp.status_code, headers, retry_after=headers.get("retry-after"))
+                status = resp.status_code
+                if status in REDIRECTS or status == 429 or status >= 500:
+                    return _Attempt(status, headers, retry_after=headers.get("retry-after"))
+                if not 200 <= status < 300:
+                    return _Attempt(status, headers)  # http_<status> whatever its content type
                 return self._read_body(resp, headers, html_only)
         except requests.Timeout as exc:
             return _Attempt(None, {}, error="timeout", detail=str(exc)[:300])
         except requests.RequestException as exc:
             return _Attempt(None, {}, error="connection_error", detail=f"{type(exc).__name__}: {exc}"[:300])
-        finally:
-            self._last_end[host] = self._clock()
+        except (ValueError, UnicodeError, LookupError, http.client.HTTPException) as exc:
+            # what `requests` lets through from an answer it cannot parse (e.g. a Location of `http://[::1`)
+            return _Attempt(None, {}, error="bad_response", detail=f"{type(exc).__name__}: {exc}"[:300])
 
     def _read_body(self, resp: requests.Response, headers: dict, html_only: bool) -> _Attempt:
         status = resp.status_code
         media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if html_only and media and media not in HTML_TYPES:
             return _Attempt(status, headers, error="not_html", detail=media)
+        encodings = [e.strip() for e in headers.get("content-encoding", "").lower().split(",") if e.strip()]
+        unknown = [e for e in encodings if e not in DECODED]
+        if unknown:
+            return _Attempt(status, headers, error="bad_gzip",
+                            detail=f"Content-Encoding {', '.join(unknown)} is not one the crawler decodes")
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_bytes:
             return _Attempt(status, headers, error="too_large", detail=f"content-length {declared}")
         body = bytearray()
-        for chunk in resp.iter_content(64 * 1024):
-            body.extend(chunk)
-            if len(body) > self.max_bytes:
-                return _Attempt(status, headers, error="too_large", detail=f"over {self.max_bytes} bytes")
+        try:
+            for chunk in resp.iter_content(64 * 1024):  # decoded; urllib3 inflates a chunk at a time
+                body.extend(chunk)
+                if len(body) > self.max_bytes:
+                    return _Attempt(status, headers, error="too_large", detail=f"over {self.max_bytes} bytes")
+        except requests.exceptions.ContentDecodingError as exc:
+            encoding = headers.get("content-encoding", "")
+            return _Attempt(status, headers, error="bad_gzip",
+                            detail=f"Content-Encoding {encoding} does not decode: {exc}"[:300])
         if html_only and not media and b"<html" not in bytes(body[:2048]).lower():
             return _Attempt(status, headers, error="not_html", detail="no content-type, no <html>")
         return _Attempt(status, headers, bytes(body))

@@ -6,7 +6,8 @@ wins ties; `*` matches any run of characters and a trailing `$` anchors the end.
 `Crawl-delay` of the chosen group is kept so the crawler can wait longer than the spec.
 
 Fetch outcomes (RFC 9309 section 2.3.1): 2xx -> parse; 4xx (e.g. no robots.txt) -> allow
-all; 5xx or unreachable -> disallow all (the crawler records why and fetches nothing).
+all; 5xx, unreachable or unreadable (too slow, too large, a body that does not decode) ->
+disallow all (the crawler records why and fetches nothing).
 Known-bad inputs guarded against: BOM, CRLF, comments, rules before any User-agent line,
 undecodable bytes, huge files (only the first 500 KiB are read, as RFC 9309 allows).
 """
@@ -121,11 +122,12 @@ def parse_robots(data: bytes | str, agent: str) -> Robots:
 
 def robots_for_status(status: int | None, body: bytes, agent: str, error: str = "") -> Robots:
     """RFC 9309 2.3.1: what a robots.txt fetch outcome means for the crawl."""
-    if status is not None and 200 <= status < 300:
+    if status is not None and 200 <= status < 300 and not error:
         return parse_robots(body, agent)
     if status is not None and 400 <= status < 500:
         return Robots(note=f"robots.txt status {status}: all allowed")
-    why = f"status {status}" if status is not None else (error or "unreachable")
+    answered = status is not None and not 200 <= status < 300
+    why = (f"status {status}" if answered else error) or "unreachable"
     return Robots(disallow_all=True, note=f"robots.txt {why}: nothing fetched")
 
 

@@ -5,6 +5,7 @@ import datetime as dt
 import json
 import pathlib
 
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -234,7 +235,7 @@ def test_crawl_flags_keep_their_spellings_and_defaults():
     parser = crawl.build_parser()
     args = parser.parse_args(["--site", "s.json", "--output", "out"])
     assert config_from_args(args, FetchConfig, timeout_seconds=args.timeout) == FetchConfig()
-    assert (args.max_pages, args.flush_every) == (None, 20)
+    assert (args.max_pages, args.flush_every, args.progress_seconds) == (None, 1, 10.0)
     args = parser.parse_args(["--site", "s.json", "--output", "out", "--user_agent", "x/1", "--timeout", "5",
                               "--max-tries", "2", "--backoff_base", "0.5", "--max_retry_after", "9",
                               "--max_pages", "3", "--flush-every", "4"])
@@ -263,3 +264,40 @@ def test_crawl_card_lists_the_crawl_reasons():
     card = crawl_card(stats)
     assert "This run: {'fetched': 0}.\n\n## Reject reasons this job can give" in card
     assert "| `robots_unavailable` |" in card and "| `http_status` |" in card and "| `mojibake` |" not in card
+
+
+# ------------------------------------------------------------------ the page cache
+def test_page_cache_merges_small_parts_and_never_reuses_a_part_name(tmp_path, monkeypatch):
+    from pipelines.crawl import report
+    from schemas.crawl import Page
+
+    monkeypatch.setattr(report, "MERGED_ROWS", 10)
+    pages = [Page("s", f"http://h.org/{i}", f"http://h.org/{i}", "story", 200, "{}", b"<html>%d" % i,
+                  "2026-01-01T00:00:00Z", attempts=1) for i in range(25)]
+    cache = report.PageCache(str(tmp_path))
+    for page in pages:
+        cache.add(page)  # one part per page
+    assert len(list(tmp_path.glob("part-*.parquet"))) == 25
+    cache.compact()
+    parts = sorted(p.name for p in tmp_path.glob("part-*.parquet"))
+    assert parts == ["part-00025.parquet", "part-00026.parquet", "part-00027.parquet"]  # 10, 10, 5 rows
+    assert [pq.read_metadata(tmp_path / p).num_rows for p in parts] == [10, 10, 5]
+    (tmp_path / "part-00026.parquet").write_bytes(b"not parquet")
+    again = report.PageCache(str(tmp_path))
+    assert sorted(p.url for p in again.load()) == sorted(p.url for p in pages[:10] + pages[20:])
+    again.add(pages[10])
+    assert (tmp_path / "part-00028.parquet").exists() and (tmp_path / "part-00026.parquet.corrupt").exists()
+
+
+def test_fetcher_waits_the_host_delay_after_the_previous_response():
+    now, sleeps = [100.0], []
+    fetcher = Fetcher(FetchConfig(), max_bytes=10, clock=lambda: now[0], sleep=sleeps.append)
+    fetcher.set_delay("h.org", 2.0)
+    fetcher._wait_turn("h.org")  # nothing fetched from the host yet: no wait
+    fetcher._last_end["h.org"] = 100.0
+    now[0] = 100.5
+    fetcher._wait_turn("h.org")
+    fetcher._wait_turn("other.org")  # another host does not wait for this one
+    now[0] = 103.0
+    fetcher._wait_turn("h.org")  # the delay has passed
+    assert sleeps == [1.5]
