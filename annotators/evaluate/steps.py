@@ -365,3 +365,15 @@ def _glge_original_rows(scores: Sequence[ExampleScore], task: str, add) -> None:
         add("all", f"bleu-{k}", 100 * value, n)
     add("all", "meteor", 100 * meteor.meteor_scores(groups)[0], n)
     add("all", "rouge-l", 100 * go.coco_rouge_l_mean(groups), n)
+
+
+def corpus_metrics(task: str, examples: Iterable[tuple[str, dict, dict]], compat: str = "original") -> dict:
+    """metric -> value over (example_id, prediction record, gold record) triples already
+    aligned: the `score` stage and the metrics table of `pipelines.evaluate` (group "all"),
+    as the lm-evaluation-harness tasks (annotators/harness) score PlotCom and OutGen."""
+    config = EvalConfig(task=task, compat=compat)
+    scores = []
+    for n, (example_id, prediction, gold) in enumerate(examples, start=1):
+        pair = Pair(str(n), example_id, f"prediction:{n}", f"gold:{n}", prediction, gold)
+        scores.extend(score_pair(pair, config))
+    return {row["metric"]: row["value"] for row in metric_rows(scores, config) if row["group"] == "all"}
