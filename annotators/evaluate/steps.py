@@ -274,11 +274,17 @@ def _score_glge(pred: str, gold: str, task: str, compat: str, base: dict,
     return ExampleScore(values=rouge, **base)
 
 
+def chapterbreak_correct(scores: Sequence[float]) -> bool:
+    """An example is right when no negative scores above the gold (scores[0]): ties count as
+    correct (PEERS.md 2.3)."""
+    return all(s <= scores[0] for s in scores[1:])
+
+
 def _score_chapterbreak(pair: Pair, base: dict) -> list[ExampleScore] | Drop:
     scores, negatives = pair.prediction["scores"], pair.gold["negatives"]
     if len(scores) != 1 + len(negatives):
         return Drop("score_count_mismatch", f"{len(scores)} scores for 1 gold + {len(negatives)} negatives")
-    correct = all(s <= scores[0] for s in scores[1:])  # ties count as correct (PEERS.md 2.3)
+    correct = chapterbreak_correct(scores)
     source, length = pair.gold.get("source"), pair.gold.get("prefix_length")
     boundary = pair.gold.get("boundary")
     groups = ["all"]
