@@ -65,9 +65,11 @@ def card_section(stats: dict) -> str:
     lines = ["## Scoring a model (lm-evaluation-harness)", ""]
     if not info["groups"]:
         return "\n".join(lines + ["No task could be written: no table has a test split with rows.", ""])
-    lines += [f"`{info['folder']}/` holds {info['harness']} tasks that read this folder's parquet files "
-              "(paths relative to the task files, so it works from any directory and after the folder "
-              "moves). From the folder above this one:", "", "```", info["command"], "```", "",
+    lines += [f"`{info['folder']}/` holds lm-evaluation-harness tasks ({info['harness']}, which `make setup` "
+              "installs) that read this folder's parquet files by paths relative to the task files, so "
+              "they run from any directory and after the folder moves. With OUT this folder (e.g. "
+              "`output/lot`):", "", "```", info["command"], "```", "",
+              "(`--model hf` also needs torch and transformers: `pip install 'lm-eval[hf]'`.)", "",
               "| group | tasks |", "|---|---|"]
     lines += [f"| `{g}` | {', '.join(f'`{t}`' for t in tasks)} |" for g, tasks in info["groups"].items()]
     lines += [""] + [f"- {note}" for note in info["notes"]]
