@@ -375,11 +375,15 @@ def _glge_original_rows(scores: Sequence[ExampleScore], task: str, add) -> None:
 
 def corpus_metrics(task: str, examples: Iterable[tuple[str, dict, dict]], compat: str = "original") -> dict:
     """metric -> value over (example_id, prediction record, gold record) triples already
-    aligned: the `score` stage and the metrics table of `pipelines.evaluate` (group "all"),
-    as the lm-evaluation-harness tasks (annotators/harness) score PlotCom and OutGen."""
+    aligned, in line order (GLGE's official scorers number the lines 1..n): the `score` stage
+    and the metrics table of `pipelines.evaluate` (group "all"), as the lm-evaluation-harness
+    tasks (annotators/harness) score generations. An example the official scorer skips (a
+    Drop: the job's rejects row) is left out, as the job leaves it out."""
     config = EvalConfig(task=task, compat=compat)
     scores = []
     for n, (example_id, prediction, gold) in enumerate(examples, start=1):
         pair = Pair(str(n), example_id, f"prediction:{n}", f"gold:{n}", prediction, gold)
-        scores.extend(score_pair(pair, config))
+        scored = score_pair(pair, config)
+        if not isinstance(scored, Drop):
+            scores.extend(scored)
     return {row["metric"]: row["value"] for row in metric_rows(scores, config) if row["group"] == "all"}

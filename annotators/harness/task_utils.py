@@ -8,10 +8,13 @@ file from beside them. Two jobs:
   `datasets.load_dataset("parquet", ...)` with the paths made absolute from this file's own
   place, so `lm_eval` works from any working directory and after the output folder moves
   (the harness would resolve relative `data_files` against the working directory).
-- PlotCom and OutGen scoring: `generation_results` keeps each generation with its gold row,
-  and the aggregations (`bleu_1` ... `order`) score them all at once with storybench's own
-  evaluation code (`annotators.evaluate.steps.corpus_metrics`, what `python -m
-  pipelines.evaluate --compat original` computes), imported, never re-implemented here.
+- `load_lines`: the same for GLGE's `{split}.src` / `{split}.tgt` line files (one example per
+  line: `line`, `source`, `target`).
+- Scoring generations (PlotCom, OutGen, GLGE): `generation_results` keeps each generation
+  with its gold row, and the aggregations (`bleu_1` ... `order`, `rouge_1`, `meteor`, `f1`)
+  score them all at once with storybench's own evaluation code
+  (`annotators.evaluate.steps.corpus_metrics`, what `python -m pipelines.evaluate --compat
+  original` computes), imported, never re-implemented here.
   They need storybench installed where lm_eval runs (`make setup` installs both in .venv).
 """
 from __future__ import annotations
@@ -19,6 +22,11 @@ from __future__ import annotations
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+GLGE_METRICS = {
+    **{task: ("rouge-1", "rouge-2", "rouge-l") for task in ("cnndm", "gigaword", "xsum", "msnews")},
+    **{task: ("bleu-1", "bleu-2", "bleu-3", "bleu-4", "meteor", "rouge-l") for task in ("squadqg", "msqg")},
+    "coqa": ("f1",), "personachat": ("bleu-1", "bleu-2", "distinct-1", "distinct-2"),
+}
 GENERATION_METRICS = {
     "plotcom": ("bleu-1", "bleu-2", "bleu-3", "bleu-4", "distinct-1", "distinct-2", "distinct-3", "distinct-4"),
     "outgen": ("bleu-1", "bleu-2", "bleu-3", "bleu-4", "distinct-1", "distinct-2", "distinct-3", "distinct-4",
@@ -45,7 +53,29 @@ def load_tables(data_files: dict, columns=None, filters=None, **_metadata):
     return datasets.load_dataset("parquet", data_files=files, **kwargs)
 
 
+def _lines(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    return (text[:-1] if text.endswith("\n") else text).split("\n") if text else []
+
+
+def load_lines(data_files: dict, **_metadata):
+    """GLGE splits from aligned line files: `data_files` maps a split to {"source": path,
+    "target": path} (relative to this folder); rows `line` (0-based), `source`, `target`."""
+    import datasets
+
+    splits = {}
+    for split, paths in data_files.items():
+        sources, targets = _lines(HERE / paths["source"]), _lines(HERE / paths["target"])
+        if len(sources) != len(targets):
+            raise ValueError(f"{paths['source']} has {len(sources)} lines, {paths['target']} {len(targets)}")
+        splits[split] = datasets.Dataset.from_dict({"line": list(range(len(sources))), "source": sources,
+                                                    "target": targets})
+    return datasets.DatasetDict(splits)
+
+
 def _gold_record(task: str, doc: dict) -> dict:
+    if "target" in doc:  # GLGE
+        return {"text": doc["target"], "source": doc["source"]}
     if task == "outgen":
         return {"title": doc["title"], "outline": list(doc["outline"]), "story": doc["story"]}
     return {"story": doc["story"], "plot": doc["plot"]}
@@ -59,6 +89,21 @@ def generation_results(doc: dict, results: list) -> dict:
     return {metric: item for metric in GENERATION_METRICS[task]}
 
 
+def _glge_results(task: str):
+    def results(doc: dict, outputs: list) -> dict:
+        item = (task, doc["line"], outputs[0], _gold_record(task, doc))
+        return {metric: item for metric in GLGE_METRICS[task]}
+
+    results.__name__ = f"{task}_results"
+    return results
+
+
+cnndm_results, gigaword_results, xsum_results, msnews_results = (
+    _glge_results(t) for t in ("cnndm", "gigaword", "xsum", "msnews"))
+squadqg_results, msqg_results, coqa_results, personachat_results = (
+    _glge_results(t) for t in ("squadqg", "msqg", "coqa", "personachat"))
+
+
 _SCORED: dict = {}
 
 
@@ -69,8 +114,9 @@ def _corpus(items: list) -> dict:
         from annotators.evaluate.steps import corpus_metrics
 
         task = items[0][0]
-        field = "story" if task == "outgen" else "plot"
-        examples = [(example_id, {field: prediction}, gold) for _, example_id, prediction, gold in items]
+        field = {"outgen": "story", "plotcom": "plot"}.get(task, "text")
+        ordered = sorted(items, key=lambda item: item[1])  # GLGE: line order, as its scorers read
+        examples = [(str(example_id), {field: prediction}, gold) for _, example_id, prediction, gold in ordered]
         _SCORED.clear()
         _SCORED[key] = corpus_metrics(task, examples, compat="original")
     return _SCORED[key]
@@ -88,3 +134,5 @@ def _metric(name: str):
 bleu_1, bleu_2, bleu_3, bleu_4 = (_metric(f"bleu-{n}") for n in (1, 2, 3, 4))
 distinct_1, distinct_2, distinct_3, distinct_4 = (_metric(f"distinct-{n}") for n in (1, 2, 3, 4))
 coverage, order = _metric("coverage"), _metric("order")
+rouge_1, rouge_2, rouge_l = _metric("rouge-1"), _metric("rouge-2"), _metric("rouge-l")
+meteor, f1 = _metric("meteor"), _metric("f1")

@@ -84,3 +84,25 @@ def build_chapterbreak(root: pathlib.Path) -> pathlib.Path:
     run(["--gutenberg", str(books / "*.txt"), "--ao3", str(FIX / "ao3"), "--output", str(root / "out"),
          "--prefix-lengths", CB_LENGTHS, "--seed", "0"])
     return root / "out"
+
+
+GLGE_WORDS = ("the ship sailed into the harbour at dawn while the crew sang an old song about home and "
+              "the sea a storm rose over the hills and the farmers brought the sheep down to the river").split()
+
+
+def build_glge(root: pathlib.Path) -> pathlib.Path:
+    """GLGE levels of three small GLGE-named tasks (coqa, xsum, personachat) of seeded lines."""
+    import random
+
+    from pipelines.glge import run
+
+    rng = random.Random(7)
+    for task in ("coqa", "xsum", "personachat"):
+        folder = root / "in" / f"{task}_data" / "org_data"
+        folder.mkdir(parents=True)
+        for split, n in (("train", 16), ("dev", 3), ("test", 6)):
+            for end, words in (("src", 14), ("tgt", 7)):
+                lines = [" ".join(rng.choice(GLGE_WORDS) for _ in range(words)) for _ in range(n)]
+                (folder / f"{split}.{end}").write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    run(["--input", str(root / "in"), "--output", str(root / "out"), "--seed", "0"])
+    return root / "out"

@@ -13,7 +13,7 @@ import pytest
 
 from annotators.core import longlm
 from annotators.evaluate.steps import chapterbreak_correct
-from harness_helpers import build_chapterbreak, build_lot, lm_eval_command, run_lm_eval
+from harness_helpers import build_chapterbreak, build_glge, build_lot, lm_eval_command, run_lm_eval
 from ngram_server import EOS, CharNgram, Server
 
 pytestmark = pytest.mark.slow
@@ -147,3 +147,41 @@ def test_loopback_model_accuracies_equal_direct_scoring(builds, tmp_path):
         row = sample["doc"]
         source = longlm.source_target("outgen", row)[0]
         assert sample["filtered_resps"][0] == model.generate(source, 512, ["<extra_id_2>", "\n", EOS])
+
+
+def _evaluated(tmp_path, task: str, predictions: list[str], gold) -> dict:
+    from pipelines.evaluate import run as evaluate
+
+    path = tmp_path / f"{task}.pred"
+    path.write_text("".join(f"{p}\n" for p in predictions), encoding="utf-8")
+    evaluate(["--task", task, "--predictions", str(path), "--gold", str(gold), "--output", str(tmp_path / f"{task}_scored")])
+    metrics = pd.read_parquet(tmp_path / f"{task}_scored" / "metrics")
+    return {r.metric: r.value for r in metrics[metrics.group == "all"].itertuples()}
+
+
+def test_glge_levels_score_as_pipelines_evaluate(tmp_path):
+    glge = build_glge(tmp_path / "glge")
+    groups = json.loads((glge / "stats.json").read_text())["lm_eval"]["groups"]
+    assert list(groups) == ["storybench_glge_easy", "storybench_glge_medium", "storybench_glge_medium_plus",
+                            "storybench_glge_hard"]
+    model = CharNgram([line for task in ("coqa", "xsum", "personachat")
+                       for end in ("src", "tgt")
+                       for line in (glge / "easy" / f"{task}_data" / "org_data" / f"train.{end}").read_text().splitlines()])
+    with Server(model) as url:
+        args = f"model=ngram,base_url={url},tokenizer_backend=remote,max_retries=1"
+        results, samples = run_lm_eval(glge / "lm_eval", list(groups), tmp_path / "run", "local-completions", args)
+    metrics = {"coqa": ["f1"], "xsum": ["rouge-1", "rouge-2", "rouge-l"],
+               "personachat": ["bleu-1", "bleu-2", "distinct-1", "distinct-2"]}
+    for tasks in groups.values():
+        assert len(tasks) == 3
+        for task in tasks:
+            assert results["n-samples"][task]["effective"] == 6
+            assert set(results["results"][task]) >= {f"{m},none" for m in metrics[task.rsplit("_", 1)[1]]}
+    for task in ("xsum", "personachat"):
+        ordered = sorted(samples[f"storybench_glge_easy_{task}"], key=lambda s: s["doc"]["line"])
+        predictions = [s["filtered_resps"][0] for s in ordered]
+        assert any(p.strip() for p in predictions)  # the model wrote words
+        expected = _evaluated(tmp_path, task, predictions, glge / "easy" / f"{task}_data" / "org_data" / "test.tgt")
+        for metric in metrics[task]:
+            assert _value(results, f"storybench_glge_easy_{task}", metric) == pytest.approx(expected[metric], rel=1e-12), metric
+        assert any(expected[m] > 0 for m in metrics[task])

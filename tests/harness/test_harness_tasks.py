@@ -13,6 +13,7 @@ import pytest
 from annotators.core import longlm
 from annotators.core.card import complete_card
 from annotators.harness import chapterbreak as cb_tasks
+from annotators.harness import glge as glge_tasks
 from annotators.harness import lot as lot_tasks
 
 pytest.importorskip("lm_eval")
@@ -136,3 +137,20 @@ def test_data_files_resolve_from_the_task_folder_wherever_lm_eval_runs(tmp_path,
                            pretrained="ignored")
     assert ds["test"].to_list() == [{"example_id": "a", "source": "pg19"}]
     assert os.getcwd() == str(elsewhere)
+
+
+def test_glge_tasks_only_for_glge_metrics(tmp_path):
+    levels = {level: {"train_size": 0 if level == "hard" else 4} for level in glge_tasks.LEVELS}
+    stats = {"glge": {"xsum": {"sizes": {"test": 3}, "levels": levels},
+                      "lot_outgen": {"sizes": {"test": 3}, "levels": levels},
+                      "coqa": {"sizes": {"test": 0}, "levels": levels}}}
+    files, summary = glge_tasks.attachments(stats)
+    assert summary["groups"] == {f"storybench_glge_{name}": [f"storybench_glge_{name}_xsum"]
+                                 for name in ("easy", "medium", "medium_plus", "hard")}
+    assert any("lot_outgen" in note for note in summary["notes"])
+    _write(tmp_path, files)
+    easy, hard = _config(tmp_path, "storybench_glge_medium_plus_xsum"), _config(tmp_path, "storybench_glge_hard_xsum")
+    assert easy["dataset_kwargs"]["data_files"]["train"]["source"] == "../medium+/xsum_data/org_data/train.src"
+    assert "training_split" not in hard and "train" not in hard["dataset_kwargs"]["data_files"]
+    assert _render(easy, "doc_to_text", {"source": "a b c", "target": "x"}) == "a b c\n"
+    assert [m["metric"] for m in easy["metric_list"]] == ["rouge-1", "rouge-2", "rouge-l"]
