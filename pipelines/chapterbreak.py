@@ -23,6 +23,7 @@ from annotators.chapterbreak.dedup import DedupConfig, duplicate_books
 from annotators.chapterbreak.examples import ExampleConfig
 from annotators.chapterbreak.subsets import KINDS, per_book_cap
 from annotators.core.outcome import Drop
+from annotators.harness import chapterbreak as harness_tasks
 from annotators.text.tokenizers import get_tokenizer
 from pipelines.engine import (
     REJECTS, ExportFromTable, JobReport, MatchInputs, ReadFiles, ReadLines, Stage, WriteTable, add_config_flags, config_from_args,
@@ -287,7 +288,8 @@ def run(argv=None):
     out = staging_path(args.output)
     report = JobReport(out, "chapterbreak", config=config, seed=args.seed,
                        inputs=[x for x in (args.gutenberg, args.ao3) if x], options=options,
-                       card=functools.partial(card, base_card=default_card), figures=CB_FIGURES)
+                       card=functools.partial(card, base_card=default_card), figures=CB_FIGURES,
+                       attachments=harness_tasks.attachments)
     p = make_pipeline(options)
     keep_unchaptered = bool(ex_cfg.subsets)
     inputs = _read_inputs(p, args)

@@ -25,6 +25,7 @@ from apache_beam.options.pipeline_options import StandardOptions
 from annotators.glge.card import FIGURES as GLGE_FIGURES, glge_card
 from annotators.glge.levels import GlgeConfig, level_files, level_rows
 from annotators.glge.score import LotTokenConfig, TokenConfig
+from annotators.harness import glge as harness_tasks
 from annotators.glge.steps import LOT_KINDS, load_task, preload_langs, score_task, summaries_by_task
 from pipelines.engine import (LOCAL_RUNNERS, JobReport, WriteTable, add_config_flags, config_from_args, expand_input,
                               is_local_path, join, make_pipeline, parse_job_args, read_bytes, run_pipeline,
@@ -229,7 +230,8 @@ def run(argv: Sequence[str] | None = None) -> None:
     check_args(parser, args)
     config, out = glge_config(args), staging_path(args.output)
     report = JobReport(out, "glge", config=stats_config([], config), seed=args.seed,
-                       inputs=[x for x in (args.input, args.lot) if x], options=options, card=glge_card, figures=GLGE_FIGURES)
+                       inputs=[x for x in (args.input, args.lot) if x], options=options, card=glge_card, figures=GLGE_FIGURES,
+                       attachments=harness_tasks.attachments)
     p = make_pipeline(options)
     build_graph(p, report, args, config, job_langs(args), out)
     report.finish(p)

@@ -24,6 +24,7 @@ from annotators.lot.senpos import SenPosConfig, review_task
 from annotators.lot.records import OutGenOutput
 from annotators.lot.stats import Table3Accumulator
 from annotators.lot import splits
+from annotators.harness import lot as harness_tasks
 from annotators.lot.splits import SplitPlan
 from annotators.lot.story import StoryConfig, parse_story_record, prepare_story, whole_story_problem
 from annotators.core.near_dup import NearDupConfig, id_components, member_clusters
@@ -600,7 +601,7 @@ def run(argv=None):
     inputs = [x for x in (args.stories, args.annotations, args.senpos_reviews, run_cfg.official_outgen) if x]
     p = make_pipeline(options)
     report = JobReport(out, "lot", config=_config_record(run_cfg, story_cfg), seed=seed, inputs=inputs,
-                       options=options, card=lot_card, figures=LOT_FIGURES)
+                       options=options, card=lot_card, figures=LOT_FIGURES, attachments=harness_tasks.attachments)
 
     stories, records = _read_stories(p, args.stories) | "ParseStories" >> ParseStories(
         report, story_cfg, reread=lambda label: _read_stories(p, args.stories, label),

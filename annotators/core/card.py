@@ -45,6 +45,8 @@ def complete_card(text: str, stats: dict) -> str:
     """A job's card text, then its figures, licence and citation: CARD.md as README.md embeds it."""
     from annotators.core.figures import card_section
     from annotators.core.hf_card import licence_section
+    from annotators.harness.common import card_section as harness_section
 
-    parts = [text.rstrip("\n"), card_section(stats.get("figures") or []), licence_section(stats)]
+    parts = [text.rstrip("\n"), card_section(stats.get("figures") or []), harness_section(stats),
+             licence_section(stats)]
     return "\n\n".join(p.rstrip("\n") for p in parts if p) + "\n"

@@ -277,11 +277,17 @@ def _score_glge(pred: str, gold: str, task: str, compat: str, base: dict,
     return ExampleScore(values=rouge, **base)
 
 
+def chapterbreak_correct(scores: Sequence[float]) -> bool:
+    """An example is right when no negative scores above the gold (scores[0]): ties count as
+    correct (PEERS.md 2.3)."""
+    return all(s <= scores[0] for s in scores[1:])
+
+
 def _score_chapterbreak(pair: Pair, base: dict) -> list[ExampleScore] | Drop:
     scores, negatives = pair.prediction["scores"], pair.gold["negatives"]
     if len(scores) != 1 + len(negatives):
         return Drop("score_count_mismatch", f"{len(scores)} scores for 1 gold + {len(negatives)} negatives")
-    correct = all(s <= scores[0] for s in scores[1:])  # ties count as correct (PEERS.md 2.3)
+    correct = chapterbreak_correct(scores)
     source, length = pair.gold.get("source"), pair.gold.get("prefix_length")
     boundary = pair.gold.get("boundary")
     groups = ["all"]
@@ -368,3 +374,19 @@ def _glge_original_rows(scores: Sequence[ExampleScore], task: str, add) -> None:
         add("all", f"bleu-{k}", 100 * value, n)
     add("all", "meteor", 100 * meteor.meteor_scores(groups)[0], n)
     add("all", "rouge-l", 100 * go.coco_rouge_l_mean(groups), n)
+
+
+def corpus_metrics(task: str, examples: Iterable[tuple[str, dict, dict]], compat: str = "original") -> dict:
+    """metric -> value over (example_id, prediction record, gold record) triples already
+    aligned, in line order (GLGE's official scorers number the lines 1..n): the `score` stage
+    and the metrics table of `pipelines.evaluate` (group "all"), as the lm-evaluation-harness
+    tasks (annotators/harness) score generations. An example the official scorer skips (a
+    Drop: the job's rejects row) is left out, as the job leaves it out."""
+    config = EvalConfig(task=task, compat=compat)
+    scores = []
+    for n, (example_id, prediction, gold) in enumerate(examples, start=1):
+        pair = Pair(str(n), example_id, f"prediction:{n}", f"gold:{n}", prediction, gold)
+        scored = score_pair(pair, config)
+        if not isinstance(scored, Drop):
+            scores.extend(scored)
+    return {row["metric"]: row["value"] for row in metric_rows(scores, config) if row["group"] == "all"}

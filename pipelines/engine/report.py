@@ -68,8 +68,12 @@ class JobReport:
 
     def __init__(self, output: str, job: str, *, config: dict, seed: int | None,
                  inputs: Sequence[str], options: PipelineOptions,
-                 card: Callable[[dict], str] = default_card, figures: Sequence[Figure] = ()):
+                 card: Callable[[dict], str] = default_card, figures: Sequence[Figure] = (),
+                 attachments: Callable[[dict], tuple[dict[str, str], dict]] | None = None):
         self.output, self.job, self.config, self.seed = output, job, config, seed
+        # stats -> ({path under the output: text}, what stats.json keeps of them), e.g. the
+        # lm_eval tasks (annotators/harness): written with the report, from the same stats
+        self.attachments = attachments
         self.inputs, self.card, self.runner = list(inputs), card, runner_name(options)
         self.figures = tuple(figures)
         self.stages: list[str] = []
@@ -158,6 +162,10 @@ class JobReport:
             from pipelines.engine.figures import draw_figures
 
             stats["figures"] = draw_figures(self.output, self.figures)
+        if self.attachments:
+            files, stats["lm_eval"] = self.attachments(stats)
+            for path, text in sorted(files.items()):
+                write_text(join(self.output, path), text)
         write_text(join(self.output, "stats.json"),
                    json.dumps(stats, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
         card_text = complete_card(self.card(stats), stats)
