@@ -37,7 +37,8 @@ import json
 from annotators.text import zh_tokens
 print(json.dumps({b: zh_tokens.backend_info(b) for b in ("jieba", "jieba_next")}))
 """
-WORKERS = {"1 worker": [], "2 workers": ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]}
+WORKERS = {"1 worker": ["--direct_num_workers=1"],
+           "2 workers": ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]}
 
 
 def _child_json(args: list[str]) -> dict:

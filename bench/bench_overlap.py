@@ -80,7 +80,8 @@ def run_overlap_bench(scales=(1, 4, 16), base_lines: int = 15000, workdir: str |
         for scale in scales:
             chars = len(inputs["refs"][scale].read_text(encoding="utf-8"))
             seconds, kib = run_child(_CHILD, ["--test", str(inputs["test"]), "--reference",
-                                              str(inputs["refs"][scale]), "--output", str(work / f"out{scale}")])
+                                              str(inputs["refs"][scale]), "--output", str(work / f"out{scale}"),
+                                              "--direct_num_workers", "1"])
             over = json.loads((work / f"out{scale}" / "stats.json").read_text())["tables"]["over_10pct"]
             runs[scale] = {"seconds": round(seconds, 2), "peak_rss_mib": round(kib / 1024, 1),
                            "reference_chars": chars, "over_10pct": over}

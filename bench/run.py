@@ -5,7 +5,13 @@
    reference 1x, 4x and 16x as large (it must stay flat).
 3. OutGen outline agreement with LOT's official outlines (when ../shared/data is present).
 4. The scale table (bench/scale.py): wall time, CPU time and peak RSS of lot, stories,
-   chapterbreak and overlap at 1x, 4x and 16x of a realistic corpus, with growth ratios.
+   chapterbreak and overlap at 1x, 4x and 16x of a realistic corpus, with growth ratios
+   (one worker process).
+5. Every core, bounded memory (bench/parallel.py): lot, stories, chapterbreak and the overlap
+   audit with one worker against the default (a process per core) at their large inputs,
+   same bytes or not; peak RSS of the process tree at 1x and 4x (an overlap reference that
+   holds the test stories included); the stories job's deduplication against datatrove's
+   MinHash dedup (its own virtual environment) and a plain datasketch script.
 A benchmark, not a test: it prints numbers and never fails on speed.
 """
 from __future__ import annotations
@@ -16,7 +22,8 @@ import tempfile
 
 from bench.bench_lot import print_lot_bench, run_lot_bench
 from bench.bench_overlap import run_overlap_bench
-from bench.scale import run_scale_bench, scale_markdown
+from bench.parallel import parallel_markdown, run_parallel_bench
+from bench.scale import BOOKS, books_folders, run_scale_bench, scale_markdown
 
 
 def main() -> None:
@@ -37,6 +44,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         results["scale"] = run_scale_bench(pathlib.Path(tmp))
     (out / "scale.md").write_text(scale_markdown(results["scale"]), encoding="utf-8")
+    print("\nevery core, bounded memory (default workers against one):")
+    with tempfile.TemporaryDirectory() as tmp:
+        books = books_folders(pathlib.Path(tmp))[16][0] if BOOKS.exists() else None
+        results["parallel"] = run_parallel_bench(pathlib.Path(tmp) / "parallel", books)
+    (out / "parallel.md").write_text(parallel_markdown(results["parallel"]), encoding="utf-8")
     (out / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
     print(f"\nresults written to {out / 'results.json'}")
 

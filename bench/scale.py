@@ -43,6 +43,11 @@ def _stories(work: pathlib.Path, base_stories: int) -> dict[int, tuple[pathlib.P
     return made
 
 
+def books_folders(work: pathlib.Path) -> dict[int, tuple[pathlib.Path, int]]:
+    """The Gutenberg books of ../shared/data at each scale (folder, bytes)."""
+    return _books(work)
+
+
 def _books(work: pathlib.Path) -> dict[int, tuple[pathlib.Path, int]]:
     books = sorted(BOOKS.rglob("*.txt"))
     made = {}
@@ -110,7 +115,8 @@ def run_scale_bench(work: pathlib.Path, base_stories: int = 2000) -> dict:
         rows = {}
         for scale, (module, args, size) in runs.items():
             out = work / f"out_{job}_{scale}x"
-            rows[scale] = {"input_mb": round(size / 1e6, 1), **measure(module, args + ["--output", str(out)])}
+            rows[scale] = {"input_mb": round(size / 1e6, 1),
+                           **measure(module, args + ["--output", str(out), "--direct_num_workers", "1"])}
             shutil.rmtree(out, ignore_errors=True)
         lo = rows[SCALES[0]]
         rows["growth"] = {f"{s}x/1x": {k: round(rows[s][k] / max(lo[k], 1e-9), 2)

@@ -21,7 +21,8 @@ import apache_beam as beam
 from annotators.stories import steps
 from annotators.stories.card import stories_card
 from annotators.stories.clean import CleanConfig
-from annotators.core.near_dup import BandMember, NearDupConfig, band_nodes, candidate_set, component_clusters, components
+from annotators.core.near_dup import (BandMember, NearDupConfig, band_nodes, candidate_set, component_clusters, components,
+                                      scored_against_representative)
 from annotators.stories.site_spec import SiteSpec, parse_spec
 from pipelines.engine.files import after_all, delete_folder
 from pipelines.engine.spill import SpillRecords, read_file, read_records
@@ -137,13 +138,14 @@ class _Survivors(beam.DoFn):
 
 def component_assignments(group, config: NearDupConfig):
     """(story_id, Assignment) of one candidate component: its members' texts read back from
-    the spill files, verified and clustered (near_dup.component_clusters)."""
+    the spill files, verified and clustered (near_dup.component_clusters; a pair already
+    joined is not checked again), each member scored against its representative."""
     key, joined = group
     members = list(joined["member"])
     stories = read_records(loc for _, loc in members)
     texts = [BandMember(node, stories[loc].text) for node, loc in members]
-    return [(story_id, a.for_member(story_id))
-            for story_id, a in component_clusters((key, {"member": texts, "sets": joined["sets"]}), config)]
+    found = component_clusters((key, {"member": texts, "sets": joined["sets"]}), config, connected_only=True)
+    return [(story_id, a.for_member(story_id)) for story_id, a in scored_against_representative(found, texts, config)]
 
 
 def decided_joins(run):

@@ -7,12 +7,14 @@ from annotators.stories.reasons import CRAWL_REASONS, JOB_REASONS
 
 DEDUP_RULE = (
     "Exact duplicates share the cleaned text (SHA-256). Near-duplicates: character {shingle}-gram "
-    "shingles, datasketch MinHash ({num_perm} permutations, seed {seed}) cut into LSH bands; "
+    "shingles, a MinHash sketch ({sketch}: {num_perm} values, seed {seed}) cut into LSH bands; "
     "stories sharing a band are candidates, and a candidate pair is merged only when the exact "
-    "shingle Jaccard is >= {threshold}. Clusters are connected components; the representative "
+    "shingle Jaccard is >= {threshold} (a pair already joined through others is not checked again). "
+    "Clusters are connected components; the representative "
     "kept is the member with the smallest (url, input_id); the others are rejects "
-    "(`exact_duplicate` / `near_duplicate`) and the kept row lists every member in "
-    "`cluster_members` (input ids), with `cluster_id` a hash of them.")
+    "(`exact_duplicate` / `near_duplicate`, whose detail gives the member's exact Jaccard with the "
+    "representative: below {threshold} for a member joined through others) and the kept row lists every "
+    "member in `cluster_members` (input ids), with `cluster_id` a hash of them.")
 
 CRAWL_RULE = (
     "Polite single-process crawl: robots.txt obeyed (disallowed URLs recorded, "

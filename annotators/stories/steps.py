@@ -121,7 +121,7 @@ def near_decision(join: ClusterJoin) -> list[Story] | Drop:
         return [story]
     a = join.assignments[0]
     if a.representative.story_id != story.story_id:
-        return Drop("near_duplicate", f"of {a.representative.input_id} (jaccard {a.best_score:.3f}, "
+        return Drop("near_duplicate", f"of {a.representative.input_id} (jaccard with it {a.best_score:.3f}, "
                                       f"cluster of {a.cluster_size})")
     return [dataclasses.replace(story, cluster_id=a.cluster_id, cluster_size=len(a.members),
                                 cluster_members=a.members)]

@@ -89,7 +89,7 @@ def test_every_other_page_is_a_reject_with_its_reason(built):
     rejects = {(r["stage"], r["input_id"][len(base):], r["reason"]) for r in read(built["out"] / "rejects")}
     assert rejects == REJECTS
     details = {r["input_id"][len(base):]: detail_message(r["detail"]) for r in read(built["out"] / "rejects")}
-    assert details["/stories/story-06.html"] == f"of {base}/stories/story-01.html (jaccard 0.939, cluster of 2)"
+    assert details["/stories/story-06.html"] == f"of {base}/stories/story-01.html (jaccard with it 0.939, cluster of 2)"
     assert details["/stories/story-09.html"] == "11 words < 50"
 
 

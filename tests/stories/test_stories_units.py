@@ -279,3 +279,21 @@ def test_stories_flags_keep_their_spellings_and_paper_defaults():
         "--near_dup_threshold", "0.95", "--num_perm", "64", "--shingle", "3", "--seed", "9"])
     assert config_from_args(args, CleanConfig) == CleanConfig(min_words=10, max_words=20, min_han_ratio=0.7)
     assert config_from_args(args, NearDupConfig, threshold=args.near_dup_threshold) == NearDupConfig(0.95, 64, 3, 9)
+
+
+def test_members_are_scored_against_their_representative_not_their_best_edge():
+    """A chain a ~ b ~ c (c not near a) is one cluster; c's score is its Jaccard with a."""
+    from annotators.core.near_dup import (BandMember, Node, component_clusters, scored_against_representative,
+                                          shingle_set, shingle_jaccard)
+
+    text = "".join(chr(0x4E00 + i) for i in range(240))
+    a, b, c = text[0:200], text[20:220], text[40:240]  # J(a, b) = J(b, c) = 0.815, J(a, c) = 0.661
+    nodes = [Node("", x, x, (x,)) for x in ("a", "b", "c")]
+    members = [BandMember(n, t) for n, t in zip(nodes, (a, b, c))]
+    config = NearDupConfig(threshold=0.8)
+    found = component_clusters(("k", {"member": members, "sets": [[tuple(nodes)]]}), config, connected_only=True)
+    scored = dict(scored_against_representative(found, members, config))
+    assert {s: x.representative.story_id for s, x in scored.items()} == {"a": "a", "b": "a", "c": "a"}
+    assert scored["a"].best_score == 1.0
+    assert scored["c"].best_score == round(shingle_jaccard(shingle_set(c, 5), shingle_set(a, 5)), 6) < 0.8
+    assert scored["b"].best_score >= 0.8

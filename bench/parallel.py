@@ -1,0 +1,251 @@
+"""`make bench`, part 5: every core and bounded memory (issue 27), in one run.
+
+- **Workers.** lot (80,000 stories), stories (80,000), chapterbreak (the scale table's 16x
+  books) and the overlap audit (a reference that holds the test stories, 4 copies) each run
+  with `--direct_num_workers 1` and with no runner flag (the default: a process per core),
+  in fresh child processes; wall-clock, CPU (the process and its workers) and the peak RSS of
+  the whole process tree (sampled), and whether the two runs wrote the same bytes.
+- **Memory growth.** Peak tree RSS of the default run at the 1x and 4x inputs of each job
+  (20,000 and 80,000 stories; the reference with 1 and 4 copies), for sentence-shuffled and
+  distinct stories.
+- **Against what users would pick instead** for deduplication, on 80,000 distinct stories:
+  datatrove's four-stage MinHash dedup (its own virtual environment, made here from PyPI;
+  skipped with a note when it cannot be made) and a plain datasketch MinHashLSH script, with
+  storybench's shingles and bands.
+A benchmark, not a test: it prints numbers and never fails on speed.
+"""
+from __future__ import annotations
+
+import filecmp
+import json
+import os
+import pathlib
+import random
+import shutil
+import subprocess
+import sys
+import time
+
+from bench.common import ROOT, lot_source, scaled_corpus
+
+BASELINES = ROOT / "bench" / "baselines"
+DATATROVE = ["datatrove==0.10.1", "xxhash<4", "regex", "tokenizers", "orjson", "spacy"]
+_CHILD = """
+import json, resource, runpy, sys, time
+start = time.perf_counter()
+sys.argv = sys.argv[1:]
+runpy.run_module(sys.argv[0], run_name="__main__")
+self_, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"wall_s": time.perf_counter() - start,
+                  "cpu_s": self_.ru_utime + self_.ru_stime + kids.ru_utime + kids.ru_stime}))
+"""
+
+
+def _tree_rss(proc) -> int:
+    import psutil
+
+    try:
+        root = psutil.Process(proc.pid)
+        procs = [root] + root.children(recursive=True)
+    except psutil.Error:
+        return 0
+    total = 0
+    for p in procs:
+        try:
+            total += p.memory_info().rss
+        except psutil.Error:
+            pass
+    return total
+
+
+def measure_tree(cmd: list[str], cwd: pathlib.Path = ROOT, env: dict | None = None) -> dict:
+    """Wall, CPU (self + reaped children, from the child's own rusage when it reports it, else
+    from ours) and the peak RSS of the process tree, sampled every 50 ms."""
+    before = os.times()
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, _tree_rss(proc))
+        time.sleep(0.05)
+    out, err = proc.communicate()
+    wall = time.perf_counter() - start
+    after = os.times()
+    if proc.returncode:
+        raise RuntimeError(f"{cmd[:4]} failed: {err[-2000:]}")
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    result = {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "peak_rss_mib": round(peak / 2 ** 20, 1)}
+    last = out.strip().splitlines()[-1] if out.strip() else ""
+    if last.startswith("{"):
+        result["reported"] = json.loads(last)
+    return result
+
+
+def job(module: str, args: list[str], workers: int | None = None) -> dict:
+    flags = [] if workers is None else ["--direct_num_workers", str(workers)]
+    return measure_tree([sys.executable, "-c", _CHILD, module, *args, *flags])
+
+
+def _write_jsonl(path: pathlib.Path, records: list[dict]) -> pathlib.Path:
+    with path.open("w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    return path
+
+
+def shuffled_stories(work: pathlib.Path, n: int) -> pathlib.Path:
+    """`n` real stories, each copy's sentences shuffled (about a hundred near-duplicates each)."""
+    source = lot_source()
+    per_copy = sum(1 for line in source.read_text(encoding="utf-8").splitlines() if line.strip())
+    return _write_jsonl(work / f"shuffled_{n}.jsonl", scaled_corpus(source, -(-n // per_copy))[:n])
+
+
+def distinct_stories(work: pathlib.Path, n: int, seed: int = 0) -> pathlib.Path:
+    """`n` stories of real sentences drawn at random from every real story (rare near-duplicates):
+    each as many sentences as a real story, from the whole pool."""
+    from annotators.text.zh_sentences import split_sentences
+
+    base = [json.loads(line) for line in lot_source().read_text(encoding="utf-8").splitlines() if line.strip()]
+    per_story = [split_sentences(r.get("story") or r.get("text", "")) for r in base]
+    pool = [s for sentences in per_story for s in sentences]
+    rng = random.Random(seed)
+    records = []
+    for i in range(n):
+        k = len(per_story[i % len(per_story)])
+        records.append({"id": f"distinct-{i}", "title": "", "story": "".join(rng.sample(pool, min(k, len(pool))))})
+    return _write_jsonl(work / f"distinct_{n}.jsonl", records)
+
+
+def same_files(a: pathlib.Path, b: pathlib.Path) -> bool:
+    """Whether two output folders hold the same files with the same bytes."""
+    names_a = sorted(str(p.relative_to(a)) for p in a.rglob("*") if p.is_file())
+    names_b = sorted(str(p.relative_to(b)) for p in b.rglob("*") if p.is_file())
+    if names_a != names_b:
+        return False
+    return all(filecmp.cmp(a / n, b / n, shallow=False) for n in names_a)
+
+
+def workers_row(work: pathlib.Path, name: str, module: str, args: list[str]) -> dict:
+    """One job with one worker and with the default; same bytes?"""
+    one, default = work / f"{name}_w1", work / f"{name}_default"
+    row = {"one_worker": job(module, args + ["--output", str(one)], 1),
+           "default": job(module, args + ["--output", str(default)])}
+    row["speedup_wall"] = round(row["one_worker"]["wall_s"] / max(row["default"]["wall_s"], 1e-9), 2)
+    row["same_bytes"] = same_files(one, default)
+    shutil.rmtree(one, ignore_errors=True)
+    shutil.rmtree(default, ignore_errors=True)
+    print(f"{name}: 1 worker {row['one_worker']}, default {row['default']}: x{row['speedup_wall']} wall, "
+          f"same bytes: {row['same_bytes']}", flush=True)
+    return row
+
+
+def datatrove_python(work: pathlib.Path) -> str | None:
+    """The python of a virtual environment with datatrove (made once per bench folder)."""
+    venv = pathlib.Path(os.environ.get("STORYBENCH_DATATROVE_VENV", work / "datatrove-venv"))
+    py = venv / "bin" / "python"
+    if not py.exists():
+        made = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True)
+        if made.returncode:
+            return None
+        pip = subprocess.run([str(py), "-m", "pip", "install", "--quiet", *DATATROVE], capture_output=True, text=True)
+        if pip.returncode:
+            print(f"datatrove baseline skipped: {pip.stderr[-500:]}", flush=True)
+            return None
+    return str(py)
+
+
+def dedup_baselines(work: pathlib.Path, stories: pathlib.Path) -> dict:
+    out = {}
+    py = datatrove_python(work)
+    if py:
+        scratch = work / "datatrove-work"
+        shutil.rmtree(scratch, ignore_errors=True)
+        out["datatrove"] = measure_tree([py, str(BASELINES / "datatrove_minhash.py"), str(stories), str(scratch)])
+        shutil.rmtree(scratch, ignore_errors=True)
+    out["datasketch"] = measure_tree([sys.executable, str(BASELINES / "datasketch_minhash.py"), str(stories)])
+    return out
+
+
+def overlap_inputs(work: pathlib.Path, stories: pathlib.Path) -> tuple[pathlib.Path, dict[int, pathlib.Path]]:
+    """(the OutGen test table of a LOT build of `stories`, references of 1 and 4 copies of the
+    stories' texts): the reference holds every test story."""
+    lot_out = work / "overlap_lot"
+    subprocess.run([sys.executable, "-m", "pipelines.lot", "--stories", str(stories), "--output", str(lot_out)],
+                   cwd=ROOT, check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    texts = [json.loads(line)["story"] for line in stories.read_text(encoding="utf-8").splitlines() if line.strip()]
+    refs = {}
+    for copies in (1, 4):
+        path = work / f"reference_{copies}copies.txt"
+        path.write_text("".join(t + "\n" for _ in range(copies) for t in texts), encoding="utf-8")
+        refs[copies] = path
+    return lot_out / "outgen", refs
+
+
+def run_parallel_bench(work: pathlib.Path, books_16x: pathlib.Path | None = None, base: int = 20_000) -> dict:
+    work.mkdir(parents=True, exist_ok=True)
+    shuffled = {1: shuffled_stories(work, base), 4: shuffled_stories(work, 4 * base)}
+    distinct = {1: distinct_stories(work, base), 4: distinct_stories(work, 4 * base)}
+    test, refs = overlap_inputs(work, shuffled[1])
+    results: dict = {"inputs": {"stories": base, "stories_4x": 4 * base,
+                                "reference_mb": {c: round(p.stat().st_size / 1e6, 1) for c, p in refs.items()}}}
+    results["workers"] = {
+        "lot": workers_row(work, "lot", "pipelines.lot", ["--stories", str(shuffled[4])]),
+        "stories": workers_row(work, "stories", "pipelines.stories", ["--input", str(shuffled[4])]),
+        "overlap": workers_row(work, "overlap", "pipelines.overlap",
+                               ["--test", str(test), "--reference", str(refs[4])]),
+    }
+    if books_16x is not None:
+        results["workers"]["chapterbreak"] = workers_row(work, "chapterbreak", "pipelines.chapterbreak",
+                                                         ["--gutenberg", str(books_16x / "*.txt")])
+    growth = {}
+    for name, (module, args_of) in {
+        "lot": ("pipelines.lot", lambda s: ["--stories", str(shuffled[s])]),
+        "stories": ("pipelines.stories", lambda s: ["--input", str(shuffled[s])]),
+        "stories_distinct": ("pipelines.stories", lambda s: ["--input", str(distinct[s])]),
+        "overlap_contaminated": ("pipelines.overlap", lambda s: ["--test", str(test), "--reference", str(refs[s])]),
+    }.items():
+        rows = {}
+        for scale in (1, 4):
+            out = work / f"growth_{name}_{scale}"
+            rows[scale] = job(module, args_of(scale) + ["--output", str(out)])
+            shutil.rmtree(out, ignore_errors=True)
+        rows["rss_growth_4x"] = round(rows[4]["peak_rss_mib"] / max(rows[1]["peak_rss_mib"], 1e-9), 2)
+        growth[name] = rows
+        print(f"{name}: 1x {rows[1]}, 4x {rows[4]}: peak RSS x{rows['rss_growth_4x']}", flush=True)
+    results["growth"] = growth
+    dedup = dedup_baselines(work, distinct[4])
+    dedup["storybench"] = growth["stories_distinct"][4]
+    if "datatrove" in dedup:
+        dedup["cpu_vs_datatrove"] = round(dedup["storybench"]["cpu_s"] / max(dedup["datatrove"]["cpu_s"], 1e-9), 2)
+    results["dedup_80k_distinct"] = dedup
+    print(f"dedup of {4 * base} distinct stories: {json.dumps(dedup)}", flush=True)
+    return results
+
+
+def parallel_markdown(results: dict) -> str:
+    lines = ["| job | 1 worker: wall s / CPU s / peak MiB | default: wall s / CPU s / peak MiB | wall speed-up | same bytes |",
+             "|---|---|---|---:|---|"]
+    for name, row in results["workers"].items():
+        a, b = row["one_worker"], row["default"]
+        lines.append(f"| {name} | {a['wall_s']} / {a['cpu_s']} / {a['peak_rss_mib']} | {b['wall_s']} / {b['cpu_s']} / "
+                     f"{b['peak_rss_mib']} | x{row['speedup_wall']} | {row['same_bytes']} |")
+    lines += ["", "| job (default run) | 1x peak MiB | 4x peak MiB | growth |", "|---|---:|---:|---:|"]
+    for name, rows in results["growth"].items():
+        lines.append(f"| {name} | {rows[1]['peak_rss_mib']} | {rows[4]['peak_rss_mib']} | x{rows['rss_growth_4x']} |")
+    dedup = results["dedup_80k_distinct"]
+    lines += ["", "| dedup of the 4x distinct stories | wall s | CPU s | peak MiB |", "|---|---:|---:|---:|"]
+    for name in ("storybench", "datatrove", "datasketch"):
+        if name in dedup:
+            r = dedup[name]
+            lines.append(f"| {name} | {r['wall_s']} | {r['cpu_s']} | {r['peak_rss_mib']} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    books = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else None
+    with tempfile.TemporaryDirectory() as tmp:
+        res = run_parallel_bench(pathlib.Path(tmp), books)
+        print(parallel_markdown(res))
