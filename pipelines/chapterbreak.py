@@ -24,6 +24,7 @@ from annotators.chapterbreak.examples import ExampleConfig
 from annotators.chapterbreak.subsets import KINDS, per_book_cap
 from annotators.core.outcome import Drop
 from annotators.text.tokenizers import get_tokenizer
+from pipelines.engine.usage import main
 from pipelines.engine import (
     REJECTS, ExportFromTable, JobReport, MatchInputs, ReadFiles, ReadLines, Stage, WriteTable, add_config_flags, config_from_args,
     default_card, expand_input, is_local_path, join, make_pipeline, parse_job_args, run_pipeline, staging_path,
@@ -316,4 +317,4 @@ def _write_books(books, rejected_books, out: str, shards, report) -> None:
 
 
 if __name__ == "__main__":
-    run()
+    main(run, "chapterbreak")

@@ -26,6 +26,7 @@ from annotators.glge.card import FIGURES as GLGE_FIGURES, glge_card
 from annotators.glge.levels import GlgeConfig, level_files, level_rows
 from annotators.glge.score import LotTokenConfig, TokenConfig
 from annotators.glge.steps import LOT_KINDS, load_task, preload_langs, score_task, summaries_by_task
+from pipelines.engine.usage import main
 from pipelines.engine import (LOCAL_RUNNERS, JobReport, WriteTable, add_config_flags, config_from_args, expand_input,
                               is_local_path, join, make_pipeline, parse_job_args, read_bytes, run_pipeline,
                               staging_path, write_bytes)
@@ -237,4 +238,4 @@ def run(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    run()
+    main(run, "glge")

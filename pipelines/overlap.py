@@ -23,6 +23,7 @@ from annotators.audits import records as ar
 from annotators.audits import steps
 from annotators.audits.card import OVERLAP_FIGURES, overlap_card
 from annotators.audits.overlap_report import summarize, table14_markdown
+from pipelines.engine.usage import main
 from pipelines.engine import (JobReport, WriteTable, add_config_flags, config_from_args, expand_input,
                               is_local_path, join, make_pipeline, parse_job_args, run_pipeline, staging_path,
                               write_text)
@@ -190,4 +191,4 @@ def _config_dict(config: ng.OverlapConfig, args) -> dict:
 
 
 if __name__ == "__main__":
-    run()
+    main(run, "overlap")

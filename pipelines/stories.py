@@ -23,6 +23,7 @@ from annotators.stories.card import stories_card
 from annotators.stories.clean import CleanConfig
 from annotators.core.near_dup import BandMember, NearDupConfig, band_nodes, candidate_set, component_clusters, components
 from annotators.stories.site_spec import SiteSpec, parse_spec
+from pipelines.engine.usage import main
 from pipelines.engine import (Gather, JobReport, MatchInputs, ReadFiles, ReadLines, Source, WriteTable, add_config_flags,
                               config_from_args, is_local_path, join, make_pipeline, parse_job_args, read_bytes,
                               run_pipeline, staging_path)
@@ -275,4 +276,4 @@ def run(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    run()
+    main(run, "stories")

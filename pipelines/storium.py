@@ -21,6 +21,7 @@ from annotators.storium.games import story_row
 from annotators.storium.pack import PackConfig
 from annotators.storium.split import SplitConfig, assign_splits, parse_ratios, split_report
 from annotators.storium.tokens import make_tokenizer
+from pipelines.engine.usage import main
 from pipelines.engine import (ExportLinesFromTable, JobReport, MatchInputs, ReadFiles, WriteTable, add_config_flags, config_from_args,
                               join, listed_inputs, make_pipeline, parse_job_args, run_pipeline, staging_path)
 from pipelines.engine.files import hf_split
@@ -168,4 +169,4 @@ def run(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    run()
+    main(run, "storium")

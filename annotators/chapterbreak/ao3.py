@@ -110,7 +110,7 @@ def _count(value) -> int | None:
 
 
 _TAB_HEADING = re.compile(r"^\t(?P<num>\d{1,4})\. (?P<title>.*\S)?\s*$")
-_CHAPTER_HEADING = re.compile(r"^\s*chapter\s+(?P<num>\d{1,4})\b\s*[:.\-\u2013\u2014]?\s*(?P<title>.*?)\s*$", re.I)
+_CHAPTER_HEADING = re.compile(r"^\s*chapter\s+(?P<num>\d{1,4})\b\s*[:.\-\u2013\u2014]?\s*(?P<title>(?:\S(?:.*\S)?)?)\s*$", re.I)  # title: to the last non-space, in linear time
 
 
 def split_dump_text(text: str) -> list[tuple[str, str]]:

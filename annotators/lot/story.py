@@ -25,6 +25,7 @@ from annotators.text.charset import decode_bytes
 from annotators.text import zh_tokens
 from annotators.text.zh_clean import clean_chinese, han_ratio
 from annotators.text.zh_sentences import split_paragraph_sentences
+from annotators.text.runs import delete_in_runs
 
 PLACEHOLDERS = ("<mask>", "[MASK]", "<MASK>")  # LOT's markers (PEERS.md 1.2)
 # HTML left in a story (a tag or an entity): junk from a bad scrape, cleaned by pipelines.stories.
@@ -32,6 +33,8 @@ _HTML_JUNK = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?/?>|&(?:nbsp|amp|l
 _WHITESPACE = re.compile(r"\s+")
 _SPACE_NEAR_WIDE = re.compile(r"(?<=[^\x00-\x7f])[ \t\u3000\u00a0]+|[ \t\u3000\u00a0]+(?=[^\x00-\x7f])")
 _ANY_SPACE = re.compile(r"[ \t\u3000\u00a0]")
+_SPACE_RUN = re.compile(r"[ \t\u3000\u00a0]+")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def _help(text: str, **extra) -> dict:
@@ -169,7 +172,7 @@ def normalize_text(text: str, mode: str) -> str:
         return clean_chinese(text)
     text = text.replace("\r", "\n")
     if _ANY_SPACE.search(text):
-        lines = (_SPACE_NEAR_WIDE.sub("", line).strip() for line in text.split("\n"))
+        lines = (delete_in_runs(_SPACE_NEAR_WIDE, line, _SPACE_RUN, _NON_ASCII).strip() for line in text.split("\n"))
     else:  # nothing for the pattern to remove (most stories): skip its scan
         lines = (line.strip() for line in text.split("\n"))
     return "\n".join(line for line in lines if line)

@@ -55,16 +55,22 @@ def split_paragraph_sentences(text: str, *, min_han: int = 10) -> tuple[list[str
 def _merge_short_flagged(sentences: list[str], starts: list[bool], min_han: int) -> tuple[list[str], list[bool]]:
     """Merge sentences with fewer than `min_han` Han characters into their previous neighbour
     (the first into its next), carrying each sentence's paragraph-start flag (the kept
-    neighbour's)."""
-    out, flags = list(sentences), list(starts)
-    han = [han_count(s) for s in out]  # a merge's count is the sum of its parts'
-    i = 0
-    while len(out) > 1 and i < len(out):
-        if han[i] >= min_han:
-            i += 1
-            continue
-        j = 0 if i == 0 else i - 1  # merge out[j] and out[j + 1], keeping out[j]'s flag
-        out[j:j + 2], flags[j:j + 2], han[j:j + 2] = [out[j] + out[j + 1]], [flags[j]], [han[j] + han[j + 1]]
-        if i:
-            i -= 1
-    return out, flags
+    neighbour's).
+
+    One pass with a stack, in linear time (issue 28: merging in place copied the list and the
+    growing sentence at every merge, quadratic on a long paragraph of short pieces). Every
+    sentence kept before the newest one has `min_han` or more, so a short sentence joins the
+    newest kept one; a short first sentence takes the ones after it until it is long enough."""
+    parts: list[list[str]] = []
+    flags: list[bool] = []
+    han: list[int] = []
+    for sentence, flag in zip(sentences, starts):
+        count = han_count(sentence)
+        if parts and (han[-1] < min_han or count < min_han):
+            parts[-1].append(sentence)
+            han[-1] += count
+        else:
+            parts.append([sentence])
+            flags.append(flag)
+            han.append(count)
+    return ["".join(p) for p in parts], flags

@@ -24,6 +24,7 @@ from apache_beam.transforms.window import GlobalWindows
 
 from pipelines.engine import progress
 from pipelines.engine.gather import once, seeded
+from pipelines.engine.usage import MissingInput
 
 READ_ERROR = "__read_error__"
 # Runner names that mean Beam's in-process FnApiRunner (never the Prism download).
@@ -72,10 +73,10 @@ def expand_input(pattern: str, exts: Sequence[str] = (), *, mixed: bool = False)
                 return found
         if found:
             return sorted(set(found))
-        raise FileNotFoundError(f"no {'/'.join(exts) or ''} files in folder {pattern!r}")
+        raise MissingInput(f"no {'/'.join(exts) or ''} files in folder {pattern!r}")
     paths = _match(pattern)
     if not paths:
-        raise FileNotFoundError(f"no input files match {pattern!r}")
+        raise MissingInput(f"no input files match {pattern!r}")
     return paths
 
 

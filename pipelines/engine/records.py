@@ -20,6 +20,7 @@ from annotators.core.outcome import Drop
 from pipelines.engine import JobReport, expand_input, input_names, is_local_path, join, progress
 from pipelines.engine.files import counted_lines, parquet_batches
 from pipelines.engine.gather import once
+from pipelines.engine.usage import MissingInput, require_folder
 
 PARQUET_BATCH = 1024
 
@@ -112,10 +113,15 @@ def count_check(labels, expected: Sequence[str]):
 def lot_sources(lot_dir: str, tasks: Sequence[str]) -> tuple:
     """(AuditSources (path, task, "task/file") of the parquet files of each LOT task folder
     present, the folders read). A remote LOT folder gives a function listing them when the
-    job runs, and every task folder as read."""
+    job runs, and every task folder as read. A local LOT folder that does not exist, or holds
+    none of the task folders, is a usage error."""
+    require_folder(lot_dir, "--lot")
     if not is_local_path(lot_dir):
         return (lambda: _lot_sources(lot_dir, tasks)[0]), [join(lot_dir, task) for task in tasks]
-    return _lot_sources(lot_dir, tasks)
+    sources, inputs = _lot_sources(lot_dir, tasks)
+    if not inputs:
+        raise MissingInput(f"--lot {lot_dir!r} holds none of the task folders {', '.join(f'{t}/' for t in tasks)}")
+    return sources, inputs
 
 
 def table_sources(pattern: str, exts: Sequence[str], task: str):
