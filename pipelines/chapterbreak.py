@@ -135,8 +135,8 @@ class ParseAo3Works(beam.PTransform):
                 rejects.append(bad)
         works = (parts | "AllParts" >> beam.Flatten() | "ByWork" >> beam.Map(lambda part: (part.work_id, part))
                  | "GroupWorks" >> beam.GroupByKey())
-        fn = functools.partial(steps.build_ao3_work, config=self._config)
-        books, bad = apply_stage(works, self._report, "ao3_works", fn, input_id=steps.ao3_work_input_id)
+        fn = functools.partial(steps.ao3_work_parts, config=self._config)
+        books, bad = apply_stage(works, self._report, "ao3_works", fn, grouped=True)
         rejects = rejects + [bad]
         rejected = [r | f"RejectBooks{i}" >> beam.Map(steps.reject_to_book, AO3) for i, r in enumerate(rejects)]
         return {"books": books, "rejects": rejects | "AllRejects" >> beam.Flatten(),

@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from annotators.core.ids import stable_hash, stable_id
+from annotators.core.sniff import not_text_reason
 from annotators.core.outcome import Drop
 from annotators.text.charset import decode_bytes
 from annotators.text import zh_tokens
@@ -98,8 +99,8 @@ _BOM_STARTS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 def decode_line(raw: bytes) -> str | Drop:
     """One input line as text: BOM, then UTF-8, else GB18030/Big5 by detection (annotators.text.charset)."""
-    if b"\x00" in raw:
-        return Drop("binary_file", "NUL bytes: binary data")
+    if b"\x00" in raw:  # UTF-16 text (utf16) or binary data (binary_file)
+        return not_text_reason(raw)
     if not raw.startswith(_BOM_STARTS):
         try:  # what decode_bytes gives a line without a BOM that is valid UTF-8, at once
             return raw.decode("utf-8")

@@ -22,6 +22,6 @@ STORIUM_REASONS: tuple[str, ...] = _READING + (
     "no_characters", "no_usable_character", "no_scenes", "budget_below_segments")
 
 EDITS_REASONS: tuple[str, ...] = tuple(c for c in _READING if c != "empty_file") + (
-    "blank_line", "unalignable_tokens", "over_size_limit")
+    "blank_line", "unalignable_tokens", "over_size_limit", "utf16", "encoding", "binary_file", "not_utf8")
 
 JOB_REASONS: tuple[str, ...] = tuple(sorted(set(STORIUM_REASONS) | set(EDITS_REASONS)))
