@@ -21,6 +21,19 @@ from annotators.evaluate.config import ACCURACY_TASKS, ANSWER_FIELD, GENERATION_
 from schemas.evaluate import ExampleScore, Gold, Pair, Prediction
 
 READ_ERROR = "__read_error__"
+# The longest prediction or gold line scored (issue 28): LOT stories are at most 20,000
+# characters (60 KB of UTF-8), GLGE lines far less; a 1 MB line took 27 s and 1.3 GB of
+# metric tables, 21 MB never ended. A longer line is an `over_size_limit` rejects row.
+MAX_RECORD_BYTES = 256 * 1024
+
+
+def _oversized(raw) -> Drop | None:
+    size = len(raw) if isinstance(raw, (bytes, str)) else 0
+    if size > MAX_RECORD_BYTES:
+        return Drop("over_size_limit", {"bytes": size, "limit_bytes": MAX_RECORD_BYTES,
+                                        "message": f"a {size:,}-byte line is over the {MAX_RECORD_BYTES:,}-byte "
+                                                   "limit per record"})
+    return None
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -86,6 +99,9 @@ def text_line(raw: bytes) -> dict | Drop:
 def parse_prediction(element: tuple[str, bytes], config: EvalConfig) -> list[Prediction] | Drop:
     """One predictions line -> its Prediction keyed by line number or id."""
     input_id, raw = element
+    too_big = _oversized(raw)
+    if too_big:
+        return too_big
     if config.task in gm.GLGE_TASKS:
         record = text_line(raw)
         return record if isinstance(record, Drop) else [Prediction(line_number(input_id), input_id, record)]
@@ -126,6 +142,9 @@ def parse_gold_line(element: tuple[str, bytes], config: EvalConfig) -> list[Gold
     """One gold .jsonl line (the released LOT format, or any record with the answer field),
     or one line of a GLGE target file."""
     input_id, raw = element
+    too_big = _oversized(raw)
+    if too_big:
+        return too_big
     if config.task in gm.GLGE_TASKS:
         record = text_line(raw)
         key = line_number(input_id)
