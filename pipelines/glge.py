@@ -26,7 +26,7 @@ from annotators.glge.card import FIGURES as GLGE_FIGURES, glge_card
 from annotators.glge.levels import GlgeConfig, level_files, level_rows
 from annotators.glge.score import LotTokenConfig, TokenConfig
 from annotators.glge.steps import LOT_KINDS, load_task, preload_langs, score_task, summaries_by_task
-from pipelines.engine.usage import main
+from pipelines.engine.usage import main, warn
 from pipelines.engine import (LOCAL_RUNNERS, JobReport, WriteTable, add_config_flags, config_from_args, expand_input,
                               is_local_path, join, make_pipeline, parse_job_args, read_bytes, run_pipeline,
                               staging_path, write_bytes)
@@ -202,6 +202,9 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
         parser.error("give --input (GLGE layout) and/or --lot (LOT tables)")
     if args.input and is_local_path(args.input) and not os.path.isdir(args.input):
         parser.error(f"--input {args.input}: not a folder")
+    if args.input and is_local_path(args.input) and not args.tasks and not discover_glge(args.input):
+        warn(f"--input {args.input!r} holds no GLGE task folder ({{task}}_data/org_data/): "
+             "no GLGE task is built from it")
 
 
 def build_graph(p: beam.Pipeline, report: JobReport, args: argparse.Namespace, config: GlgeConfig,

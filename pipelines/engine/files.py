@@ -24,7 +24,7 @@ from apache_beam.transforms.window import GlobalWindows
 
 from pipelines.engine import progress
 from pipelines.engine.gather import once, seeded
-from pipelines.engine.usage import MissingInput
+from pipelines.engine.usage import MissingInput, warn_empty_files
 
 READ_ERROR = "__read_error__"
 # Runner names that mean Beam's in-process FnApiRunner (never the Prism download).
@@ -171,6 +171,7 @@ class MatchInputs(beam.PTransform):
     def expand(self, pbegin):
         if is_local_path(self._pattern):  # fail fast, offline; the sizes arm the progress bar
             paths = expand_input(self._pattern, self._exts, mixed=self._mixed)
+            warn_empty_files(paths)
             progress.expect_input(pbegin.pipeline, progress.local_size(paths))
         pattern, exts, mixed = self._pattern, self._exts, self._mixed
         sources = (once(pbegin.pipeline, "Pattern")

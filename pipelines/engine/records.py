@@ -21,7 +21,7 @@ from pipelines.engine import JobReport, expand_input, input_names, is_local_path
 from pipelines.engine.compressed import ReadBreak, open_checked
 from pipelines.engine.files import counted_lines, parquet_batches
 from pipelines.engine.gather import once
-from pipelines.engine.usage import MissingInput, require_folder
+from pipelines.engine.usage import MissingInput, require_folder, warn_empty_files
 
 PARQUET_BATCH = 1024
 
@@ -143,6 +143,7 @@ def table_sources(pattern: str, exts: Sequence[str], task: str):
     for a remote one."""
     def listed() -> list:
         paths = expand_input(pattern, exts)
+        warn_empty_files(paths)
         return [ar.AuditSource(path, task, name) for path, name in input_names(paths, pattern).items()]
     return listed() if is_local_path(pattern) else listed
 

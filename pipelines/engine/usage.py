@@ -50,3 +50,12 @@ def main(run: Callable[[Sequence[str] | None], object], job: str, argv: Sequence
         raise SystemExit(USAGE_EXIT)
     if isinstance(result, int):
         raise SystemExit(result)
+
+
+def warn_empty_files(paths) -> list[str]:
+    """A warning line for each local input file that is empty (it holds no records, so the
+    job reads nothing from it); returns them."""
+    empty = [p for p in paths if "://" not in p and os.path.isfile(p) and os.path.getsize(p) == 0]
+    for path in empty:
+        warn(f"input file {path!r} is empty: it holds no records")
+    return empty
