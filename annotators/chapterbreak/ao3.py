@@ -152,7 +152,7 @@ def parse_json_line(input_id: str, raw: bytes) -> list[Ao3Part] | Drop:
         return []
     try:
         obj = json.loads(raw.decode("utf-8", errors="strict"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError; RecursionError: nested too deeply
         return Drop("malformed_json", str(exc)[:200])
     if isinstance(obj, dict) and len(obj) == 1 and isinstance(next(iter(obj.values())), dict):
         key, obj = next(iter(obj.items()))

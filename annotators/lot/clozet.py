@@ -40,7 +40,7 @@ def parse_annotation(input_id: str, raw: bytes) -> dict[str, Any] | Drop:
         return decoded
     try:
         obj = json.loads(decoded)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
         return Drop("malformed_json", f"{exc.msg} at column {exc.colno}")
     if not isinstance(obj, dict):
         return Drop("not_an_object", f"a JSON {type(obj).__name__}, not an object")

@@ -140,7 +140,7 @@ def parse_story_record(input_id: str, raw: bytes | dict) -> dict[str, Any] | Dro
             return Drop("blank_line", "empty line in a JSON lines file")
         try:
             obj = json.loads(line)
-        except json.JSONDecodeError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
             return Drop("malformed_json", f"{exc.msg} at column {exc.colno}")
     else:
         obj = raw

@@ -70,7 +70,7 @@ def json_line_to_raw(input_id: str, raw: bytes, *, source: str, license: str) ->
         return Drop("undecodable", "line is not UTF-8, GB18030 or Big5")
     try:
         record = json.loads(decoded.text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
         return Drop("malformed_json", str(exc)[:200])
     if not isinstance(record, dict):
         return Drop("not_an_object", type(record).__name__)

@@ -50,7 +50,7 @@ def parse_edit_line(data: bytes) -> Edit | Drop:
         return not_text_reason(data)
     try:
         raw = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
         return Drop("malformed_json", str(exc)[:300])
     if not isinstance(raw, dict):
         return Drop("not_an_object", type(raw).__name__)

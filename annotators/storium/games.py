@@ -79,7 +79,7 @@ def load_game_json(data: bytes) -> dict | Drop:
         return not_text_reason(data, "the file")
     try:
         raw = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
         return Drop("empty_file" if not text.strip() else "malformed_json", str(exc)[:300])
     if not isinstance(raw, dict):
         return Drop("not_an_object", f"top-level JSON is {type(raw).__name__}, not an object")
