@@ -26,6 +26,8 @@ def utf16_evidence(data: bytes) -> str | None:
             return f"{name} byte-order mark"
     sample = data[:4096]
     nuls = sample.count(b"\x00")
+    if sample and len(sample) < 4 and nuls == len(sample):
+        return "a lone NUL byte: the rest of a UTF-16 line break"
     if len(sample) >= 4 and nuls >= 0.3 * len(sample):
         even = sample[0::2].count(b"\x00")
         if max(even, nuls - even) >= 0.9 * nuls:

@@ -53,6 +53,7 @@ class _Checked:
         self._buffer = b""
         self._in = self._out = 0
         self._done = False
+        self._pending: ReadBreak | None = None
 
     def _more(self) -> None:
         data = self._raw.read(CHUNK)
@@ -85,8 +86,17 @@ class _Checked:
                                 f"({self._out} bytes of content read)", self._in, self._out)
 
     def read(self, n: int = -1) -> bytes:
-        while not self._done and (n < 0 or len(self._buffer) < n):
-            self._more()
+        """Up to `n` bytes of content; the bytes before a break come out first, the break is
+        raised by the read after them."""
+        if self._pending is not None and not self._buffer:
+            raise self._pending
+        while self._pending is None and not self._done and (n < 0 or len(self._buffer) < n):
+            try:
+                self._more()
+            except ReadBreak as exc:
+                self._pending = exc
+                if not self._buffer:
+                    raise
         if n < 0:
             data, self._buffer = self._buffer, b""
         else:

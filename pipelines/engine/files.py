@@ -221,9 +221,10 @@ def counted_lines(f):
 
 
 def _lines(source: Source):
+    from pipelines.engine.textlines import numbered_lines  # a UTF-16 file is one record (issue 28)
+
     with FileSystems.open(source.path, compression_type="uncompressed") as f:
-        for number, raw in enumerate(counted_lines(f), start=1):
-            yield f"{source.name}:{number}", raw.rstrip(b"\r")
+        yield from numbered_lines(source.name, f, counted_lines)
 
 
 def parquet_batches(f, path: str, batch_size: int, columns):
