@@ -140,8 +140,10 @@ def parse_story_record(input_id: str, raw: bytes | dict) -> dict[str, Any] | Dro
             return Drop("blank_line", "empty line in a JSON lines file")
         try:
             obj = json.loads(line)
-        except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
+        except json.JSONDecodeError as exc:
             return Drop("malformed_json", f"{exc.msg} at column {exc.colno}")
+        except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
+            return Drop("malformed_json", str(exc)[:200])
     else:
         obj = raw
         if isinstance(obj, dict) and "__read_error__" in obj:

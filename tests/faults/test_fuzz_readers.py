@@ -27,7 +27,7 @@ from annotators.storium.games import parse_game
 from pipelines.engine.compressed import ReadBreak, open_checked
 
 KNOWN = set(catalogue())
-FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+FUZZ = settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
@@ -88,7 +88,7 @@ def test_every_parser_gives_records_or_a_catalogued_reason(parser, raw):
     _checked(PARSERS[parser](raw), allowed=object)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.text(alphabet="ab 中\n", max_size=30), min_size=1, max_size=200),
        st.sampled_from(["gz", "bz2"]), st.floats(0.0, 1.0), st.booleans())
 def test_a_broken_archive_is_an_error_saying_how_far_reading_got(tmp_path_factory, lines, kind, cut, corrupt):
