@@ -108,11 +108,22 @@ def test_an_output_folder_that_is_not_a_storybench_output_is_refused(job, argv, 
     assert (out / "README.md").read_text() == "my notes\n" and sorted(p.name for p in out.iterdir()) == ["README.md"]
 
 
-def test_a_dry_run_on_the_local_runner_builds_the_graph_and_runs_nothing(tmp_path, capsys):
-    code, err = run_job("edits", ["--edits", str(FIX / "storium/edits"), "--output", str(tmp_path / "out"),
-                                  "--dry_run=True"], capsys)
-    assert code == 0 and "nothing was run" in err
-    assert list(tmp_path.iterdir()) == []
+DRY_RUNS = {
+    "edits": ["--edits", str(FIX / "storium/edits")],
+    "storium": ["--games", str(FIX / "storium/g_*.json")],
+    "lot": ["--stories", str(ROOT / "samples/lot/stories.jsonl")],
+    "chapterbreak": ["--gutenberg", str(FIX / "chapterbreak/books/*.txt"), "--ao3", str(FIX / "chapterbreak/ao3")],
+    "glge": ["--input", str(FIX / "glge")],
+    "overlap": ["--test", str(ROOT / "samples/lot/stories.jsonl"), "--reference", str(ROOT / "samples/lot/stories.jsonl")],
+}
+
+
+@pytest.mark.parametrize("job", sorted(DRY_RUNS))
+def test_a_dry_run_on_the_local_runner_builds_the_graph_and_runs_nothing(job, tmp_path, capsys):
+    out = tmp_path / "out"
+    code, err = run_job(job, DRY_RUNS[job] + ["--output", str(out), "--dry_run=True"], capsys)
+    assert code == 0 and "nothing was run" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []  # neither the output nor its staging folder
 
 
 # ----------------------------------------------------------------------------- record faults
