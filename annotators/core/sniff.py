@@ -49,7 +49,7 @@ def not_text_reason(data: bytes, what: str = "the line") -> Drop:
     if wide:
         return Drop("utf16", f"{what} is UTF-16/32 text ({wide}); save it as UTF-8")
     if b"\x00" in data:
-        return Drop("binary_file", f"NUL bytes in {what}: binary data")
+        return Drop("binary_file", "NUL bytes: binary data")
     charset = detected_charset(data)
     if charset:
         return Drop("encoding", {"charset": charset, "message": f"{what} is {charset} text, not UTF-8; "

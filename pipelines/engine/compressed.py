@@ -114,7 +114,9 @@ class _Checked:
 
 
 def open_checked(path: str):
-    """`path` opened for reading its content: decompressed and checked for .gz/.bz2."""
-    raw = FileSystems.open(path, compression_type="uncompressed")
+    """`path` opened for reading its content: decompressed and checked for .gz/.bz2; other
+    compressed kinds Beam knows (.zst, .deflate, .lzma) by Beam, plain files as they are."""
     make = _decompressor(path)
-    return _Checked(raw, path, make) if make else raw
+    if make is None:
+        return FileSystems.open(path, compression_type="auto")
+    return _Checked(FileSystems.open(path, compression_type="uncompressed"), path, make)
