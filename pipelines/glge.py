@@ -202,9 +202,6 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
         parser.error("give --input (GLGE layout) and/or --lot (LOT tables)")
     if args.input and is_local_path(args.input) and not os.path.isdir(args.input):
         parser.error(f"--input {args.input}: not a folder")
-    if args.input and is_local_path(args.input) and not args.tasks and not discover_glge(args.input):
-        warn(f"--input {args.input!r} holds no GLGE task folder ({{task}}_data/org_data/): "
-             "no GLGE task is built from it")
 
 
 def build_graph(p: beam.Pipeline, report: JobReport, args: argparse.Namespace, config: GlgeConfig,
@@ -234,6 +231,9 @@ def run(argv: Sequence[str] | None = None) -> None:
     config, out = glge_config(args), staging_path(args.output)
     report = JobReport(out, "glge", config=stats_config([], config), seed=args.seed,
                        inputs=[x for x in (args.input, args.lot) if x], options=options, card=glge_card, figures=GLGE_FIGURES)
+    if args.input and is_local_path(args.input) and not args.tasks and not discover_glge(args.input):
+        warn(f"--input {args.input!r} holds no GLGE task folder ({{task}}_data/org_data/): "
+             "no GLGE task is built from it")
     p = make_pipeline(options)
     build_graph(p, report, args, config, job_langs(args), out)
     report.finish(p)

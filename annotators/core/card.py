@@ -46,5 +46,7 @@ def complete_card(text: str, stats: dict) -> str:
     from annotators.core.figures import card_section
     from annotators.core.hf_card import licence_section
 
-    parts = [text.rstrip("\n"), card_section(stats.get("figures") or []), licence_section(stats)]
+    warned = "".join(f"- {w}\n" for w in stats.get("warnings") or [])
+    warnings = f"## Warnings\n\n{warned}" if warned else ""
+    parts = [text.rstrip("\n"), warnings, card_section(stats.get("figures") or []), licence_section(stats)]
     return "\n\n".join(p.rstrip("\n") for p in parts if p) + "\n"

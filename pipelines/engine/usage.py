@@ -36,8 +36,13 @@ def require_folder(path: str | None, flag: str) -> None:
         raise MissingInput(f"{flag} {path!r} {what}")
 
 
+WARNINGS: list[str] = []  # every warning given in this process, in order (JobReport keeps its job's)
+
+
 def warn(message: str) -> None:
-    """A warning line on stderr (an empty input, a layout with nothing in it)."""
+    """A warning line on stderr (an empty input, a layout with nothing in it); the job's
+    stats.json (`warnings`) and card repeat it."""
+    WARNINGS.append(message)
     print(f"warning: {message}", file=sys.stderr, flush=True)
 
 

@@ -261,6 +261,8 @@ def test_glge_split_file_that_is_a_folder_is_not_a_file(tmp_path, capsys):
     stats(tmp_path / "out")
     code, err = run_job("glge", ["--input", str(empty), "--output", str(tmp_path / "out2")], capsys)
     assert code == 0 and "warning:" in err and "no GLGE task folder" in err
+    assert "no GLGE task folder" in stats(tmp_path / "out2")["warnings"][0]
+    assert "## Warnings" in (tmp_path / "out2" / "CARD.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.slow
@@ -273,6 +275,7 @@ def test_lot_utf16_and_empty_files(tmp_path, capsys):
     code, err = run_job("lot", ["--stories", str(stories), "--splits", "8,1,1", "--output", str(tmp_path / "out")], capsys)
     assert code == 0 and "Traceback" not in err
     assert "warning:" in err and "c_empty.jsonl" in err
+    assert any("c_empty.jsonl" in w for w in stats(tmp_path / "out")["warnings"])
     reasons = set(rejects(tmp_path / "out").reason)
     assert "utf16" in reasons and "binary_file" not in reasons
     stats(tmp_path / "out")
