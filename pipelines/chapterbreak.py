@@ -24,7 +24,7 @@ from annotators.chapterbreak.examples import ExampleConfig
 from annotators.chapterbreak.subsets import KINDS, per_book_cap
 from annotators.core.outcome import Drop
 from annotators.text.tokenizers import get_tokenizer
-from pipelines.engine.usage import main
+from pipelines.engine.usage import fail, main
 from pipelines.engine import (
     REJECTS, ExportFromTable, JobReport, MatchInputs, ReadFiles, ReadLines, Stage, WriteTable, add_config_flags, config_from_args,
     default_card, expand_input, is_local_path, join, make_pipeline, parse_job_args, run_pipeline, staging_path,
@@ -272,7 +272,7 @@ def run(argv=None):
     parser = build_parser()
     args, options = parse_job_args(parser, argv)
     if not args.gutenberg and not args.ao3:
-        raise SystemExit("give --gutenberg and/or --ao3")
+        fail("chapterbreak", "give --gutenberg and/or --ao3")
     ch_cfg, ex_cfg, ao3_cfg = configs(args, parser)
     dup_cfg = config_from_args(args, DedupConfig, prefix="duplicate_")
     config = {"chapters": dataclasses.asdict(ch_cfg), "examples": dataclasses.asdict(ex_cfg),

@@ -23,7 +23,7 @@ from annotators.stories.card import stories_card
 from annotators.stories.clean import CleanConfig
 from annotators.core.near_dup import BandMember, NearDupConfig, band_nodes, candidate_set, component_clusters, components
 from annotators.stories.site_spec import SiteSpec, parse_spec
-from pipelines.engine.usage import main
+from pipelines.engine.usage import fail, main
 from pipelines.engine import (Gather, JobReport, MatchInputs, ReadFiles, ReadLines, Source, WriteTable, add_config_flags,
                               config_from_args, is_local_path, join, make_pipeline, parse_job_args, read_bytes,
                               run_pipeline, staging_path)
@@ -255,7 +255,7 @@ def read_raw(p, args, report):
 def run(argv: Sequence[str] | None = None) -> None:
     args, options = parse_job_args(build_parser(), argv)
     if not (args.pages or args.input) or (args.pages and not args.site):
-        raise SystemExit("give --pages with --site, and/or --input")
+        fail("stories", "give --pages with --site, and/or --input")
     clean = config_from_args(args, CleanConfig)
     near = config_from_args(args, NearDupConfig, threshold=args.near_dup_threshold)
     config = {"clean": dataclasses.asdict(clean), "near_dup": dataclasses.asdict(near),

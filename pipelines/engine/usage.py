@@ -64,3 +64,9 @@ def warn_empty_files(paths) -> list[str]:
     for path in empty:
         warn(f"input file {path!r} is empty: it holds no records")
     return empty
+
+
+def fail(job: str, message: str) -> None:
+    """A usage error found among the flags: the one `error:` line and exit 2 at once."""
+    print(f"python -m pipelines.{job}: error: {message}", file=sys.stderr, flush=True)
+    raise SystemExit(USAGE_EXIT)

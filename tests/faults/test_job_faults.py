@@ -279,3 +279,12 @@ def test_lot_utf16_and_empty_files(tmp_path, capsys):
     reasons = set(rejects(tmp_path / "out").reason)
     assert "utf16" in reasons and "binary_file" not in reasons
     stats(tmp_path / "out")
+
+
+@pytest.mark.parametrize("job,argv,words", [
+    ("chapterbreak", [], "--gutenberg"), ("overlap", [], "--lot"), ("stories", [], "--input"),
+    ("storium", ["--games", str(FIX / "storium/g_desert.json"), "--budget", "0"], "--budget"),
+])
+def test_inconsistent_flags_are_one_error_line(job, argv, words, tmp_path, capsys):
+    code, err = run_job(job, argv + ["--output", str(tmp_path / "out")], capsys)
+    assert_one_error_line(code, err, job, words)
