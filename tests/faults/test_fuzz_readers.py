@@ -109,6 +109,7 @@ def test_a_broken_archive_is_an_error_saying_how_far_reading_got(tmp_path_factor
                 got += chunk
     except ReadBreak as exc:
         assert exc.read_out >= len(got) and exc.reason == "truncated_file" and str(path) in str(exc)
-        assert data.startswith(got)  # what came out before the break is the file's beginning
+        if not corrupt:  # a cut file: what came out before the break is the file's beginning
+            assert data.startswith(got)
         return
     assert got == data  # no error: every byte came out (a flipped bit a checksum would catch raises)
