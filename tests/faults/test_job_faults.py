@@ -288,3 +288,24 @@ def test_lot_utf16_and_empty_files(tmp_path, capsys):
 def test_inconsistent_flags_are_one_error_line(job, argv, words, tmp_path, capsys):
     code, err = run_job(job, argv + ["--output", str(tmp_path / "out")], capsys)
     assert_one_error_line(code, err, job, words)
+
+
+@pytest.mark.slow
+def test_stories_fault_table_long_lines_are_cleaned_in_seconds(tmp_path, capsys):
+    import time
+
+    dumps = _mkdir(tmp_path / "dumps")
+    good = (FIX / "site/dumps/stories.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    story = json.loads(good)["story"]
+    runaway = {"id": "long", "story": story + "\n" + "a" * 300_000 + "\n" + " " * 300_000 + "x\n" + "." * 200_000}
+    lines = [good, json.dumps(runaway, ensure_ascii=False), "{broken", json.dumps({"id": "n", "story": 5})]
+    (dumps / "a.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (dumps / "b.jsonl").write_bytes(good.encode("utf-16"))
+    start = time.perf_counter()
+    code, err = run_job("stories", ["--input", str(dumps / "*.jsonl"), "--output", str(tmp_path / "out")], capsys)
+    assert code == 0 and "Traceback" not in err
+    assert time.perf_counter() - start < 60  # the e-mail pattern alone took minutes on such lines
+    s = stats(tmp_path / "out")
+    reasons = set(rejects(tmp_path / "out").reason)
+    assert {"utf16", "malformed_json"} <= reasons and "internal_error" not in reasons
+    assert s["tables"]["stories"] >= 1
