@@ -29,7 +29,8 @@ from annotators.core.lcs import lcs_length
 from annotators.core.metrics import prf
 
 _NON_ALNUM = re.compile(r"[^a-z0-9]")
-MAX_ALIGNMENT_PAIRS = 5_000_000  # equal-token pairs difflib may compare for one edit (about 1 s)
+MAX_ALIGNMENT_PAIRS = 10_000_000  # equal-token pairs difflib may compare for one edit (about 1 s;
+# an ordinary 64 KB edit needs about 9 million, a 2 KB one a few thousand)
 
 
 class AlignmentTooCostly(ValueError):

@@ -148,7 +148,7 @@ EDIT_LINES = [  # (line bytes, the reason it gets or None when it is scored)
     ('{"id": "big5", "generated": "他說了一個很長的故事", "published": "故事"}'.encode("big5"), "encoding"),
     (b"", "blank_line"),
     (b'{"id": "deep", "generated": ' + b"[" * 100_000 + b"}", "malformed_json"),
-    (json.dumps({"id": "rep", "generated": "a b " * 1000, "published": "b a c " * 700}).encode(), "over_size_limit"),
+    (json.dumps({"id": "rep", "generated": "a b " * 2000, "published": "b a c " * 1400}).encode(), "over_size_limit"),
     (b'{"id": "ok3", "generated": "end", "published": "the end"}', None),
 ]
 
