@@ -268,8 +268,28 @@ def score_pair(pair: Pair, config: EvalConfig) -> list[ExampleScore]:
     return [ExampleScore(values=values, grams=grams, coverage=coverage, **base)]
 
 
+# The official scripts' ROUGE-L tables (ROUGE-1.5.5's and coco's, pure Python) hold one cell per
+# pair of predicted and gold tokens: a pair over this many is an `over_size_limit` row (GLGE
+# summaries and questions have at most a few hundred tokens; 2,000 x 2,000 is about a second).
+MAX_LCS_CELLS = 4_000_000
+
+
+def _lcs_too_costly(pred: str, gold: str) -> Drop | None:
+    cells = len(pred.split()) * len(gold.split())
+    if cells > MAX_LCS_CELLS:
+        return Drop("over_size_limit", {"prediction_words": len(pred.split()), "gold_words": len(gold.split()),
+                                        "limit_cells": MAX_LCS_CELLS,
+                                        "message": f"{cells:,} word pairs for the official ROUGE-L table "
+                                                   f"(limit {MAX_LCS_CELLS:,})"})
+    return None
+
+
 def _score_glge(pred: str, gold: str, task: str, compat: str, base: dict,
                 source: str | None = None) -> ExampleScore | Drop:
+    if compat == "original" and task in gm.SUMMARY_TASKS + gm.QG_TASKS:
+        too_big = _lcs_too_costly(pred, gold)
+        if too_big:
+            return too_big
     if compat == "original" and task in gm.SUMMARY_TASKS:
         docs = go.summary_documents(task, pred, gold)
         if isinstance(docs, str):

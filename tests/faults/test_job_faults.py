@@ -309,3 +309,21 @@ def test_stories_fault_table_long_lines_are_cleaned_in_seconds(tmp_path, capsys)
     reasons = set(rejects(tmp_path / "out").reason)
     assert {"utf16", "malformed_json"} <= reasons and "internal_error" not in reasons
     assert s["tables"]["stories"] >= 1
+
+
+@pytest.mark.parametrize("task", ["cnndm", "squadqg"])
+def test_evaluate_glge_pair_too_big_for_the_official_rouge_table_is_rejected_at_once(task):
+    import time
+
+    from annotators.evaluate.config import EvalConfig
+    from annotators.evaluate.steps import score_pair
+    from schemas.evaluate import Pair
+
+    words = " ".join(f"w{i % 50}" for i in range(3000))  # one 3,000-word "sentence" each side
+    pair = Pair("1", "1", "p:1", "g:1", {"text": words}, {"text": words, "source": words})
+    start = time.perf_counter()
+    result = score_pair(pair, EvalConfig(task=task, source="src.txt"))
+    assert result.reason == "over_size_limit" and result.detail["prediction_words"] == 3000
+    assert time.perf_counter() - start < 2
+    small = Pair("1", "1", "p:1", "g:1", {"text": "a short summary ."}, {"text": "a short summary .", "source": "s"})
+    assert isinstance(score_pair(small, EvalConfig(task=task, source="src.txt")), list)
