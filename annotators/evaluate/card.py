@@ -53,7 +53,8 @@ a blank or broken line is rejected and never shifts the lines after it. A gold e
 no prediction and a prediction with no gold are rejects rows; the metrics cover the matched
 examples (`n` in the metrics table), and the job exits 2 unless `--allow-partial`. A
 prediction or gold line over 256 KB is an `over_size_limit` rejects row (its size in the
-detail): every metric's work per example stays bounded.
+detail), and so is a GLGE pair whose official ROUGE-L table would pass 4,000,000 word pairs:
+every metric's work per example stays bounded.
 """
 
 
