@@ -21,6 +21,7 @@ from annotators.audits import steps
 from annotators.audits.bias_report import accuracy_row, prediction_rows, table13_markdown
 from annotators.audits.card import bias_card
 from annotators.audits.classifier import NaiveBayes
+from pipelines.engine.usage import main
 from pipelines.engine import (JobReport, WriteTable, add_config_flags, config_from_args, join, make_pipeline,
                               parse_job_args, run_pipeline, staging_path, write_text)
 from pipelines.engine.records import ReadRecords, count_check, lot_sources
@@ -90,4 +91,4 @@ def run(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    run()
+    main(run, "bias")

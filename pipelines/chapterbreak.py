@@ -25,6 +25,7 @@ from annotators.chapterbreak.subsets import KINDS, per_book_cap
 from annotators.core.outcome import Drop
 from annotators.harness import chapterbreak as harness_tasks
 from annotators.text.tokenizers import get_tokenizer
+from pipelines.engine.usage import fail, main
 from pipelines.engine import (
     REJECTS, ExportFromTable, JobReport, MatchInputs, ReadFiles, ReadLines, Stage, WriteTable, add_config_flags, config_from_args,
     default_card, expand_input, is_local_path, join, make_pipeline, parse_job_args, run_pipeline, staging_path,
@@ -135,8 +136,8 @@ class ParseAo3Works(beam.PTransform):
                 rejects.append(bad)
         works = (parts | "AllParts" >> beam.Flatten() | "ByWork" >> beam.Map(lambda part: (part.work_id, part))
                  | "GroupWorks" >> beam.GroupByKey())
-        fn = functools.partial(steps.build_ao3_work, config=self._config)
-        books, bad = apply_stage(works, self._report, "ao3_works", fn, input_id=steps.ao3_work_input_id)
+        fn = functools.partial(steps.ao3_work_parts, config=self._config)
+        books, bad = apply_stage(works, self._report, "ao3_works", fn, grouped=True)
         rejects = rejects + [bad]
         rejected = [r | f"RejectBooks{i}" >> beam.Map(steps.reject_to_book, AO3) for i, r in enumerate(rejects)]
         return {"books": books, "rejects": rejects | "AllRejects" >> beam.Flatten(),
@@ -279,7 +280,7 @@ def run(argv=None):
     parser = build_parser()
     args, options = parse_job_args(parser, argv)
     if not args.gutenberg and not args.ao3:
-        raise SystemExit("give --gutenberg and/or --ao3")
+        fail("chapterbreak", "give --gutenberg and/or --ao3")
     ch_cfg, ex_cfg, ao3_cfg = configs(args, parser)
     dup_cfg = config_from_args(args, DedupConfig, prefix="duplicate_")
     config = {"chapters": dataclasses.asdict(ch_cfg), "examples": dataclasses.asdict(ex_cfg),
@@ -325,4 +326,4 @@ def _write_books(books, rejected_books, out: str, shards, report) -> None:
 
 
 if __name__ == "__main__":
-    run()
+    main(run, "chapterbreak")

@@ -19,6 +19,7 @@ from annotators.storium.card import edits_card
 from annotators.storium.edits import summarize
 from annotators.storium.preserved import load_spacy, merge_counts, pos_rows, spacy_status
 from annotators.storium.user_metric import UserConfig
+from pipelines.engine.usage import main
 from pipelines.engine import (JobReport, MatchInputs, ReadLines, WriteTable, join, listed_inputs,
                               make_pipeline, parse_job_args, run_pipeline, staging_path)
 from schemas import storium as sc
@@ -121,4 +122,4 @@ def run(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    run()
+    main(run, "edits")

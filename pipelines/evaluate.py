@@ -32,6 +32,7 @@ from annotators.evaluate.card import evaluate_card
 from annotators.evaluate.config import EvalConfig
 from annotators.evaluate.glge_metrics import GLGE_TASKS, QG_TASKS
 from annotators.text import zh_tokens
+from pipelines.engine.usage import main
 from pipelines.engine import (JobReport, MatchInputs, ReadLines, ReadParquetRows, WriteTable, add_config_flags,
                               config_from_args, join, make_pipeline, parse_job_args, run_pipeline, staging_path)
 from pipelines.engine.options import is_dry_run
@@ -217,4 +218,4 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run())
+    main(run, "evaluate")

@@ -27,6 +27,7 @@ from annotators.glge.levels import GlgeConfig, level_files, level_rows
 from annotators.glge.score import LotTokenConfig, TokenConfig
 from annotators.harness import glge as harness_tasks
 from annotators.glge.steps import LOT_KINDS, load_task, preload_langs, score_task, summaries_by_task
+from pipelines.engine.usage import main, warn
 from pipelines.engine import (LOCAL_RUNNERS, JobReport, WriteTable, add_config_flags, config_from_args, expand_input,
                               is_local_path, join, make_pipeline, parse_job_args, read_bytes, run_pipeline,
                               staging_path, write_bytes)
@@ -232,6 +233,9 @@ def run(argv: Sequence[str] | None = None) -> None:
     report = JobReport(out, "glge", config=stats_config([], config), seed=args.seed,
                        inputs=[x for x in (args.input, args.lot) if x], options=options, card=glge_card, figures=GLGE_FIGURES,
                        attachments=harness_tasks.attachments)
+    if args.input and is_local_path(args.input) and not args.tasks and not discover_glge(args.input):
+        warn(f"--input {args.input!r} holds no GLGE task folder ({{task}}_data/org_data/): "
+             "no GLGE task is built from it")
     p = make_pipeline(options)
     build_graph(p, report, args, config, job_langs(args), out)
     report.finish(p)
@@ -239,4 +243,4 @@ def run(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    run()
+    main(run, "glge")

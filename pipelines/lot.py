@@ -30,6 +30,7 @@ from annotators.lot.story import StoryConfig, parse_story_record, prepare_story,
 from annotators.core.near_dup import NearDupConfig, id_components, member_clusters
 
 from annotators.text import zh_tokens
+from pipelines.engine.usage import main
 from pipelines.engine import (ExportLinesFromTable, ExportTables, Gather, once, JobReport, Stage, MatchInputs, ReadLines, ReadParquetRows, TableSpec, WriteJsonlGroups, WriteTables,
                               add_config_flags, config_from_args, expand_input, is_local_path, join,
                               jsonl_line, make_pipeline, parse_job_args, run_pipeline, staging_path)
@@ -638,4 +639,4 @@ def run(argv=None):
 
 
 if __name__ == "__main__":
-    run()
+    main(run, "lot")

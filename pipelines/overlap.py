@@ -24,6 +24,7 @@ from annotators.audits import records as ar
 from annotators.audits import steps
 from annotators.audits.card import OVERLAP_FIGURES, overlap_card
 from annotators.audits.overlap_report import summarize, table14_markdown
+from pipelines.engine.usage import fail, main
 from pipelines.engine import (JobReport, WriteTable, add_config_flags, config_from_args, expand_input,
                               is_local_path, join, make_pipeline, parse_job_args, run_pipeline, staging_path,
                               write_text)
@@ -147,7 +148,7 @@ def table_task(pattern: str) -> str:
 def run(argv: Sequence[str] | None = None) -> None:
     args, options = parse_job_args(build_parser(), argv)
     if bool(args.lot) == bool(args.test and args.reference):
-        raise SystemExit("give either --lot DIR, or --test TABLE and --reference GLOB")
+        fail("overlap", "give either --lot DIR, or --test TABLE and --reference GLOB")
     config, out = config_from_args(args, ng.OverlapConfig), staging_path(args.output)
     p = make_pipeline(options)
     setup = lambda: steps.tokenizer(config.tokenizer)  # noqa: E731
@@ -208,4 +209,4 @@ def _config_dict(config: ng.OverlapConfig, args) -> dict:
 
 
 if __name__ == "__main__":
-    run()
+    main(run, "overlap")

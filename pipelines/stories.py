@@ -26,6 +26,7 @@ from annotators.core.near_dup import (BandMember, NearDupConfig, band_nodes, can
 from annotators.stories.site_spec import SiteSpec, parse_spec
 from pipelines.engine.files import after_all, delete_folder
 from pipelines.engine.spill import SpillRecords, read_file, read_records
+from pipelines.engine.usage import fail, main
 from pipelines.engine import (Gather, JobReport, MatchInputs, ReadFiles, ReadLines, Source, WriteTable, add_config_flags,
                               config_from_args, is_local_path, join, make_pipeline, parse_job_args, read_bytes,
                               run_pipeline, staging_path)
@@ -294,7 +295,7 @@ def read_raw(p, args, report):
 def run(argv: Sequence[str] | None = None) -> None:
     args, options = parse_job_args(build_parser(), argv)
     if not (args.pages or args.input) or (args.pages and not args.site):
-        raise SystemExit("give --pages with --site, and/or --input")
+        fail("stories", "give --pages with --site, and/or --input")
     clean = config_from_args(args, CleanConfig)
     near = config_from_args(args, NearDupConfig, threshold=args.near_dup_threshold)
     config = {"clean": dataclasses.asdict(clean), "near_dup": dataclasses.asdict(near),
@@ -315,4 +316,4 @@ def run(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    run()
+    main(run, "stories")

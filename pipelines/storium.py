@@ -21,6 +21,7 @@ from annotators.storium.games import story_row
 from annotators.storium.pack import PackConfig
 from annotators.storium.split import SplitConfig, assign_splits, parse_ratios, split_report
 from annotators.storium.tokens import make_tokenizer
+from pipelines.engine.usage import fail, main
 from pipelines.engine import (ExportLinesFromTable, JobReport, MatchInputs, ReadFiles, WriteTable, add_config_flags, config_from_args,
                               join, listed_inputs, make_pipeline, parse_job_args, run_pipeline, staging_path)
 from pipelines.engine.files import hf_split
@@ -136,9 +137,9 @@ TABLES = (  # name, schema, sort key
 def run(argv: Sequence[str] | None = None) -> None:
     args, options = parse_job_args(_parser(), argv)
     if args.budget < 1:
-        raise SystemExit("--budget must be at least 1")
+        fail("storium", "--budget must be at least 1")
     if args.separator_tokens < 0 or args.end_tokens < 0 or args.field_token_cap < 0:
-        raise SystemExit("--separator-tokens, --end-tokens and --field-token-cap must be 0 or more")
+        fail("storium", "--separator-tokens, --end-tokens and --field-token-cap must be 0 or more")
     split_cfg = config_from_args(args, SplitConfig, ratios=tuple(args.ratios))
     pack_cfg = config_from_args(args, PackConfig)
     ctx_cfg = config_from_args(args, ContextConfig, history=max(0, args.history),
@@ -170,4 +171,4 @@ def run(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    run()
+    main(run, "storium")

@@ -2,8 +2,10 @@
 
 Pure checks shared by the overlap and bias jobs. Known-bad inputs they turn into reasons
 instead of crashes (codes from the catalogue, annotators.core.reasons): binary files
-(`binary_file`), text that is not UTF-8 (`not_utf8`: audits read UTF-8 text, as the LOT
-tables and common corpora are), a file that cannot be read (`unreadable_file`), broken JSON
+(`binary_file`), UTF-16 files (`utf16`), files in a legacy charset (`encoding`, with the
+charset detected), a line that is not UTF-8 (`not_utf8`, that line only: audits read UTF-8
+text, as the LOT tables and common corpora are), a file that cannot be read
+(`unreadable_file`) or breaks mid-way (`truncated_file`), broken JSON
 lines (`malformed_json`, `not_an_object`), examples missing a text field or an id
 (`missing_field`), a field of the wrong type (`bad_field_type`), an unknown split
 (`unknown_split`), a reference record with no text field (`no_text_fields`), and empty splits
@@ -15,6 +17,7 @@ import codecs
 from typing import Any, NamedTuple, Sequence
 
 from annotators.core.jsonl import json_object
+from annotators.core.sniff import legacy_file_reason, not_text_reason
 from annotators.core.outcome import Drop
 from schemas.lot import SPLITS
 
@@ -59,21 +62,23 @@ def file_kind(path: str) -> str:
 
 
 def sniff_text(head: bytes) -> Drop | None:
-    """None when the first bytes of a file look like UTF-8 text, else a Drop saying why not."""
+    """None when the first bytes of a file can be read line by line as UTF-8 text, else a
+    Drop naming why not: UTF-16 (`utf16`), NUL bytes (`binary_file`), a legacy charset
+    throughout (`encoding`). A few lines that are not UTF-8 are rejected one by one
+    (`decode_line`), never the whole file."""
+    whole = legacy_file_reason(head)
+    if whole is not None:
+        return whole
     if b"\x00" in head:
         return Drop("binary_file", "NUL bytes in the first 64 KiB (a binary file?)")
-    try:
-        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
-    except UnicodeDecodeError as exc:
-        return Drop("not_utf8", f"not UTF-8 at byte {exc.start}")
     return None
 
 
 def decode_line(raw: bytes) -> str | Drop:
     try:
         return raw.decode("utf-8-sig" if raw.startswith(codecs.BOM_UTF8) else "utf-8")
-    except UnicodeDecodeError as exc:
-        return Drop("not_utf8", f"invalid UTF-8 at byte {exc.start}")
+    except UnicodeDecodeError:
+        return not_text_reason(raw)
 
 
 def parse_record(kind: str, raw: bytes) -> dict | Drop:

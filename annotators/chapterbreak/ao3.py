@@ -110,7 +110,7 @@ def _count(value) -> int | None:
 
 
 _TAB_HEADING = re.compile(r"^\t(?P<num>\d{1,4})\. (?P<title>.*\S)?\s*$")
-_CHAPTER_HEADING = re.compile(r"^\s*chapter\s+(?P<num>\d{1,4})\b\s*[:.\-\u2013\u2014]?\s*(?P<title>.*?)\s*$", re.I)
+_CHAPTER_HEADING = re.compile(r"^\s*chapter\s+(?P<num>\d{1,4})\b\s*[:.\-\u2013\u2014]?\s*(?P<title>(?:\S(?:.*\S)?)?)\s*$", re.I)  # title: to the last non-space, in linear time
 
 
 def split_dump_text(text: str) -> list[tuple[str, str]]:
@@ -152,7 +152,7 @@ def parse_json_line(input_id: str, raw: bytes) -> list[Ao3Part] | Drop:
         return []
     try:
         obj = json.loads(raw.decode("utf-8", errors="strict"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError; RecursionError: nested too deeply
         return Drop("malformed_json", str(exc)[:200])
     if isinstance(obj, dict) and len(obj) == 1 and isinstance(next(iter(obj.values())), dict):
         key, obj = next(iter(obj.items()))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from annotators.core.sniff import not_text_reason, utf16_evidence
 from annotators.core.outcome import Drop
 
 _START_MODERN = re.compile(r"^\W*\*{2,}\s*START OF (?:THE |THIS )?PROJECT GUTENBERG", re.I)
@@ -51,6 +52,8 @@ def refuse_non_text(raw: bytes, *, max_control_ratio: float = 0.001) -> Drop | N
     if not raw.strip(b" \t\r\n\x1a\x00"):
         return Drop("empty_file", f"{len(raw)} bytes")
     sample = raw[:65536]
+    if utf16_evidence(sample):
+        return not_text_reason(sample, "the file")
     controls = sum(1 for b in sample if b in _CONTROL)
     if b"\x00" in sample or controls > max_control_ratio * len(sample):
         return Drop("binary_file", f"{controls} control bytes in the first {len(sample)}")

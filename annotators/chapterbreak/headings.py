@@ -16,7 +16,9 @@ from annotators.chapterbreak.numerals import NUMERAL, numeral_value
 _END = r"(?=$|[\s.:;,\-\u2014\u2013)\]_*!?])"
 HEADING_LINE = re.compile(rf"^[\s_*]*(?P<word>chapter|chap\.)\s+(?P<num>{NUMERAL}){_END}(?P<rest>.*)$", re.I)
 CHAPTER_PHRASE = re.compile(rf"\b(?P<word>chapter|chap\.)\s+(?P<num>{NUMERAL}){_END}", re.I)
-NUMERAL_LINE = re.compile(r"^\s*(?P<num>[IVXLC]+|\d{1,3})(?P<sep>\.?)(?:\s+(?P<rest>\S.*?))?\s*$")
+# `rest` runs to the line's last non-space (not `\S.*?` before `\s*$`, which reads the trailing
+# spaces again at every character: quadratic on a long line; issue 28)
+NUMERAL_LINE = re.compile(r"^\s*(?P<num>[IVXLC]+|\d{1,3})(?P<sep>\.?)(?:\s+(?P<rest>\S(?:.*\S)?))?\s*$")
 _STRUCTURAL = re.compile(rf"^[\s_*]*(?:volume|vol\.|book|part)\s+(?:the\s+)?(?:{NUMERAL}|\w+)\b.{{0,60}}$", re.I)
 _SEPARATORS = ".:;,-\u2014\u2013)]_*"
 _SMALL = {"a", "an", "the", "of", "in", "and", "to", "on", "at", "for", "by", "with", "from",

@@ -32,5 +32,6 @@ REASONS: dict[str, str] = {
 }
 
 JOB_REASONS: tuple[str, ...] = (
-    "empty_file", "binary_file", "undecodable", "malformed_json", "not_an_object", "internal_error",
+    "empty_file", "binary_file", "utf16", "undecodable", "malformed_json", "not_an_object", "duplicate_id",
+    "internal_error",
     *REASONS)

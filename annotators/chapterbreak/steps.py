@@ -44,10 +44,44 @@ def read_ao3_line(element: tuple[str, bytes]):
     return parse_json_line(input_id, raw)
 
 
+def split_duplicate_parts(parts) -> tuple[list, list[tuple]]:
+    """(kept parts, [(duplicate part, the kept part it repeats, positions)]) of one work id.
+
+    Parts (in input-id order) that bring new chapter positions are one work's pieces; a part
+    that repeats a chapter position a kept part already has is a second work with an id
+    already seen (or a second copy of the work), rejected rather than silently merged."""
+    kept, duplicates, owner = [], [], {}
+    for part in sorted(parts, key=lambda p: p.input_id):
+        seen = sorted({ch.position for ch in part.chapters if ch.position in owner})
+        if seen:
+            duplicates.append((part, owner[seen[0]], seen))
+            continue
+        kept.append(part)
+        for ch in part.chapters:
+            owner.setdefault(ch.position, part)
+    return kept, duplicates
+
+
 def build_ao3_work(element, config: Ao3Config) -> list[dict] | Drop:
-    """(work_id, the work's parts) -> [book] passing Appendix A's filters, or Drop."""
+    """(work_id, the work's parts) -> [book] passing Appendix A's filters, or Drop (parts
+    that repeat a kept part's chapters are left out: `ao3_work_parts` rejects them)."""
     work_id, parts = element
-    return _listed(ao3_book(work_id, list(parts), config))
+    kept, _ = split_duplicate_parts(parts)
+    return _listed(ao3_book(work_id, kept, config))
+
+
+def ao3_work_parts(element, config: Ao3Config) -> list[tuple[str, list[dict] | Drop]]:
+    """Stage `ao3_works` (grouped by work id): the work's book or Drop under `ao3:<work_id>`,
+    and a `duplicate_id` rejects row for each part that repeats a kept part's chapters."""
+    work_id, parts = element
+    parts = list(parts)
+    _, duplicates = split_duplicate_parts(parts)
+    out = [(ao3_work_input_id(element), build_ao3_work((work_id, parts), config))]
+    for part, first, positions in duplicates:
+        out.append((part.input_id, Drop("duplicate_id", {
+            "work_id": work_id, "first_at": first.input_id, "repeated_chapters": positions[:20],
+            "message": f"work {work_id} was already read from {first.input_id}"})))
+    return out
 
 
 def ao3_work_input_id(element) -> str:

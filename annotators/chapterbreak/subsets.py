@@ -32,6 +32,7 @@ import re
 from annotators.chapterbreak.examples import BookChapter, BookText, ExampleConfig, example_rows
 from annotators.chapterbreak.records import Negative
 from annotators.core.ids import rng_for
+from annotators.text.runs import finditer_from_runs
 
 KINDS = ("cause", "dialogue")
 # ChapterBreak Table 4: examples / works per source and kind, rounded (PG19: 506/45 cause,
@@ -39,7 +40,10 @@ KINDS = ("cause", "dialogue")
 PAPER_PER_BOOK = {("pg19", "cause"): 11, ("pg19", "dialogue"): 69, ("ao3", "cause"): 8, ("ao3", "dialogue"): 9}
 CUE = re.compile(r"\b(?:because|due\s+to|owing\s+to)\b", re.I)
 _OPEN_QUOTE = re.compile(r"[\"\u201c\u2018]|'(?=[A-Za-z])")
-_SENTENCE_GAP = re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*\s+(?=[\"'\u201c\u2018(]?[A-Z])")
+# Possessive runs (the classes are disjoint, so nothing given back could help) searched from
+# the starts of runs of [.!?] (annotators.text.runs): linear on a long run of dots (issue 28).
+_SENTENCE_GAP = re.compile(r"[.!?]++[\"'\u201d\u2019)\]]*+\s++(?=[\"'\u201c\u2018(]?[A-Z])")
+_SENTENCE_GAP_AT_RUN = re.compile(r"(?<![.!?])" + _SENTENCE_GAP.pattern)
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 ABBREVIATIONS = frozenset(
     "mr mrs ms messrs mme mlle dr st jr sr rev revd col capt gen lt sgt maj prof hon esq gov "
@@ -88,7 +92,8 @@ def boundaries(book: BookText) -> list[tuple[int, int]]:
                 p += 1
             if p >= para_end:
                 continue
-            starts = [p] + [m.end() for m in _SENTENCE_GAP.finditer(text, p, para_end) if _ends_sentence(text, m.start())]
+            starts = [p] + [m.end() for m in finditer_from_runs(_SENTENCE_GAP, _SENTENCE_GAP_AT_RUN, text, p, para_end)
+                           if _ends_sentence(text, m.start())]
             stop = para_end
             for k, s in enumerate(starts):
                 e = starts[k + 1] if k + 1 < len(starts) else stop

@@ -47,6 +47,8 @@ def complete_card(text: str, stats: dict) -> str:
     from annotators.core.hf_card import licence_section
     from annotators.harness.common import card_section as harness_section
 
-    parts = [text.rstrip("\n"), card_section(stats.get("figures") or []), harness_section(stats),
+    warned = "".join(f"- {w}\n" for w in stats.get("warnings") or [])
+    warnings = f"## Warnings\n\n{warned}" if warned else ""
+    parts = [text.rstrip("\n"), warnings, card_section(stats.get("figures") or []), harness_section(stats),
              licence_section(stats)]
     return "\n\n".join(p.rstrip("\n") for p in parts if p) + "\n"

@@ -10,7 +10,7 @@ def json_object(text: str) -> dict | Drop:
     """The JSON object `text` holds; `malformed_json` or `not_an_object` otherwise."""
     try:
         value = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
         return Drop("malformed_json", str(exc)[:200])
     if not isinstance(value, dict):
         return Drop("not_an_object", f"a JSON {type(value).__name__}, not an object")

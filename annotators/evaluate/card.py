@@ -56,7 +56,10 @@ Predictions and gold meet by line (prediction line N and gold example N; a table
 the split in example_id order) or by id (`example_id` or `id`). Every line keeps its number:
 a blank or broken line is rejected and never shifts the lines after it. A gold example with
 no prediction and a prediction with no gold are rejects rows; the metrics cover the matched
-examples (`n` in the metrics table), and the job exits 2 unless `--allow-partial`.
+examples (`n` in the metrics table), and the job exits 2 unless `--allow-partial`. A
+prediction or gold line over 256 KB is an `over_size_limit` rejects row (its size in the
+detail), and so is a GLGE pair whose official ROUGE-L table would pass 4,000,000 word pairs:
+every metric's work per example stays bounded.
 """
 
 

@@ -29,6 +29,7 @@ import sys
 from collections import Counter
 from typing import Iterable, Sequence
 
+from annotators.core.lcs import lcs_length as core_lcs_length
 from annotators.text import zh_tokens
 
 FLOAT_MIN = sys.float_info.min
@@ -139,7 +140,8 @@ def lcs_table(x: Sequence, y: Sequence) -> list[list[int]]:
 
 
 def lcs_length(x: Sequence, y: Sequence) -> int:
-    return lcs_table(x, y)[len(x)][len(y)] if x and y else 0
+    """The LCS length lcs_table's corner holds, computed in bounded time (annotators.core.lcs)."""
+    return core_lcs_length(x, y)
 
 
 def recon_lcs(x: Sequence, y: Sequence, table: list[list[int]]) -> tuple[list, int]:

@@ -13,6 +13,6 @@ REASONS: dict[str, str] = {
 }
 
 SHARED_USED = ("unreadable_file", "undecodable", "blank_line", "malformed_json", "not_an_object",
-               "missing_field", "bad_field_type", "duplicate_id", "internal_error")
+               "missing_field", "bad_field_type", "duplicate_id", "over_size_limit", "internal_error")
 
 JOB_REASONS: tuple[str, ...] = SHARED_USED + tuple(REASONS)

@@ -21,6 +21,19 @@ from annotators.evaluate.config import ACCURACY_TASKS, ANSWER_FIELD, GENERATION_
 from schemas.evaluate import ExampleScore, Gold, Pair, Prediction
 
 READ_ERROR = "__read_error__"
+# The longest prediction or gold line scored (issue 28): LOT stories are at most 20,000
+# characters (60 KB of UTF-8), GLGE lines far less; a 1 MB line took 27 s and 1.3 GB of
+# metric tables, 21 MB never ended. A longer line is an `over_size_limit` rejects row.
+MAX_RECORD_BYTES = 256 * 1024
+
+
+def _oversized(raw) -> Drop | None:
+    size = len(raw) if isinstance(raw, (bytes, str)) else 0
+    if size > MAX_RECORD_BYTES:
+        return Drop("over_size_limit", {"bytes": size, "limit_bytes": MAX_RECORD_BYTES,
+                                        "message": f"a {size:,}-byte line is over the {MAX_RECORD_BYTES:,}-byte "
+                                                   "limit per record"})
+    return None
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -86,6 +99,9 @@ def text_line(raw: bytes) -> dict | Drop:
 def parse_prediction(element: tuple[str, bytes], config: EvalConfig) -> list[Prediction] | Drop:
     """One predictions line -> its Prediction keyed by line number or id."""
     input_id, raw = element
+    too_big = _oversized(raw)
+    if too_big:
+        return too_big
     if config.task in gm.GLGE_TASKS:
         record = text_line(raw)
         return record if isinstance(record, Drop) else [Prediction(line_number(input_id), input_id, record)]
@@ -126,6 +142,9 @@ def parse_gold_line(element: tuple[str, bytes], config: EvalConfig) -> list[Gold
     """One gold .jsonl line (the released LOT format, or any record with the answer field),
     or one line of a GLGE target file."""
     input_id, raw = element
+    too_big = _oversized(raw)
+    if too_big:
+        return too_big
     if config.task in gm.GLGE_TASKS:
         record = text_line(raw)
         key = line_number(input_id)
@@ -251,9 +270,29 @@ def score_pair(pair: Pair, config: EvalConfig, rouge_exceptions: Mapping[str, st
     return [ExampleScore(values=values, grams=grams, coverage=coverage, **base)]
 
 
+# The official scripts' ROUGE-L tables (ROUGE-1.5.5's and coco's, pure Python) hold one cell per
+# pair of predicted and gold tokens: a pair over this many is an `over_size_limit` row (GLGE
+# summaries and questions have at most a few hundred tokens; 2,000 x 2,000 is about a second).
+MAX_LCS_CELLS = 4_000_000
+
+
+def _lcs_too_costly(pred: str, gold: str) -> Drop | None:
+    cells = len(pred.split()) * len(gold.split())
+    if cells > MAX_LCS_CELLS:
+        return Drop("over_size_limit", {"prediction_words": len(pred.split()), "gold_words": len(gold.split()),
+                                        "limit_cells": MAX_LCS_CELLS,
+                                        "message": f"{cells:,} word pairs for the official ROUGE-L table "
+                                                   f"(limit {MAX_LCS_CELLS:,})"})
+    return None
+
+
 def _score_glge(pred: str, gold: str, task: str, compat: str, base: dict,
                 source: str | None = None, rouge_exceptions: Mapping[str, str] | None = None
                 ) -> ExampleScore | Drop:
+    if compat == "original" and task in gm.SUMMARY_TASKS + gm.QG_TASKS:
+        too_big = _lcs_too_costly(pred, gold)
+        if too_big:
+            return too_big
     if compat == "original" and task in gm.SUMMARY_TASKS:
         docs = go.summary_documents(task, pred, gold)
         if isinstance(docs, str):

@@ -14,5 +14,5 @@ REASONS: dict[str, str] = {
 # Every code the glge job can write to rejects/ (shared or its own).
 JOB_REASONS: tuple[str, ...] = (
     "bad_field_type", "empty_file", "internal_error", "line_count_mismatch", "missing_field",
-    "missing_split", "missing_table", "not_utf8", "unknown_split", "unreadable_file",
+    "missing_split", "missing_table", "not_a_file", "not_utf8", "unknown_split", "unreadable_file",
 )

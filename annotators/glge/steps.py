@@ -43,8 +43,12 @@ def _load_lot(spec: TaskSpec, read: Reader) -> GlgeTask | Drop:
 
 
 def load_task(spec: TaskSpec, read: Reader) -> list[GlgeTask] | Drop:
-    """The `load` stage: one checked task, or a Drop naming the broken file and line."""
-    result = _load_glge(spec, read) if spec.kind == "glge" else _load_lot(spec, read)
+    """The `load` stage: one checked task, or a Drop naming the broken file and line (a split
+    file that is a folder: `not_a_file`)."""
+    try:
+        result = _load_glge(spec, read) if spec.kind == "glge" else _load_lot(spec, read)
+    except IsADirectoryError as exc:
+        return Drop("not_a_file", {"path": str(exc.filename), "message": f"{exc.filename} is a folder, not a file"})
     return result if isinstance(result, Drop) else [result]
 
 

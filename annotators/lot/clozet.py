@@ -42,6 +42,8 @@ def parse_annotation(input_id: str, raw: bytes) -> dict[str, Any] | Drop:
         obj = json.loads(decoded)
     except json.JSONDecodeError as exc:
         return Drop("malformed_json", f"{exc.msg} at column {exc.colno}")
+    except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
+        return Drop("malformed_json", str(exc)[:200])
     if not isinstance(obj, dict):
         return Drop("not_an_object", f"a JSON {type(obj).__name__}, not an object")
     problem = (field_problem(obj, "story_id", (str, int), allow_blank=True)

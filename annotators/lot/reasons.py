@@ -34,7 +34,7 @@ REASONS: dict[str, str] = {
     "no_usable_outline_phrase": "no outline phrase is a verbatim substring of the story of at most 8 words",
 }
 
-SHARED_USED = ("unreadable_file", "binary_file", "undecodable", "blank_line", "malformed_json",
+SHARED_USED = ("unreadable_file", "binary_file", "utf16", "undecodable", "blank_line", "malformed_json",
                "not_an_object", "missing_field", "bad_field_type", "duplicate_id", "exact_duplicate",
                "empty_after_cleaning", "not_chinese", "internal_error")
 

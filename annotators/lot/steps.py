@@ -265,7 +265,7 @@ def parse_review_line(input_id: str, raw: bytes) -> ReviewRecord | Drop:
         return Drop("undecodable", str(exc)[:200])
     try:
         obj = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
         return Drop("malformed_json", str(exc)[:200])
     review = parse_review(obj)
     return review if isinstance(review, Drop) else ReviewRecord(input_id, review)

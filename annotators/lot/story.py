@@ -20,11 +20,13 @@ import re
 from typing import Any
 
 from annotators.core.ids import stable_hash, stable_id
+from annotators.core.sniff import not_text_reason
 from annotators.core.outcome import Drop
 from annotators.text.charset import decode_bytes
 from annotators.text import zh_tokens
 from annotators.text.zh_clean import clean_chinese, han_ratio
 from annotators.text.zh_sentences import split_paragraph_sentences
+from annotators.text.runs import delete_in_runs
 
 PLACEHOLDERS = ("<mask>", "[MASK]", "<MASK>")  # LOT's markers (PEERS.md 1.2)
 # HTML left in a story (a tag or an entity): junk from a bad scrape, cleaned by pipelines.stories.
@@ -32,6 +34,8 @@ _HTML_JUNK = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?/?>|&(?:nbsp|amp|l
 _WHITESPACE = re.compile(r"\s+")
 _SPACE_NEAR_WIDE = re.compile(r"(?<=[^\x00-\x7f])[ \t\u3000\u00a0]+|[ \t\u3000\u00a0]+(?=[^\x00-\x7f])")
 _ANY_SPACE = re.compile(r"[ \t\u3000\u00a0]")
+_SPACE_RUN = re.compile(r"[ \t\u3000\u00a0]+")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def _help(text: str, **extra) -> dict:
@@ -96,8 +100,8 @@ _BOM_STARTS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 def decode_line(raw: bytes) -> str | Drop:
     """One input line as text: BOM, then UTF-8, else GB18030/Big5 by detection (annotators.text.charset)."""
-    if b"\x00" in raw:
-        return Drop("binary_file", "NUL bytes: binary data")
+    if b"\x00" in raw:  # UTF-16 text (utf16) or binary data (binary_file)
+        return not_text_reason(raw)
     if not raw.startswith(_BOM_STARTS):
         try:  # what decode_bytes gives a line without a BOM that is valid UTF-8, at once
             return raw.decode("utf-8")
@@ -139,6 +143,8 @@ def parse_story_record(input_id: str, raw: bytes | dict) -> dict[str, Any] | Dro
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             return Drop("malformed_json", f"{exc.msg} at column {exc.colno}")
+        except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
+            return Drop("malformed_json", str(exc)[:200])
     else:
         obj = raw
         if isinstance(obj, dict) and "__read_error__" in obj:
@@ -170,7 +176,7 @@ def normalize_text(text: str, mode: str) -> str:
         return clean_chinese(text)
     text = text.replace("\r", "\n")
     if _ANY_SPACE.search(text):
-        lines = (_SPACE_NEAR_WIDE.sub("", line).strip() for line in text.split("\n"))
+        lines = (delete_in_runs(_SPACE_NEAR_WIDE, line, _SPACE_RUN, _NON_ASCII).strip() for line in text.split("\n"))
     else:  # nothing for the pattern to remove (most stories): skip its scan
         lines = (line.strip() for line in text.split("\n"))
     return "\n".join(line for line in lines if line)

@@ -50,6 +50,7 @@ CRAWL_REASONS: tuple[str, ...] = (
 JOB_REASONS: tuple[str, ...] = CRAWL_REASONS + (
     # reading the page cache and the dumps
     "unreadable_file", "undecodable", "blank_line", "malformed_json", "not_an_object", "missing_field",
+    "utf16", "binary_file", "encoding", "not_utf8",
     "bad_field_type", "empty_file",
     "not_story_page", "bad_selector", "body_not_found", "empty_body",
     "mojibake", "empty_after_cleaning", "not_chinese", "too_short", "too_long",

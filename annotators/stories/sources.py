@@ -17,6 +17,7 @@ import json
 from annotators.text.charset import decode_bytes
 from annotators.stories.html_extract import extract_story
 from annotators.core.ids import stable_id
+from annotators.core.sniff import not_text_reason, utf16_evidence
 from annotators.core.outcome import Drop
 from annotators.stories.site_spec import SiteSpec
 from annotators.stories.clean import CleanConfig, check_decoding, check_story, clean_text, single_line_title
@@ -65,12 +66,14 @@ def json_line_to_raw(input_id: str, raw: bytes, *, source: str, license: str) ->
     """One JSON line of a story dump -> RawStory (fields as in SPEC `pipelines.lot --stories`)."""
     if not raw.strip():
         return Drop("blank_line", "")
+    if utf16_evidence(raw):  # a UTF-16 dump (its lines cannot be cut at b"\n"): one utf16 row
+        return not_text_reason(raw)
     decoded = decode_bytes(raw, html=False)
     if decoded is None:
         return Drop("undecodable", "line is not UTF-8, GB18030 or Big5")
     try:
         record = json.loads(decoded.text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
         return Drop("malformed_json", str(exc)[:200])
     if not isinstance(record, dict):
         return Drop("not_an_object", type(record).__name__)

@@ -47,7 +47,9 @@ USER_DEFINITION = (
     "its whole length to `matched`. Precision = matched / len(gen), recall = matched / "
     "len(pub), F1 = 2PR/(P+R); each is 0 when undefined. ROUGE-L: longest common subsequence "
     "of the same tokens (no stop-word removal), same P/R/F1 formulas. Summary means are "
-    "unweighted means over edits; `kept_token_share` = sum(matched) / sum(len(gen)).")
+    "unweighted means over edits; `kept_token_share` = sum(matched) / sum(len(gen)). "
+    "Bounded work: an edit whose alignment would compare more than 10,000,000 token pairs "
+    "(repetitive text makes difflib cubic) is an `over_size_limit` rejects row, never a hang.")
 
 
 def storium_sections(stats: dict) -> str:

@@ -15,6 +15,7 @@ import math
 from typing import Any, Iterable, NamedTuple
 
 from annotators.core.metrics import prf
+from annotators.core.sniff import not_text_reason
 from annotators.core.outcome import Drop
 from annotators.storium.user_metric import UserConfig, matched_blocks, rouge_l_scores, user_tokens
 
@@ -44,8 +45,12 @@ def field_problem(value: Any) -> str:
 def parse_edit_line(data: bytes) -> Edit | Drop:
     """One JSON line -> Edit, or why it cannot be scored."""
     try:
-        raw = json.loads(data.decode("utf-8-sig"))
-    except ValueError as exc:  # UnicodeDecodeError too: JSON must be UTF-8 (RFC 8259, 8.1)
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:  # JSON must be UTF-8 (RFC 8259, 8.1): say what the bytes are instead
+        return not_text_reason(data)
+    try:
+        raw = json.loads(text)
+    except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
         return Drop("malformed_json", str(exc)[:300])
     if not isinstance(raw, dict):
         return Drop("not_an_object", type(raw).__name__)

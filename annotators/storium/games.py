@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from annotators.core.outcome import Drop
+from annotators.core.sniff import not_text_reason
 from schemas.storium import Card, Character, Entry, Game, Item, Scene
 
 CARD_USES = (  # entry field -> how the card was used (SCHEMA.md, SceneEntry)
@@ -37,6 +38,17 @@ def id_of(value: Any) -> str:
     return str(value).strip() if isinstance(value, (str, int)) else ""
 
 
+def type_problem(raw: dict, fields: tuple[str, ...], where: str) -> Drop | None:
+    """`bad_field_type` when a text field holds a number, list or object (null or absent is
+    an empty text); such a field was once blanked without a word (issue 28)."""
+    for name in fields:
+        value = raw.get(name)
+        if value is not None and not isinstance(value, str):
+            return Drop("bad_field_type", {"field": name, "type": type(value).__name__,
+                                           "message": f"{where}: `{name}` is a {type(value).__name__}, not text"})
+    return None
+
+
 def id_problem(value: Any) -> str:
     """Why an id field gives no id: absent, null or blank (`missing_field`), else the wrong type."""
     blank = value is None or (isinstance(value, str) and not value.strip())
@@ -57,16 +69,17 @@ def description_words(raw_game: dict) -> int:
 def load_game_json(data: bytes) -> dict | Drop:
     """Decode bytes (UTF-8, optional BOM) into the game object, or a Drop.
 
-    JSON exchanged between systems must be UTF-8 (RFC 8259, 8.1), so bytes that are not
-    are `malformed_json` (the detail says "not UTF-8"); a file with no JSON at all is empty.
+    JSON exchanged between systems must be UTF-8 (RFC 8259, 8.1), so bytes that are not are
+    rejected with their real cause (`utf16`, `encoding` with the charset, `binary_file`,
+    `not_utf8`: annotators.core.sniff); a file with no JSON at all is empty.
     """
     try:
         text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return Drop("malformed_json", f"not UTF-8: {exc}"[:300])
+    except UnicodeDecodeError:  # JSON must be UTF-8: say what the bytes are (utf16, encoding, ...)
+        return not_text_reason(data, "the file")
     try:
         raw = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
         return Drop("empty_file" if not text.strip() else "malformed_json", str(exc)[:300])
     if not isinstance(raw, dict):
         return Drop("not_an_object", f"top-level JSON is {type(raw).__name__}, not an object")
@@ -79,6 +92,9 @@ def parse_character(story_id: str, raw: Any) -> Character | Drop:
     seq = id_of(raw.get("character_seq_id"))
     if not seq:
         return Drop(id_problem(raw.get("character_seq_id")), text_of(raw.get("name"))[:200])
+    wrong = type_problem(raw, ("name", "description"), f"character {seq}")
+    if wrong:
+        return wrong
     return Character(f"{story_id}:{seq}", story_id, seq, text_of(raw.get("name")),
                      text_of(raw.get("description")))
 
@@ -113,6 +129,9 @@ def parse_entry(story_id: str, scene_index: int, entry_index: int, raw: Any,
     if seq in seen:  # the earlier entry with this seq_id is kept
         return Drop("duplicate_id", seq)
     seen.add(seq)
+    wrong = type_problem(raw, ("description", "role", "format"), f"entry {seq}")
+    if wrong:
+        return wrong
     char_seq = id_of(raw.get("character_seq_id"))
     # A missing role follows character_seq_id (PEERS.md 4.1: role is "character:<seq>" then).
     role = text_of(raw.get("role")) or (f"character:{char_seq}" if char_seq else "narrator")

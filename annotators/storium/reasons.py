@@ -15,13 +15,13 @@ REASONS: dict[str, str] = {
                           "(a case-folding oddity), so its preserved text is not analysed",
 }
 
-_READING = ("empty_file", "malformed_json", "not_an_object", "missing_field",
+_READING = ("empty_file", "malformed_json", "utf16", "encoding", "binary_file", "not_utf8", "not_an_object", "missing_field",
             "bad_field_type", "duplicate_id", "internal_error")
 
 STORIUM_REASONS: tuple[str, ...] = _READING + (
     "no_characters", "no_usable_character", "no_scenes", "budget_below_segments")
 
 EDITS_REASONS: tuple[str, ...] = tuple(c for c in _READING if c != "empty_file") + (
-    "blank_line", "unalignable_tokens")
+    "blank_line", "unalignable_tokens", "over_size_limit")
 
 JOB_REASONS: tuple[str, ...] = tuple(sorted(set(STORIUM_REASONS) | set(EDITS_REASONS)))

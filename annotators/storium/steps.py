@@ -17,7 +17,7 @@ from annotators.storium.pack import PackConfig, pack
 from annotators.storium.preserved import analyze_doc, load_spacy
 from annotators.storium.split import StorySize
 from annotators.storium.tokens import make_tokenizer
-from annotators.storium.user_metric import UserConfig
+from annotators.storium.user_metric import AlignmentTooCostly, UserConfig
 from schemas import storium as sc
 
 
@@ -96,12 +96,19 @@ def keep_first_edit(group: tuple[str, Iterable[EditLine]]) -> list[tuple[str, An
 
 def score(edit: Edit, config: UserConfig) -> list[dict]:
     """Stage `score`: the edits-table row (USER and ROUGE-L; annotators.storium.edits)."""
-    return [score_edit(edit, config)]
+    try:
+        return [score_edit(edit, config)]
+    except AlignmentTooCostly as exc:
+        return Drop("over_size_limit", {"message": str(exc), "generated_chars": len(edit.generated),
+                                        "published_chars": len(edit.published)})
 
 
 def analyze_edit(edit: Edit, model: str, config: UserConfig) -> list[dict] | Drop:
     """Stage `preserved`: kept/deleted counts by part of speech (annotators.storium.preserved)."""
-    counts = analyze_doc(edit, load_spacy(model)(edit.generated), config)
+    try:
+        counts = analyze_doc(edit, load_spacy(model)(edit.generated), config)
+    except AlignmentTooCostly as exc:
+        return Drop("over_size_limit", {"message": str(exc), "generated_chars": len(edit.generated)})
     return Drop("unalignable_tokens", edit.id) if counts is None else [counts]
 
 

@@ -18,7 +18,10 @@ _SPACE_RUN = re.compile(r"\s+")
 # Full-width punctuation used in Chinese prose (after normalisation).
 ZH_PUNCT = "，。！？；：、“”‘’（）《》〈〉「」『』【】…—～·"
 _WIDE = f"{HAN}{re.escape(ZH_PUNCT)}"
-_SPACE_NEAR_WIDE = re.compile(f"(?<=[{_WIDE}])[ \\t\\u3000\\u00a0]+|[ \\t\\u3000\\u00a0]+(?=[{_WIDE}])")
+# The second form starts only where a run of spaces starts and never gives spaces back (the
+# wide characters are not spaces): linear on a long run of spaces (issue 28).
+_SPACE_NEAR_WIDE = re.compile(f"(?<=[{_WIDE}])[ \\t\\u3000\\u00a0]+"
+                              f"|(?<![ \\t\\u3000\\u00a0])[ \\t\\u3000\\u00a0]++(?=[{_WIDE}])")
 _ASCII_TO_WIDE = {",": "，", "!": "！", "?": "？", ";": "；", ":": "：", "(": "（", ")": "）"}
 _ASCII_NEAR_HAN = re.compile(f"(?<=[{HAN}])[,!?;:()]|[,!?;:()](?=[{HAN}])")
 _ELLIPSIS = re.compile(r"\.{3,}|。{3,}|…+")

@@ -32,19 +32,23 @@ def _raw_pieces(paragraph: str) -> list[str]:
 def merge_short(sentences: list[str], min_han: int = 10) -> list[str]:
     """Merge the sentences of one paragraph that have fewer than `min_han` Han characters
     into their previous neighbour (the first into its next), until none is short or one
-    sentence is left."""
-    out = list(sentences)
-    han = [han_count(s) for s in out]  # a merge's count is the sum of its parts'
-    i = 0
-    while len(out) > 1 and i < len(out):
-        if han[i] >= min_han:
-            i += 1
-            continue
-        j = 0 if i == 0 else i - 1  # merge out[j] and out[j + 1]
-        out[j:j + 2], han[j:j + 2] = [out[j] + out[j + 1]], [han[j] + han[j + 1]]
-        if i:
-            i -= 1
-    return out
+    sentence is left.
+
+    One pass with a stack, in linear time (issue 28: merging in place copied the list and the
+    growing sentence at every merge, quadratic on a long paragraph of short pieces). Every
+    sentence kept before the newest one has `min_han` or more, so a short sentence joins the
+    newest kept one; a short first sentence takes the ones after it until it is long enough."""
+    parts: list[list[str]] = []
+    han: list[int] = []
+    for sentence in sentences:
+        count = han_count(sentence)
+        if parts and (han[-1] < min_han or count < min_han):
+            parts[-1].append(sentence)
+            han[-1] += count
+        else:
+            parts.append([sentence])
+            han.append(count)
+    return ["".join(p) for p in parts]
 
 
 def split_sentences(text: str, *, min_han: int = 10) -> list[str]:

@@ -15,6 +15,7 @@ import os
 from apache_beam.io.filesystems import FileSystems
 
 from pipelines.engine.files import is_local_path
+from pipelines.engine.usage import ForeignOutput
 
 LOG = logging.getLogger("storybench")
 STAGING_SUFFIX = ".incomplete"
@@ -42,7 +43,7 @@ def prepare(output: str) -> None:
     """Before a run: refuse to replace a folder that is not a storybench output; clear staging."""
     existing = _files(output)
     if existing and not any(p.rstrip("/").endswith("/" + MARKER) for p in existing):
-        raise FileExistsError(f"{output!r} holds files but no {MARKER}: it is not a storybench output, "
+        raise ForeignOutput(f"{output!r} holds files but no {MARKER}: it is not a storybench output, "
                               "so it will not be replaced; choose another --output")
     _delete(_files(staging_path(output)))
 

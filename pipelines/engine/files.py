@@ -23,7 +23,9 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
 from pipelines.engine import progress, ranges
+from pipelines.engine.textlines import HEAD_BYTES, is_utf16_head
 from pipelines.engine.gather import once, seeded
+from pipelines.engine.usage import MissingInput, warn_empty_files
 
 READ_ERROR = "__read_error__"
 # Runner names that mean Beam's in-process FnApiRunner (never the Prism download).
@@ -72,10 +74,10 @@ def expand_input(pattern: str, exts: Sequence[str] = (), *, mixed: bool = False)
                 return found
         if found:
             return sorted(set(found))
-        raise FileNotFoundError(f"no {'/'.join(exts) or ''} files in folder {pattern!r}")
+        raise MissingInput(f"no {'/'.join(exts) or ''} files in folder {pattern!r}")
     paths = _match(pattern)
     if not paths:
-        raise FileNotFoundError(f"no input files match {pattern!r}")
+        raise MissingInput(f"no input files match {pattern!r}")
     return paths
 
 
@@ -164,6 +166,7 @@ class MatchInputs(beam.PTransform):
     def expand(self, pbegin):
         if is_local_path(self._pattern):  # fail fast, offline; the sizes arm the progress bar
             paths = expand_input(self._pattern, self._exts, mixed=self._mixed)
+            warn_empty_files(paths)
             progress.expect_input(pbegin.pipeline, progress.local_size(paths))
         pattern, exts, mixed = self._pattern, self._exts, self._mixed
         return (once(pbegin.pipeline, "Pattern")
@@ -212,9 +215,15 @@ def counted_lines(f):
 
 def _range_lines(r: ranges.LineRange):
     """(input_id "name:line", raw line) of one numbered line range, its bytes reported to the
-    progress bar as they are read."""
+    progress bar as they are read. A UTF-16/32 file (pipelines.engine.textlines) is one
+    record, its head, given by the range that starts the file (issue 28)."""
     pending = 0
     with FileSystems.open(r.path, compression_type="uncompressed") as f:
+        head = f.read(HEAD_BYTES)
+        if is_utf16_head(head):
+            if r.start == 0:
+                yield f"{r.name}:1", head
+            return
         for number, raw in enumerate(ranges.range_lines(f, r), start=r.first_line):
             pending += len(raw) + 1
             if pending >= PROGRESS_BYTES:

@@ -109,6 +109,7 @@ def _lines_of(f, chunk: int = CHUNK) -> Iterator[bytes]:
 def range_lines(f, r: LineRange) -> Iterator[bytes]:
     """The lines (without b"\\n") of an open binary file whose first byte lies in r."""
     if r.end < 0:
+        f.seek(0)
         yield from _lines_of(f)
         return
     pos = r.start

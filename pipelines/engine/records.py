@@ -18,15 +18,26 @@ from apache_beam.io.filesystems import FileSystems
 from annotators.audits import records as ar
 from annotators.core.outcome import Drop
 from pipelines.engine import JobReport, expand_input, input_names, is_local_path, join, progress, ranges
+from pipelines.engine.compressed import ReadBreak, open_checked
 from pipelines.engine.files import PROGRESS_BYTES, counted_lines, parquet_batches
 from pipelines.engine.gather import once
+from pipelines.engine.usage import MissingInput, require_folder, warn_empty_files
 
 PARQUET_BATCH = 1024
 
 
 def _open(path: str, kind: str):
-    compression = CompressionTypes.UNCOMPRESSED if kind == "parquet" else CompressionTypes.AUTO
-    return FileSystems.open(path, compression_type=compression)
+    """Parquet as it is; text and JSON lines decompressed (.gz/.bz2) and checked to their
+    end, so a truncated or corrupt archive is an error, never a quiet early end."""
+    if kind == "parquet":
+        return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
+    return open_checked(path)
+
+
+def _break(exc: ReadBreak, records: int) -> Drop:
+    """The rejects row of a compressed file that breaks mid-way: how far reading got."""
+    return Drop(exc.reason, {"message": str(exc)[:300], "records_read": records,
+                             "compressed_bytes_read": exc.read_in, "content_bytes_read": exc.read_out})
 
 
 def sniff_file(item: ar.AuditSource) -> list | Drop:
@@ -39,6 +50,8 @@ def sniff_file(item: ar.AuditSource) -> list | Drop:
                 pq.ParquetFile(f).schema_arrow  # reads the footer only
                 return [item]
             head = f.read(ar.SNIFF_BYTES)
+    except ReadBreak as exc:  # broken within its first bytes
+        return _break(exc, 0)
     except Exception as exc:  # unreadable, truncated, or not the format its name says
         return Drop("unreadable_file", f"{type(exc).__name__}: {exc}"[:300])
     dropped = ar.sniff_text(head)
@@ -66,6 +79,8 @@ def stream_records(item: ar.AuditSource, columns: Sequence[str] | None):
             for raw in counted_lines(f):
                 number += 1
                 yield ar.RawRecord(f"{name}:{number}", task, kind, raw.rstrip(b"\r"))
+    except ReadBreak as exc:  # a truncated or corrupt archive: the records before the break are kept
+        yield ar.RawRecord(f"{name}:{number + 1}", task, kind, _break(exc, number))
     except Exception as exc:  # a file that breaks mid-way: one rejects row, the rest kept
         yield ar.RawRecord(f"{name}:{number + 1}", task, kind,
                            Drop("unreadable_file", f"{type(exc).__name__}: {exc}"[:300]))
@@ -144,10 +159,15 @@ def count_check(labels, expected: Sequence[str]):
 def lot_sources(lot_dir: str, tasks: Sequence[str]) -> tuple:
     """(AuditSources (path, task, "task/file") of the parquet files of each LOT task folder
     present, the folders read). A remote LOT folder gives a function listing them when the
-    job runs, and every task folder as read."""
+    job runs, and every task folder as read. A local LOT folder that does not exist, or holds
+    none of the task folders, is a usage error."""
+    require_folder(lot_dir, "--lot")
     if not is_local_path(lot_dir):
         return (lambda: _lot_sources(lot_dir, tasks)[0]), [join(lot_dir, task) for task in tasks]
-    return _lot_sources(lot_dir, tasks)
+    sources, inputs = _lot_sources(lot_dir, tasks)
+    if not inputs:
+        raise MissingInput(f"--lot {lot_dir!r} holds none of the task folders {', '.join(f'{t}/' for t in tasks)}")
+    return sources, inputs
 
 
 def table_sources(pattern: str, exts: Sequence[str], task: str):
@@ -155,6 +175,7 @@ def table_sources(pattern: str, exts: Sequence[str], task: str):
     for a remote one."""
     def listed() -> list:
         paths = expand_input(pattern, exts)
+        warn_empty_files(paths)
         return [ar.AuditSource(path, task, name) for path, name in input_names(paths, pattern).items()]
     return listed() if is_local_path(pattern) else listed
 

@@ -11,6 +11,7 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipelines.engine.files import LOCAL_RUNNERS, WriteTable, join, write_text
+from pipelines.engine import usage
 from pipelines.engine.gather import Gather, once
 from pipelines.engine.stage import REJECTS, TALLY, Stage
 from annotators.core.card import complete_card, default_card
@@ -80,6 +81,7 @@ class JobReport:
         self._tallies: list = []
         self._rejects: list = []
         self._extras: dict[str, tuple] = {}  # stats key -> (PCollection, default, key in its dict)
+        self._warned_from = len(usage.WARNINGS)  # the warnings given from here on are this job's
 
     def stage(self, name: str, fn: Callable, **kwargs) -> "Stage":
         """`pcoll | report.stage(name, fn, ...)`: apply a Stage and register it; returns its main output."""
@@ -121,6 +123,9 @@ class JobReport:
             self._extras[name] = (pcoll, default, name)
 
     def finish(self, p: beam.Pipeline) -> None:
+        warnings = usage.WARNINGS[self._warned_from:]
+        if warnings:  # stats.json `warnings` and a card section (empty inputs, empty layouts)
+            self.extra("warnings", p | "Warnings" >> beam.Create([list(warnings)]))
         rejects = (self._rejects or [p | "NoRejects" >> beam.Create([])]) | "AllRejects" >> beam.Flatten()
         self.tally(rejects | WriteTable(join(self.output, "rejects"), REJECTS_SCHEMA,
                                         lambda r: (r["stage"], r["input_id"], r["reason"], r["detail"]),

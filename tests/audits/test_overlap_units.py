@@ -96,7 +96,10 @@ def test_markdown_has_the_table14_rows_in_task_order():
 
 @pytest.mark.parametrize("head,reason", [
     (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary_file"),
-    ("中文".encode("gbk") + b" more", "not_utf8"),
+    ("中文".encode("gbk") + b" more", "encoding"),  # a GBK file names its charset (issue 28)
+    ("一个故事\n".encode("utf-16"), "utf16"),
+    ("a story\n".encode("utf-16-le"), "utf16"),  # no byte-order mark: NULs at every other byte
+    ("一个故事。\n".encode("utf-8") * 7 + "坏".encode("gbk") + b"\n", None),  # one bad line: that line only
     ("一个故事。\n".encode("utf-8"), None),
     ("一个故事".encode("utf-8")[:-1], None),  # a character cut by the sniff window is fine
 ])
@@ -110,7 +113,8 @@ def test_sniff_text(head, reason):
     ("jsonl", json.dumps({"story": "故事"}).encode(), {"story": "故事"}),
     ("jsonl", b"{broken", "malformed_json"),
     ("jsonl", b"[1, 2]", "not_an_object"),
-    ("text", b"\xff\xfe", "not_utf8"),
+    ("text", b"\xff\xfe", "utf16"),  # the UTF-16 byte-order mark (issue 28)
+    ("text", b"ok \xff here", "not_utf8"),
 ])
 def test_parse_record(kind, raw, expected):
     out = ar.parse_record(kind, raw)

@@ -111,7 +111,10 @@ def test_any_unicode_text_scores_in_unit_interval(gen, pub):
     (b'{"generated": "x", "published": "y"}', "missing_field"),
     (b'{"id": "a", "generated": null, "published": "y"}', "missing_field"),
     (b'{"id": "a", "generated": "x"}', "missing_field"),
-    (b'\xff\xfe', "malformed_json"),
+    (b'\xff\xfe', "utf16"),  # the UTF-16 byte-order mark names the real cause (issue 28)
+    ('{"id": "a", "generated": "他说了一个很长的故事", "published": "故事"}'.encode("gbk"), "encoding"),
+    ('{"id": "a", "generated": "他說了一個很長的故事", "published": "故事"}'.encode("big5"), "encoding"),
+    (b'{"id": "a", "generated": "x\xff", "published": "y"}', "not_utf8"),
     (b'{"id": 1.5, "generated": "x", "published": "y"}', "bad_field_type"),
     (b'{"id": "a", "generated": 42, "published": "y"}', "bad_field_type"),
 ])

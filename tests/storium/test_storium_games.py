@@ -20,7 +20,7 @@ def load(name: str) -> Game | Drop:
 @pytest.mark.parametrize("name, reason", [
     ("bad_truncated.json", "malformed_json"),
     ("bad_empty.json", "empty_file"),
-    ("bad_cp1252.json", "malformed_json"),
+    ("bad_cp1252.json", "not_utf8"),
     ("bad_array.json", "not_an_object"),
     ("bad_no_characters.json", "no_characters"),
     ("bad_no_scenes.json", "no_scenes"),

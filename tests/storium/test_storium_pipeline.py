@@ -66,7 +66,8 @@ def test_accounting_balances_with_reasons(out):
     games = stats["stages"]["games"]
     assert (games["read"], games["written"], games["rejected"]) == (18, 11, 7)
     assert games["rejected_by_reason"] == {"missing_field": 1, "no_characters": 1, "no_scenes": 1,
-                                           "not_an_object": 1, "empty_file": 1, "malformed_json": 2}
+                                           "not_an_object": 1, "empty_file": 1, "malformed_json": 1,
+                                           "not_utf8": 1}
     assert stats["stages"]["dedupe"]["rejected_by_reason"] == {"duplicate_id": 1}
     assert stats["stages"]["entries"]["rejected_by_reason"] == {
         "duplicate_id": 1, "not_an_object": 1, "missing_field": 2}

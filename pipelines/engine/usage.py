@@ -1,0 +1,72 @@
+"""Usage errors: one clear line and exit status 2, never a traceback (issue 28).
+
+A missing input path, a glob that matches nothing, a folder with no input files, an output
+folder that is not a storybench output, a `--lot` folder that does not exist: these are the
+user's to fix, so a job says what and where in one line, argparse-style
+(`python -m pipelines.lot: error: no input files match 'x.jsonl'`), and exits with 2.
+`UsageError` is what such a check raises while the job starts (before anything runs); `main`
+is every job's `__main__`. A bug in the project still raises its traceback, with a
+non-zero exit.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Callable, Sequence
+
+USAGE_EXIT = 2
+
+
+class UsageError(Exception):
+    """A problem with the command line or its inputs, reported as one line."""
+
+
+class MissingInput(UsageError, FileNotFoundError):
+    """An input path, glob or folder that holds no input file."""
+
+
+class ForeignOutput(UsageError, FileExistsError):
+    """An output folder that holds files but is not a storybench output."""
+
+
+def require_folder(path: str | None, flag: str) -> None:
+    """A local `flag` folder must exist (a remote one is checked when the job runs)."""
+    if path and "://" not in path and not os.path.isdir(path):
+        what = "a file, not a folder" if os.path.exists(path) else "does not exist"
+        raise MissingInput(f"{flag} {path!r} {what}")
+
+
+WARNINGS: list[str] = []  # every warning given in this process, in order (JobReport keeps its job's)
+
+
+def warn(message: str) -> None:
+    """A warning line on stderr (an empty input, a layout with nothing in it); the job's
+    stats.json (`warnings`) and card repeat it."""
+    WARNINGS.append(message)
+    print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
+def main(run: Callable[[Sequence[str] | None], object], job: str, argv: Sequence[str] | None = None) -> None:
+    """Run a job's `run(argv)`: a UsageError is one `error:` line on stderr and exit 2."""
+    try:
+        result = run(argv)
+    except UsageError as exc:
+        print(f"python -m pipelines.{job}: error: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(USAGE_EXIT)
+    if isinstance(result, int):
+        raise SystemExit(result)
+
+
+def warn_empty_files(paths) -> list[str]:
+    """A warning line for each local input file that is empty (it holds no records, so the
+    job reads nothing from it); returns them."""
+    empty = [p for p in paths if "://" not in p and os.path.isfile(p) and os.path.getsize(p) == 0]
+    for path in empty:
+        warn(f"input file {path!r} is empty: it holds no records")
+    return empty
+
+
+def fail(job: str, message: str) -> None:
+    """A usage error found among the flags: the one `error:` line and exit 2 at once."""
+    print(f"python -m pipelines.{job}: error: {message}", file=sys.stderr, flush=True)
+    raise SystemExit(USAGE_EXIT)

@@ -1,0 +1,329 @@
+"""Fault tables of every job (issue 28): input, expected exit, expected reject reason,
+records accounted.
+
+Usage faults (missing path, glob with no match, empty folder, a folder that is not a
+storybench output, a `--lot` that does not exist) end at once with exit 2 and one
+`error:` line, never a traceback. Record faults (broken lines, wrong charsets, wrong types,
+duplicate ids, broken archives, oversized records, a folder where a file belongs) become
+rejects rows with the reason that names them, the good records around them are kept, and
+every stage balances: read = written + rejected.
+"""
+from __future__ import annotations
+
+import bz2
+import gzip
+import importlib
+import json
+import pathlib
+import shutil
+
+import pandas as pd
+import pytest
+
+from conftest import ROOT
+from pipelines.engine.usage import main
+
+FIX = ROOT / "tests" / "fixtures"
+JOB_INPUT = {  # job -> (flag of its main input, file extension it reads)
+    "lot": ("--stories", ".jsonl"), "stories": ("--input", ".jsonl"), "storium": ("--games", ".json"),
+    "edits": ("--edits", ".jsonl"), "chapterbreak": ("--gutenberg", ".txt"),
+    "evaluate": ("--predictions", ".jsonl"), "overlap": ("--test", ".jsonl"),
+}
+EXTRA = {  # the other flags each job needs (valid ones: only the fault under test is wrong)
+    "evaluate": lambda tmp: ["--task", "outgen", "--gold", str(_gold(tmp))],
+    "overlap": lambda tmp: ["--reference", str(ROOT / "samples/lot/stories.jsonl")],
+}
+
+
+def _gold(tmp: pathlib.Path) -> pathlib.Path:
+    path = tmp / "gold.jsonl"
+    path.write_text(json.dumps({"title": "t", "outline": ["小猫"], "story": "小猫在河边钓鱼。"}, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
+    return path
+
+
+def run_job(job: str, argv: list[str], capsys) -> tuple[int, str]:
+    """(exit code, stderr) of `python -m pipelines.<job>` run in this process."""
+    module = importlib.import_module(f"pipelines.{job}")
+    try:
+        main(module.run, job, argv)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    return code, capsys.readouterr().err
+
+
+def assert_one_error_line(code: int, err: str, job: str, *words: str) -> None:
+    assert code == 2, err
+    assert "Traceback" not in err
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert len(errors) == 1 and errors[0].startswith(f"python -m pipelines.{job}: error:"), err
+    assert all(w in errors[0] for w in words), errors[0]
+
+
+# ----------------------------------------------------------------------------- usage faults
+USAGE_FAULTS = {  # fault -> (the main input's value, words the error line names)
+    "missing_path": (lambda tmp, ext: str(tmp / f"nowhere{ext}"), ("no input files match",)),
+    "glob_matches_nothing": (lambda tmp, ext: str(tmp / f"*.none{ext}"), ("no input files match",)),
+    "empty_folder": (lambda tmp, ext: str(_mkdir(tmp / "empty")), ("files in folder",)),
+}
+
+
+def _mkdir(path: pathlib.Path) -> pathlib.Path:
+    path.mkdir(exist_ok=True)
+    return path
+
+
+@pytest.mark.parametrize("fault", sorted(USAGE_FAULTS))
+@pytest.mark.parametrize("job", sorted(JOB_INPUT))
+def test_missing_or_empty_input_is_one_error_line(job, fault, tmp_path, capsys):
+    flag, ext = JOB_INPUT[job]
+    value, words = USAGE_FAULTS[fault]
+    argv = [flag, value(tmp_path, ext), *EXTRA.get(job, lambda _: [])(tmp_path), "--output", str(tmp_path / "out")]
+    code, err = run_job(job, argv, capsys)
+    assert_one_error_line(code, err, job, *words)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "out.incomplete").exists()
+
+
+@pytest.mark.parametrize("job,flag", [("bias", "--lot"), ("overlap", "--lot"), ("chapterbreak", "--ao3")])
+def test_a_folder_flag_that_does_not_exist_is_one_error_line(job, flag, tmp_path, capsys):
+    code, err = run_job(job, [flag, str(tmp_path / "no_such_folder"), "--output", str(tmp_path / "out")], capsys)
+    assert_one_error_line(code, err, job, "no_such_folder")
+
+
+def test_a_lot_folder_without_task_folders_is_one_error_line(tmp_path, capsys):
+    code, err = run_job("bias", ["--lot", str(_mkdir(tmp_path / "lot")), "--output", str(tmp_path / "out")], capsys)
+    assert_one_error_line(code, err, "bias", "clozet/")
+
+
+@pytest.mark.parametrize("job,argv", [
+    ("edits", ["--edits", str(FIX / "storium/edits")]),
+    ("storium", ["--games", str(FIX / "storium/g_desert.json")]),
+])
+def test_an_output_folder_that_is_not_a_storybench_output_is_refused(job, argv, tmp_path, capsys):
+    out = _mkdir(tmp_path / "mine")
+    (out / "README.md").write_text("my notes\n")
+    code, err = run_job(job, argv + ["--output", str(out)], capsys)
+    assert_one_error_line(code, err, job, "no stats.json")
+    assert (out / "README.md").read_text() == "my notes\n" and sorted(p.name for p in out.iterdir()) == ["README.md"]
+
+
+DRY_RUNS = {
+    "edits": ["--edits", str(FIX / "storium/edits")],
+    "storium": ["--games", str(FIX / "storium/g_*.json")],
+    "lot": ["--stories", str(ROOT / "samples/lot/stories.jsonl")],
+    "chapterbreak": ["--gutenberg", str(FIX / "chapterbreak/books/*.txt"), "--ao3", str(FIX / "chapterbreak/ao3")],
+    "glge": ["--input", str(FIX / "glge")],
+    "overlap": ["--test", str(ROOT / "samples/lot/stories.jsonl"), "--reference", str(ROOT / "samples/lot/stories.jsonl")],
+}
+
+
+@pytest.mark.parametrize("job", sorted(DRY_RUNS))
+def test_a_dry_run_on_the_local_runner_builds_the_graph_and_runs_nothing(job, tmp_path, capsys):
+    out = tmp_path / "out"
+    code, err = run_job(job, DRY_RUNS[job] + ["--output", str(out), "--dry_run=True"], capsys)
+    assert code == 0 and "nothing was run" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []  # neither the output nor its staging folder
+
+
+# ----------------------------------------------------------------------------- record faults
+def stats(out: pathlib.Path) -> dict:
+    data = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+    assert data["balanced"], data["stages"]
+    return data
+
+
+def rejects(out: pathlib.Path) -> pd.DataFrame:
+    return pd.read_parquet(out / "rejects")
+
+
+EDIT_LINES = [  # (line bytes, the reason it gets or None when it is scored)
+    (b'{"id": "ok1", "generated": "the cat sat on the mat", "published": "the cat sat"}', None),
+    (b'{"id": "ok2", "generated": "a dog ran", "published": "a dog ran far"}', None),
+    (b'{"id": "ok1", "generated": "again", "published": "again"}', "duplicate_id"),
+    (b'{"id": "bad", "generated": "x"', "malformed_json"),
+    (b'[1, 2]', "not_an_object"),
+    (b'{"id": "t", "generated": 42, "published": "y"}', "bad_field_type"),
+    ('{"id": "gbk", "generated": "他说了一个很长的故事", "published": "故事"}'.encode("gbk"), "encoding"),
+    ('{"id": "big5", "generated": "他說了一個很長的故事", "published": "故事"}'.encode("big5"), "encoding"),
+    (b"", "blank_line"),
+    (b'{"id": "deep", "generated": ' + b"[" * 100_000 + b"}", "malformed_json"),
+    (json.dumps({"id": "rep", "generated": "a b " * 2000, "published": "b a c " * 1400}).encode(), "over_size_limit"),
+    (b'{"id": "ok3", "generated": "end", "published": "the end"}', None),
+]
+
+
+@pytest.mark.slow
+def test_edits_fault_table(tmp_path, capsys):
+    path = tmp_path / "edits.jsonl"
+    path.write_bytes(b"\n".join(line for line, _ in EDIT_LINES) + b"\n")
+    code, err = run_job("edits", ["--edits", str(path), "--output", str(tmp_path / "out")], capsys)
+    assert code == 0 and "Traceback" not in err
+    out = tmp_path / "out"
+    # lines are rejected under "edits.jsonl:N"; a scored edit under its id (stage `score`)
+    got = {r.input_id: r.reason for r in rejects(out).itertuples()}
+    assert got == {("rep" if reason == "over_size_limit" else f"edits.jsonl:{n}"): reason
+                   for n, (_, reason) in enumerate(EDIT_LINES, start=1) if reason}
+    s = stats(out)
+    assert s["stages"]["edits"]["read"] == len(EDIT_LINES)
+    assert s["tables"]["edits"] == 3
+    assert json.loads(rejects(out).query("reason == 'encoding'").detail.iloc[0])["charset"] in ("gb18030", "big5hkscs")
+
+
+@pytest.mark.slow
+def test_overlap_fault_table_keeps_every_good_record(tmp_path, capsys):
+    docs = [f"第{i}个文档讲了一只小猫在河边钓鱼的故事。" for i in range(2000)]
+    packed = gzip.compress("".join(d + "\n" for d in docs).encode("utf-8"), mtime=0)
+    refs = _mkdir(tmp_path / "refs")
+    (refs / "a_whole.txt.gz").write_bytes(packed)
+    (refs / "b_cut.txt.gz").write_bytes(packed[: len(packed) // 2])
+    (refs / "c_whole.txt.bz2").write_bytes(bz2.compress("".join(d + "\n" for d in docs[:10]).encode("utf-8")))
+    test = tmp_path / "test.jsonl"
+    lines = [json.dumps({"id": f"t{i}", "text": f"测试{i}：小猫在河边钓鱼，钓到了一条大鱼。"}, ensure_ascii=False).encode()
+             for i in range(7)]
+    lines.insert(3, json.dumps({"id": "gbk", "text": "坏行坏行"}, ensure_ascii=False).encode("gbk"))
+    lines.insert(5, b"{broken")
+    test.write_bytes(b"\n".join(lines) + b"\n")
+    code, err = run_job("overlap", ["--test", str(test), "--reference", str(refs / "*"),
+                                    "--output", str(tmp_path / "out")], capsys)
+    assert code == 0 and "Traceback" not in err
+    out = tmp_path / "out"
+    s, rows = stats(out), rejects(out)
+    assert s["stages"]["test_rows"]["written"] == 7  # one bad line rejects that line only
+    assert sorted(rows.query("stage == 'test_rows'").reason) == ["encoding", "malformed_json"]
+    cut = rows.query("reason == 'truncated_file'")
+    assert list(cut.input_id.str.split(":").str[0]) == ["b_cut.txt.gz"]
+    detail = json.loads(cut.detail.iloc[0])
+    got = s["stages"]["reference_rows"]["read"]
+    assert detail["records_read"] > 0 and got == 2000 + 10 + detail["records_read"] + 1  # + the break's row
+
+
+@pytest.mark.slow
+def test_storium_fault_table(tmp_path, capsys):
+    games = _mkdir(tmp_path / "games")
+    game = json.loads((FIX / "storium/g_desert.json").read_text(encoding="utf-8"))
+    game["characters"][0]["name"] = ["a", "list"]
+    first = next(e for s in game["scenes"] for e in s["entries"])
+    first["description"] = 12345
+    (games / "g_types.json").write_text(json.dumps(game), encoding="utf-8")
+    (games / "g_utf16.json").write_bytes((FIX / "storium/g_garden.json").read_text(encoding="utf-8").encode("utf-16"))
+    code, err = run_job("storium", ["--games", str(games), "--output", str(tmp_path / "out")], capsys)
+    assert code == 0 and "Traceback" not in err
+    reasons = sorted(rejects(tmp_path / "out").reason)
+    assert reasons.count("bad_field_type") == 2 and "utf16" in reasons
+    stats(tmp_path / "out")
+
+
+@pytest.mark.slow
+def test_chapterbreak_second_work_with_a_seen_id_is_a_rejects_row(tmp_path, capsys):
+    src = (FIX / "chapterbreak/ao3/works.jsonl").read_text(encoding="utf-8").splitlines()
+    first = json.loads(src[0])
+    second = dict(first, title="Another work entirely")
+    works = tmp_path / "works.jsonl"
+    works.write_text("\n".join([src[0], json.dumps(second)]) + "\n", encoding="utf-8")
+    code, err = run_job("chapterbreak", ["--ao3", str(works), "--output", str(tmp_path / "out")], capsys)
+    assert code == 0 and "Traceback" not in err
+    rows = rejects(tmp_path / "out")
+    dup = rows.query("reason == 'duplicate_id'")
+    assert list(dup.input_id) == ["works.jsonl:2"]
+    assert json.loads(dup.detail.iloc[0])["first_at"] == "works.jsonl:1"
+    books = pd.read_parquet(tmp_path / "out" / "books")
+    assert "works.jsonl:2" in set(books.input_id)
+    stats(tmp_path / "out")
+
+
+@pytest.mark.slow
+def test_evaluate_oversized_prediction_is_a_rejects_row_in_seconds(tmp_path, capsys):
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text(json.dumps({"story": "小猫" * 600_000}, ensure_ascii=False) + "\n", encoding="utf-8")
+    code, err = run_job("evaluate", ["--task", "outgen", "--predictions", str(pred), "--gold", str(_gold(tmp_path)),
+                                     "--output", str(tmp_path / "out")], capsys)
+    assert code == 2 and "Traceback" not in err and "do not match one to one" in err
+    rows = rejects(tmp_path / "out")
+    big = rows.query("reason == 'over_size_limit'")
+    assert json.loads(big.detail.iloc[0])["bytes"] > 3_000_000
+    stats(tmp_path / "out")
+
+
+@pytest.mark.slow
+def test_glge_split_file_that_is_a_folder_is_not_a_file(tmp_path, capsys):
+    root = tmp_path / "glge"
+    shutil.copytree(FIX / "glge" / "tiny_data", root / "tiny_data")
+    task = root / "tiny_data"
+    target = task / "org_data" / "dev.src"
+    target.unlink()
+    target.mkdir()
+    empty = _mkdir(tmp_path / "nothing")
+    code, err = run_job("glge", ["--input", str(root), "--output", str(tmp_path / "out")], capsys)
+    assert code == 0 and "Traceback" not in err
+    rows = rejects(tmp_path / "out")
+    assert "not_a_file" in set(rows.reason) and "internal_error" not in set(rows.reason)
+    stats(tmp_path / "out")
+    code, err = run_job("glge", ["--input", str(empty), "--output", str(tmp_path / "out2")], capsys)
+    assert code == 0 and "warning:" in err and "no GLGE task folder" in err
+    assert "no GLGE task folder" in stats(tmp_path / "out2")["warnings"][0]
+    assert "## Warnings" in (tmp_path / "out2" / "CARD.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_lot_utf16_and_empty_files(tmp_path, capsys):
+    stories = _mkdir(tmp_path / "stories")
+    (stories / "a.jsonl").write_bytes((ROOT / "samples/lot/stories.jsonl").read_bytes())
+    (stories / "b_utf16.jsonl").write_bytes(
+        (ROOT / "samples/lot/stories.jsonl").read_text(encoding="utf-8").splitlines()[0].encode("utf-16") + b"\n")
+    (stories / "c_empty.jsonl").write_bytes(b"")
+    code, err = run_job("lot", ["--stories", str(stories), "--splits", "8,1,1", "--output", str(tmp_path / "out")], capsys)
+    assert code == 0 and "Traceback" not in err
+    assert "warning:" in err and "c_empty.jsonl" in err
+    assert any("c_empty.jsonl" in w for w in stats(tmp_path / "out")["warnings"])
+    reasons = set(rejects(tmp_path / "out").reason)
+    assert "utf16" in reasons and "binary_file" not in reasons
+    stats(tmp_path / "out")
+
+
+@pytest.mark.parametrize("job,argv,words", [
+    ("chapterbreak", [], "--gutenberg"), ("overlap", [], "--lot"), ("stories", [], "--input"),
+    ("storium", ["--games", str(FIX / "storium/g_desert.json"), "--budget", "0"], "--budget"),
+])
+def test_inconsistent_flags_are_one_error_line(job, argv, words, tmp_path, capsys):
+    code, err = run_job(job, argv + ["--output", str(tmp_path / "out")], capsys)
+    assert_one_error_line(code, err, job, words)
+
+
+@pytest.mark.slow
+def test_stories_fault_table_long_lines_are_cleaned_in_seconds(tmp_path, capsys):
+    import time
+
+    dumps = _mkdir(tmp_path / "dumps")
+    good = (FIX / "site/dumps/stories.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    story = json.loads(good)["story"]
+    runaway = {"id": "long", "story": story + "\n" + "a" * 300_000 + "\n" + " " * 300_000 + "x\n" + "." * 200_000}
+    lines = [good, json.dumps(runaway, ensure_ascii=False), "{broken", json.dumps({"id": "n", "story": 5})]
+    (dumps / "a.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (dumps / "b.jsonl").write_bytes(good.encode("utf-16"))
+    start = time.perf_counter()
+    code, err = run_job("stories", ["--input", str(dumps / "*.jsonl"), "--output", str(tmp_path / "out")], capsys)
+    assert code == 0 and "Traceback" not in err
+    assert time.perf_counter() - start < 60  # the e-mail pattern alone took minutes on such lines
+    s = stats(tmp_path / "out")
+    reasons = set(rejects(tmp_path / "out").reason)
+    assert {"utf16", "malformed_json"} <= reasons and "internal_error" not in reasons
+    assert s["tables"]["stories"] >= 1
+
+
+@pytest.mark.parametrize("task", ["cnndm", "squadqg"])
+def test_evaluate_glge_pair_too_big_for_the_official_rouge_table_is_rejected_at_once(task):
+    import time
+
+    from annotators.evaluate.config import EvalConfig
+    from annotators.evaluate.steps import score_pair
+    from schemas.evaluate import Pair
+
+    words = " ".join(f"w{i % 50}" for i in range(3000))  # one 3,000-word "sentence" each side
+    pair = Pair("1", "1", "p:1", "g:1", {"text": words}, {"text": words, "source": words})
+    start = time.perf_counter()
+    result = score_pair(pair, EvalConfig(task=task, source="src.txt"))
+    assert result.reason == "over_size_limit" and result.detail["prediction_words"] == 3000
+    assert time.perf_counter() - start < 2
+    small = Pair("1", "1", "p:1", "g:1", {"text": "a short summary ."}, {"text": "a short summary .", "source": "s"})
+    assert isinstance(score_pair(small, EvalConfig(task=task, source="src.txt")), list)
