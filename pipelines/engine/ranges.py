@@ -17,11 +17,13 @@ depend on it.
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Iterator, NamedTuple
 
 from apache_beam.io.filesystems import FileSystems
 
 RANGE_BYTES = 4 << 20  # bytes per range: small against a worker's share, large against a shuffle
+RANGE_BYTES_ENV = "STORYBENCH_RANGE_BYTES"  # tests cut small files into many ranges with it
 CHUNK = 1 << 20  # bytes read at a time
 COMPRESSED = (".gz", ".gzip", ".bz2", ".zst", ".zstd", ".deflate", ".xz", ".lzma")
 
@@ -53,8 +55,11 @@ def file_size(path: str) -> int:
 
 
 def plan_ranges(path: str, name: str, size: int, *, splittable: bool = True,
-                range_bytes: int = RANGE_BYTES, source: Any = None) -> list[LineRange]:
+                range_bytes: int | None = None, source: Any = None) -> list[LineRange]:
     """The ranges of one file: whole (one range) when it cannot or need not be cut."""
+    if range_bytes is None:
+        wanted = os.environ.get(RANGE_BYTES_ENV, "")
+        range_bytes = int(wanted) if wanted.isdigit() and int(wanted) > 0 else RANGE_BYTES
     if not splittable or size < 0 or size <= range_bytes:
         return [LineRange(path, name, 0, -1, 1, source)]
     cuts = list(range(0, size, range_bytes)) + [size]

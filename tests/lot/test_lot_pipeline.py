@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import filecmp
 import json
+import os
 import pathlib
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from conftest import ROOT, shared_path
 from lot_checks import check_accounting, check_jsonl_exports, check_lot_output, read_table
 from pipelines import lot
+from pipelines.engine.ranges import RANGE_BYTES_ENV
 
 SAMPLE = ROOT / "samples" / "lot"
 BAD_STORIES = [
@@ -57,6 +59,11 @@ def built(tmp_path_factory):
     lot.run(base + ["--output", str(tmp / "b"), "--seed", "0",
                     "--direct_running_mode=multi_processing", "--direct_num_workers=2"])
     lot.run(base + ["--output", str(tmp / "c"), "--seed", "1"])
+    os.environ[RANGE_BYTES_ENV] = "2048"  # the stories file in about 40 line ranges, over 2 workers
+    try:
+        lot.run(base + ["--output", str(tmp / "r"), "--seed", "0", "--direct_num_workers=2"])
+    finally:
+        del os.environ[RANGE_BYTES_ENV]
     return tmp
 
 
@@ -144,6 +151,14 @@ def test_same_seed_is_byte_identical_across_worker_counts(built):
         a, b = read_table(built / "a" / task), read_table(built / "b" / task)
         assert a.equals(b)
     assert (built / "a" / "stats.json").read_bytes() == (built / "b" / "stats.json").read_bytes()
+
+
+def test_many_line_ranges_over_two_workers_give_the_same_bytes(built):
+    """Input ids keep their line numbers however a file is cut into ranges."""
+    files = sorted(p.relative_to(built / "a") for p in (built / "a").rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(built / "r") for p in (built / "r").rglob("*") if p.is_file())
+    for name in files:
+        assert filecmp.cmp(built / "a" / name, built / "r" / name, shallow=False), name
 
 
 def test_another_seed_changes_sampled_choices(built):
