@@ -23,6 +23,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
 from pipelines.engine import progress, ranges
+from pipelines.engine.ranges import iter_lines  # noqa: F401 (re-exported: pipelines.engine.iter_lines)
 from pipelines.engine.textlines import HEAD_BYTES, is_utf16_head
 from pipelines.engine.gather import once, seeded
 from pipelines.engine.usage import MissingInput, warn_empty_files
@@ -118,24 +119,6 @@ def write_bytes(path: str, data: bytes) -> None:
 
 def write_text(path: str, text: str) -> None:
     write_bytes(path, text.encode("utf-8"))
-
-
-def iter_lines(f, chunk: int = 1 << 20):
-    """Lines of a binary file object without their b"\\n", streamed chunk by chunk.
-
-    Works on any object with read(n), including Beam's decompressing file wrappers, which
-    io.BufferedReader cannot wrap.
-    """
-    rest = b""
-    while True:
-        data = f.read(chunk)
-        if not data:
-            break
-        lines = (rest + data).split(b"\n")
-        rest = lines.pop()
-        yield from lines
-    if rest:
-        yield rest
 
 
 class Source(NamedTuple):

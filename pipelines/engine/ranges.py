@@ -98,7 +98,12 @@ def number_ranges(counted: list[tuple[LineRange, int]]) -> list[LineRange]:
     return out
 
 
-def _lines_of(f, chunk: int = CHUNK) -> Iterator[bytes]:
+def iter_lines(f, chunk: int = CHUNK) -> Iterator[bytes]:
+    """Lines of a binary file object without their b"\\n", streamed chunk by chunk.
+
+    Works on any object with read(n), including Beam's decompressing file wrappers, which
+    io.BufferedReader cannot wrap.
+    """
     rest = b""
     while True:
         data = f.read(chunk)
@@ -115,7 +120,7 @@ def range_lines(f, r: LineRange) -> Iterator[bytes]:
     """The lines (without b"\\n") of an open binary file whose first byte lies in r."""
     if r.end < 0:
         f.seek(0)
-        yield from _lines_of(f)
+        yield from iter_lines(f)
         return
     pos = r.start
     if r.start > 0:
@@ -124,7 +129,7 @@ def range_lines(f, r: LineRange) -> Iterator[bytes]:
     else:
         f.seek(0)
         opens_line = True
-    lines = _lines_of(f)
+    lines = iter_lines(f)
     if not opens_line:  # the line under way at `start` belongs to the range before
         pos += len(next(lines, b"")) + 1
     for line in lines:
