@@ -99,6 +99,28 @@ def parse_character(story_id: str, raw: Any) -> Character | Drop:
                      text_of(raw.get("description")))
 
 
+CARD_TEXT_FIELDS = ("namespace", "name", "description", "success_stakes", "failure_stakes")
+
+
+def card_problem(raw: dict, where: str) -> Drop | None:
+    """`bad_field_type` when a card an entry carries is not an object, or has a text field
+    holding a number, list or object (null is no card, or an empty text). Such cards were
+    once skipped or blanked without a word (issue 28); the entry is rejected instead."""
+    for field, _ in CARD_USES:
+        value = raw.get(field)
+        for position, card in enumerate(value if isinstance(value, list) else [value]):
+            if card is None:
+                continue
+            if not isinstance(card, dict):
+                return Drop("bad_field_type", {"field": field, "type": type(card).__name__,
+                                               "message": f"{where}: card {position} of `{field}` is a "
+                                                          f"{type(card).__name__}, not an object"})
+            wrong = type_problem(card, CARD_TEXT_FIELDS, f"{where}, card {position} of `{field}`")
+            if wrong:
+                return wrong
+    return None
+
+
 def parse_cards(entry: Entry, raw: dict) -> list[Card]:
     """Every card an entry carries, tagged with how it was used."""
     cards = []
@@ -129,7 +151,7 @@ def parse_entry(story_id: str, scene_index: int, entry_index: int, raw: Any,
     if seq in seen:  # the earlier entry with this seq_id is kept
         return Drop("duplicate_id", seq)
     seen.add(seq)
-    wrong = type_problem(raw, ("description", "role", "format"), f"entry {seq}")
+    wrong = type_problem(raw, ("description", "role", "format"), f"entry {seq}") or card_problem(raw, f"entry {seq}")
     if wrong:
         return wrong
     char_seq = id_of(raw.get("character_seq_id"))

@@ -123,3 +123,18 @@ def test_missing_role_follows_character_seq_id():
     assert (move.role, move.character_id) == ("character:1", "g:1")
     narration = parse_entry("g", 0, 1, {"seq_id": "3", "description": "Night falls."}, set())
     assert (narration.role, narration.character_id) == ("narrator", None)
+
+
+@pytest.mark.parametrize("card", [{"card_id": "c1", "name": ["a", "list"]}, {"card_id": "c1", "description": 7},
+                                  "not an object", 3])
+def test_an_entry_whose_card_has_a_wrong_typed_field_is_a_bad_field_type_reject(card):
+    """A card's text fields were blanked (or a non-object card skipped) without a word."""
+    from annotators.storium.games import parse_entry
+
+    raw = {"seq_id": "2", "format": "move", "character_seq_id": "1", "description": "x",
+           "challenge_cards": [card]}
+    dropped = parse_entry("g", 0, 0, raw, set())
+    assert isinstance(dropped, Drop) and dropped.reason == "bad_field_type"
+    assert "card 0 of `challenge_cards`" in dropped.detail["message"]
+    raw["challenge_cards"] = [None, {"card_id": "c1", "name": "Storm", "description": None}]
+    assert not isinstance(parse_entry("g", 0, 0, raw, set()), Drop)  # null: no card, or an empty text
