@@ -6,7 +6,8 @@ and filtered Story (`CleanStories`) -> `Deduplicate`: exact duplicates collapsed
 (`DropExactDuplicates`, GroupByKey on the text hash) and near-duplicates collapsed (MinHash
 LSH band keys, `CandidateComponents` (one global step over candidate sets), verified pairs and
 clusters per component), both
-on small DedupKeys, each story joined once with its decisions. The rules are
+on small DedupKeys and spill locations: the cleaned stories wait on disk
+(pipelines.engine.spill) and each is joined once with its decisions. The rules are
 in `annotators.stories` (`steps` is what each stage applies). Writes `OUT/stories` (the
 stories table `pipelines.lot --stories` reads), `rejects/`, `stats.json` and `CARD.md`.
 """
@@ -175,8 +176,9 @@ class Deduplicate(beam.PTransform):
     DedupKey (node, text hash, band keys; MinHash once per story) and its spill location
     travel: exact duplicates are collapsed on the text hashes, candidate sets come from the
     band keys, and each candidate's location goes once to its candidate component, where the
-    texts are read back, each pair that shares a band is checked once (exact Jaccard) and the
-    clusters are formed (no global list of pairs). Every decision is then grouped by spill
+    texts are read back, pairs that share a band are checked (exact Jaccard; a pair already
+    joined through others is skipped) and the clusters are formed (no global list of pairs),
+    each member scored against its representative. Every decision is then grouped by spill
     file, which is read once to rejoin each surviving story with its cluster. No shuffle or
     runner buffer ever holds the texts."""
 
