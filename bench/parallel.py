@@ -26,21 +26,10 @@ import subprocess
 import sys
 import time
 
-from bench.common import ROOT, lot_source, scaled_corpus
+from bench.common import _CHILD, ROOT, lot_source, scaled_corpus  # the child reports its own wall and CPU
 
 BASELINES = ROOT / "bench" / "baselines"
 DATATROVE = ["datatrove==0.10.1", "xxhash<4", "regex", "tokenizers", "orjson", "spacy"]
-_CHILD = """
-import json, resource, runpy, sys, time
-start = time.perf_counter()
-sys.argv = sys.argv[1:]
-runpy.run_module(sys.argv[0], run_name="__main__")
-self_, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"wall_s": time.perf_counter() - start,
-                  "cpu_s": self_.ru_utime + self_.ru_stime + kids.ru_utime + kids.ru_stime}))
-"""
-
-
 def _tree_rss(proc) -> int:
     import psutil
 

@@ -184,10 +184,10 @@ class _Reader(beam.PTransform):
 PROGRESS_BYTES = 1 << 20  # readers report the bytes they read to the progress bar every ~1 MB
 
 
-def counted_lines(f):
-    """`iter_lines(f)`, reporting the bytes read to the progress bar as it goes."""
+def counted(lines):
+    """The lines of any line iterator, reporting their bytes to the progress bar as they go."""
     pending = 0
-    for raw in iter_lines(f):
+    for raw in lines:
         pending += len(raw) + 1
         if pending >= PROGRESS_BYTES:
             progress.advance(pending)
@@ -196,24 +196,23 @@ def counted_lines(f):
     progress.advance(pending)
 
 
+def counted_lines(f):
+    """`iter_lines(f)`, reporting the bytes read to the progress bar as it goes."""
+    return counted(iter_lines(f))
+
+
 def _range_lines(r: ranges.LineRange):
     """(input_id "name:line", raw line) of one numbered line range, its bytes reported to the
     progress bar as they are read. A UTF-16/32 file (pipelines.engine.textlines) is one
     record, its head, given by the range that starts the file (issue 28)."""
-    pending = 0
     with FileSystems.open(r.path, compression_type="uncompressed") as f:
         head = f.read(HEAD_BYTES)
         if is_utf16_head(head):
             if r.start == 0:
                 yield f"{r.name}:1", head
             return
-        for number, raw in enumerate(ranges.range_lines(f, r), start=r.first_line):
-            pending += len(raw) + 1
-            if pending >= PROGRESS_BYTES:
-                progress.advance(pending)
-                pending = 0
+        for number, raw in enumerate(counted(ranges.range_lines(f, r)), start=r.first_line):
             yield f"{r.name}:{number}", raw.rstrip(b"\r")
-    progress.advance(pending)
 
 
 def parquet_batches(f, path: str, batch_size: int, columns):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from typing import Any, Iterator, NamedTuple
 
+import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
 RANGE_BYTES = 4 << 20  # bytes per range: small against a worker's share, large against a shuffle
@@ -139,26 +140,18 @@ def range_lines(f, r: LineRange) -> Iterator[bytes]:
         pos += len(line) + 1
 
 
-def _spread(pcoll, label: str):
-    import apache_beam as beam
-
-    return pcoll | label >> beam.Reshuffle()
-
-
-def numbered_ranges(sources, *, splittable=lambda path: not is_compressed(path), label: str = ""):
+def numbered_ranges(sources, *, splittable=lambda path: not is_compressed(path)):
     """Sources (anything with `path` and `name`) -> their numbered LineRanges, spread over
     the workers: the files' ranges are counted in parallel, numbered in one small step, and
     spread again for reading."""
-    import apache_beam as beam
-
     from pipelines.engine.gather import once
 
     def plan(source):
         return plan_ranges(source.path, source.name, file_size(source.path), splittable=splittable(source.path),
                            source=source)
 
-    counted = (_spread(sources | f"PlanRanges{label}" >> beam.FlatMap(plan), f"SpreadRanges{label}")
-               | f"CountLines{label}" >> beam.Map(line_starts))
-    numbered = (once(sources.pipeline, f"Number{label}")
-                | f"NumberRanges{label}" >> beam.FlatMap(lambda _, c: number_ranges(c), beam.pvalue.AsList(counted)))
-    return _spread(numbered, f"SpreadNumbered{label}")
+    counted = (sources | "PlanRanges" >> beam.FlatMap(plan) | "SpreadRanges" >> beam.Reshuffle()
+               | "CountLines" >> beam.Map(line_starts))
+    numbered = (once(sources.pipeline, "Number")
+                | "NumberRanges" >> beam.FlatMap(lambda _, c: number_ranges(c), beam.pvalue.AsList(counted)))
+    return numbered | "SpreadNumbered" >> beam.Reshuffle()

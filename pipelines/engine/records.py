@@ -19,7 +19,7 @@ from annotators.audits import records as ar
 from annotators.core.outcome import Drop
 from pipelines.engine import JobReport, expand_input, input_names, is_local_path, join, progress, ranges
 from pipelines.engine.compressed import ReadBreak, open_checked
-from pipelines.engine.files import PROGRESS_BYTES, counted_lines, parquet_batches
+from pipelines.engine.files import counted, counted_lines, parquet_batches
 from pipelines.engine.gather import once
 from pipelines.engine.usage import MissingInput, require_folder, warn_empty_files
 
@@ -103,15 +103,9 @@ def stream_range(r: ranges.LineRange, columns: Sequence[str] | None):
     number = r.first_line - 1
     try:
         with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-            pending = 0
-            for raw in ranges.range_lines(f, r):
+            for raw in counted(ranges.range_lines(f, r)):
                 number += 1
-                pending += len(raw) + 1
-                if pending >= PROGRESS_BYTES:
-                    progress.advance(pending)
-                    pending = 0
                 yield ar.RawRecord(f"{name}:{number}", task, kind, raw.rstrip(b"\r"))
-            progress.advance(pending)
     except Exception as exc:  # a file that breaks mid-way: one rejects row, the rest kept
         yield ar.RawRecord(f"{name}:{number + 1}", task, kind,
                            Drop("unreadable_file", f"{type(exc).__name__}: {exc}"[:300]))
