@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 from typing import Sequence
 
 import apache_beam as beam
@@ -22,10 +23,12 @@ import apache_beam as beam
 from annotators.stories import steps
 from annotators.stories.card import stories_card
 from annotators.stories.clean import CleanConfig
-from annotators.core.near_dup import (BandMember, NearDupConfig, band_nodes, candidate_set, component_clusters, components,
+from annotators.core.lsh_sets import ComponentMember, band_part, member_band_sets, partition_id_sets
+from annotators.core.near_dup import (BandMember, DedupKey, NearDupConfig, component_clusters, id_components,
                                       scored_against_representative)
 from annotators.stories.site_spec import SiteSpec, parse_spec
 from pipelines.engine.files import after_all, delete_folder
+from pipelines.engine.blocks import BlocksPerBundle
 from pipelines.engine.spill import SpillRecords, read_file, read_records
 from pipelines.engine.usage import fail, main
 from pipelines.engine import (Gather, JobReport, MatchInputs, ReadFiles, ReadLines, Source, WriteTable, add_config_flags,
@@ -101,28 +104,38 @@ class DropExactDuplicates(beam.PTransform):
                 | self.report.stage("exact_dedup", steps.keep_first_key, grouped=True))
 
 
+def band_items(key: DedupKey):
+    """(partition, (band key, input id)) for every LSH band of a surviving story."""
+    input_id = key.node.input_id
+    return [(band_part(band), (band, input_id)) for band in key.bands]
+
+
+def component_items(components: dict[str, str]):
+    """(input_id, component key) of every candidate story, in id order."""
+    return sorted(components.items())
+
+
 class CandidateComponents(beam.PTransform):
-    """Surviving DedupKeys -> (component key, (input_ids, candidate sets)) for each group of
-    LSH band groups that share a story (band keys and nodes only: no text). Every distinct
-    band group of two or more stories is a candidate set; sets sharing a story are joined in
-    one global step over the sets (ids only), so each candidate story's text is later sent
-    to one component, not to every band group it is in."""
+    """Surviving DedupKeys -> (input_id, component key) of every story that shares an LSH band
+    with another: the (band, input id) pairs travel in blocks per band partition and bundle
+    (lsh_sets), each partition's candidate sets are found where its blocks meet, and the sets
+    (ids only) are joined where they share a story in one global step."""
 
     def expand(self, keys):
         return (keys
-                | "BandNodes" >> beam.FlatMap(band_nodes)
+                | "BandBlocks" >> beam.ParDo(BlocksPerBundle(band_items))
                 | "GroupBands" >> beam.GroupByKey()
-                | "Candidates" >> beam.FlatMap(candidate_set)
-                | "DistinctSets" >> beam.CombinePerKey(min)
+                | "CandidateSets" >> beam.FlatMap(lambda part: partition_id_sets(part[1]))
                 | "AllSets" >> Gather()
-                | "Components" >> beam.FlatMap(components))
+                | "Components" >> beam.Map(id_components)
+                | "ComponentOf" >> beam.FlatMap(component_items))
 
 
 class _Survivors(beam.DoFn):
     """The join of a story's spill location (by input_id) with its exact-dedup decision and
     candidate component: an exact duplicate is gone (its reject was written by exact_dedup);
-    a story in no candidate set is decided (`alone`); a candidate sends its location once, to
-    its component (`verify`), and waits for its cluster (`candidate`)."""
+    a story in no candidate set is decided (`alone`); a candidate sends its node, location and
+    band keys once, to its component (`verify`), and waits for its cluster (`candidate`)."""
 
     def process(self, item):
         _, joined = item
@@ -130,23 +143,26 @@ class _Survivors(beam.DoFn):
             return
         [key] = joined["kept"]
         [loc] = joined["loc"]
-        component = sorted(set(joined["component"]))
+        component = joined["component"]
         if not component:
             yield steps.Decision(loc, key.node.members, [])
             return
-        yield beam.pvalue.TaggedOutput("verify", (component[0], (key.node, loc)))
+        [component] = component
+        yield beam.pvalue.TaggedOutput("verify", (component, ComponentMember(key.node, loc, key.bands)))
         yield beam.pvalue.TaggedOutput("candidate", (key.node.story_id, (loc, key.node.members)))
 
 
 def component_assignments(group, config: NearDupConfig):
     """(story_id, Assignment) of one candidate component: its members' texts read back from
-    the spill files, verified and clustered (near_dup.component_clusters; a pair already
-    joined is not checked again), each member scored against its representative."""
-    key, joined = group
-    members = list(joined["member"])
-    stories = read_records(loc for _, loc in members)
-    texts = [BandMember(node, stories[loc].text) for node, loc in members]
-    found = component_clusters((key, {"member": texts, "sets": joined["sets"]}), config, connected_only=True)
+    the spill files, the candidate sets rebuilt from their band keys, verified and clustered
+    (near_dup.component_clusters; a pair already joined is not checked again), each member
+    scored against its representative."""
+    key, members = group
+    members = sorted(members)
+    stories = read_records(m.loc for m in members)
+    texts = [BandMember(m.node, stories[m.loc].text) for m in members]
+    sets = member_band_sets((m.node, m.bands) for m in members)
+    found = component_clusters((key, {"member": texts, "sets": [sets]}), config, connected_only=True)
     return [(story_id, a.for_member(story_id)) for story_id, a in scored_against_representative(found, texts, config)]
 
 
@@ -170,39 +186,40 @@ def _candidate_decision(joined):
 
 
 class Deduplicate(beam.PTransform):
-    """Story -> the representative of each exact or near-duplicate cluster, with its cluster.
+    """Story PCollections (one per input kind) -> the representative of each exact or
+    near-duplicate cluster, with its cluster.
 
     Each story is spilled to disk where it is cleaned (pipelines.engine.spill), and only its
     DedupKey (node, text hash, band keys; MinHash once per story) and its spill location
-    travel: exact duplicates are collapsed on the text hashes, candidate sets come from the
-    band keys, and each candidate's location goes once to its candidate component, where the
-    texts are read back, pairs that share a band are checked (exact Jaccard; a pair already
-    joined through others is skipped) and the clusters are formed (no global list of pairs),
-    each member scored against its representative. Every decision is then grouped by spill
-    file, which is read once to rejoin each surviving story with its cluster. No shuffle or
-    runner buffer ever holds the texts."""
+    travel: exact duplicates are collapsed on the text hashes, candidate components come from
+    the band keys (ids only), and each candidate's location and band keys go once to its
+    component, where the texts are read back, pairs that share a band are checked (exact
+    Jaccard; a pair already joined through others is skipped) and the clusters are formed
+    (no global list of pairs), each member scored against its representative. Every decision
+    is then grouped by spill file, which is read once to rejoin each surviving story with its
+    cluster. No shuffle or runner buffer ever holds the texts: each input kind is spilled in
+    its own branch, so the local runner never materializes the stories to flatten them."""
 
     def __init__(self, config: NearDupConfig, report, spill: str):
         super().__init__()
         self.config, self.report, self.spill = config, report, spill
 
-    def expand(self, stories):
+    def expand(self, branches):
         config = self.config
-        spilled = stories | "Spill" >> beam.ParDo(SpillRecords(self.spill, lambda s: steps.dedup_key(s, config)))
+        branches = branches if isinstance(branches, (list, tuple)) else [branches]
+        key_of = functools.partial(steps.dedup_key, config=config)
+        spilled = ([branch | f"Spill{i}" >> beam.ParDo(SpillRecords(self.spill, key_of)) for i, branch in enumerate(branches)]
+                   | "AllSpilled" >> beam.Flatten())
         kept = spilled | "DedupKeys" >> beam.Map(lambda key_loc: key_loc[0]) | DropExactDuplicates(self.report)
-        components = kept | CandidateComponents()
         survivors = (
             {"loc": spilled | "LocById" >> beam.Map(lambda key_loc: (key_loc[0].node.input_id, key_loc[1])),
              "kept": kept | "KeptById" >> beam.Map(lambda k: (k.node.input_id, k)),
-             "component": components | "ComponentOf" >> beam.FlatMap(
-                 lambda item: [(input_id, item[0]) for input_id in item[1][0]])}
+             "component": kept | CandidateComponents()}
             | "JoinDecisions" >> beam.CoGroupByKey()
             | "Survivors" >> beam.ParDo(_Survivors()).with_outputs("verify", "candidate", main="alone"))
-        assignments = (
-            {"member": survivors.verify,
-             "sets": components | "ComponentSets" >> beam.MapTuple(lambda key, value: (key, value[1]))}
-            | "GroupComponents" >> beam.CoGroupByKey()
-            | "Clusters" >> beam.FlatMap(component_assignments, config))
+        assignments = (survivors.verify
+                       | "GroupComponents" >> beam.GroupByKey()
+                       | "Clusters" >> beam.FlatMap(component_assignments, config))
         joined = ({"candidate": survivors.candidate, "assignment": assignments}
                   | "JoinClusters" >> beam.CoGroupByKey()
                   | "CandidateDecision" >> beam.Map(_candidate_decision))
@@ -271,8 +288,9 @@ class StoriesReport(JobReport):
 
 
 def read_raw(p, args, report):
-    """All RawStory records of --pages and --input, each input accounted for by a Stage, and
-    the matched input paths (one sorted list, --pages first), all matched when the job runs."""
+    """(kind, RawStory PCollection) of --pages and --input (each cleaned in its own branch, so
+    the local runner never materializes the raw stories to flatten them), each input
+    accounted for by a Stage, and the matched input paths (one sorted list, --pages first), all matched when the job runs."""
     raws, inputs = [], []
     if args.pages:
         spec = args.site
@@ -280,15 +298,15 @@ def read_raw(p, args, report):
             spec = load_spec(args.site)  # fail fast on a malformed local spec; a remote one is read at run time
         pages = p | "MatchPages" >> MatchInputs(args.pages, (".parquet",))
         inputs.append(pages | "PagePaths" >> beam.Map(lambda s: (0, s.path)))
-        raws.append(pages | "ReadPages" >> ReadFiles() | PagesToRaw(spec, report))
+        raws.append(("Pages", pages | "ReadPages" >> ReadFiles() | PagesToRaw(spec, report)))
     if args.input:
         dumps = p | "MatchDumps" >> MatchInputs(args.input, (".jsonl", ".json", ".txt"))
         inputs.append(dumps | "DumpPaths" >> beam.Map(lambda s: (1, s.path)))
         report.tally(dumps | "DumpKinds" >> beam.Map(lambda s: (f"matched|{dump_stage(s)}", 1)))
-        raws.append(dumps | "LineDumps" >> beam.Filter(lambda s: dump_stage(s) == "dump_lines")
-                    | "ReadDumpLines" >> ReadLines() | DumpLinesToRaw(args.source, args.license, report))
-        raws.append(dumps | "TextDumps" >> beam.Filter(is_text_file)
-                    | "ReadDumpFiles" >> ReadFiles() | DumpFilesToRaw(args.source, args.license, report))
+        raws.append(("Lines", dumps | "LineDumps" >> beam.Filter(lambda s: dump_stage(s) == "dump_lines")
+                     | "ReadDumpLines" >> ReadLines() | DumpLinesToRaw(args.source, args.license, report)))
+        raws.append(("Files", dumps | "TextDumps" >> beam.Filter(is_text_file)
+                     | "ReadDumpFiles" >> ReadFiles() | DumpFilesToRaw(args.source, args.license, report)))
     paths = (inputs | "AllInputs" >> beam.Flatten() | "InputList" >> beam.combiners.ToList()
              | "SortInputs" >> beam.Map(lambda pairs: [path for _, path in sorted(pairs)]))
     return raws, paths
@@ -308,8 +326,8 @@ def run(argv: Sequence[str] | None = None) -> None:
                            options=options, card=stories_card)
     raws, inputs = read_raw(p, args, report)
     report.extra("inputs", inputs)  # the matched paths, in stats.json's "inputs" place
-    final = (raws | "AllRaw" >> beam.Flatten() | CleanStories(clean, report)
-             | Deduplicate(near, report, join(staging, "_spill-stories")))
+    cleaned = [raw | f"Clean{kind}" >> CleanStories(clean, report) for kind, raw in raws]
+    final = tuple(cleaned) | Deduplicate(near, report, join(staging, "_spill-stories"))
     rows = final | "ToRow" >> beam.Map(lambda s: s.to_row())
     report.tally(rows | WriteTable(join(staging, "stories"), STORIES_SCHEMA, lambda r: r["story_id"]))
     report.extra("duplicate_clusters", final | DuplicateClusters())
