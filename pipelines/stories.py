@@ -25,7 +25,8 @@ from annotators.stories.clean import CleanConfig
 from annotators.core.near_dup import (BandMember, NearDupConfig, band_nodes, candidate_set, component_clusters, components,
                                       scored_against_representative)
 from annotators.stories.site_spec import SiteSpec, parse_spec
-from pipelines.engine.files import after_all, delete_folder
+from pipelines.engine.gather import after_all
+from pipelines.engine.paths import delete_folder
 from pipelines.engine.spill import SpillRecords, read_file, read_records
 from pipelines.engine.usage import fail, main
 from pipelines.engine import (Gather, JobReport, MatchInputs, ReadFiles, ReadLines, Source, WriteTable, add_config_flags,
