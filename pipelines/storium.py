@@ -24,7 +24,7 @@ from annotators.storium.tokens import make_tokenizer
 from pipelines.engine.usage import fail, main
 from pipelines.engine import (ExportLinesFromTable, JobReport, MatchInputs, ReadFiles, WriteTable, add_config_flags, config_from_args,
                               join, listed_inputs, make_pipeline, parse_job_args, run_pipeline, staging_path)
-from pipelines.engine.files import hf_split
+from pipelines.engine.paths import hf_split
 from schemas import storium as sc
 
 

@@ -45,7 +45,7 @@ from pipelines.crawl.report import (ForeignOutput, PageCache, crawl_stats, check
                                     write_atomically, write_report)
 from pipelines.crawl.stopping import Stopped, shielded, stop_on_signals
 from pipelines.engine import add_config_flags, config_from_args, join, read_bytes
-from pipelines.engine.files import is_local_path
+from pipelines.engine.paths import is_local_path
 # not a Beam job: no PipelineOptions, so unknown flags are errors; flags still take `-` or `_`
 from pipelines.engine import alias_separators
 

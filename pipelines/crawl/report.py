@@ -25,7 +25,8 @@ from pipelines.crawl.crawler import Progress
 from pipelines.crawl.fetch import FetchConfig
 from pipelines.crawl.stopping import shielded
 from pipelines.engine import join, read_bytes, write_bytes
-from pipelines.engine.files import is_local_path, parquet_bytes
+from pipelines.engine.parquet_files import parquet_bytes
+from pipelines.engine.paths import is_local_path
 from schemas.common import REJECTS_SCHEMA, SCHEMA_VERSION, Reject
 from schemas.crawl import PAGES_SCHEMA, Page
 

@@ -14,7 +14,7 @@ import os
 
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.engine.files import is_local_path
+from pipelines.engine.paths import is_local_path
 from pipelines.engine.usage import ForeignOutput
 
 LOG = logging.getLogger("storybench")

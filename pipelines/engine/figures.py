@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from annotators.core.figures import Counts, Figure, count_values, draw, panels
-from pipelines.engine.files import join, table_files, write_bytes
+from pipelines.engine.paths import join, table_files, write_bytes
 
 LOG = logging.getLogger("storybench")
 

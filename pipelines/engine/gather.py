@@ -1,4 +1,6 @@
-"""`Gather`: a whole PCollection as one list, without Beam's default-injection side input.
+"""`Gather`: a whole PCollection as one list, without Beam's default-injection side input;
+`once`/`seeded`: a few fixed elements from an impulse; `after_all`: a step run once every
+element of a PCollection is there.
 
 `beam.combiners.ToList()` (CombineGlobally) adds a side input holding its result, so that an
 empty input still yields `[]`; the portable runners decode that side input and weigh it
@@ -8,6 +10,8 @@ on lists of tens of thousands of elements (measured on the LOT job: 4 s at 20,00
 `beam.pvalue.AsSingleton(..., default_value=...)` or a FlatMap that then simply does not run.
 """
 from __future__ import annotations
+
+from typing import Callable
 
 import apache_beam as beam
 
@@ -24,6 +28,13 @@ def seeded(pipeline, label: str, items: list):
     matters to a consumer, which groups or sorts them)."""
     items = list(items)
     return once(pipeline, f"{label}Impulse") | label >> beam.FlatMap(lambda _: items)
+
+
+def after_all(pcoll, label: str, fn: Callable, *args):
+    """`fn(elements of pcoll, *args)` once, when every element of `pcoll` is there: a side-input
+    barrier (four transforms, where a global Count is ten; its elements are few and small)."""
+    return (once(pcoll.pipeline, f"{label}Once")
+            | label >> beam.FlatMap(lambda _, done, *a: fn(done, *a), beam.pvalue.AsList(pcoll), *args))
 
 
 class Gather(beam.PTransform):

@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 import apache_beam as beam
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions, TypeOptions
 
-from pipelines.engine import files
+from pipelines.engine import sorted_tables
 from pipelines.engine.report import LOCAL_RUNNERS
 
 
@@ -42,12 +42,12 @@ def parse_job_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None):
         group.add_argument("--shards", type=int, default=None,
                            help="parquet files per table (default: one per --shard-bytes of row data)")
     if "--shard-bytes" not in parser._option_string_actions:
-        group.add_argument("--shard-bytes", type=int, default=files.SHARD_BYTES,
-                           help=f"target uncompressed bytes per shard (default: {files.SHARD_BYTES})")
+        group.add_argument("--shard-bytes", type=int, default=sorted_tables.SHARD_BYTES,
+                           help=f"target uncompressed bytes per shard (default: {sorted_tables.SHARD_BYTES})")
     alias_separators(parser)
     args, beam_argv = parser.parse_known_args(argv)
-    files.SHARDING.update(shards=getattr(args, "shards", None),
-                          shard_bytes=getattr(args, "shard_bytes", files.SHARD_BYTES))
+    sorted_tables.SHARDING.update(shards=getattr(args, "shards", None),
+                                  shard_bytes=getattr(args, "shard_bytes", sorted_tables.SHARD_BYTES))
     return args, PipelineOptions(beam_argv)
 
 
@@ -158,7 +158,7 @@ def _print_summary(output: str) -> None:
 
     from apache_beam.io.filesystems import FileSystems
 
-    from pipelines.engine.files import join
+    from pipelines.engine.paths import join
     from pipelines.engine.progress import summary
 
     try:

@@ -19,7 +19,7 @@ from annotators.audits import records as ar
 from annotators.core.outcome import Drop
 from pipelines.engine import JobReport, expand_input, input_names, is_local_path, join, progress, ranges
 from pipelines.engine.compressed import ReadBreak, open_checked
-from pipelines.engine.files import counted, counted_lines, parquet_batches
+from pipelines.engine.readers import counted, counted_lines, parquet_batches
 from pipelines.engine.gather import once
 from pipelines.engine.usage import MissingInput, require_folder, warn_empty_files
 

@@ -10,7 +10,8 @@ from typing import Any, Callable, Iterable, Sequence
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from pipelines.engine.files import LOCAL_RUNNERS, WriteTable, join, write_text
+from pipelines.engine.paths import join, write_text
+from pipelines.engine.sorted_tables import WriteTable
 from pipelines.engine import usage
 from pipelines.engine.gather import Gather, once
 from pipelines.engine.stage import REJECTS, TALLY, Stage
@@ -20,6 +21,8 @@ from annotators.core.hf_card import readme as hf_readme
 from schemas.common import REJECTS_SCHEMA, SCHEMA_VERSION
 
 LOG = logging.getLogger("storybench")
+# Runner names that mean Beam's in-process FnApiRunner (never the Prism download).
+LOCAL_RUNNERS = {None, "", "DirectRunner", "FnApiRunner", "direct", "fnapi"}
 
 
 def runner_name(options: PipelineOptions) -> str:

@@ -114,10 +114,10 @@ def test_job_flags_accept_dashes_and_underscores():
 
 
 def test_shard_count_follows_the_table_size(tmp_path, monkeypatch):
-    from pipelines.engine import files
+    from pipelines.engine import sorted_tables
 
-    assert [files.shard_count(b, 100) for b in (0, 1, 100, 101, 10**9)] == [1, 1, 1, 2, files.MAX_SHARDS]
-    monkeypatch.setitem(files.SHARDING, "shard_bytes", 40)
+    assert [sorted_tables.shard_count(b, 100) for b in (0, 1, 100, 101, 10**9)] == [1, 1, 1, 2, sorted_tables.MAX_SHARDS]
+    monkeypatch.setitem(sorted_tables.SHARDING, "shard_bytes", 40)
     stats = _run(tmp_path, [1, 2, 4, 5, 7, 8, 10, 11], shards=None)  # 8 rows of ~11 bytes
     names = sorted(f.name for f in (tmp_path / "toy").glob("*.parquet"))
     assert names == [f"part-0000{i}-of-00003.parquet" for i in range(3)]
@@ -127,14 +127,14 @@ def test_shard_count_follows_the_table_size(tmp_path, monkeypatch):
 def test_shards_flag_fixes_the_count():
     import argparse
 
-    from pipelines.engine import files, parse_job_args
+    from pipelines.engine import parse_job_args, sorted_tables
 
     try:
         parse_job_args(argparse.ArgumentParser(), ["--shards", "4"])
-        assert files.SHARDING["shards"] == 4 and WriteTable("x", SCHEMA, str)._shards == 4
+        assert sorted_tables.SHARDING["shards"] == 4 and WriteTable("x", SCHEMA, str)._shards == 4
     finally:
         parse_job_args(argparse.ArgumentParser(), [])
-    assert files.SHARDING["shards"] is None
+    assert sorted_tables.SHARDING["shards"] is None
 
 
 def test_match_inputs_reads_lines_files_and_parquet_from_sources(tmp_path):
@@ -211,12 +211,12 @@ def _write_both(out, rows):
 
 
 def test_rows_spilled_in_many_small_runs_give_the_same_bytes_and_leave_no_run_files(tmp_path, monkeypatch):
-    from pipelines.engine import files
+    from pipelines.engine import sorted_tables
 
     # equal sort keys with different rows too: their order must not depend on which run they were in
     rows = [{"g": "ab"[i % 2], "id": f"x{(i * 7) % 30:02d}", "n": i} for i in range(90)]
     one = _write_both(tmp_path / "one", rows)
-    monkeypatch.setattr(files, "SPILL_BYTES", 300)  # a run every few rows
+    monkeypatch.setattr(sorted_tables, "SPILL_BYTES", 300)  # a run every few rows
     many = _write_both(tmp_path / "many", list(reversed(rows)))
     assert one == many
     assert sorted(one) == ["j/a.jsonl", "j/b.jsonl", "j/c.jsonl",
@@ -237,7 +237,7 @@ def test_the_writers_json_and_shard_hash_equal_the_plain_forms():
     import datetime
 
     from annotators.core.ids import stable_int
-    from pipelines.engine import files
+    from pipelines.engine import jsontext, sorted_tables
 
     rng = rng_for(0, "json")
     alphabet = "ab\"\\\n\t\x00\u2028中文😀 "
@@ -246,10 +246,10 @@ def test_the_writers_json_and_shard_hash_equal_the_plain_forms():
     for _ in range(300):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
         row = {"id": text, "n": rng.randint(-5, 5), "xs": [text, rng.random(), None], "m": {"k": [text]}}
-        key = files._sortable((rng.choice(["train", "val", None]), text, rng.randint(0, 9)))
-        assert files._JSON(row) == json.dumps(row, ensure_ascii=False, sort_keys=False)
-        assert files.jsonl_line(row) == json.dumps(row, ensure_ascii=False) + "\n"
+        key = sorted_tables.sortable((rng.choice(["train", "val", None]), text, rng.randint(0, 9)))
+        assert jsontext.JSON(row) == json.dumps(row, ensure_ascii=False, sort_keys=False)
+        assert jsontext.jsonl_line(row) == json.dumps(row, ensure_ascii=False) + "\n"
         for k in (key, rng.choice(values), (text, rng.choice(values))):
             plain = json.dumps(k, ensure_ascii=False, default=str)
-            assert files._JSON_KEY(k) == plain
-            assert files._shard_of(k, 4096) == stable_int("shard", plain) % 4096
+            assert jsontext.JSON_KEY(k) == plain
+            assert sorted_tables.shard_of_key(k, 4096) == stable_int("shard", plain) % 4096

@@ -46,13 +46,13 @@ def test_a_local_run_shows_a_bar_of_the_input_files_read(tmp_path, monkeypatch, 
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from pipelines.engine import MatchInputs, ReadLines, Stage, make_pipeline, run_pipeline
-    from pipelines.engine import files
+    from pipelines.engine import readers
 
     for name in ("a.jsonl", "b.jsonl"):
         (tmp_path / name).write_text("".join(f'{{"n": {i}}}\n' for i in range(3000)))
     size = sum((tmp_path / n).stat().st_size for n in ("a.jsonl", "b.jsonl"))
     monkeypatch.setattr(progress, "INTERVAL", 0.0)  # a line at every record
-    monkeypatch.setattr(files, "PROGRESS_BYTES", 1000)
+    monkeypatch.setattr(readers, "PROGRESS_BYTES", 1000)
     p = make_pipeline(PipelineOptions([]))
     lines = p | MatchInputs(str(tmp_path / "*.jsonl")) | ReadLines()
     _ = lines | Stage("toy", lambda e: [e[1]])

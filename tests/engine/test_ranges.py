@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipelines.engine import ranges
-from pipelines.engine.files import iter_lines
+from pipelines.engine.ranges import iter_lines
 from pipelines.engine.options import SMALL_INPUT_BYTES, WORKERS_ENV, local_workers
 
 

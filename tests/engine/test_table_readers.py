@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelines.engine import WriteTable
-from pipelines.engine.files import parquet_bytes
+from pipelines.engine.parquet_files import parquet_bytes
 from schemas.common import REJECTS_SCHEMA, Reject, detail_message, reject_detail
 from tests.beam_report import pipeline
 
