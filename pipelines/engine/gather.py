@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Callable
 
 import apache_beam as beam
+from apache_beam.transforms.window import GlobalWindows
 
 
 def once(pipeline, label: str):
@@ -30,11 +31,24 @@ def seeded(pipeline, label: str, items: list):
     return once(pipeline, f"{label}Impulse") | label >> beam.FlatMap(lambda _: items)
 
 
+class _BundleDone(beam.DoFn):
+    """One None per bundle of its input, at the bundle's end: what a barrier waits on."""
+
+    def process(self, element):
+        return ()
+
+    def finish_bundle(self):
+        yield GlobalWindows.windowed_value(None)
+
+
 def after_all(pcoll, label: str, fn: Callable, *args):
-    """`fn(elements of pcoll, *args)` once, when every element of `pcoll` is there: a side-input
-    barrier (four transforms, where a global Count is ten; its elements are few and small)."""
+    """`fn(marks, *args)` once, when every element of `pcoll` is there (`marks`: a list with a
+    None per bundle of `pcoll`, to be ignored): a side-input barrier on one mark per bundle,
+    never on the elements themselves (the local runner holds a side input whole: a barrier
+    on the stories job's final stories held the corpus)."""
+    marks = pcoll | f"{label}Marks" >> beam.ParDo(_BundleDone())
     return (once(pcoll.pipeline, f"{label}Once")
-            | label >> beam.FlatMap(lambda _, done, *a: fn(done, *a), beam.pvalue.AsList(pcoll), *args))
+            | label >> beam.FlatMap(lambda _, done, *a: fn(done, *a), beam.pvalue.AsList(marks), *args))
 
 
 class Gather(beam.PTransform):

@@ -4,24 +4,29 @@ parquet tables (`WriteTables`, `WriteTable`) and sorted JSON-lines groups (`Writ
 How: each bundle pickles its rows, sorts them by (bucket, sort key, pickled row) every
 SPILL_BYTES and writes them as one run file under a `_spill` folder (`_SpillRuns`); only
 each run's small index (bucket -> offset and length) is shuffled; a shard then reads its
-buckets' segments from every run and merges them (`_merged_records`), and is written row
-group by row group. The spilled runs are deleted once every shard is written.
+buckets' segments from every run and merges them (`_merged_records`: in memory up to 32 MB
+of segments, else through chunked local files, so memory never follows the shard's size),
+and is written row group by row group. The spilled runs are deleted once every shard is written.
 
 Why not Beam's GroupByKey on the rows: a shuffle carries every row whole, the local runner
 holds every grouped row in its buffers until the group is read (LOT on 20,000 stories: 989
 MiB peak instead of 598), and a group's values come in arrival order, so each shard would
 still have to be sorted in memory to give the same bytes on every runner and worker count.
 Sorting where the rows are made and shuffling only the run indexes keeps memory at one
-run per bundle and one shard per writer, and the total order (key, then the pickled row)
+run per bundle and a bounded merge per writer, and the total order (key, then the pickled row)
 makes ties independent of arrival.
 """
 from __future__ import annotations
 
 import hashlib
+import heapq
 import itertools
 import json
 import operator
+import os
 import pickle
+import shutil
+import tempfile
 import uuid
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
@@ -136,21 +141,83 @@ def _shard_segments(run: _Run, shard_of: Callable[[Any], Any]):
     return list(per.items())
 
 
+MERGE_IN_MEMORY_BYTES = 32 << 20  # a shard whose spilled segments are at most this is merged in memory
+MERGE_FAN_IN = 64  # sorted files one merge reads at once (each holds one chunk in memory)
+CHUNK_BYTES = 256 << 10  # rows pickled together in a merge file (at least one row)
+
+
 def _merged_records(segment_lists, sized: bool = False) -> Iterable[Any]:
     """The records of one shard's segments (from every run) in (key, pickled) order (`sized`:
-    as (record, measured size) pairs)."""
+    as (record, measured size) pairs). A shard of at most MERGE_IN_MEMORY_BYTES of segments is
+    merged in memory (one C sort of the sorted runs' concatenation); a larger one in bounded
+    memory (`_external_merge`), with the same order."""
     segments = sorted(s for lst in segment_lists if lst for s in lst)
-    runs = []
-    for path, group in itertools.groupby(segments, key=operator.itemgetter(0)):
-        with FileSystems.open(path, compression_type="uncompressed") as f:
-            for _, offset, length in group:
-                f.seek(offset)
-                runs.append(pickle.loads(f.read(length)))
-    # the segments are sorted runs: one C sort of their concatenation merges them (Timsort)
-    ordered = sorted(itertools.chain.from_iterable(runs))
+    if sum(length for _, _, length in segments) > MERGE_IN_MEMORY_BYTES:
+        ordered = _external_merge(segments)
+    else:
+        ordered = sorted(itertools.chain.from_iterable(_run_rows(path, group) for path, group in
+                                                       itertools.groupby(segments, key=operator.itemgetter(0))))
     if sized:
         return ((pickle.loads(blob), size) for _, blob, size in ordered)
     return (pickle.loads(blob) for _, blob, _ in ordered)
+
+
+def _run_rows(path: str, segments) -> list:
+    """The (key, pickled row, size) triples of one run's segments, each segment sorted."""
+    rows = []
+    with FileSystems.open(path, compression_type="uncompressed") as f:
+        for _, offset, length in segments:
+            f.seek(offset)
+            rows.extend(pickle.loads(f.read(length)))
+    return rows
+
+
+def _external_merge(segments) -> Iterable[tuple]:
+    """The shard's rows in sorted order, holding about one run's share of the shard plus one
+    chunk per open file: each run's segments are sorted together and written to a local
+    temporary file in chunks, and the files are merged MERGE_FAN_IN at a time (heapq.merge;
+    a merge of more files goes through intermediate files first). Equal rows are identical,
+    so the order is exactly the in-memory sort's."""
+    folder = tempfile.mkdtemp(prefix="storybench-merge-")
+    try:
+        files = []
+        for path, group in itertools.groupby(segments, key=operator.itemgetter(0)):
+            files.append(_write_chunks(os.path.join(folder, f"{len(files)}.run"), sorted(_run_rows(path, group))))
+        level = 0
+        while len(files) > MERGE_FAN_IN:
+            level += 1
+            files = [_write_chunks(os.path.join(folder, f"{level}-{i}.run"),
+                                   heapq.merge(*(_read_chunks(p) for p in files[i:i + MERGE_FAN_IN])))
+                     for i in range(0, len(files), MERGE_FAN_IN)]
+        yield from heapq.merge(*(_read_chunks(p) for p in files))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _write_chunks(path: str, rows: Iterable[tuple]) -> str:
+    """Write sorted (key, blob, size) rows to `path` as pickled lists of about CHUNK_BYTES."""
+    with open(path, "wb") as f:
+        chunk, held = [], 0
+        for row in rows:
+            chunk.append(row)
+            held += len(row[1]) + 64
+            if held >= CHUNK_BYTES:
+                pickle.dump(chunk, f, protocol=pickle.HIGHEST_PROTOCOL)
+                chunk, held = [], 0
+        if chunk:
+            pickle.dump(chunk, f, protocol=pickle.HIGHEST_PROTOCOL)
+    return path
+
+
+def _read_chunks(path: str) -> Iterable[tuple]:
+    """The rows `_write_chunks` wrote, one chunk in memory at a time."""
+    with open(path, "rb") as f:
+        while True:
+            try:
+                chunk = pickle.load(f)
+            except EOFError:
+                return
+            yield from chunk
 
 
 def _group_shards(runs, groups: list, label: str = ""):

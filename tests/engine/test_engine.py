@@ -230,6 +230,33 @@ def test_rows_spilled_in_many_small_runs_give_the_same_bytes_and_leave_no_run_fi
     assert (tmp_path / "many" / "j" / "c.jsonl").read_text() == ""
 
 
+def test_a_shard_larger_than_the_memory_merge_is_merged_through_files_with_the_same_bytes(tmp_path, monkeypatch):
+    """Above MERGE_IN_MEMORY_BYTES a shard is merged through chunked local files, several merge
+    levels deep when there are more runs than MERGE_FAN_IN: the bytes are the in-memory merge's,
+    equal keys with different rows included, and no merge file is left behind."""
+    import tempfile
+
+    from pipelines.engine import sorted_tables
+
+    rows = [{"g": "ab"[i % 2], "id": f"x{(i * 7) % 30:02d}", "n": i} for i in range(120)]
+    monkeypatch.setattr(sorted_tables, "SPILL_BYTES", 300)  # a run every few rows: dozens of runs
+    in_memory = _write_both(tmp_path / "memory", rows)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setattr(sorted_tables, "MERGE_IN_MEMORY_BYTES", 0)
+    monkeypatch.setattr(sorted_tables, "MERGE_FAN_IN", 3)
+    monkeypatch.setattr(sorted_tables, "CHUNK_BYTES", 100)  # a chunk every row or two
+    merges = []
+    real = sorted_tables._external_merge
+    monkeypatch.setattr(sorted_tables, "_external_merge", 
+                        lambda segments: merges.append(len({path for path, _, _ in segments})) or real(segments))
+    external = _write_both(tmp_path / "external", list(reversed(rows)))
+    assert merges and max(merges) > 3  # more runs than the fan-in: intermediate levels ran
+    assert external == in_memory
+    assert list(scratch.iterdir()) == []
+
+
 def test_the_writers_json_and_shard_hash_equal_the_plain_forms():
     """Table rows, exports and shard buckets use a C JSON encoder made once and a direct
     digest: the same text as json.dumps and the same bucket as stable_int, on unicode,
