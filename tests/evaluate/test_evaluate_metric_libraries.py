@@ -169,3 +169,18 @@ def test_a_clean_pair_over_the_rouge_table_limit_is_a_rejects_row_counted_in_rou
         small = Pair("1", "1", "p:1", "g:1", {"text": "a," * 1000}, {"text": gold})
         (score,) = steps.score_pair(small, EvalConfig(task=task, compat="clean"))
         assert score.values["rouge-l"] == pytest.approx(100 * 2 * 1000 / 3000)
+
+
+def test_stats_and_card_name_the_metric_libraries(tmp_path):
+    import json
+
+    from pipelines import evaluate
+
+    tgt = ROOT / "tests" / "fixtures" / "glge" / "tiny_data" / "org_data" / "test.tgt"
+    out = tmp_path / "msqg"
+    assert evaluate.run(["--task", "msqg", "--compat", "clean", "--predictions", str(tgt), "--gold", str(tgt),
+                         "--output", str(out)]) == 0
+    libraries = json.loads((out / "stats.json").read_text())["config"]["metric_libraries"]
+    assert set(libraries) == {"rouge-score", "sacrebleu"} and libraries["rouge-score"] == "0.1.2"
+    assert libraries["sacrebleu"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.")
+    assert f"- metric libraries: rouge-score 0.1.2, sacrebleu {libraries['sacrebleu']}" in (out / "CARD.md").read_text()
