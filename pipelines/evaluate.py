@@ -196,6 +196,7 @@ def run(argv: Sequence[str] | None = None) -> int:
                     if gold_is_lines(args.gold, config.task) else "table",
                     "jieba": zh_tokens.backend_info() if config.task in ("plotcom", "outgen") else None,
                     "nltk": _nltk_version() if config.task == "personachat" else None,
+                    "metric_libraries": config.metric_libraries(),
                     "meteor": _meteor_info() if config.task in QG_TASKS and config.compat == "original"
                     else None,
                     "rouge_wordnet_db": rouge_db.describe() if rouge_db else None}

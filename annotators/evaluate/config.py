@@ -49,6 +49,25 @@ class EvalConfig:
         """Whether the scores come from ROUGE-1.5.5 (and so from its WordNet exception db)."""
         return self.task in SUMMARY_TASKS and self.compat == "original"
 
+    def metric_libraries(self) -> dict[str, str]:
+        """The metric libraries this task and mode score with, and their installed versions
+        (sacrebleu: its signature, which names its settings)."""
+        from importlib.metadata import version
+
+        names: list[str] = []
+        if self.task in GENERATION_TASKS + ("personachat",):
+            names.append("nltk")  # sentence BLEU (and PersonaChat's method7)
+        if self.task in QG_TASKS and self.compat == "original":
+            names.append("pycocoevalcap")  # BLEU-1..4 and ROUGE-L; METEOR is its jar
+        if self.task in SUMMARY_TASKS + QG_TASKS and self.compat == "clean":
+            names.append("rouge-score")
+        out = {name: version(name) for name in names}
+        if self.task in QG_TASKS and self.compat == "clean":
+            from annotators.evaluate.glge_metrics import sacrebleu_signature
+
+            out["sacrebleu"] = sacrebleu_signature()
+        return out
+
     def effective_align(self) -> str:
         """chapterbreak always aligns by id, GLGE's plain-text lines always by line."""
         if self.task == "chapterbreak":

@@ -16,29 +16,30 @@ original (the official scripts' numbers):
   ROUGE-L, and METEOR 1.5 through its jar (`glge_original`, `meteor`).
 
 clean:
-- personachat: BLEU-1/2 as above with Chen & Cherry method 1 smoothing (epsilon 0.1),
-  whitespace tokens (`str.split()`), macro x 100; distinct-1/2 without the epsilons.
+- personachat: BLEU-1/2 = NLTK `sentence_bleu` with Chen & Cherry method 1 smoothing
+  (epsilon 0.1), whitespace tokens (`str.split()`), macro x 100; distinct-1/2 without the
+  epsilons.
 - coqa: the same F1.
-- summarisation: ROUGE-1, ROUGE-2 (clipped n-gram counts) and ROUGE-L (LCS) F1 over
-  lower-cased whitespace tokens, `<S_SEP>` / `[X_SEP]` separators removed, no stemming, one
-  summary-level sequence, macro mean x 100.
-- question generation: corpus BLEU-4 (no smoothing, corpus brevity penalty) and ROUGE-L F1
-  as above, x 100.
+- summarisation: rouge-score 0.1.2's ROUGE-1, ROUGE-2 and ROUGE-L F1 (`RougeScorer`, its
+  default tokens: lower-cased, runs of characters outside [a-z0-9] are breaks, so punctuation
+  and non-ASCII letters are not tokens; no stemming; rougeL over the whole text), after
+  `<S_SEP>` / `[X_SEP]` are removed, macro mean x 100.
+- question generation: sacrebleu's corpus BLEU with its defaults (BLEU-4, 13a tokens, case
+  kept, exponential smoothing) and rouge-score's ROUGE-L F1 as above, x 100.
 """
 from __future__ import annotations
 
-import math
+import functools
 import re
 import string
 from collections import Counter
 from typing import Sequence
 
-from annotators.evaluate.lot_metrics import lcs_length, ngram_counts, sentence_bleu
+from annotators.evaluate.lot_metrics import sentence_bleu
 
 SUMMARY_TASKS = ("cnndm", "gigaword", "xsum", "msnews")
 QG_TASKS = ("squadqg", "msqg")
 GLGE_TASKS = SUMMARY_TASKS + QG_TASKS + ("coqa", "personachat")
-SEPARATORS = {"<s_sep>", "[x_sep]"}
 
 
 # ----------------------------------------------------------------------------- personachat
@@ -109,48 +110,54 @@ def coqa_f1(pred: str, gold: str) -> float:
 
 
 # ----------------------------------------------------------------------------- ROUGE / BLEU-4 (clean)
+ROUGE_TYPES = {"rouge1": "rouge-1", "rouge2": "rouge-2", "rougeL": "rouge-l"}
+_SEPARATOR = re.compile(r"<S_SEP>|\[X_SEP\]", re.IGNORECASE)
+
+
+def without_separators(text: str) -> str:
+    """GLGE's sentence separators (` <S_SEP> ` in targets, `[X_SEP]` in predictions) as spaces."""
+    return _SEPARATOR.sub(" ", text)
+
+
+@functools.lru_cache(maxsize=1)
+def _rouge_scorer():
+    """rouge-score's scorer (no stemming, the whole text one sequence: rougeL, not rougeLsum)."""
+    from rouge_score.rouge_scorer import RougeScorer
+
+    return RougeScorer(list(ROUGE_TYPES), use_stemmer=False)
+
+
 def rouge_tokens(text: str) -> list[str]:
-    return [t for t in text.lower().split() if t not in SEPARATORS]
+    """The tokens rouge-score reads (its DefaultTokenizer, no stemming: lower-cased, every run
+    of characters outside [a-z0-9] a break), separators removed."""
+    from rouge_score.tokenizers import DefaultTokenizer
 
-
-def _f1(hit: float, n_pred: int, n_gold: int) -> float:
-    if not hit:
-        return 0.0
-    p, r = hit / n_pred, hit / n_gold
-    return 2 * p * r / (p + r)
+    return DefaultTokenizer(use_stemmer=False).tokenize(without_separators(text))
 
 
 def rouge_scores(pred: str, gold: str) -> dict[str, float]:
-    p, g = rouge_tokens(pred), rouge_tokens(gold)
-    out = {}
-    for n in (1, 2):
-        pc, gc = ngram_counts(p, n), ngram_counts(g, n)
-        out[f"rouge-{n}"] = 100 * _f1(sum((pc & gc).values()), sum(pc.values()), sum(gc.values()))
-    out["rouge-l"] = 100 * _f1(lcs_length(p, g), len(p), len(g))
-    return out
+    """rouge-score's ROUGE-1, ROUGE-2 and ROUGE-L F1 x 100, the gold as its target."""
+    scores = _rouge_scorer().score(without_separators(gold), without_separators(pred))
+    return {name: 100 * scores[kind].fmeasure for kind, name in ROUGE_TYPES.items()}
 
 
-def bleu4_stats(pred: str, gold: str) -> dict:
-    """Per-example counts for corpus BLEU-4: clipped matches and totals per n, lengths."""
-    p, g = pred.split(), gold.split()
-    stats = {"hyp_len": len(p), "ref_len": len(g)}
-    for n in (1, 2, 3, 4):
-        pc, gc = ngram_counts(p, n), ngram_counts(g, n)
-        stats[f"match_{n}"] = sum((pc & gc).values())
-        stats[f"total_{n}"] = sum(pc.values())
-    return stats
+def sacrebleu_metric():
+    """sacrebleu's BLEU with its defaults (13a tokens, case kept, exponential smoothing)."""
+    from sacrebleu.metrics import BLEU
+
+    return BLEU()
 
 
-def corpus_bleu4(all_stats: Sequence[dict]) -> float | None:
-    if not all_stats:
+def sacrebleu_signature() -> str:
+    """sacrebleu's signature of that BLEU, one reference per line (known once it has scored)."""
+    metric = sacrebleu_metric()
+    metric.corpus_score(["a"], [["a"]])
+    return str(metric.get_signature())
+
+
+def corpus_bleu4(pairs: Sequence[tuple[str, str]]) -> float | None:
+    """sacrebleu's corpus BLEU (x 100 already) of (prediction, gold) pairs, one reference each."""
+    if not pairs:
         return None
-    logs = []
-    for n in (1, 2, 3, 4):
-        match = sum(s[f"match_{n}"] for s in all_stats)
-        total = sum(s[f"total_{n}"] for s in all_stats)
-        if not match or not total:
-            return 0.0
-        logs.append(math.log(match / total) / 4)
-    c, r = sum(s["hyp_len"] for s in all_stats), sum(s["ref_len"] for s in all_stats)
-    bp = 1.0 if c > r else math.exp(1 - r / c)
-    return 100 * bp * math.exp(math.fsum(logs))
+    hyps, refs = [p for p, _ in pairs], [g for _, g in pairs]
+    return float(sacrebleu_metric().corpus_score(hyps, [refs]).score)

@@ -24,18 +24,19 @@ caption scorers):
   (`fix_tokenization` as gigaword's); msqg takes every line as it is.
 - Examples are grouped by their source line: a group's targets are all its targets (several
   references), and its prediction is the group's last one (a dict overwritten line by line).
-- BLEU-4: the coco `BleuScorer` with option "closest" (corpus counts, +1e-15 / +1e-9 in
-  every precision, brevity penalty from the reference length closest to each hypothesis).
+- BLEU-4: pycocoevalcap's `Bleu` (its `BleuScorer`, option "closest": corpus counts, +1e-15 /
+  +1e-9 in every precision, brevity penalty from the reference length closest to each
+  hypothesis), called here on the scripts' Python 2 tokens.
 - METEOR: meteor-1.5.jar (`-l en -norm`, the corpus score of one EVAL over every group).
-- ROUGE-L: the coco `Rouge` (tokens split on single spaces, the best precision and the best
-  recall over the references, beta 1.2), averaged over groups.
+- ROUGE-L: pycocoevalcap's `Rouge` (tokens split on single spaces, the best precision and the
+  best recall over the references, beta 1.2), averaged over groups.
 """
 from __future__ import annotations
 
-import math
+import contextlib
+import io
 import re
 import string
-from collections import Counter
 from typing import Sequence
 
 from annotators.evaluate import rouge155
@@ -245,74 +246,40 @@ def qg_groups(rows: Sequence[tuple[str, str, str]]) -> list[tuple[str, list[str]
     return [(hyp[k], refs[k]) for k in refs]
 
 
-def _precook(text: str, n: int = 4) -> tuple[int, Counter]:
-    words = text.encode("utf-8").split()  # Python 2's str.split(): ASCII whitespace only
-    counts: Counter = Counter()
-    for k in range(1, n + 1):
-        for i in range(len(words) - k + 1):
-            counts[tuple(words[i:i + k])] += 1
-    return len(words), counts
+def _coco_inputs(groups: Sequence[tuple[str, list[str]]], conv) -> tuple[dict, dict]:
+    """The coco scorers' (gts, res) dicts: references and the one hypothesis per group."""
+    gts = {i: [conv(r) for r in refs] for i, (_, refs) in enumerate(groups)}
+    res = {i: [conv(hyp)] for i, (hyp, _) in enumerate(groups)}
+    return gts, res
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8")
 
 
 def coco_bleu(groups: Sequence[tuple[str, list[str]]], n: int = 4) -> list[float]:
-    """BLEU-1..n of the coco BleuScorer, option "closest"."""
-    tiny, small = 1e-15, 1e-9
-    guess, correct = [0] * n, [0] * n
-    testlen_total = reflen_total = 0
-    for hyp, refs in groups:
-        max_counts: dict = {}
-        ref_lens = []
-        for ref in refs:
-            length, counts = _precook(ref, n)
-            ref_lens.append(length)
-            for gram, c in counts.items():
-                max_counts[gram] = max(max_counts.get(gram, 0), c)
-        testlen, counts = _precook(hyp, n)
-        testlen_total += testlen
-        reflen_total += min((abs(length - testlen), length) for length in ref_lens)[1]
-        for k in range(1, n + 1):
-            guess[k - 1] += max(0, testlen - k + 1)
-        for gram, c in counts.items():
-            correct[len(gram) - 1] += min(max_counts.get(gram, 0), c)
-    bleus, bleu = [], 1.0
-    for k in range(n):
-        bleu *= float(correct[k] + tiny) / (guess[k] + small)
-        bleus.append(bleu ** (1.0 / (k + 1)))
-    ratio = (testlen_total + tiny) / (reflen_total + small)
-    if ratio < 1:
-        bleus = [b * math.exp(1 - 1 / ratio) for b in bleus]
-    return bleus
+    """BLEU-1..n of pycocoevalcap's `Bleu` (its BleuScorer, option "closest"). The texts go in
+    as UTF-8 bytes, whose split() breaks at ASCII whitespace only, as the Python 2 scripts'
+    str.split() did. The scorer's report on stdout is swallowed; no Java, no network."""
+    from pycocoevalcap.bleu.bleu import Bleu
+
+    gts, res = _coco_inputs(groups, _utf8)
+    with contextlib.redirect_stdout(io.StringIO()):
+        score, _ = Bleu(n).compute_score(gts, res, verbose=0)
+    return [float(s) for s in score]
 
 
-def _lcs(a: Sequence[str], b: Sequence[str]) -> int:
-    if len(a) < len(b):
-        a, b = b, a
-    prev = [0] * (len(b) + 1)
-    for x in a:
-        cur = [0]
-        for j, y in enumerate(b, start=1):
-            cur.append(prev[j - 1] + 1 if x == y else max(prev[j], cur[j - 1]))
-        prev = cur
-    return prev[-1]
+def coco_rouge_l(hyp: str, refs: Sequence[str]) -> float:
+    """pycocoevalcap's `Rouge.calc_score` of one hypothesis against its references (tokens
+    split on single spaces, the best precision and recall over the references, beta 1.2)."""
+    from pycocoevalcap.rouge.rouge import Rouge
 
-
-def coco_rouge_l(hyp: str, refs: Sequence[str], beta: float = 1.2) -> float:
-    """The coco `Rouge.calc_score` of one hypothesis against its references."""
-    cand = hyp.split(" ")
-    precs, recs = [], []
-    for ref in refs:
-        toks = ref.split(" ")
-        lcs = _lcs(toks, cand)
-        precs.append(lcs / float(len(cand)))
-        recs.append(lcs / float(len(toks)))
-    p, r = max(precs), max(recs)
-    if p != 0 and r != 0:
-        return ((1 + beta ** 2) * p * r) / float(r + beta ** 2 * p)
-    return 0.0
+    return float(Rouge().calc_score([hyp], list(refs)))
 
 
 def coco_rouge_l_mean(groups: Sequence[tuple[str, list[str]]]) -> float:
-    """The coco Rouge's corpus score: numpy's mean of the groups' scores."""
-    import numpy as np
+    """pycocoevalcap's `Rouge.compute_score`: numpy's mean of the groups' scores."""
+    from pycocoevalcap.rouge.rouge import Rouge
 
-    return float(np.mean(np.array([coco_rouge_l(h, refs) for h, refs in groups])))
+    gts, res = _coco_inputs(groups, str)
+    return float(Rouge().compute_score(gts, res)[0])

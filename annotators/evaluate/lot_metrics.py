@@ -4,9 +4,9 @@
 
 - text for BLEU and distinct: all whitespace removed, jieba precise mode (HMM on), words
   joined by single spaces (`joined_words`);
-- BLEU-n: sentence BLEU of that text split on spaces, one reference, weights 1/n each, NO
-  smoothing (a zero n-gram precision counts as the smallest positive float, so BLEU ~ 0),
-  macro mean over examples; an empty candidate scores 0;
+- BLEU-n: NLTK's sentence BLEU of that text split on spaces, one reference, weights 1/n
+  each, NO smoothing (method0: a zero n-gram precision counts as the smallest positive float,
+  so BLEU ~ 0), macro mean over examples; an empty candidate scores 0;
 - distinct-n / repetition-n: n-grams over the CHARACTERS of the space-joined string (the
   spaces are tokens);
 - coverage: ROUGE-L recall of each outline phrase (reference) against the whole story
@@ -18,21 +18,17 @@
   examples;
 - order: 1 - inversions over pairs i <= j (diagonal included), mean over examples.
 
-`clean`: BLEU with Chen & Cherry smoothing method 1 (epsilon 0.1 on zero precisions),
+`clean`: NLTK's BLEU with Chen & Cherry smoothing method 1 (epsilon 0.1 on zero precisions),
 distinct/repetition over jieba WORD n-grams, coverage = plain character LCS recall of every
 phrase (an empty story scores 0, nothing skipped, no "." splitting), order over pairs i < j.
 """
 from __future__ import annotations
 
-import math
-import sys
-from collections import Counter
 from typing import Iterable, Sequence
 
 from annotators.core.lcs import lcs_length as core_lcs_length
 from annotators.text import zh_tokens
 
-FLOAT_MIN = sys.float_info.min
 ORDERS = (1, 2, 3, 4)
 COMPAT = ("original", "clean")
 # pltrdy rouge rebuilds the LCS recursively (one Python frame per step); under the official
@@ -54,42 +50,46 @@ def joined_words(text: str) -> str:
 
 
 # ----------------------------------------------------------------------------- BLEU
-def ngram_counts(tokens: Sequence, n: int) -> Counter:
-    return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+def _weights(n: int) -> tuple[float, ...]:
+    return tuple(1 / n for _ in range(n))
 
 
-def sentence_bleu(candidate: Sequence[str], reference: Sequence[str], n: int,
-                  smoothing: str = "none", epsilon: float = 0.1) -> float:
-    """BLEU-n of one candidate against one reference, uniform weights 1/n.
+def _smoothing(smoothing: str):
+    """NLTK's smoothing: "none" is method0 (a zero precision becomes the smallest float),
+    "epsilon" is method1 (a zero count becomes 0.1, Chen & Cherry 2014)."""
+    from nltk.translate.bleu_score import SmoothingFunction
 
-    smoothing "none": a zero precision becomes the smallest float (NLTK method0);
-    "epsilon": a zero numerator becomes `epsilon` (Chen & Cherry 2014 method 1).
-    No unigram match, or an empty candidate, gives 0.
-    """
-    if not candidate:
-        return 0.0
-    logs = []
-    for k in range(1, n + 1):
-        cand, ref = ngram_counts(candidate, k), ngram_counts(reference, k)
-        matched = sum(min(c, ref[g]) for g, c in cand.items())
-        total = max(1, sum(cand.values()))
-        if k == 1 and matched == 0:
-            return 0.0
-        if matched:
-            p = matched / total
-        else:
-            p = FLOAT_MIN if smoothing == "none" else epsilon / total
-        logs.append(math.log(p) / n)
-    c, r = len(candidate), len(reference)
-    bp = 1.0 if c > r else math.exp(1 - r / c)
-    return bp * math.exp(math.fsum(logs))
+    functions = SmoothingFunction(epsilon=0.1)
+    return functions.method0 if smoothing == "none" else functions.method1
+
+
+def _nltk_bleu(candidate: Sequence[str], reference: Sequence[str], weights, smoothing: str):
+    """NLTK's sentence_bleu with one reference; its warning on a zero count is silenced (the
+    official script prints it; here it would repeat once per example)."""
+    import warnings
+
+    from nltk.translate.bleu_score import sentence_bleu as nltk_sentence_bleu
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return nltk_sentence_bleu([list(reference)], list(candidate), weights=weights,
+                                  smoothing_function=_smoothing(smoothing))
+
+
+def sentence_bleu(candidate: Sequence[str], reference: Sequence[str], n: int, smoothing: str = "none") -> float:
+    """BLEU-n of one candidate against one reference: NLTK's `sentence_bleu`, uniform weights
+    1/n, smoothing "none" (method0) or "epsilon" (method1). No unigram match, or an empty
+    candidate, gives 0."""
+    return float(_nltk_bleu(candidate, reference, _weights(n), smoothing))
 
 
 def bleu_scores(candidate_text: str, reference_text: str, compat: str) -> dict[str, float]:
-    """bleu-1..4 of one example from its space-joined word strings."""
+    """bleu-1..4 of one example from its space-joined word strings (one NLTK call, its list of
+    weights: the same values as four calls)."""
     cand, ref = candidate_text.split(), reference_text.split()
     smoothing = "none" if compat == "original" else "epsilon"
-    return {f"bleu-{n}": sentence_bleu(cand, ref, n, smoothing) for n in ORDERS}
+    values = _nltk_bleu(cand, ref, [_weights(n) for n in ORDERS], smoothing)
+    return {f"bleu-{n}": float(v) for n, v in zip(ORDERS, values)}
 
 
 # ----------------------------------------------------------------------------- distinct

@@ -270,29 +270,39 @@ def score_pair(pair: Pair, config: EvalConfig, rouge_exceptions: Mapping[str, st
     return [ExampleScore(values=values, grams=grams, coverage=coverage, **base)]
 
 
-# The official scripts' ROUGE-L tables (ROUGE-1.5.5's and coco's, pure Python) hold one cell per
+# The ROUGE-L tables (ROUGE-1.5.5's, coco's and rouge-score's, pure Python) hold one cell per
 # pair of predicted and gold tokens: a pair over this many is an `over_size_limit` row (GLGE
-# summaries and questions have at most a few hundred tokens; 2,000 x 2,000 is about a second).
+# summaries and questions have at most a few hundred tokens; 2,000 x 2,000 takes pycocoevalcap's
+# full table about 4 s and 60 MB).
 MAX_LCS_CELLS = 4_000_000
 
 
-def _lcs_too_costly(pred: str, gold: str) -> Drop | None:
-    cells = len(pred.split()) * len(gold.split())
+def _lcs_too_costly(pred_tokens: int, gold_tokens: int, scorer: str) -> Drop | None:
+    cells = pred_tokens * gold_tokens
     if cells > MAX_LCS_CELLS:
-        return Drop("over_size_limit", {"prediction_words": len(pred.split()), "gold_words": len(gold.split()),
+        return Drop("over_size_limit", {"prediction_words": pred_tokens, "gold_words": gold_tokens,
                                         "limit_cells": MAX_LCS_CELLS,
-                                        "message": f"{cells:,} word pairs for the official ROUGE-L table "
+                                        "message": f"{cells:,} word pairs for the {scorer} ROUGE-L table "
                                                    f"(limit {MAX_LCS_CELLS:,})"})
     return None
+
+
+def _glge_too_costly(pred: str, gold: str, task: str, compat: str) -> Drop | None:
+    """The ROUGE-L table's size check of the summarisation and QG tasks, on the tokens the
+    mode's scorer reads (whitespace words; rouge-score's tokens in clean mode)."""
+    if task not in gm.SUMMARY_TASKS + gm.QG_TASKS:
+        return None
+    if compat == "original":
+        return _lcs_too_costly(len(pred.split()), len(gold.split()), "official")
+    return _lcs_too_costly(len(gm.rouge_tokens(pred)), len(gm.rouge_tokens(gold)), "rouge-score")
 
 
 def _score_glge(pred: str, gold: str, task: str, compat: str, base: dict,
                 source: str | None = None, rouge_exceptions: Mapping[str, str] | None = None
                 ) -> ExampleScore | Drop:
-    if compat == "original" and task in gm.SUMMARY_TASKS + gm.QG_TASKS:
-        too_big = _lcs_too_costly(pred, gold)
-        if too_big:
-            return too_big
+    too_big = _glge_too_costly(pred, gold, task, compat)
+    if too_big:
+        return too_big
     if compat == "original" and task in gm.SUMMARY_TASKS:
         docs = go.summary_documents(task, pred, gold)
         if isinstance(docs, str):
@@ -312,7 +322,7 @@ def _score_glge(pred: str, gold: str, task: str, compat: str, base: dict,
         return ExampleScore(values={"f1": 100 * gm.coqa_f1(pred, gold)}, **base)
     rouge = gm.rouge_scores(pred, gold)
     if task in gm.QG_TASKS:
-        return ExampleScore(values={"rouge-l": rouge["rouge-l"]}, grams=gm.bleu4_stats(pred, gold), **base)
+        return ExampleScore(values={"rouge-l": rouge["rouge-l"]}, grams={"hyp": pred, "ref": gold}, **base)
     return ExampleScore(values=rouge, **base)
 
 
@@ -377,7 +387,7 @@ def metric_rows(scores: Iterable[ExampleScore], config: EvalConfig) -> list[dict
             for metric, value in gm.inter_distinct([s.grams for s in scores], compat).items():
                 add("all", metric, value, n)
         if task in gm.QG_TASKS:
-            add("all", "bleu-4", gm.corpus_bleu4([s.grams for s in scores]), n)
+            add("all", "bleu-4", gm.corpus_bleu4([(s.grams["hyp"], s.grams["ref"]) for s in scores]), n)
         return rows
     for k in lm.ORDERS:
         add("all", f"bleu-{k}", _mean([s.values[f"bleu-{k}"] for s in scores]), n)

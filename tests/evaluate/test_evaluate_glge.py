@@ -28,12 +28,17 @@ def test_rouge_hand_computed():
     assert r["rouge-l"] == pytest.approx(100 * 2 * 1 * 0.5 / 1.5)
     assert gm.rouge_scores("a <S_SEP> b", "a b")["rouge-2"] == 100.0  # separators are not tokens
     assert gm.rouge_scores("", "a")["rouge-l"] == 0.0
+    # rouge-score's tokens: punctuation and non-ASCII letters are breaks, not tokens
+    assert gm.rouge_tokens("The cat, [X_SEP] sat. <s_sep> Caf\u00e9 3.5") == ["the", "cat", "sat", "caf", "3", "5"]
+    assert gm.rouge_scores("The cat, sat.", "the cat sat") == {"rouge-1": 100.0, "rouge-2": 100.0, "rouge-l": 100.0}
 
 
 def test_corpus_bleu4_and_inter_distinct():
-    stats = [gm.bleu4_stats("a b c d e", "a b c d e")]
-    assert gm.corpus_bleu4(stats) == pytest.approx(100.0)
-    assert gm.corpus_bleu4([gm.bleu4_stats("a b", "a b")]) == 0.0  # no 4-gram at all
+    assert gm.corpus_bleu4([("a b c d e", "a b c d e")]) == pytest.approx(100.0)
+    assert gm.corpus_bleu4([("a b", "a b")]) == 0.0  # no 4-gram at all
+    assert gm.corpus_bleu4([]) is None
+    # sacrebleu's exponential smoothing: no 4-gram match counts as 1 / (2 x 2 four-grams)
+    assert gm.corpus_bleu4([("a b c x e", "a b c d e")]) == pytest.approx(100 * (4 / 5 * 2 / 4 * 1 / 3 * 1 / 4) ** 0.25)
     grams = [gm.personachat_scores("a a b", "x", "clean")[1], gm.personachat_scores("a", "x", "clean")[1]]
     assert gm.inter_distinct(grams, "clean") == {"distinct-1": 2 / 4, "distinct-2": 2 / 2}
     orig = gm.inter_distinct(grams, "original")

@@ -44,7 +44,8 @@ RULES = {
     "chapterbreak.sentence_gaps": lambda t: list(finditer_from_runs(subsets._SENTENCE_GAP,
                                                                     subsets._SENTENCE_GAP_AT_RUN, t)),
     "evaluate.rouge155_tokens": lambda t: [rouge155.tokens(s) for s in rouge155.see_sentences(t)],
-    "evaluate.glge_rouge": lambda t: glge_metrics.rouge_scores(t, t[:2000]),
+    # the clean ROUGE's tokens; its LCS table is bounded per pair by the evaluate job (MAX_LCS_CELLS)
+    "evaluate.glge_rouge_tokens": glge_metrics.rouge_tokens,
     "storium.user_tokens": user_tokens,
 }
 
