@@ -300,6 +300,8 @@ def run(argv: Sequence[str] | None = None) -> None:
         fail("stories", "give --pages with --site, and/or --input")
     clean = config_from_args(args, CleanConfig)
     near = config_from_args(args, NearDupConfig, threshold=args.near_dup_threshold)
+    if near.shingle < 1:
+        fail("stories", f"--shingle must be at least 1, not {near.shingle}")
     config = {"clean": dataclasses.asdict(clean), "near_dup": dataclasses.asdict(near),
               "site": args.site, "pages": args.pages, "input": args.input}
     p = make_pipeline(options)

@@ -197,3 +197,15 @@ def test_output_folder_is_a_hugging_face_dataset_card(built):
 
     assert check_dataset_card(built["out"])
     assert check_dataset_card(built["tmp"] / "crawl")
+
+
+def test_a_shingle_under_one_character_is_a_usage_error(tmp_path, capsys, samples_dir):
+    """One error line and exit status 2, not a traceback from the first story's band keys."""
+    from pipelines.engine.usage import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(stories.run, "stories", ["--input", str(samples_dir / "lot" / "stories.jsonl"),
+                                      "--output", str(tmp_path / "out"), "--shingle", "0"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "Traceback" not in err
+    assert "error: --shingle must be at least 1, not 0" in err
