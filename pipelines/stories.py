@@ -22,8 +22,8 @@ import apache_beam as beam
 from annotators.stories import steps
 from annotators.stories.card import stories_card
 from annotators.stories.clean import CleanConfig
-from annotators.core.near_dup import (BandMember, NearDupConfig, band_nodes, bands_rows, candidate_set, component_clusters,
-                                      components, scored_against_representative)
+from annotators.core.near_dup import (BandMember, NearDupConfig, band_nodes, candidate_set, component_clusters, components,
+                                      scored_against_representative)
 from annotators.stories.site_spec import SiteSpec, parse_spec
 from pipelines.engine.files import after_all, delete_folder
 from pipelines.engine.spill import SpillRecords, read_file, read_records
@@ -303,10 +303,6 @@ def run(argv: Sequence[str] | None = None) -> None:
     if near.shingle < 1 or (near.sketch == "oph" and near.num_perm & (near.num_perm - 1)):
         fail("stories", f"--shingle must be at least 1 (not {near.shingle}) and --num-perm a power of two "
                         f"with --sketch oph (not {near.num_perm})")
-    try:
-        bands_rows(near.threshold, near.num_perm)
-    except ValueError as exc:  # a threshold outside [0, 1], too few permutations or one band
-        fail("stories", str(exc))
     config = {"clean": dataclasses.asdict(clean), "near_dup": dataclasses.asdict(near),
               "site": args.site, "pages": args.pages, "input": args.input}
     p = make_pipeline(options)

@@ -200,9 +200,7 @@ def test_output_folder_is_a_hugging_face_dataset_card(built):
 
 
 @pytest.mark.parametrize("flags, words", [(["--shingle", "0"], "--shingle must be at least 1 (not 0)"),
-                                          (["--num-perm", "100"], "a power of two with --sketch oph (not 100)"),
-                                          (["--num-perm", "1", "--sketch", "datasketch"], "Too few permutation functions"),
-                                          (["--near-dup-threshold", "1.5"], "threshold must be in [0.0, 1.0]")])
+                                          (["--num-perm", "100"], "a power of two with --sketch oph (not 100)")])
 def test_near_duplicate_flags_that_cannot_work_are_usage_errors(flags, words, tmp_path, capsys, samples_dir):
     """One error line and exit status 2, not a traceback from the first story's band keys."""
     from pipelines.engine.usage import main
