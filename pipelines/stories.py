@@ -319,6 +319,9 @@ def run(argv: Sequence[str] | None = None) -> None:
         fail("stories", "give --pages with --site, and/or --input")
     clean = config_from_args(args, CleanConfig)
     near = config_from_args(args, NearDupConfig, threshold=args.near_dup_threshold)
+    if near.shingle < 1 or (near.sketch == "oph" and near.num_perm & (near.num_perm - 1)):
+        fail("stories", f"--shingle must be at least 1 (not {near.shingle}) and --num-perm a power of two "
+                        f"with --sketch oph (not {near.num_perm})")
     config = {"clean": dataclasses.asdict(clean), "near_dup": dataclasses.asdict(near),
               "site": args.site, "pages": args.pages, "input": args.input}
     p = make_pipeline(options)

@@ -2,8 +2,9 @@
 
 The same story is often posted on several sites or at several URLs of one site, sometimes
 with a character changed (SPEC "Crawl and clean"; LOT's split must keep near-duplicates
-together). Each story is shingled into character n-grams; a datasketch MinHash gives
-`num_perm` values, cut into LSH bands (b bands of r rows, chosen as datasketch's
+together). Each story is shingled into character n-grams; a MinHash sketch (one-permutation
+hashing in numpy, annotators.core.shingles, or datasketch's MinHash) gives `num_perm` values,
+cut into LSH bands (b bands of r rows, chosen as datasketch's
 MinHashLSH chooses them for `threshold`). Stories sharing any band are candidates; a candidate pair is
 an edge only when the exact Jaccard similarity of the shingle sets is >= `threshold`, so
 LSH never merges stories by chance. Clusters are connected components of the edges; the
@@ -15,13 +16,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import os
-import warnings
 from typing import Iterable, NamedTuple
 
 import numpy as np
 
 from annotators.core.ids import stable_hash, stable_id
+from annotators.core.shingles import (jaccard, oph_bytes, oph_of_codes, oph_signature, shingle_jaccard,  # noqa: F401
+                                      shingle_set, shingles)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,8 +37,8 @@ class NearDupConfig:
     # oph by default: on 20,000 distinct stories the stories job keeps and rejects exactly the
     # same stories with either sketch (candidates are confirmed by exact Jaccard) at 55% of the CPU
     sketch: str = dataclasses.field(default="oph", metadata={
-        "help": "oph: one-permutation hashing with densification (one hash pass, native code when "
-                "built, about 12x faster); datasketch: its MinHash (num_perm SHA-1-seeded permutations)",
+        "help": "oph: one-permutation hashing with densification (one numpy hash pass per story); "
+                "datasketch: its MinHash (num_perm SHA-1-seeded permutations)",
         "choices": ("oph", "datasketch")})
 
 
@@ -68,22 +69,6 @@ class Pair(NamedTuple):
 def exact_duplicate_key(text: str) -> str:
     """Exact-duplicate key: a SHA-256 of the cleaned text (`stable_hash("text", text)`)."""
     return stable_hash("text", text)
-
-
-def shingles(text: str, n: int) -> set[str]:
-    """Character n-grams of the text without whitespace (the whole text if shorter)."""
-    chars = "".join(text.split())
-    if len(chars) <= n:
-        return {chars} if chars else set()
-    return {chars[i:i + n] for i in range(len(chars) - n + 1)}
-
-
-def jaccard(a: set[str], b: set[str]) -> float:
-    """|a & b| / |a | b| (1.0 for two empty sets); the union's size is counted, not built."""
-    if not (a or b):
-        return 1.0
-    common = len(a & b) if len(a) <= len(b) else len(b & a)
-    return common / (len(a) + len(b) - common)
 
 
 @functools.lru_cache(maxsize=16)
@@ -132,148 +117,6 @@ def band_keys(text: str, config: NearDupConfig = NearDupConfig()) -> list[str]:
     b, r = bands_rows(config.threshold, config.num_perm)
     return [f"{i:03d}-{hashlib.blake2b(data[i * r * 8:(i + 1) * r * 8], digest_size=12).hexdigest()}"
             for i in range(b)]
-
-
-_U = np.uint64
-_MIX = (_U(0x9E3779B97F4A7C15), _U(0xBF58476D1CE4E5B9), _U(0x94D049BB133111EB))
-
-
-def _mix(h: np.ndarray, seed: int) -> np.ndarray:
-    """A 64-bit finaliser (splitmix64) of `h` xor the seed: every bit depends on every bit."""
-    with np.errstate(over="ignore"):
-        h = (h ^ _U(seed & 0xFFFFFFFFFFFFFFFF)) + _MIX[0]
-        h = (h ^ (h >> _U(30))) * _MIX[1]
-        h = (h ^ (h >> _U(27))) * _MIX[2]
-        return h ^ (h >> _U(31))
-
-
-def oph_signature(text: str, n: int, bins: int, seed: int = 1) -> np.ndarray:
-    """A one-permutation MinHash signature of the text's character n-grams (whitespace
-    removed, as `shingles`): each n-gram is hashed once to 64 bits; the top bits pick one of
-    `bins` (a power of two) bins and each bin keeps its smallest hash; an empty bin borrows
-    the next non-empty bin's value to its right (circularly) plus its distance, the rotation
-    densification of Shrivastava & Li (2014). Two texts' bins agree with probability close
-    to their shingle Jaccard, as `bins` permutations would, at the cost of one hash pass."""
-    chars = "".join(text.split())
-    return oph_of_codes(np.frombuffer(chars.encode("utf-32-le"), dtype="<u4").astype(np.uint64), n, bins, seed)
-
-
-_OPH_CANARIES = ("", "a", "abcd", "abcde", "x" * 300, "一个星期天的上午，小狗熊和小熊菲菲带着皮球来到森林公园。",
-                 "\U0001d518\U0001d52b text \U0001f600 " * 4, "春眠不觉晓处处闻啼鸟" * 40)
-_native_oph_checked: dict = {}
-
-
-def _native_oph(n: int, bins: int, seed: int):
-    """The C `oph` of annotators.text._zhcut, once it equals `oph_signature` on the canaries
-    for these parameters; else None (not built, STORYBENCH_ZH_NATIVE=0, or a difference,
-    which is warned about)."""
-    key = (n, bins, seed)
-    if key not in _native_oph_checked:
-        fn = None
-        if os.environ.get("STORYBENCH_ZH_NATIVE", "1") != "0":
-            try:
-                from annotators.text._zhcut import oph as fn
-            except ImportError:
-                fn = None
-        if fn is not None and bins > 0 and not bins & (bins - 1):
-            for text in _OPH_CANARIES:
-                want = oph_signature(text, n, bins, seed).astype("<u8").tobytes()
-                if fn("".join(text.split()), n, bins, seed & 0xFFFFFFFFFFFFFFFF) != want:
-                    warnings.warn("the native one-permutation hash differs from the numpy one; "
-                                  "using numpy", RuntimeWarning)
-                    fn = None
-                    break
-        _native_oph_checked[key] = fn
-    return _native_oph_checked[key]
-
-
-def oph_bytes(text: str, n: int, bins: int, seed: int = 1) -> bytes:
-    """`oph_signature` as little-endian bytes (what band keys hash), from the native module
-    when it is built and proven equal, about 9x faster."""
-    fn = _native_oph(n, bins, seed)
-    if fn is not None:
-        return fn("".join(text.split()), n, bins, seed & 0xFFFFFFFFFFFFFFFF)
-    return oph_signature(text, n, bins, seed).astype("<u8").tobytes()
-
-
-_native_shingles_checked: dict = {}
-_COMMON_KEYS: list = []  # [common_keys] once a native shingle set passed its check
-
-
-def _native_shingles(n: int):
-    """(shingle_keys, common_keys) of annotators.text._zhcut for n-grams (n <= 6), once their
-    set sizes and shared counts equal `shingles`' on every pair of canaries; else None (not
-    built, STORYBENCH_ZH_NATIVE=0, n > 6, or a difference, which is warned about)."""
-    if n not in _native_shingles_checked:
-        fns = None
-        if os.environ.get("STORYBENCH_ZH_NATIVE", "1") != "0" and 1 <= n <= 6:
-            try:
-                from annotators.text._zhcut import common_keys, shingle_keys
-                fns = (shingle_keys, common_keys)
-            except ImportError:
-                fns = None
-        if fns is not None:
-            texts = _OPH_CANARIES + tuple(t[::-1] for t in _OPH_CANARIES) + ("一个星期天", "ab\x00cd", "ab\x00cde")
-            made = [(shingles(t, n), fns[0]("".join(t.split()), n)) for t in texts]
-            if any(len(keys) != 16 * len(grams) or fns[1](keys, other) != len(grams & other_grams)
-                   for grams, keys in made for other_grams, other in made):
-                warnings.warn("the native shingle sets differ from the Python ones; using Python", RuntimeWarning)
-                fns = None
-            else:
-                _COMMON_KEYS[:] = [fns[1]]
-        _native_shingles_checked[n] = fns
-    return _native_shingles_checked[n]
-
-
-def shingle_set(text: str, n: int):
-    """`shingles(text, n)` in its fastest proven form, for `shingle_jaccard`: the native
-    module's sorted shingle keys (bytes, exact: a key is the shingle's code points) when it is
-    built and proven equal, else the set itself."""
-    fns = _native_shingles(n)
-    if fns is None:
-        return shingles(text, n)
-    return fns[0]("".join(text.split()), n)
-
-
-def shingle_jaccard(a, b) -> float:
-    """`jaccard` of two `shingle_set`s (the same counts, so the same float)."""
-    if isinstance(a, bytes):
-        la, lb = len(a) >> 4, len(b) >> 4
-        if not (la or lb):
-            return 1.0
-        common = _COMMON_KEYS[0](a, b)  # bytes only come from a module that passed its check
-        return common / (la + lb - common)
-    return jaccard(a, b)
-
-
-def oph_of_codes(codes: np.ndarray, n: int, bins: int, seed: int = 1) -> np.ndarray:
-    """`oph_signature` over any sequence of 64-bit codes (characters, word ids): a shingle
-    is `n` consecutive codes."""
-    if bins & (bins - 1):
-        raise ValueError(f"oph needs a power-of-two number of bins, not {bins}")
-    codes = np.asarray(codes, dtype=np.uint64)
-    m = len(codes) - n + 1
-    with np.errstate(over="ignore"):
-        if m < 1:  # shorter than one shingle: the whole text is the one shingle
-            m, n = (1, len(codes)) if len(codes) else (1, 0)
-        h = np.zeros(m, dtype=np.uint64)
-        for j in range(n):
-            h = h * _U(1000003) + codes[j:m + j]
-    h = np.sort(_mix(h, seed))  # duplicates do no harm: each bin takes its first (smallest)
-    shift = _U(64 - bins.bit_length() + 1)
-    starts = np.arange(bins, dtype=np.uint64) << shift
-    first = np.searchsorted(h, starts)
-    value = h[np.minimum(first, len(h) - 1)]
-    full = (first < len(h)) & ((value >> shift) == np.arange(bins, dtype=np.uint64))
-    if not full.all():
-        filled = np.flatnonzero(full)
-        nxt = np.searchsorted(filled, np.arange(bins))
-        wrap = nxt == len(filled)
-        donor = filled[np.where(wrap, 0, nxt)]
-        distance = (np.where(wrap, donor + bins, donor) - np.arange(bins)).astype(np.uint64)
-        with np.errstate(over="ignore"):
-            value = np.where(full, value, value[donor] + distance * _U(0x9E3779B97F4A7C15))
-    return value
 
 
 def verified_pairs(members: Iterable[tuple[Node, str]], config: NearDupConfig = NearDupConfig()

@@ -9,7 +9,8 @@ a separate, descriptive statistic: annotators.lot.stats.)
 """
 from __future__ import annotations
 
-import threading
+import re
+from itertools import filterfalse
 from typing import Iterable, Sequence
 
 
@@ -24,45 +25,16 @@ def count_words(tokens: Iterable[str]) -> int:
     return sum(1 for t in tokens if t and (t[0].isalnum() or is_word(t)))
 
 
-# tokens whose word-ness the native count must agree on: letters, Han, every kind of
-# digit and numeral (decimal, superscript, fullwidth, Roman, CJK), punctuation, symbols,
-# whitespace, combining marks and the empty token
-_CANARY_TOKENS = ("", "a", "Z", "我们", "3", "３", "²", "½", "Ⅻ", "〇", "一", "٣", "，", "。", " ", "\n", "\u3000",
-                  "-", "_", "%", "©", "😀", "\u0301", "a\u0301", "!a", "..3", "ǅ", "ß", "\U0001d7d8", "\x00")
-_NATIVE: list = []  # [the C word_counts, or None], decided on first use
-_NATIVE_LOCK = threading.Lock()
-
-
-def _checked_native():
-    from annotators.text.zh_tokens import native_function
-
-    fn = native_function("word_counts")
-    if fn is None:
-        return None
-    cases = [[t] for t in _CANARY_TOKENS] + [list(_CANARY_TOKENS), [], ("一个", "，", "x")]
-    cases += [[chr(c)] for c in range(0, 0x3400, 7)]
-    try:
-        same = fn(cases) == [count_words(c) for c in cases]
-    except Exception:  # a native failure is a difference, never a crash
-        same = False
-    if not same:
-        import warnings
-
-        warnings.warn("the native word counts differ from the Python ones; using Python", RuntimeWarning)
-        return None
-    return fn
+# a letter, digit or other alphanumeric character: re's \w is str.isalnum() or "_" (a test
+# checks every code point)
+_HAS_ALNUM = re.compile(r"[^\W_]").search
 
 
 def word_counts(sentences: Sequence[Sequence[str]]) -> list[int]:
-    """`count_words` of each token sequence, from the native module (annotators.text._zhcut)
-    once it counts a fixed set of tokens exactly as `count_words` does (not built,
-    STORYBENCH_ZH_NATIVE=0 or a difference: the Python code)."""
-    if not _NATIVE:
-        with _NATIVE_LOCK:
-            if not _NATIVE:
-                _NATIVE.append(_checked_native())
-    fn = _NATIVE[0]
-    return fn(sentences) if fn is not None else [count_words(s) for s in sentences]
+    """`count_words` of each token sequence, about 3x faster: tokens that are all letters,
+    digits or Han characters (most) are words; the regex looks only at the rest."""
+    return [len(tokens) - len(list(filterfalse(_HAS_ALNUM, filterfalse(str.isalnum, tokens))))
+            for tokens in sentences]
 
 
 def zh_word_count(text: str) -> int:

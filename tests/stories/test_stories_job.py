@@ -197,3 +197,17 @@ def test_output_folder_is_a_hugging_face_dataset_card(built):
 
     assert check_dataset_card(built["out"])
     assert check_dataset_card(built["tmp"] / "crawl")
+
+
+@pytest.mark.parametrize("flags, words", [(["--shingle", "0"], "--shingle must be at least 1 (not 0)"),
+                                          (["--num-perm", "100"], "a power of two with --sketch oph (not 100)")])
+def test_near_duplicate_flags_that_cannot_work_are_usage_errors(flags, words, tmp_path, capsys, samples_dir):
+    """One error line and exit status 2, not a traceback from the first story's band keys."""
+    from pipelines.engine.usage import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(stories.run, "stories", ["--input", str(samples_dir / "lot" / "stories.jsonl"),
+                                      "--output", str(tmp_path / "out"), *flags])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "Traceback" not in err
+    assert "python -m pipelines.stories: error: " in err and words in err

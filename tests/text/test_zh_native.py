@@ -173,63 +173,6 @@ def test_the_environment_turns_it_off(monkeypatch):
     assert zh_tokens._native_module() is not None
 
 
-def test_native_one_permutation_hash_equals_numpys():
-    """near_dup's band keys take the C `oph`; it must give the numpy signature's bytes."""
-    from annotators.core import near_dup
-
-    rng = random.Random(7)
-    texts = ["", "a", "abcd", "abcde", "一个星期天的上午，小狗熊带着皮球来到森林公园。\n 它们玩了很久。",
-             "\U0001d518\U0001d52b text \U0001f600 " * 5, "x" * 2000]
-    texts += ["".join(rng.choice("ab 天地") for _ in range(rng.randint(0, 40))) for _ in range(300)]
-    for n, bins, seed in ((5, 128, 1), (3, 64, 7), (8, 256, 2 ** 64 - 1), (1, 2, 0)):
-        for text in texts:
-            want = near_dup.oph_signature(text, n, bins, seed).astype("<u8").tobytes()
-            assert _module().oph("".join(text.split()), n, bins, seed) == want, (text, n, bins)
-            assert near_dup.oph_bytes(text, n, bins, seed) == want
-    assert near_dup._native_oph(5, 128, 1) is _module().oph
-
-
-def test_a_native_oph_that_differs_is_refused(monkeypatch):
-    from annotators.core import near_dup
-
-    monkeypatch.setattr(near_dup, "_native_oph_checked", {})
-    monkeypatch.setattr(_module(), "oph", lambda chars, n, bins, seed: b"\0" * (8 * bins))
-    with pytest.warns(RuntimeWarning, match="differs"):
-        assert near_dup._native_oph(5, 128, 1) is None
-    text = "春眠不觉晓处处闻啼鸟"
-    assert near_dup.oph_bytes(text, 5, 128, 1) == near_dup.oph_signature(text, 5, 128, 1).astype("<u8").tobytes()
-
-
-def test_native_shingle_sets_score_exactly_as_python_sets():
-    """near_dup verifies candidate pairs with the C shingle keys: set sizes, shared counts and
-    so every Jaccard equal the Python sets', for every shingle size it takes (1-6), on texts
-    with repeats, NUL, astral characters and texts shorter than a shingle."""
-    from annotators.core import near_dup
-
-    rng = random.Random(11)
-    alphabet = "ab 天地\x00\U0010ffff\U0001f600"
-    texts = ["", "a", "abcd", "abcde", "ab\x00", "\x00ab", "x" * 700]
-    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(250)]
-    for n in (1, 2, 5, 6):
-        made = [(near_dup.shingles(t, n), near_dup.shingle_set(t, n)) for t in texts]
-        assert all(isinstance(keys, bytes) for _, keys in made)
-        for grams, keys in made[:60]:
-            for other_grams, other in made:
-                assert near_dup.shingle_jaccard(keys, other) == near_dup.jaccard(grams, other_grams)
-    assert near_dup._native_shingles(7) is None  # 7 x 21 bits do not fit a key: Python sets
-    assert isinstance(near_dup.shingle_set("abcdefghij", 7), set)
-
-
-def test_native_shingle_sets_that_differ_are_refused(monkeypatch):
-    from annotators.core import near_dup
-
-    monkeypatch.setattr(near_dup, "_native_shingles_checked", {})
-    monkeypatch.setattr(_module(), "shingle_keys", lambda chars, n: b"")
-    with pytest.warns(RuntimeWarning, match="differ"):
-        assert near_dup._native_shingles(5) is None
-    assert near_dup.shingle_set("春眠不觉晓处处", 5) == near_dup.shingles("春眠不觉晓处处", 5)
-
-
 def test_the_native_route_on_a_small_dictionary():
     """Words, zero-count prefixes, float counts, astral characters and unknown characters
     route as the Python route does over the dict itself."""
@@ -251,78 +194,6 @@ def test_jieba_next_takes_the_native_table_route_when_it_walks_alike():
     reference = zh_tokens.load("jieba")
     assert [seg.cut_all(b)[0] for b in blocks] == [reference.cut_all(b)[0] for b in blocks]
     assert zh_tokens._path([3, 1, 3, 3, 4, 6, 7, 8, 8, 0], 9) == [3, 4, 6, 8]
-
-
-def test_native_han_count_counts_as_the_regex_does():
-    """zh_clean.han_count is the C count when built (SenPos and sentence merging call it per
-    sentence); it must equal the regex count on every kind of character, edges included."""
-    from annotators.text import zh_clean
-
-    assert zh_clean.han_count is _module().han_count
-    rng = random.Random(3)
-    pool = [chr(c) for lo, hi in ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF))
-            for c in (lo - 1, lo, lo + 1, hi - 1, hi, hi + 1)] + list("ab 。，\n\x00é") + ["\U00020000", "\U0001f600"]
-    for _ in range(3000):
-        text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 25)))
-        assert zh_clean.han_count(text) == zh_clean.python_han_count(text), text
-
-
-def test_han_count_without_the_native_module(monkeypatch):
-    from annotators.text import zh_clean
-
-    monkeypatch.setenv("STORYBENCH_ZH_NATIVE", "0")
-    assert zh_clean._native_han_count() is None
-    assert zh_clean.python_han_count("一个abc\u4dbf") == 3
-
-
-def test_native_posrake_scores_equal_pythons():
-    """OutGen's posrake outline scores its phrases with the C `posrake_scored`: the same dict
-    (order, float scores, word tuples) as the Python code on real tagged stories and on random
-    runs of delimiting tags, list words, line breaks, Latin words and repeats; and the words
-    it looks up land in the shared break cache with the values the Python code gives them."""
-    from annotators.lot import outline
-
-    outline.load("posrake")
-    assert outline._posrake_scored([], 8) == {} and outline._NATIVE_POSRAKE == [_module().posrake_scored]
-    seg = zh_tokens.load()
-    texts = zh_tokens.canary_texts()
-    path = SHARED_DATA / "lot" / "outgen_val_sample.jsonl"
-    if path.exists():
-        texts += [json.loads(line)["story"] for line in path.read_text(encoding="utf-8").splitlines()[:150]]
-    cases = [seg.cut_tagged(t) for t in texts]
-    rng = random.Random(5)
-    words = [("小狗", "n"), ("熊", "n"), ("带着", "v"), ("，", "x"), ("\n", "x"), ("abc", "eng"), ("3", "m"),
-             ("的", "uj"), ("了", "ul"), ("里", "f"), ("我们", "r"), ("跑", "v"), ("皮球", "n"), ("\n", "n")]
-    cases += [[rng.choice(words) for _ in range(rng.randint(0, 60))] for _ in range(400)]
-    for tagged in cases:
-        for max_words in (0, 1, 3, 8):
-            want = outline.posrake_scored_python(tagged, max_words)
-            got = _module().posrake_scored(tagged, outline.POSRAKE_TAGS, outline._posrake_breaks(),
-                                           outline._posrake_break, max_words)
-            assert list(got.items()) == list(want.items()), (tagged, max_words)
-    breaks = outline._posrake_breaks()
-    assert breaks and all(breaks[w] == outline._posrake_break(w) for w in list(breaks)[:500])
-
-
-def test_a_native_posrake_that_differs_is_refused(monkeypatch):
-    from annotators.lot import outline
-
-    monkeypatch.setattr(outline, "_NATIVE_POSRAKE", [])
-    monkeypatch.setattr(_module(), "posrake_scored", lambda tagged, tags, breaks, is_break, max_words: {})
-    tagged = [("小狗", "n"), ("熊", "n"), ("。", "x")]
-    with pytest.warns(RuntimeWarning, match="differ"):
-        assert outline._posrake_scored(tagged, 8) == outline.posrake_scored_python(tagged, 8)
-    assert outline._NATIVE_POSRAKE == [None]
-
-
-def test_posrake_without_the_native_module(monkeypatch):
-    from annotators.lot import outline
-
-    monkeypatch.setattr(outline, "_NATIVE_POSRAKE", [])
-    monkeypatch.setenv("STORYBENCH_ZH_NATIVE", "0")
-    tagged = [("小狗", "n"), ("熊", "n"), ("。", "x")]
-    assert outline._posrake_scored(tagged, 8) == {"小狗熊": (4.0, ("小狗", "熊"))}  # each word: degree 2 / 1
-    assert outline._NATIVE_POSRAKE == [None]
 
 
 def test_the_native_cut_tags_route_words_by_their_table_entries():
@@ -350,21 +221,6 @@ def test_the_native_cut_tags_route_words_by_their_table_entries():
     assert by_entry == by_dict
     assert ("天气预报", "nz") in by_entry[0] and ("很", "d") in by_entry[0] and ("。", "x") in by_entry[0]
     assert ("外", "f") in by_entry[2]  # in the tag dict only: looked up there
-
-
-def test_native_word_counts_equal_count_words(monkeypatch):
-    from annotators.text import words
-
-    rng = random.Random(3)
-    alphabet = [chr(c) for c in range(0, 0x3100, 3)] + ["一", "，", "²", "Ⅻ", "😀", "\U0001d7d8", ""]
-    sentences = [[rng.choice(alphabet) * rng.randint(1, 2) for _ in range(rng.randint(0, 12))] for _ in range(600)]
-    assert words.word_counts(sentences) == [words.count_words(s) for s in sentences]
-    assert words._NATIVE == [_module().word_counts]
-    monkeypatch.setattr(words, "_NATIVE", [])
-    monkeypatch.setattr(_module(), "word_counts", lambda sentences: [0] * len(sentences))
-    with pytest.warns(RuntimeWarning, match="differ"):
-        assert words.word_counts([["一个", "，"]]) == [1]
-    assert words._NATIVE == [None]
 
 
 def _fresh_accelerated(monkeypatch, cache_dir):

@@ -1,0 +1,68 @@
+"""Han and word counts (zh_clean.han_count, words.word_counts) equal their plain references on
+every code point and on random texts and token lists."""
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings, strategies as st
+
+from annotators.text import words, zh_clean
+from conftest import shared_path
+
+EVERY_CHARACTER = "".join(map(chr, range(0x110000)))  # lone surrogates included
+
+CHARS = st.one_of(
+    st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF),
+    st.characters(min_codepoint=0x3400, max_codepoint=0x4DFF),  # extension A and the hexagrams after it
+    st.characters(min_codepoint=0xF8F0, max_codepoint=0xFB10),
+    st.characters(min_codepoint=0x20, max_codepoint=0x7E),
+    st.characters(min_codepoint=0x1F300, max_codepoint=0x1FAFF),
+    st.characters(min_codepoint=0x20000, max_codepoint=0x20100),
+    st.sampled_from([" ", "\t", "\n", "\u3000", "\u00a0", "\x00", "\ud800", "\udfff", "，", "。", "²", "Ⅻ", "〇", "_", "é"]),
+)
+
+
+def test_han_count_on_every_code_point():
+    assert zh_clean.han_count(EVERY_CHARACTER) == zh_clean.python_han_count(EVERY_CHARACTER) == 20992 + 6592 + 512
+    assert [c for c in EVERY_CHARACTER if zh_clean.han_count(c) != zh_clean.python_han_count(c)] == []
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(CHARS, max_size=80))
+def test_han_count_on_random_texts(text):
+    assert zh_clean.han_count(text) == zh_clean.python_han_count(text)
+
+
+def test_han_count_on_real_sentences():
+    from annotators.text.zh_sentences import split_sentences
+
+    lines = shared_path("lot", "outgen_val_sample.jsonl").read_text(encoding="utf-8").splitlines()
+    sentences = [s for line in lines for s in split_sentences(json.loads(line)["story"])]
+    assert [zh_clean.han_count(s) for s in sentences] == [zh_clean.python_han_count(s) for s in sentences]
+    assert sum(map(zh_clean.han_count, sentences)) > 50000
+
+
+def test_the_word_regex_is_isalnum_on_every_code_point():
+    """word_counts' regex and str.isalnum agree on every character (is_word's definition)."""
+    assert [c for c in EVERY_CHARACTER if bool(words._HAS_ALNUM(c)) != c.isalnum()] == []
+
+
+TOKENS = st.lists(st.one_of(st.text(CHARS, max_size=4), st.sampled_from(["", "3.5", "e-mail", "，", "……", "a\u0301"])),
+                  max_size=20)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(TOKENS, max_size=8))
+def test_word_counts_on_random_token_lists(sentences):
+    assert words.word_counts(sentences) == [words.count_words(s) for s in sentences]
+    assert words.word_counts([tuple(s) for s in sentences]) == [words.count_words(s) for s in sentences]
+
+
+def test_word_counts_of_cut_real_sentences():
+    import jieba
+
+    lines = shared_path("lot", "outgen_val_sample.jsonl").read_text(encoding="utf-8").splitlines()[:40]
+    sentences = [jieba.lcut(json.loads(line)["story"]) for line in lines]
+    counts = words.word_counts(sentences)
+    assert counts == [words.count_words(s) for s in sentences]
+    assert all(0 < c < len(s) for c, s in zip(counts, sentences))  # punctuation tokens are not words
