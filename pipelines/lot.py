@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 
 import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows
@@ -47,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--output", required=True)
     ap.add_argument("--annotations", help="ClozeT annotations (JSON lines)")
     ap.add_argument("--senpos-reviews", help="completed SenPos review tasks (JSON lines)")
+    ap.add_argument("--zh-backend", choices=zh_tokens.BACKENDS, default=None,
+                    help="jieba backend: auto (rjieba if it passes its self-check), jieba or rjieba; "
+                         "the same tokens either way (default: $STORYBENCH_ZH_BACKEND, else auto)")
     add_config_flags(ap, LotRunConfig)
     add_config_flags(ap, StoryConfig, exclude=[f.name for f in dataclasses.fields(StoryConfig)
                                                if f.name not in ("normalize", "max_story_chars")])
@@ -597,6 +601,9 @@ def _config_record(run_cfg: LotRunConfig, story_cfg: StoryConfig) -> dict:
 
 def run(argv=None):
     args, run_cfg, story_cfg, options = parse_args(argv)
+    if args.zh_backend:  # this process and the worker processes it starts
+        zh_tokens.configure(args.zh_backend)
+        os.environ["STORYBENCH_ZH_BACKEND"] = args.zh_backend
     out, seed = staging_path(args.output), run_cfg.seed
     plan = SplitPlan(seed, run_cfg.splits, run_cfg.clozet_splits)
     inputs = [x for x in (args.stories, args.annotations, args.senpos_reviews, run_cfg.official_outgen) if x]
