@@ -267,33 +267,41 @@ typedef struct {
     int *prev;
 } Work;
 
-/* The states step t may take (viterbi.py's obs_states) into w->allowed; prev gets n_prev. */
+/* The states step t may take (viterbi.py's obs_states) into w->allowed; prev gets n_prev.
+ * The states the character allows that some previous state leads to; if there are none, every
+ * state a previous one leads to; if none, every state. */
 static int
 step_states(const Model *m, Work *w, Py_ssize_t t, PyObject *ch, int *n_prev)
 {
-    int n = m->n, any_expect = 0, any = 0;
+    int n = m->n, any = 0;
     const char *pp = w->present + (size_t)(t - 1) * n;
     *n_prev = 0;
-    memset(w->expect, 0, n);
-    for (int x = 0; x < n; x++) {
-        if (!pp[x] || m->n_next[x] == 0)
-            continue;
-        w->prev[(*n_prev)++] = x;
-        const char *h = m->has_trans + (size_t)x * n;
-        for (int y = 0; y < n; y++)
-            if (h[y])
-                w->expect[y] = any_expect = 1;
-    }
+    for (int x = 0; x < n; x++)
+        if (pp[x] && m->n_next[x] > 0)
+            w->prev[(*n_prev)++] = x;
     int found = allowed_states(m, ch, w->allowed);
     if (found < 0)
         return -1;
     for (int y = 0; y < n; y++) {  /* set(states.get(char, all_states)) & expected */
-        w->allowed[y] = (found ? w->allowed[y] : m->is_key[y]) && w->expect[y];
-        any |= w->allowed[y];
+        int ok = 0;
+        if (found ? w->allowed[y] : m->is_key[y])
+            for (int k = 0; k < *n_prev && !ok; k++)
+                ok = m->has_trans[(size_t)w->prev[k] * n + y];
+        w->allowed[y] = (char)ok;
+        any |= ok;
     }
-    if (!any)
+    if (any)
+        return 0;
+    int any_expect = 0;
+    memset(w->expect, 0, n);
+    for (int k = 0; k < *n_prev; k++) {
+        const char *h = m->has_trans + (size_t)w->prev[k] * n;
         for (int y = 0; y < n; y++)
-            w->allowed[y] = any_expect ? w->expect[y] : m->is_key[y];
+            if (h[y])
+                w->expect[y] = any_expect = 1;
+    }
+    for (int y = 0; y < n; y++)
+        w->allowed[y] = any_expect ? w->expect[y] : m->is_key[y];
     return 0;
 }
 
