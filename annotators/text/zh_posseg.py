@@ -13,8 +13,8 @@ holding an ASCII letter or digit, one of `+#&._%-` or a CJK character jieba-rs c
 and jieba does not (`zh_tokens.RE_POS_DIFFERS`) is cut by `jieba.posseg.lcut` itself. Both
 cuts are block-local, so the pairs are `jieba.posseg.lcut(text)`'s.
 
-The Viterbi for unknown runs runs in the optional C module `_posseg` (built by `make setup`;
-see docs/DEVELOPING.md), else in jieba's own `jieba.posseg.viterbi`: the same pairs.
+The Viterbi for unknown runs runs in the optional C module `_jieba_hmm` (built by `make
+setup`; see docs/DEVELOPING.md), else in jieba's own `jieba.posseg.viterbi`: the same pairs.
 STORYBENCH_ZH_NATIVE=0 forces the Python Viterbi.
 """
 from __future__ import annotations
@@ -34,14 +34,14 @@ RE_SPECIAL = re.compile("[+#&._%\\-]")
 
 
 def native_module():
-    """The `_posseg` C module, or None (not built, or STORYBENCH_ZH_NATIVE=0)."""
+    """The `_jieba_hmm` C module, or None (not built, or STORYBENCH_ZH_NATIVE=0)."""
     if os.environ.get("STORYBENCH_ZH_NATIVE", "1") == "0":
         return None
     try:
-        from annotators.text import _posseg
+        from annotators.text import _jieba_hmm
     except ImportError:
         return None
-    return _posseg
+    return _jieba_hmm
 
 
 def hmm_states(tables) -> list:
@@ -86,13 +86,13 @@ class Tagger:
         self.tags = posseg.dt.word_tag_tab
         self.freq = jieba.dt.FREQ
         self.tables = (posseg.char_state_tab_P, posseg.start_P, posseg.trans_P, posseg.emit_P)
-        self._model = native.model(hmm_states(self.tables), *self.tables) if native is not None else None
+        self._model = native.posseg_model(hmm_states(self.tables), *self.tables) if native is not None else None
         self._native = native
         self._cache: dict[str, tuple[tuple[str, str], ...]] = {}
 
     def hmm_cut(self, run: str) -> list[tuple[str, str]]:
         """posseg's HMM pairs of a run of Han characters."""
-        return self._native.cut(self._model, run) if self._model is not None else python_hmm_cut(run, self.tables)
+        return self._native.posseg_cut(self._model, run) if self._model is not None else python_hmm_cut(run, self.tables)
 
     def detail(self, run: str) -> tuple[tuple[str, str], ...]:
         """posseg's `__cut_detail` of an unknown run (cached): Han parts through the HMM, the

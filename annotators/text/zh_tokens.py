@@ -108,6 +108,7 @@ class Segmenter:
         self.pos_exact = True  # False after the rjieba tagged cut failed its canary check
         self._freq = jieba.dt.FREQ
         self._hmm_cache: dict[str, tuple[str, ...]] = {}
+        self._finalseg = _native_finalseg() if fast is not None else None
 
     def _cut(self, text: str, hmm: bool) -> list[str]:
         import jieba
@@ -175,7 +176,9 @@ class Segmenter:
 
                 if len(self._hmm_cache) > _MAX_CACHED:
                     self._hmm_cache.clear()
-                got = self._hmm_cache[buf] = tuple(finalseg.cut(buf))
+                native = self._finalseg if not finalseg.Force_Split_Words else None
+                got = self._hmm_cache[buf] = tuple(native[0].finalseg_cut(native[1], buf) if native
+                                                   else finalseg.cut(buf))
             out.extend(got)
         else:
             out.extend(buf)
@@ -263,6 +266,19 @@ class Segmenter:
         for word in self.lcut(text, HMM=HMM):
             yield word, start, start + len(word)
             start += len(word)
+
+
+def _native_finalseg():
+    """(the `_jieba_hmm` module, its model of jieba.finalseg's tables), or None (not built, or
+    STORYBENCH_ZH_NATIVE=0): jieba's HMM step for a Han run, the words `finalseg.cut` gives."""
+    from jieba import finalseg
+
+    from annotators.text.zh_posseg import native_module
+
+    native = native_module()
+    if native is None:
+        return None
+    return native, native.finalseg_model(finalseg.start_P, finalseg.trans_P, finalseg.emit_P)
 
 
 def _reference_segmenter() -> Segmenter:

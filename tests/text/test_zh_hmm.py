@@ -1,5 +1,6 @@
-"""The tagged cut (annotators/text/zh_posseg.py) and its native Viterbi (_posseg.c) against
-jieba.posseg itself: on canary texts, real stories and generated runs, with and without C."""
+"""The tagged cut (annotators/text/zh_posseg.py) and the native HMMs (_jieba_hmm.c) against jieba
+itself (jieba.posseg, jieba.finalseg): on canary texts, real stories and generated runs, with and
+without C."""
 from __future__ import annotations
 
 import json
@@ -22,8 +23,8 @@ RUNS = st.lists(st.sampled_from(HAN), min_size=1, max_size=30).map("".join)
 def native():
     module = zh_posseg.native_module()
     if module is None:
-        pytest.skip("the _posseg C module is not built here")
-    return module, module.model(zh_posseg.hmm_states(TABLES), *TABLES)
+        pytest.skip("the _jieba_hmm C module is not built here")
+    return module, module.posseg_model(zh_posseg.hmm_states(TABLES), *TABLES)
 
 
 def _rare_run(length: int, seed: int) -> str:
@@ -42,25 +43,25 @@ def test_native_viterbi_equals_jiebas_on_canary_runs(native):
     runs = [run for text in zh_tokens.canary_texts() for run in zh_posseg.RE_HAN_DETAIL.findall(text)]
     runs += [_rare_run(n, seed) for seed, n in enumerate((1, 2, 3, 7, 40, 200))]
     for run in runs:
-        assert module.cut(model, run) == zh_posseg.python_hmm_cut(run, TABLES), run
+        assert module.posseg_cut(model, run) == zh_posseg.python_hmm_cut(run, TABLES), run
 
 
 @settings(max_examples=300, deadline=None)
 @given(RUNS)
 def test_native_viterbi_equals_jiebas_on_generated_runs(native, run):
     module, model = native
-    assert module.cut(model, run) == zh_posseg.python_hmm_cut(run, TABLES)
+    assert module.posseg_cut(model, run) == zh_posseg.python_hmm_cut(run, TABLES)
 
 
 def test_an_empty_run_and_bad_arguments(native):
     module, model = native
-    assert module.cut(model, "") == []
+    assert module.posseg_cut(model, "") == []
     with pytest.raises(TypeError):
-        module.cut(model, b"bytes")
+        module.posseg_cut(model, b"bytes")
     with pytest.raises(ValueError):
-        module.cut(object(), "我")  # not a model capsule
+        module.posseg_cut(object(), "我")  # not a model capsule
     with pytest.raises(ValueError):
-        module.model([], *TABLES)
+        module.posseg_model([], *TABLES)
 
 
 @pytest.mark.parametrize("native_on", ["1", "0"])
@@ -84,3 +85,42 @@ def test_the_tagged_cut_is_posseg_on_real_stories():
     tagger = zh_posseg.Tagger(rjieba.cut, zh_posseg.native_module())
     for story in stories:
         assert tagger.tagged(story) == [(p.word, p.flag) for p in posseg.lcut(story)]
+
+
+@pytest.fixture(scope="module")
+def finalseg_model(native):
+    from jieba import finalseg
+
+    module = native[0]
+    return module, module.finalseg_model(finalseg.start_P, finalseg.trans_P, finalseg.emit_P)
+
+
+def test_native_finalseg_equals_jiebas_on_canary_and_rare_runs(finalseg_model):
+    from jieba import finalseg
+
+    module, model = finalseg_model
+    runs = [run for text in zh_tokens.canary_texts() for run in zh_posseg.RE_HAN_DETAIL.findall(text)]
+    runs += [_rare_run(n, seed) for seed, n in enumerate((1, 2, 3, 7, 40, 200))]
+    for run in runs:
+        assert module.finalseg_cut(model, run) == list(finalseg.cut(run)), run
+    assert module.finalseg_cut(model, "") == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(RUNS)
+def test_native_finalseg_equals_jiebas_on_generated_runs(finalseg_model, run):
+    from jieba import finalseg
+
+    module, model = finalseg_model
+    assert module.finalseg_cut(model, run) == list(finalseg.cut(run))
+
+
+@pytest.mark.parametrize("native_on", ["1", "0"])
+def test_the_hmm_on_cut_is_jiebas_with_and_without_c(monkeypatch, native_on):
+    import jieba
+
+    monkeypatch.setenv("STORYBENCH_ZH_NATIVE", native_on)
+    seg = zh_tokens._accelerated_segmenter()
+    assert (seg._finalseg is None) == (native_on == "0")
+    for text in zh_tokens.canary_texts() + ["今江江江来", "驴夫卜杜勒鹦鹉螺在2020年说"]:
+        assert seg.cut_both(text) == (jieba.lcut(text), jieba.lcut(text, HMM=False)), text

@@ -1,17 +1,21 @@
 /*
- * _posseg: jieba.posseg's Viterbi for a run of unknown Han characters, in C.
+ * _jieba_hmm: jieba 0.42.1's two HMMs for runs of unknown Han characters, in C.
  *
- * The one thing no library does exactly: jieba 0.42.1's part-of-speech HMM
- * (jieba/posseg/viterbi.py) and the grouping of its best path into (word, tag) pairs
- * (POSTokenizer's __cut). annotators/text/zh_posseg.py calls it; without this module (no
- * compiler at install time, or STORYBENCH_ZH_NATIVE=0) it runs jieba.posseg.viterbi and the
- * same grouping in Python, which give the same pairs.
+ * What no library does exactly (rjieba's HMM step and its tag() differ from jieba's): the
+ * part-of-speech HMM of jieba.posseg (jieba/posseg/viterbi.py, grouped into (word, tag) pairs
+ * as POSTokenizer's __cut does) and the B/M/E/S HMM of jieba.finalseg (the HMM step of
+ * jieba.lcut, grouped into words as finalseg's __cut does). annotators/text/zh_posseg.py and
+ * zh_tokens.py call it; without this module (no compiler at install time, or
+ * STORYBENCH_ZH_NATIVE=0) they run jieba's own Python code, which gives the same output.
  *
- *   model(states, char_state, start, trans, emit) -> capsule
+ *   posseg_model(states, char_state, start, trans, emit) -> capsule
  *       states: every (position, tag) tuple, sorted as Python sorts them; the other four are
  *       jieba.posseg's tables (char_state_tab_P, start_P, trans_P, emit_P).
- *   cut(model, text) -> [(word, tag), ...] for a string of Han characters.
+ *   posseg_cut(model, text) -> [(word, tag), ...] for a string of Han characters.
+ *   finalseg_model(start, trans, emit) -> capsule (jieba.finalseg's start_P, trans_P, emit_P)
+ *   finalseg_cut(model, text) -> [word, ...] for a string of Han characters.
  *
+ * posseg:
  * Each step follows viterbi.py: previous states that have transitions; the states they may
  * lead to; of those, the ones the character allows (char_state_tab), else all that may
  * follow, else every state; each scored (V[t-1][y0] + trans(y0, y, -inf)) + emit(y, char,
@@ -36,6 +40,9 @@ typedef struct {
     double *start;
     double *trans;         /* n * n, -inf when absent */
     char *has_trans;       /* n * n */
+    double *trans_to;      /* n * n: trans_to[y * n + x] = trans[x * n + y] */
+    int *pred_start;       /* n + 1: the states with a transition into y are pred[pred_start[y]..] */
+    int *pred;             /* ascending per y */
     char *is_key;          /* the state is a key of trans_p (viterbi.py's all_states) */
     int *n_next;           /* len(trans_p[x]) */
 } Model;
@@ -52,6 +59,9 @@ model_free(Model *m)
     PyMem_Free(m->start);
     PyMem_Free(m->trans);
     PyMem_Free(m->has_trans);
+    PyMem_Free(m->trans_to);
+    PyMem_Free(m->pred_start);
+    PyMem_Free(m->pred);
     PyMem_Free(m->is_key);
     PyMem_Free(m->n_next);
     PyMem_Free(m);
@@ -155,6 +165,30 @@ load_char_states(Model *m, PyObject *index, PyObject *char_state)
     return 0;
 }
 
+/* The transposed transitions and, per state, the states that lead to it (ascending). */
+static int
+load_predecessors(Model *m)
+{
+    int n = m->n, k = 0;
+    m->trans_to = PyMem_Malloc((size_t)n * n * sizeof(double));
+    m->pred_start = PyMem_Calloc((size_t)n + 1, sizeof(int));
+    m->pred = PyMem_Malloc(((size_t)n * n + 1) * sizeof(int));
+    if (!m->trans_to || !m->pred_start || !m->pred) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int y = 0; y < n; y++) {
+        m->pred_start[y] = k;
+        for (int x = 0; x < n; x++) {
+            m->trans_to[(size_t)y * n + x] = m->trans[(size_t)x * n + y];
+            if (m->has_trans[(size_t)x * n + y])
+                m->pred[k++] = x;
+        }
+    }
+    m->pred_start[n] = k;
+    return 0;
+}
+
 /* The (tag, position letter) of each state tuple, and state tuple -> number. */
 static int
 load_names(Model *m, PyObject *states, PyObject *index)
@@ -217,7 +251,7 @@ posseg_model(PyObject *self, PyObject *args)
     for (int i = 0; i < n; i++)
         if (load_state(m, index, PyList_GET_ITEM(states, i), i, start_p, trans_p, emit_p) < 0)
             goto error;
-    if (load_char_states(m, index, char_state) < 0)
+    if (load_char_states(m, index, char_state) < 0 || load_predecessors(m) < 0)
         goto error;
     Py_DECREF(index);
     PyObject *capsule = PyCapsule_New(m, CAPSULE, capsule_free);
@@ -283,17 +317,22 @@ step_states(const Model *m, Work *w, Py_ssize_t t, PyObject *ch, int *n_prev)
     if (found < 0)
         return -1;
     for (int y = 0; y < n; y++) {  /* set(states.get(char, all_states)) & expected */
-        int ok = 0;
-        if (found ? w->allowed[y] : m->is_key[y])
+        int ok = 0, a = m->pred_start[y], b = m->pred_start[y + 1];
+        if (!(found ? w->allowed[y] : m->is_key[y])) {
+        } else if (*n_prev <= b - a) {
             for (int k = 0; k < *n_prev && !ok; k++)
                 ok = m->has_trans[(size_t)w->prev[k] * n + y];
+        } else {
+            for (int k = a; k < b && !ok; k++)
+                ok = pp[m->pred[k]];
+        }
         w->allowed[y] = (char)ok;
         any |= ok;
     }
     if (any)
         return 0;
     int any_expect = 0;
-    memset(w->expect, 0, n);
+    memset(w->expect, 0, (size_t)n);
     for (int k = 0; k < *n_prev; k++) {
         const char *h = m->has_trans + (size_t)w->prev[k] * n;
         for (int y = 0; y < n; y++)
@@ -303,6 +342,43 @@ step_states(const Model *m, Work *w, Py_ssize_t t, PyObject *ch, int *n_prev)
     for (int y = 0; y < n; y++)
         w->allowed[y] = any_expect ? w->expect[y] : m->is_key[y];
     return 0;
+}
+
+/* The best (score, previous state) over the previous states with a transition into y, in
+ * ascending order (ties to the larger state): the overall best when it is finite, since
+ * every other previous state scores -inf. 0 when there is none or it is -inf (the caller then
+ * scores every previous state, as viterbi.py does). */
+static int
+best_linked(const Model *m, const Work *w, Py_ssize_t t, int y, double e, int n_prev, double *best, int *arg)
+{
+    int n = m->n, a = m->pred_start[y], b = m->pred_start[y + 1];
+    const char *pp = w->present + (size_t)(t - 1) * n;
+    const double *Vp = w->V + (size_t)(t - 1) * n, *tr = m->trans_to + (size_t)y * n;
+    *arg = -1;
+    if (n_prev <= b - a) {
+        for (int k = 0; k < n_prev; k++) {
+            int x = w->prev[k];
+            if (!m->has_trans[(size_t)x * n + y])
+                continue;
+            double s = (Vp[x] + tr[x]) + e;
+            if (*arg < 0 || s >= *best) {
+                *best = s;
+                *arg = x;
+            }
+        }
+    } else {
+        for (int k = a; k < b; k++) {
+            int x = m->pred[k];
+            if (!pp[x])
+                continue;
+            double s = (Vp[x] + tr[x]) + e;
+            if (*arg < 0 || s >= *best) {
+                *best = s;
+                *arg = x;
+            }
+        }
+    }
+    return *arg >= 0 && *best != -INFINITY;
 }
 
 /* Fill V, back and present for every character of obs. */
@@ -333,6 +409,8 @@ forward(const Model *m, Work *w, PyObject *obs, Py_ssize_t T)
                 break;
             if (t == 0) {
                 best = m->start[y] + e;
+            } else if (best_linked(m, w, t, y, e, n_prev, &best, &arg)) {
+                /* the best previous state among those that lead to y (finite transitions) */
             } else {
                 for (int k = 0; k < n_prev; k++) {
                     int y0 = w->prev[k];
@@ -447,19 +525,207 @@ posseg_cut(PyObject *self, PyObject *args)
     return out;
 }
 
+/* ---------------------------------------------------------------------------------------
+ * jieba.finalseg's Viterbi (the HMM step of jieba.lcut(text, HMM=True)) over states B, M, E, S:
+ * each state's best predecessor among PrevStatus's two, scored (V[t-1][y0] + trans(y0, y,
+ * -3.14e100)) + emit(y, char, -3.14e100), ties to the larger state letter; the last state E or
+ * S, whichever scores more (ties to S); the path grouped into words as finalseg's __cut does.
+ * ------------------------------------------------------------------------------------- */
+#define FS_CAPSULE "storybench.finalseg.model"
+static const char FS_LETTERS[4] = {'B', 'M', 'E', 'S'};
+static const int FS_PREV[4][2] = {{2, 3}, {1, 0}, {0, 1}, {3, 2}};  /* B: ES, M: MB, E: BM, S: SE */
+
+typedef struct {
+    double start[4];
+    double trans[4][4];
+    PyObject *emit[4];  /* dicts char -> log prob */
+} FsModel;
+
+static void
+fs_capsule_free(PyObject *capsule)
+{
+    FsModel *m = PyCapsule_GetPointer(capsule, FS_CAPSULE);
+    if (m == NULL)
+        return;
+    for (int i = 0; i < 4; i++)
+        Py_XDECREF(m->emit[i]);
+    PyMem_Free(m);
+}
+
+static int
+fs_letter_value(PyObject *table, int y, double fallback, double *out)
+{
+    PyObject *key = PyUnicode_FromOrdinal(FS_LETTERS[y]);
+    if (key == NULL)
+        return -1;
+    PyObject *v = PyDict_GetItemWithError(table, key);
+    Py_DECREF(key);
+    if (v == NULL) {
+        *out = fallback;
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    *out = PyFloat_AsDouble(v);
+    return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static int
+fs_load(FsModel *m, PyObject *start_p, PyObject *trans_p, PyObject *emit_p)
+{
+    for (int y = 0; y < 4; y++) {
+        PyObject *key = PyUnicode_FromOrdinal(FS_LETTERS[y]), *row, *emit;
+        if (key == NULL)
+            return -1;
+        row = PyDict_GetItemWithError(trans_p, key);
+        emit = PyDict_GetItemWithError(emit_p, key);
+        Py_DECREF(key);
+        if (row == NULL || emit == NULL || !PyDict_Check(row) || !PyDict_Check(emit)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_KeyError, "finalseg tables need dicts for B, M, E and S");
+            return -1;
+        }
+        Py_INCREF(emit);
+        m->emit[y] = emit;
+        if (fs_letter_value(start_p, y, NAN, &m->start[y]) < 0)
+            return -1;
+        if (isnan(m->start[y])) {
+            PyErr_SetString(PyExc_KeyError, "a state without a start probability");
+            return -1;
+        }
+        for (int z = 0; z < 4; z++)
+            if (fs_letter_value(row, z, MIN_FLOAT, &m->trans[y][z]) < 0)
+                return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+finalseg_model(PyObject *self, PyObject *args)
+{
+    PyObject *start_p, *trans_p, *emit_p;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyDict_Type, &start_p, &PyDict_Type, &trans_p, &PyDict_Type, &emit_p))
+        return NULL;
+    FsModel *m = PyMem_Calloc(1, sizeof(FsModel));
+    if (m == NULL)
+        return PyErr_NoMemory();
+    PyObject *capsule = PyCapsule_New(m, FS_CAPSULE, fs_capsule_free);
+    if (capsule == NULL) {
+        PyMem_Free(m);
+        return NULL;
+    }
+    if (fs_load(m, start_p, trans_p, emit_p) < 0)
+        Py_CLEAR(capsule);
+    return capsule;
+}
+
+static int
+fs_emit(const FsModel *m, int y, PyObject *ch, double *out)
+{
+    PyObject *v = PyDict_GetItemWithError(m->emit[y], ch);
+    if (v == NULL) {
+        *out = MIN_FLOAT;
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    *out = PyFloat_AsDouble(v);
+    return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* The best state per character into path (T entries). */
+static int
+fs_viterbi(const FsModel *m, PyObject *obs, Py_ssize_t T, signed char *back, char *path)
+{
+    double V[4], W[4];
+    for (Py_ssize_t t = 0; t < T; t++) {
+        PyObject *ch = PyUnicode_Substring(obs, t, t + 1);
+        if (ch == NULL)
+            return -1;
+        for (int y = 0; y < 4; y++) {
+            double e;
+            if (fs_emit(m, y, ch, &e) < 0) {
+                Py_DECREF(ch);
+                return -1;
+            }
+            if (t == 0) {
+                W[y] = m->start[y] + e;
+                continue;
+            }
+            int a = FS_PREV[y][0], b = FS_PREV[y][1];
+            double sa = (V[a] + m->trans[a][y]) + e, sb = (V[b] + m->trans[b][y]) + e;
+            int take_b = sb > sa || (sb == sa && FS_LETTERS[b] > FS_LETTERS[a]);
+            W[y] = take_b ? sb : sa;
+            back[t * 4 + y] = (signed char)(take_b ? b : a);
+        }
+        Py_DECREF(ch);
+        memcpy(V, W, sizeof(V));
+    }
+    int state = V[3] >= V[2] ? 3 : 2;  /* max over (V, y) for y in "ES": ties to S */
+    for (Py_ssize_t i = T - 1; i >= 0; i--) {
+        path[i] = FS_LETTERS[state];
+        state = back[i * 4 + state];
+    }
+    return 0;
+}
+
+static PyObject *
+finalseg_cut(PyObject *self, PyObject *args)
+{
+    PyObject *capsule, *obs;
+    if (!PyArg_ParseTuple(args, "OU", &capsule, &obs))
+        return NULL;
+    FsModel *m = PyCapsule_GetPointer(capsule, FS_CAPSULE);
+    if (m == NULL)
+        return NULL;
+    Py_ssize_t T = PyUnicode_GET_LENGTH(obs), begin = 0, next = 0;
+    if (T == 0)
+        return PyList_New(0);
+    signed char *back = PyMem_Malloc((size_t)T * 4);
+    char *path = PyMem_Malloc((size_t)T);
+    PyObject *out = NULL;
+    if (back == NULL || path == NULL)
+        PyErr_NoMemory();
+    else if (fs_viterbi(m, obs, T, back, path) == 0)
+        out = PyList_New(0);
+    for (Py_ssize_t i = 0; out != NULL && i < T; i++) {
+        PyObject *word = NULL;
+        if (path[i] == 'B') {
+            begin = i;
+            continue;
+        }
+        if (path[i] == 'M')
+            continue;
+        word = PyUnicode_Substring(obs, path[i] == 'E' ? begin : i, i + 1);
+        next = i + 1;
+        if (word == NULL || PyList_Append(out, word) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(word);
+    }
+    if (out != NULL && next < T) {
+        PyObject *word = PyUnicode_Substring(obs, next, T);
+        if (word == NULL || PyList_Append(out, word) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(word);
+    }
+    PyMem_Free(back);
+    PyMem_Free(path);
+    return out;
+}
+
 static PyMethodDef methods[] = {
-    {"model", posseg_model, METH_VARARGS,
-     "model(states, char_state, start, trans, emit) -> jieba.posseg's HMM tables, for cut()"},
-    {"cut", posseg_cut, METH_VARARGS,
-     "cut(model, text) -> [(word, tag), ...]: jieba.posseg's Viterbi over a run of Han characters"},
+    {"posseg_model", posseg_model, METH_VARARGS,
+     "posseg_model(states, char_state, start, trans, emit) -> jieba.posseg's HMM tables, for posseg_cut()"},
+    {"posseg_cut", posseg_cut, METH_VARARGS,
+     "posseg_cut(model, text) -> [(word, tag), ...]: jieba.posseg's Viterbi over a run of Han characters"},
+    {"finalseg_model", finalseg_model, METH_VARARGS,
+     "finalseg_model(start, trans, emit) -> jieba.finalseg's HMM tables, for finalseg_cut()"},
+    {"finalseg_cut", finalseg_cut, METH_VARARGS,
+     "finalseg_cut(model, text) -> [word, ...]: jieba.finalseg's Viterbi over a run of Han characters"},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_posseg",
-                                    "jieba.posseg's Viterbi for unknown Han runs (see zh_posseg.py)", -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_jieba_hmm",
+                                    "jieba's HMMs (posseg, finalseg) for unknown Han runs (see zh_posseg.py)", -1, methods};
 
 PyMODINIT_FUNC
-PyInit__posseg(void)
+PyInit__jieba_hmm(void)
 {
     return PyModule_Create(&module);
 }
