@@ -2,16 +2,19 @@
 
 Backends (`--zh-backend` / STORYBENCH_ZH_BACKEND: auto, jieba or rjieba):
 - `jieba` (0.42.1): the reference, always installed; `jieba.lcut` and `jieba.posseg.lcut`.
-- `rjieba` (0.2.2, Python bindings of jieba-rs): gives exactly jieba's tokens, HMM on and off,
-  on every jieba block of Han characters, ASCII letters and digits. It cuts some other blocks
-  differently (`e-mail` and `3.5%` stay one token; its Han pattern also takes CJK Extension A
-  and later, the compatibility ideographs and U+9FD6-9FFF, which jieba leaves out of its
-  blocks). jieba's cut is block-local (a text's tokens are its blocks' tokens and the
-  characters between them, in order), so `lcut` cuts every jieba block holding one of
-  `+#&._%-`, and every character of those extra ranges, with jieba itself, and each long
-  stretch between them with ONE rjieba call: the same tokens by construction, proven on the
-  canary texts at start-up (else a warning and jieba) and in the tests on real stories and on
-  generated strings. The tagged cut (posseg) is in `zh_posseg.py`.
+- `rjieba` (0.2.2, Python bindings of jieba-rs): its HMM-off cut equals jieba's on every
+  jieba block of Han characters, ASCII letters and digits, but not on blocks holding one of
+  `+#&._%-` (`e-mail` and `3.5%` stay one token), and its Han pattern also takes CJK
+  Extension A and later, the compatibility ideographs and U+9FD6-9FFF, which jieba leaves out
+  of its blocks. jieba's cut is block-local (a text's tokens are its blocks' tokens and the
+  characters between them, in order), so `spans` sends each such block and character to
+  jieba itself and each long stretch between them to ONE rjieba call. rjieba's HMM step
+  differs from jieba's on some unknown runs (e.g. '今江江江来'), so the HMM-on words are
+  jieba's `__cut_DAG` over rjieba's route (its HMM-off tokens of Han-only blocks are the route
+  words) with jieba's own HMM for unknown runs (`finalseg`, in C when `_jieba_hmm` is built);
+  blocks holding ASCII letters or digits go to jieba. The same tokens by construction, proven
+  on the canary texts at start-up (else a warning and jieba) and in the tests on real stories
+  and on generated strings. The tagged cut (posseg) is in `zh_posseg.py`.
 
 `auto` (the default) picks `rjieba` when it is installed and passes, else `jieba`. The
 dictionaries load on first use or in `load()`, which Beam DoFns call from `setup()`; never at
@@ -61,12 +64,6 @@ def configure(backend: str) -> None:
     if backend not in BACKENDS:
         raise ValueError(f"unknown jieba backend {backend!r}; choose one of {BACKENDS}")
     _DEFAULT["backend"] = backend
-
-
-def use(backend: str) -> "Segmenter":
-    """`configure(backend)` then `load()`: a Beam DoFn's setup for a job's --zh-backend."""
-    configure(backend)
-    return load()
 
 
 def spans(text: str, differs: re.Pattern = RE_DIFFERS):
