@@ -201,3 +201,23 @@ def test_every_mode_equals_jieba_on_real_stories(backend):
         _, off, pos = seg.cut_sentences(sentences)
         assert off == [t for s in sentences for t in jieba.lcut(s, HMM=False)]
         assert pos == [(p.word, p.flag) for s in sentences for p in posseg.lcut(s)]
+
+
+def _rjieba_differs(char: str) -> bool:
+    import rjieba
+
+    text = "我" + char + "来到" + char * 2 + "a1" + char + "\r" + char + "\n北京"
+    return any(rjieba.cut(text, hmm) != jieba.lcut(text, HMM=hmm) for hmm in (True, False))
+
+
+def test_the_extra_han_ranges_are_exactly_where_rjieba_differs():
+    """Every code point was scanned once (54 s); here the edges of each range and a sample of
+    all planes: rjieba differs from jieba beside a character exactly when RE_DIFFERS has it
+    (or it is one of jieba's block characters "+#&._%-", which rjieba keeps inside words)."""
+    edges = [0x3400, 0x4DBF, 0x9FD6, 0x9FFF, 0xF900, 0xFAFF, 0x20000, 0x2A6DF, 0x2A700, 0x2EBEF, 0x2F800, 0x2FA1F]
+    points = {p + d for p in edges for d in (-1, 0, 1)} | set(range(0x20, 0x30000, 211))
+    for point in sorted(points):
+        char = chr(point)
+        if 0xD800 <= point <= 0xDFFF or char in "+#&._%-":
+            continue
+        assert _rjieba_differs(char) == bool(zh_tokens.RE_DIFFERS.match(char)), hex(point)
