@@ -112,7 +112,7 @@ class Tagger:
             got = self._cache[run] = tuple(pairs)
         return got
 
-    def _run(self, buf: str, out: list) -> None:
+    def run(self, buf: str, out: list) -> None:
         """A run of single-character route steps, as posseg's `__cut_DAG` flushes it."""
         tags = self.tags
         if len(buf) == 1:
@@ -132,11 +132,11 @@ class Tagger:
                 buf += t
                 continue
             if buf:
-                self._run(buf, out)
+                self.run(buf, out)
                 buf = ""
             out.append((t, "x" if len(t) == 1 or t == "\r\n" else tags.get(t, "x")))
         if buf:
-            self._run(buf, out)
+            self.run(buf, out)
 
     def dag_block(self, blk: str, out: list) -> None:
         """A posseg block holding ASCII letters or digits: jieba's own route (the public
@@ -152,12 +152,12 @@ class Tagger:
                 buf += blk[x]
             else:
                 if buf:
-                    self._run(buf, out)
+                    self.run(buf, out)
                     buf = ""
                 out.append((blk[x:y], self.tags.get(blk[x:y], "x")))
             x = y
         if buf:
-            self._run(buf, out)
+            self.run(buf, out)
 
     def tagged(self, text: str) -> list[tuple[str, str]]:
         """`[(w.word, w.flag) for w in jieba.posseg.lcut(text)]`."""

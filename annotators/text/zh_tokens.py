@@ -232,11 +232,29 @@ class Segmenter:
             return self._on(text, no_hmm), no_hmm if off else None, None
         tagger = self.load_tagging()
         if tagger is not None and self.pos_exact and RE_POS_DIFFERS.search(text) is None:
+            on: list[str] = []
             tagged: list[tuple[str, str]] = []
-            tagger.walk(no_hmm, tagged)  # Han-only blocks: the HMM-off tokens are the route
-        else:
-            tagged = self.cut_tagged(text)
-        return self._on(text, no_hmm), no_hmm if off else None, tagged
+            self._walk_both(no_hmm, on, tagged)  # Han-only blocks: the HMM-off tokens are the route
+            return on, no_hmm if off else None, tagged
+        return self._on(text, no_hmm), no_hmm if off else None, self.cut_tagged(text)
+
+    def _walk_both(self, tokens: list[str], on: list[str], pos: list[tuple[str, str]]) -> None:
+        """`_walk` and `zh_posseg.Tagger.walk` of the same route in one loop."""
+        tagger, buf = self._tagger, ""
+        tags = tagger.tags
+        for t in tokens:
+            if len(t) == 1 and "\u4e00" <= t <= "\u9fd5":
+                buf += t
+                continue
+            if buf:
+                self._run(buf, on)
+                tagger.run(buf, pos)
+                buf = ""
+            on.append(t)
+            pos.append((t, "x" if len(t) == 1 or t == "\r\n" else tags.get(t, "x")))
+        if buf:
+            self._run(buf, on)
+            tagger.run(buf, pos)
 
     def cut_sentences(self, sentences, *, off: bool = True, pos: bool = True
                       ) -> tuple[tuple[tuple[str, ...], ...], list[str] | None, list[tuple[str, str]] | None]:
