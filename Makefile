@@ -11,10 +11,10 @@ SEED ?= 0
 help: ## list the targets and what each does
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-setup: ## create .venv and install storybench with its test, Dataflow, fast-tokenizer, METEOR and lm-eval extras
+setup: ## create .venv and install storybench with its test, Dataflow, METEOR and lm-eval extras
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip 'setuptools>=77' wheel
-	$(PY) -m pip install --quiet -e '.[test,gcp,fast,meteor,harness]'
+	$(PY) -m pip install --quiet -e '.[test,gcp,meteor,harness]'
 
 test: ## run the test suite on 2 processes
 	$(PY) -m pytest -n 2 tests

@@ -4,12 +4,12 @@ On 20,000 real LOT stories (../shared/data, else the embedded sample) copied wit
 sentences shuffled per copy (so copies are distinct stories), in fresh child processes:
 - plain `jieba.lcut` over every story (the yardstick: characters per CPU-second);
 - `bench/naive_lot.py`: SenPos + PlotCom + OutGen in one plain loop, as a researcher would write it;
-- `pipelines.lot` with each jieba backend (`jieba`, `jieba_next`), 1 and 2 workers.
+- `pipelines.lot` with each jieba backend (`jieba`, `rjieba`), 1 and 2 workers, and rjieba's
+  speed-up over jieba (CPU seconds of the same build).
 CPU seconds count the worker processes too. Ratios are characters per CPU-second against
 plain jieba's, so 1.0 means "as fast as tokenising once with jieba". Before anything is
-timed, one process loads both backends, so the dictionary caches exist (jieba's and
-jieba_next's own, and storybench's native table for jieba_next) as they do on any machine
-after its first run; plain jieba's time leaves out its dictionary load altogether.
+timed, one process loads both backends, so jieba's dictionary cache exists as it does on any
+machine after its first run; plain jieba's time leaves out its dictionary load altogether.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ print(json.dumps({"cpu_s": time.process_time() - start}))
 _WARM = """
 import json
 from annotators.text import zh_tokens
-print(json.dumps({b: zh_tokens.backend_info(b) for b in ("jieba", "jieba_next")}))
+print(json.dumps({b: zh_tokens.backend_info(b) for b in ("jieba", "rjieba")}))
 """
 WORKERS = {"1 worker": ["--direct_num_workers=1"],
            "2 workers": ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]}
@@ -59,20 +59,20 @@ def run_lot_bench(stories: int = 20000) -> dict:
         path = pathlib.Path(tmp) / "stories.jsonl"
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in corpus), encoding="utf-8")
         runs = result["runs"]
-        result["backends"] = _child_json(["-c", _WARM])  # also writes the dictionary caches
+        result["backends"] = _child_json(["-c", _WARM])  # also writes jieba's dictionary cache
         runs["plain jieba.lcut"] = _child_json(["-c", _JIEBA, str(path)])
         runs["naive script"] = _child_json(["-m", "bench.naive_lot", str(path)])
-        for backend in ("jieba", "jieba_next"):
-            os.environ["STORYBENCH_ZH_BACKEND"] = backend
+        for backend in ("jieba", "rjieba"):
             for name, extra in WORKERS.items():
                 out = pathlib.Path(tmp) / f"out_{backend}_{name[0]}"
                 runs[f"pipelines.lot {backend}, {name}"] = measure(
-                    "pipelines.lot", ["--stories", str(path), "--output", str(out)] + extra)
-        os.environ.pop("STORYBENCH_ZH_BACKEND", None)
+                    "pipelines.lot", ["--stories", str(path), "--output", str(out), "--zh-backend", backend] + extra)
     jieba_rate = chars / runs["plain jieba.lcut"]["cpu_s"]
     for run in runs.values():
         run["chars_per_cpu_s"] = round(chars / run["cpu_s"])
         run["ratio_to_jieba"] = round(run["chars_per_cpu_s"] / jieba_rate, 3)
+    result["rjieba_speedup"] = {name: round(runs[f"pipelines.lot jieba, {name}"]["cpu_s"]
+                                            / runs[f"pipelines.lot rjieba, {name}"]["cpu_s"], 2) for name in WORKERS}
     return result
 
 
@@ -82,6 +82,8 @@ def print_lot_bench(result: dict) -> None:
         extra = f", {run['wall_s']} s wall, {run['peak_rss_mib']} MiB" if "wall_s" in run else ""
         print(f"  {name:<34} {run['cpu_s']:>8.1f} CPU-s  {run['chars_per_cpu_s']:>9,} chars/CPU-s  "
               f"x{run['ratio_to_jieba']} of jieba{extra}")
+    for name, speedup in result.get("rjieba_speedup", {}).items():
+        print(f"  pipelines.lot with rjieba over jieba, {name}: x{speedup} (CPU-s)")
 
 
 if __name__ == "__main__":

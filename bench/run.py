@@ -1,6 +1,8 @@
 """`make bench`: every storybench benchmark in one run, each against its baseline.
 
-1. LOT build (`pipelines.lot`) vs plain `jieba.lcut` on the same text, 1 and 2 workers.
+1. LOT build (`pipelines.lot`) vs plain `jieba.lcut` on the same text, 1 and 2 workers, with
+   each jieba backend (jieba, rjieba) and rjieba's speed-up; then the cut itself
+   (bench/bench_cut.py): cut_both and cut_sentences(pos=True) per backend vs jieba.lcut.
 2. 8-gram overlap audit vs plain `jieba.lcut` on the reference, and peak memory for a
    reference 1x, 4x and 16x as large (it must stay flat).
 3. OutGen outline agreement with LOT's official outlines (when ../shared/data is present).
@@ -20,6 +22,7 @@ import json
 import pathlib
 import tempfile
 
+from bench.bench_cut import print_cut_bench, run_cut_bench
 from bench.bench_lot import print_lot_bench, run_lot_bench
 from bench.bench_overlap import run_overlap_bench
 from bench.parallel import parallel_markdown, run_parallel_bench
@@ -29,6 +32,8 @@ from bench.scale import BOOKS, books_folders, run_scale_bench, scale_markdown
 def main() -> None:
     results = {"lot": run_lot_bench()}
     print_lot_bench(results["lot"])
+    results["cut"] = run_cut_bench()
+    print_cut_bench(results["cut"])
     print()
     results["overlap"] = run_overlap_bench()
     try:

@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--output", required=True)
     ap.add_argument("--annotations", help="ClozeT annotations (JSON lines)")
     ap.add_argument("--senpos-reviews", help="completed SenPos review tasks (JSON lines)")
+    ap.add_argument("--zh-backend", choices=zh_tokens.BACKENDS, default=None,
+                    help="jieba backend: auto (rjieba if it passes its self-check), jieba or rjieba; "
+                         "the same tokens either way (default: $STORYBENCH_ZH_BACKEND, else auto)")
     add_config_flags(ap, LotRunConfig)
     add_config_flags(ap, StoryConfig, exclude=[f.name for f in dataclasses.fields(StoryConfig)
                                                if f.name not in ("normalize", "max_story_chars")])
@@ -118,6 +121,22 @@ class _BandBlocks(beam.DoFn):
             yield GlobalWindows.windowed_value(block)
 
 
+class ZhSetup:
+    """A stage's setup in every worker process: this job's jieba backend (`--zh-backend`; None:
+    the worker's default), then the dictionaries (and, with `outline_method`, the outline's)."""
+
+    def __init__(self, backend: str | None, outline_method: str | None = None):
+        self.backend, self.outline_method = backend, outline_method
+
+    def __call__(self) -> None:
+        if self.backend:
+            zh_tokens.configure(self.backend)
+        if self.outline_method:
+            outline.load(self.outline_method)
+        else:
+            zh_tokens.load()
+
+
 class ParseStories(beam.PTransform):
     """(input_id, raw line | parquet row) -> (PreparedStory, near-duplicate inputs): parse,
     keep the earliest of equal texts then of equal ids, prepare.
@@ -133,9 +152,9 @@ class ParseStories(beam.PTransform):
     """
 
     def __init__(self, report, config: StoryConfig, reread=None, outline_method: str = "posrake",
-                 near_dup: NearDupConfig | None = None):
+                 near_dup: NearDupConfig | None = None, zh_backend: str | None = None):
         super().__init__()
-        self._report, self._config, self._reread = report, config, reread
+        self._report, self._config, self._reread, self._zh = report, config, reread, ZhSetup(zh_backend)
         self._outline_method = outline_method
         self._near_dup = near_dup or LOT_NEAR_DUP
 
@@ -157,7 +176,7 @@ class ParseStories(beam.PTransform):
         kept = again | "Reparse" >> beam.FlatMap(steps.kept_records, dropped)
         method = self._outline_method
         prepared = kept | report.stage("prepare", lambda r: steps.one(prepare_story(r, cfg, outline_method=method)),
-                                       input_id=lambda r: r["input_id"], setup=zh_tokens.load)
+                                       input_id=lambda r: r["input_id"], setup=self._zh)
         again = self._reread("Duptexts") if self._reread else raw
         texts = (again | "Reparse[texts]" >> beam.FlatMap(steps.kept_records, dropped)
                  | "DupText[texts]" >> beam.Map(steps.near_dup_record, cfg))
@@ -228,9 +247,9 @@ class BuildClozeT(beam.PTransform):
     stories, not the corpus).
     """
 
-    def __init__(self, report, step, split_inputs: dict):
+    def __init__(self, report, step, split_inputs: dict, zh_backend: str | None = None):
         super().__init__()
-        self._report, self._step, self._side = report, step, split_inputs
+        self._report, self._step, self._side, self._zh = report, step, split_inputs, ZhSetup(zh_backend)
 
     def expand(self, inputs):
         named = inputs["stories"] | "Annotated" >> beam.Filter(
@@ -239,7 +258,7 @@ class BuildClozeT(beam.PTransform):
                    "ann": inputs["annotations"] | "KeyAnn" >> beam.Map(lambda a: (a["story_id"], a))}
                   | "JoinAnn" >> beam.CoGroupByKey())
         return joined | self._report.stage("clozet", self._step, grouped=True, side_inputs=self._side,
-                                           setup=zh_tokens.load)
+                                           setup=self._zh)
 
 
 class BuildClozeTAndPlotCom(beam.PTransform):
@@ -252,9 +271,9 @@ class BuildClozeTAndPlotCom(beam.PTransform):
     """
 
     def __init__(self, report, plan: SplitPlan, config: ClozeTConfig, limits: StoryConfig,
-                 plotcom_eval: str, split_inputs: dict):
+                 plotcom_eval: str, split_inputs: dict, zh_backend: str | None = None):
         super().__init__()
-        self._report, self._side = report, split_inputs
+        self._report, self._side, self._zh_backend = report, split_inputs, zh_backend
         self._clozet = steps.clozet_step(plan, config, limits, plotcom_eval)
         self._plotcom = steps.plotcom_step(plan, config, limits)
 
@@ -263,22 +282,25 @@ class BuildClozeTAndPlotCom(beam.PTransform):
             self._report.declare("clozet")
             clozet = None
         else:
-            clozet = inputs | "ClozeT" >> BuildClozeT(self._report, self._clozet, self._side)
+            clozet = inputs | "ClozeT" >> BuildClozeT(self._report, self._clozet, self._side, self._zh_backend)
         plotcom = inputs["stories"] | "PlotComTrain" >> self._report.stage(
-            "plotcom", self._plotcom, input_id=lambda s: s.input_id, side_inputs=self._side, setup=zh_tokens.load)
+            "plotcom", self._plotcom, input_id=lambda s: s.input_id, side_inputs=self._side,
+            setup=ZhSetup(self._zh_backend))
         return clozet, plotcom
 
 
 class BuildSenPos(beam.PTransform):
     """PreparedStory -> SenPosOutput per window (example before review, Table 3 stats)."""
 
-    def __init__(self, report, plan: SplitPlan, config: SenPosConfig, split_inputs: dict):
+    def __init__(self, report, plan: SplitPlan, config: SenPosConfig, split_inputs: dict,
+                 zh_backend: str | None = None):
         super().__init__()
         self._report, self._step, self._side = report, steps.senpos_step(plan, config), split_inputs
+        self._zh = ZhSetup(zh_backend)
 
     def expand(self, stories):
         return stories | self._report.stage("senpos", self._step, input_id=lambda s: s.input_id,
-                                            side_inputs=self._side, setup=zh_tokens.load)
+                                            side_inputs=self._side, setup=self._zh)
 
 
 class ParseReviews(beam.PTransform):
@@ -309,17 +331,17 @@ class ReviewSenPos(beam.PTransform):
 class BuildOutGen(beam.PTransform):
     """PreparedStory -> OutGenOutput (TaskRow, agreement with the input's outline)."""
 
-    def __init__(self, report, plan: SplitPlan, run_cfg: LotRunConfig, limits: StoryConfig, split_inputs: dict):
+    def __init__(self, report, plan: SplitPlan, run_cfg: LotRunConfig, limits: StoryConfig, split_inputs: dict,
+                 zh_backend: str | None = None):
         super().__init__()
         self._report, self._side = report, split_inputs
         self._step = steps.outgen_step(plan, run_cfg.outline_from, run_cfg.outline_method, limits,
                                        run_cfg.title_from, run_cfg.outline_fill, run_cfg.outline_opening)
-        self._method = run_cfg.outline_method
+        self._zh = ZhSetup(zh_backend, run_cfg.outline_method)
 
     def expand(self, stories):
-        method = self._method
         return stories | self._report.stage("outgen", self._step, input_id=lambda s: s.input_id,
-                                            side_inputs=self._side, setup=lambda: outline.load(method))
+                                            side_inputs=self._side, setup=self._zh)
 
 
 class _GatherTriples(beam.CombineFn):
@@ -516,7 +538,7 @@ def _read_stories(p, pattern: str, label: str = ""):
 
 def _senpos(p, args, run_cfg: LotRunConfig, report, stories, plan: SplitPlan, split_inputs: dict):
     """(all SenPos outputs after reviews, the automatic val/test ones for review)."""
-    senpos = stories | "BuildSenPos" >> BuildSenPos(report, plan, SenPosConfig(), split_inputs)
+    senpos = stories | "BuildSenPos" >> BuildSenPos(report, plan, SenPosConfig(), split_inputs, args.zh_backend)
     evals = senpos | "SenPosEval" >> beam.Filter(lambda o: o.example.split != "train")
     if not (args.senpos_reviews or run_cfg.senpos_reviewed_only):
         return senpos, evals
@@ -597,6 +619,8 @@ def _config_record(run_cfg: LotRunConfig, story_cfg: StoryConfig) -> dict:
 
 def run(argv=None):
     args, run_cfg, story_cfg, options = parse_args(argv)
+    if args.zh_backend:  # this process; every stage's setup sets it in the workers (ZhSetup)
+        zh_tokens.configure(args.zh_backend)
     out, seed = staging_path(args.output), run_cfg.seed
     plan = SplitPlan(seed, run_cfg.splits, run_cfg.clozet_splits)
     inputs = [x for x in (args.stories, args.annotations, args.senpos_reviews, run_cfg.official_outgen) if x]
@@ -606,7 +630,7 @@ def run(argv=None):
 
     stories, records = _read_stories(p, args.stories) | "ParseStories" >> ParseStories(
         report, story_cfg, reread=lambda label: _read_stories(p, args.stories, label),
-        outline_method=run_cfg.outline_method)
+        outline_method=run_cfg.outline_method, zh_backend=args.zh_backend)
     if args.annotations:
         anns = _read_lines(p, "Annotations", args.annotations) | "ParseAnnotations" >> ParseAnnotations(report)
         annotated = annotations_by_story(anns)
@@ -619,16 +643,16 @@ def run(argv=None):
 
     story_inputs = {"stories": stories, **({"annotations": anns} if anns is not None else {})}
     from_clozet, plotcom = story_inputs | "ClozeTAndPlotCom" >> BuildClozeTAndPlotCom(
-        report, plan, ClozeTConfig(), story_cfg, run_cfg.plotcom_eval, split_inputs)
+        report, plan, ClozeTConfig(), story_cfg, run_cfg.plotcom_eval, split_inputs, args.zh_backend)
     senpos, senpos_evals = _senpos(p, args, run_cfg, report, stories, plan, split_inputs)
-    outgen = stories | "BuildOutGen" >> BuildOutGen(report, plan, run_cfg, story_cfg, split_inputs)
+    outgen = stories | "BuildOutGen" >> BuildOutGen(report, plan, run_cfg, story_cfg, split_inputs, args.zh_backend)
 
     senpos_rows = senpos | "SenPosRows" >> beam.Map(lambda o: o.as_task_row())
     # TaskRows; OutGenOutputs for OutGen
     produced = tuple(pc for pc in (from_clozet, plotcom, senpos_rows, outgen) if pc is not None)
     _write_tasks(produced, out, report)
     _write_human_tasks(stories, senpos_evals, out, report, story_cfg)
-    report.record_jieba_backend(p)
+    report.record_jieba_backend(p, args.zh_backend)
     tallies = produced | "Tallies" >> Tallies(groups)
     report.extras(tallies["summary"], {k: v for k, v in Tallies.EMPTY.items() if k != "leaks"})
     report.extra("leaks", tallies["leaks"], Tallies.EMPTY["leaks"])

@@ -107,12 +107,13 @@ class JobReport:
     def tally(self, pcoll) -> None:
         self._tallies.append(pcoll)
 
-    def record_jieba_backend(self, p: beam.Pipeline) -> None:
-        """stats.json and the card name the jieba backend (and version) the workers resolved."""
+    def record_jieba_backend(self, p: beam.Pipeline, backend: str | None = None) -> None:
+        """stats.json and the card name the jieba backend (and version) the workers resolved
+        (`backend`: the job's --zh-backend, else the workers' default)."""
         from annotators.text import zh_tokens
 
         self.extra("jieba_backend", once(p, "JiebaBackend")
-                   | "ResolveBackend" >> beam.Map(lambda _: zh_tokens.backend_info()))
+                   | "ResolveBackend" >> beam.Map(lambda _, b: zh_tokens.backend_info(b), backend))
 
     def extra(self, name: str, pcoll, default: Any = _REQUIRED) -> None:
         """A PCollection holding exactly one JSON-able value, stored under stats[name] (with

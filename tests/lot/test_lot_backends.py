@@ -14,24 +14,25 @@ SAMPLE = ROOT / "samples" / "lot"
 
 
 def _build(out, backend: str) -> None:
-    env = {**os.environ, "STORYBENCH_ZH_BACKEND": backend, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("STORYBENCH_ZH_BACKEND", None)
     subprocess.run([sys.executable, "-m", "pipelines.lot", "--stories", str(SAMPLE / "stories.jsonl"),
                     "--annotations", str(SAMPLE / "clozet_annotations.jsonl"), "--output", str(out),
-                    "--splits", "8,1,1"], cwd=ROOT, env=env, check=True, capture_output=True)
+                    "--splits", "8,1,1"] + (["--zh-backend", backend] if backend != "auto" else []),
+                   cwd=ROOT, env=env, check=True, capture_output=True)
 
 
 def test_outputs_are_identical_whichever_backend_ran(tmp_path):
-    pytest.importorskip("jieba_next")
     _build(tmp_path / "ref", "jieba")
-    _build(tmp_path / "fast", "jieba_next")
+    _build(tmp_path / "fast", "auto")  # the default: rjieba
     files = sorted(p.relative_to(tmp_path / "ref") for p in (tmp_path / "ref").rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(tmp_path / "fast") for p in (tmp_path / "fast").rglob("*") if p.is_file())
     for rel in files:
         if rel.name not in ("stats.json", "CARD.md", "README.md"):  # they name the backend
             assert (tmp_path / "ref" / rel).read_bytes() == (tmp_path / "fast" / rel).read_bytes(), rel
     ref, fast = (json.loads((tmp_path / d / "stats.json").read_text()) for d in ("ref", "fast"))
-    assert ref["jieba_backend"]["backend"] == "jieba" and fast["jieba_backend"] == {"backend": "jieba_next",
-                                                                                    "version": "1.0.0rc1"}
+    assert ref["jieba_backend"]["backend"] == "jieba" and fast["jieba_backend"] == {"backend": "rjieba",
+                                                                                    "version": "0.2.2"}
     assert {k: v for k, v in ref.items() if k not in ("jieba_backend", "inputs")} == \
            {k: v for k, v in fast.items() if k not in ("jieba_backend", "inputs")}
-    assert "- jieba backend: jieba_next 1.0.0rc1" in (tmp_path / "fast" / "CARD.md").read_text()
+    assert "- jieba backend: rjieba 0.2.2" in (tmp_path / "fast" / "CARD.md").read_text()

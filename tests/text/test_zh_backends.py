@@ -1,5 +1,5 @@
-"""jieba backends: one pass gives both modes exactly; the accelerated backend is used only when
-it cuts like jieba 0.42.1."""
+"""jieba backends: rjieba (with jieba on the blocks it cuts differently) gives exactly jieba 0.42.1's
+tokens and posseg pairs; it is used only when it passes its canary self-check."""
 from __future__ import annotations
 
 import json
@@ -7,6 +7,7 @@ import logging
 
 import jieba
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from annotators.text import zh_tokens
 from conftest import shared_path
@@ -50,29 +51,86 @@ def test_the_stored_canary_tokens_are_what_jieba_0_42_1_gives():
     assert expected["pos"] == [[[p.word, p.flag] for p in posseg.lcut(t)] for t in texts]
 
 
-@pytest.mark.parametrize("backend", ["jieba", "jieba_next"])
-def test_one_pass_gives_posseg_pairs_exactly(backend):
-    """The tagged cut shares the route with the other modes and equals jieba.posseg.lcut,
-    including posseg's own blocks (no "%" or "-") and its HMM for unknown runs."""
+# Everything that can meet in a jieba block or beside one: Han (common and rare, dictionary words
+# and names), ASCII letters, digits and jieba's block punctuation, other punctuation, every kind of
+# whitespace (with "\r\n"), fullwidth forms, CJK Extension A / B, compatibility ideographs, emoji.
+ALPHABET = (list("我来到北京清华大学他说今天天气很好欧阳娜娜诸葛亮长江大桥的了是在一个鹦鹉螺驴夫卜杜勒")
+            + list("abcXYZe019") + list("+#&._%-@/") + [" ", "\t", "\r", "\n", "\r\n", "\u3000", "\x1c", "\x85", "\xa0"]
+            + list("，。！？“”、：；（）…·") + list("ＡＢ１２％－．") + ["\u3400", "\u4db5", "\u9fd6", "\u9fff", "\uf900",
+                                                             "\ufa2d", "\U00020000", "\U0002a6d6", "\U0002f800", "😀"])
+TEXTS = st.lists(st.sampled_from(ALPHABET), max_size=40).map("".join)
+
+
+def _stories():
+    path = shared_path("lot", "outgen_val_sample.jsonl")
+    return [json.loads(line)["story"] for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("backend", ["jieba", "rjieba"])
+def test_every_mode_equals_jieba_on_canaries_and_mixed_texts(backend):
+    """lcut, cut_both, tokenize, cut_all and cut_tagged give jieba's own tokens and posseg pairs."""
     from jieba import posseg
 
-    if backend == "jieba_next":
-        pytest.importorskip("jieba_next")
     seg = zh_tokens.load(backend)
-    texts = MIXED + zh_tokens.canary_texts() + ["50%的人-说", "-%-", "小明在2020年-3月说：ABC123 def。"]
+    assert seg.name == backend
+    tok = _plain_jieba()
+    texts = MIXED + zh_tokens.canary_texts() + ["50%的人-说", "-%-", "小明在2020年-3月说：ABC123 def。",
+                                                "我来到北京清华大学，e-mail是a.b@c.com。", "涨了3.5%", "㐀京鶴北𠀀"]
     for text in texts:
+        on, off = seg.cut_both(text)
+        assert (on, off) == (tok.lcut(text, HMM=True), tok.lcut(text, HMM=False)), text
+        assert seg.lcut(text) == on and seg.lcut(text, HMM=False) == off
+        assert list(seg.tokenize(text)) == list(tok.tokenize(text))
         expected = [(p.word, p.flag) for p in posseg.lcut(text)]
         assert seg.cut_tagged(text) == expected, text
-        on, off, pos = seg.cut_all(text)
-        assert pos == expected and (on, off) == seg.cut_both(text)
+        assert seg.cut_all(text) == (on, off, expected)
+        assert seg.cut_all(text, off=False, pos=False) == (on, None, None)
     assert seg.pos_exact
+
+
+@settings(max_examples=400, deadline=None)
+@given(TEXTS)
+def test_rjieba_cuts_generated_strings_as_jieba_does(text):
+    seg = zh_tokens.load("rjieba")
+    assert seg.cut_both(text) == (jieba.lcut(text, HMM=True), jieba.lcut(text, HMM=False))
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXTS)
+def test_rjieba_tags_generated_strings_as_posseg_does(text):
+    from jieba import posseg
+
+    seg = zh_tokens.load("rjieba")
+    expected = [(p.word, p.flag) for p in posseg.lcut(text)]
+    assert seg.cut_tagged(text) == expected
+    assert seg.cut_all(text)[2] == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(TEXTS, max_size=5))
+def test_cut_sentences_is_cut_all_of_each_sentence(sentences):
+    seg = zh_tokens.load("rjieba")
+    words, off, pos = seg.cut_sentences(sentences)
+    parts = [seg.cut_all(s) for s in sentences]
+    assert words == tuple(tuple(t for t in on if t.strip()) for on, _, _ in parts)
+    assert off == [t for _, o, _ in parts for t in o] and pos == [p for _, _, ps in parts for p in ps]
+    assert seg.cut_sentences(sentences, off=False, pos=False) == (words, None, None)
+
+
+def test_the_pieces_rjieba_may_cut_differently_are_whole_jieba_blocks():
+    text = "他说e-mail是a.b@c.com，㐀字3.5%\r\n好"
+    pieces = list(zh_tokens.spans(text))
+    assert "".join(text[a:b] for a, b, _ in pieces) == text
+    assert [text[a:b] for a, b, same in pieces if not same] == ["他说e-mail是a.b", "c.com", "㐀", "字3.5%"]
 
 
 def test_a_tagged_cut_that_disagrees_falls_back_to_posseg(monkeypatch, caplog):
     from jieba import posseg
 
-    seg = zh_tokens._reference_segmenter()
-    monkeypatch.setattr(zh_tokens._PosHMM, "detail", lambda self, text: [(text, "n")])  # unknown runs stay whole
+    from annotators.text import zh_posseg
+
+    seg = zh_tokens._accelerated_segmenter()
+    monkeypatch.setattr(zh_posseg.Tagger, "hmm_cut", lambda self, text: [(text, "n")])  # unknown runs stay whole
     with caplog.at_level(logging.WARNING, logger="storybench"):
         seg.cut_tagged("欧阳娜娜来了。")
     assert not seg.pos_exact and "differs from jieba.posseg" in caplog.text
@@ -81,29 +139,20 @@ def test_a_tagged_cut_that_disagrees_falls_back_to_posseg(monkeypatch, caplog):
         assert seg.cut_all(text)[2] == seg.cut_tagged(text)
 
 
-@pytest.mark.parametrize("backend", ["jieba", "jieba_next"])
-def test_one_pass_gives_both_modes_exactly(backend):
-    if backend == "jieba_next":
-        pytest.importorskip("jieba_next")
-    seg = zh_tokens.load(backend)
-    assert seg.name == backend and seg.one_pass
-    tok = _plain_jieba()
-    for text in MIXED + zh_tokens.canary_texts():
-        on, off = seg.cut_both(text)
-        assert on == tok.lcut(text, HMM=True)
-        assert off == tok.lcut(text, HMM=False)
-        assert seg.lcut(text) == on and seg.lcut(text, HMM=False) == off
-        assert [(w, s, e) for w, s, e in seg.tokenize(text)] == list(tok.tokenize(text))
-
-
 def test_reference_backend_is_always_jieba():
     assert zh_tokens.resolve("jieba") == "jieba"
     assert zh_tokens.backend_info("jieba")["version"].startswith("0.42")
 
 
+def test_the_accelerated_backend_is_rjieba_0_2_2():
+    assert zh_tokens.resolve("auto") == "rjieba"
+    assert zh_tokens.backend_info() == zh_tokens.backend_info("rjieba") == {"backend": "rjieba", "version": "0.2.2"}
+
+
 def test_self_check_names_the_first_difference():
     reference = zh_tokens.load("jieba")
     assert zh_tokens.self_check(reference) is None
+    assert zh_tokens.self_check(zh_tokens.load("rjieba")) is None
     assert zh_tokens.self_check(_Shifted(reference)).startswith("HMM=True")
 
 
@@ -111,44 +160,64 @@ def test_a_backend_that_differs_on_a_canary_falls_back_to_jieba(monkeypatch, cap
     reference = zh_tokens.load("jieba")
     monkeypatch.setattr(zh_tokens, "_RESOLVED", {})
     monkeypatch.setattr(zh_tokens, "_SEGMENTERS", {"jieba": reference})
-    monkeypatch.setitem(zh_tokens._FACTORIES, "jieba_next", lambda: _Shifted(reference))
+    monkeypatch.setitem(zh_tokens._FACTORIES, "rjieba", lambda: _Shifted(reference))
     with caplog.at_level(logging.WARNING, logger="storybench"):
-        assert zh_tokens.resolve("jieba_next") == "jieba"
+        assert zh_tokens.resolve("rjieba") == "jieba"
     assert "splits a canary text differently" in caplog.text
-    assert zh_tokens.load("jieba_next") is reference
+    assert zh_tokens.load("rjieba") is reference
 
 
 def test_a_missing_backend_falls_back_to_jieba(monkeypatch):
     def missing():
-        raise ImportError("no jieba_next")
+        raise ImportError("no rjieba")
 
     monkeypatch.setattr(zh_tokens, "_RESOLVED", {})
     monkeypatch.setattr(zh_tokens, "_SEGMENTERS", {"jieba": zh_tokens.load("jieba")})
-    monkeypatch.setitem(zh_tokens._FACTORIES, "jieba_next", missing)
+    monkeypatch.setitem(zh_tokens._FACTORIES, "rjieba", missing)
     assert zh_tokens.resolve("auto") == "jieba"
 
 
-def test_a_one_pass_cut_that_disagrees_falls_back_to_lcut(monkeypatch, caplog):
-    seg = zh_tokens._reference_segmenter()
-    seg._hmm_cut = lambda buf: [buf]  # a broken HMM step: unknown runs stay whole
-    monkeypatch.setattr(zh_tokens, "_SEGMENTERS", {"jieba": seg})
-    with caplog.at_level(logging.WARNING, logger="storybench"):
-        loaded = zh_tokens.load("jieba")
-    assert loaded is seg and not seg.one_pass and "cutting twice" in caplog.text
-    tok = _plain_jieba()
-    for text in zh_tokens.canary_texts():
-        assert seg.cut_both(text) == (tok.lcut(text), tok.lcut(text, HMM=False))
-
-
 def test_unknown_backend_is_refused():
-    with pytest.raises(ValueError, match="jieba_next"):
+    with pytest.raises(ValueError, match="rjieba"):
         zh_tokens.configure("pkuseg")
 
 
-def test_accelerated_backend_gives_identical_tokens_on_real_stories():
-    pytest.importorskip("jieba_next")
-    assert zh_tokens.resolve("auto") == "jieba_next"
-    path = shared_path("lot", "outgen_val_sample.jsonl")
-    stories = [json.loads(line)["story"] for line in path.read_text(encoding="utf-8").splitlines()]
-    fast, tok = zh_tokens.load("jieba_next"), _plain_jieba()
-    assert [fast.cut_both(s) for s in stories] == [(tok.lcut(s), tok.lcut(s, HMM=False)) for s in stories]
+def test_no_native_cut_functions_remain():
+    assert zh_tokens.native_function("oph") is None and zh_tokens.native_function("walk") is None
+
+
+@pytest.mark.parametrize("backend", ["jieba", "rjieba"])
+def test_every_mode_equals_jieba_on_real_stories(backend):
+    """All 161 real OutGen stories: HMM on and off as jieba.lcut, tagged as jieba.posseg.lcut,
+    whole and sentence by sentence."""
+    from jieba import posseg
+
+    stories = _stories()
+    seg = zh_tokens.load(backend)
+    assert [seg.cut_both(s) for s in stories] == [(jieba.lcut(s), jieba.lcut(s, HMM=False)) for s in stories]
+    assert [seg.cut_tagged(s) for s in stories] == [[(p.word, p.flag) for p in posseg.lcut(s)] for s in stories]
+    for story in stories[:40]:
+        sentences = [s + "。" for s in story.split("。")]
+        _, off, pos = seg.cut_sentences(sentences)
+        assert off == [t for s in sentences for t in jieba.lcut(s, HMM=False)]
+        assert pos == [(p.word, p.flag) for s in sentences for p in posseg.lcut(s)]
+
+
+def _rjieba_differs(char: str) -> bool:
+    import rjieba
+
+    text = "我" + char + "来到" + char * 2 + "a1" + char + "\r" + char + "\n北京"
+    return any(rjieba.cut(text, hmm) != jieba.lcut(text, HMM=hmm) for hmm in (True, False))
+
+
+def test_the_extra_han_ranges_are_exactly_where_rjieba_differs():
+    """Every code point was scanned once (54 s); here the edges of each range and a sample of
+    all planes: rjieba differs from jieba beside a character exactly when RE_DIFFERS has it
+    (or it is one of jieba's block characters "+#&._%-", which rjieba keeps inside words)."""
+    edges = [0x3400, 0x4DBF, 0x9FD6, 0x9FFF, 0xF900, 0xFAFF, 0x20000, 0x2A6DF, 0x2A700, 0x2EBEF, 0x2F800, 0x2FA1F]
+    points = {p + d for p in edges for d in (-1, 0, 1)} | set(range(0x20, 0x30000, 211))
+    for point in sorted(points):
+        char = chr(point)
+        if 0xD800 <= point <= 0xDFFF or char in "+#&._%-":
+            continue
+        assert _rjieba_differs(char) == bool(zh_tokens.RE_DIFFERS.match(char)), hex(point)

@@ -1,0 +1,126 @@
+"""The tagged cut (annotators/text/zh_posseg.py) and the native HMMs (_jieba_hmm.c) against jieba
+itself (jieba.posseg, jieba.finalseg): on canary texts, real stories and generated runs, with and
+without C."""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import given, settings, strategies as st
+from jieba import posseg
+
+from annotators.text import zh_posseg, zh_tokens
+from conftest import shared_path
+
+TABLES = (posseg.char_state_tab_P, posseg.start_P, posseg.trans_P, posseg.emit_P)
+# common characters, rare ones (few HMM emissions) and characters posseg's tables lack
+HAN = list("我来到北京清华大学他说今天天气很好欧阳娜娜诸葛亮长江大桥的了是驴夫卜杜勒鹦鹉螺") + ["\u9fd5", "\u4e00", "\u9f98"]
+RUNS = st.lists(st.sampled_from(HAN), min_size=1, max_size=30).map("".join)
+
+
+@pytest.fixture(scope="module")
+def native():
+    module = zh_posseg.native_module()
+    if module is None:
+        pytest.skip("the _jieba_hmm C module is not built here")
+    return module, module.posseg_model(zh_posseg.hmm_states(TABLES), *TABLES)
+
+
+def _rare_run(length: int, seed: int) -> str:
+    emit = TABLES[3]
+    chars = sorted({c for table in emit.values() for c in table if len(c) == 1})
+    rng = random.Random(seed)
+    return "".join(rng.choice(chars) for _ in range(length))
+
+
+def test_the_native_module_is_built_by_make_setup():
+    assert zh_posseg.native_module() is not None  # a compiler is on every machine we support
+
+
+def test_native_viterbi_equals_jiebas_on_canary_runs(native):
+    module, model = native
+    runs = [run for text in zh_tokens.canary_texts() for run in zh_posseg.RE_HAN_DETAIL.findall(text)]
+    runs += [_rare_run(n, seed) for seed, n in enumerate((1, 2, 3, 7, 40, 200))]
+    for run in runs:
+        assert module.posseg_cut(model, run) == zh_posseg.python_hmm_cut(run, TABLES), run
+
+
+@settings(max_examples=300, deadline=None)
+@given(RUNS)
+def test_native_viterbi_equals_jiebas_on_generated_runs(native, run):
+    module, model = native
+    assert module.posseg_cut(model, run) == zh_posseg.python_hmm_cut(run, TABLES)
+
+
+def test_an_empty_run_and_bad_arguments(native):
+    module, model = native
+    assert module.posseg_cut(model, "") == []
+    with pytest.raises(TypeError):
+        module.posseg_cut(model, b"bytes")
+    with pytest.raises(ValueError):
+        module.posseg_cut(object(), "我")  # not a model capsule
+    with pytest.raises(ValueError):
+        module.posseg_model([], *TABLES)
+
+
+@pytest.mark.parametrize("native_on", ["1", "0"])
+def test_the_tagged_cut_is_posseg_with_and_without_c(monkeypatch, native_on):
+    """STORYBENCH_ZH_NATIVE=0 (or no compiler) runs jieba's Viterbi: the same pairs."""
+    import rjieba
+
+    monkeypatch.setenv("STORYBENCH_ZH_NATIVE", native_on)
+    tagger = zh_posseg.Tagger(rjieba.cut, zh_posseg.native_module())
+    assert (tagger._model is None) == (native_on == "0")
+    texts = zh_tokens.canary_texts() + ["欧阳娜娜在2020年说：e-mail是a.b@c.com，涨了3.5%。", "㐀京\r\n鶴北𠀀 x"]
+    for text in texts:
+        assert tagger.tagged(text) == [(p.word, p.flag) for p in posseg.lcut(text)], text
+
+
+def test_the_tagged_cut_is_posseg_on_real_stories():
+    import rjieba
+
+    path = shared_path("lot", "outgen_val_sample.jsonl")
+    stories = [json.loads(line)["story"] for line in path.read_text(encoding="utf-8").splitlines()]
+    tagger = zh_posseg.Tagger(rjieba.cut, zh_posseg.native_module())
+    for story in stories:
+        assert tagger.tagged(story) == [(p.word, p.flag) for p in posseg.lcut(story)]
+
+
+@pytest.fixture(scope="module")
+def finalseg_model(native):
+    from jieba import finalseg
+
+    module = native[0]
+    return module, module.finalseg_model(finalseg.start_P, finalseg.trans_P, finalseg.emit_P)
+
+
+def test_native_finalseg_equals_jiebas_on_canary_and_rare_runs(finalseg_model):
+    from jieba import finalseg
+
+    module, model = finalseg_model
+    runs = [run for text in zh_tokens.canary_texts() for run in zh_posseg.RE_HAN_DETAIL.findall(text)]
+    runs += [_rare_run(n, seed) for seed, n in enumerate((1, 2, 3, 7, 40, 200))]
+    for run in runs:
+        assert module.finalseg_cut(model, run) == list(finalseg.cut(run)), run
+    assert module.finalseg_cut(model, "") == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(RUNS)
+def test_native_finalseg_equals_jiebas_on_generated_runs(finalseg_model, run):
+    from jieba import finalseg
+
+    module, model = finalseg_model
+    assert module.finalseg_cut(model, run) == list(finalseg.cut(run))
+
+
+@pytest.mark.parametrize("native_on", ["1", "0"])
+def test_the_hmm_on_cut_is_jiebas_with_and_without_c(monkeypatch, native_on):
+    import jieba
+
+    monkeypatch.setenv("STORYBENCH_ZH_NATIVE", native_on)
+    seg = zh_tokens._accelerated_segmenter()
+    assert (seg._finalseg is None) == (native_on == "0")
+    for text in zh_tokens.canary_texts() + ["今江江江来", "驴夫卜杜勒鹦鹉螺在2020年说"]:
+        assert seg.cut_both(text) == (jieba.lcut(text), jieba.lcut(text, HMM=False)), text
