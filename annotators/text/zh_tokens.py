@@ -53,12 +53,6 @@ RE_POS_DIFFERS = re.compile(f"[a-zA-Z0-9+#&._%\\-{EXTRA_HAN}]")
 BLOCK_CHAR = re.compile("[\u4E00-\u9FD5a-zA-Z0-9+#&._%\\-]")
 
 
-def native_function(name: str):
-    """None for every name: the native cut, walk and hashing functions are gone (issue 29); kept
-    so callers that still ask for one take their Python or numpy code."""
-    return None
-
-
 def configure(backend: str) -> None:
     """Set this process's default backend (`auto`, `jieba` or `rjieba`)."""
     if backend not in BACKENDS:
