@@ -95,29 +95,36 @@ def _tail_choices(cut: Cut) -> tuple[list[int], int]:
 
 
 def _fit(tok, cuts, found, piece, longer: int) -> list[tuple[int, int]]:
-    """Count every first guess in one batch, then move the few that miss by whole tokens."""
-    todo = [i for i, (choices, _) in enumerate(found) if choices]
-    guesses = tok.counts([piece(cuts[i], found[i][0][found[i][1]]) for i in todo])
-    counts = dict(zip(todo, guesses))
+    """Count every first guess in one batch, then move the cuts that miss by one token per
+    round, each round one batch: a cut over `n` shrinks until it holds at most `n`; a cut
+    short of `n` widens while the wider cut still holds at most `n`."""
+    moves = {i: _Move(k) for i, (choices, k) in enumerate(found) if choices}
+    tries = {i: move.k for i, move in moves.items()}
+    while tries:
+        counted = tok.counts([piece(cuts[i], found[i][0][k]) for i, k in tries.items()])
+        tries = {i: nxt for (i, k), count in zip(tries.items(), counted)
+                 if (nxt := moves[i].take(k, count, cuts[i].n, longer, len(found[i][0]))) is not None}
     out = []
     for i, cut in enumerate(cuts):
-        choices, k = found[i]
-        settled = _settle(tok, cut, choices, k, counts[i], piece, longer) if choices else None
-        out.append(settled or (cut.at, 0))
+        move = moves.get(i)
+        ok = move is not None and move.count is not None and move.count <= cut.n
+        out.append((found[i][0][move.k], move.count) if ok else (cut.at, 0))
     return out
 
 
-def _settle(tok, cut, choices, k, count, piece, longer):
-    """From guess `k` (holding `count` tokens): shrink while over `n`, then, only when short of
-    `n`, widen while the wider cut still holds at most `n`. None: no cut holds <= n tokens."""
-    while count > cut.n:
-        k -= longer
-        if not 0 <= k < len(choices):
-            return None
-        count = tok.count(piece(cut, choices[k]))
-    while count < cut.n and 0 <= k + longer < len(choices):
-        wider = tok.count(piece(cut, choices[k + longer]))
-        if wider > cut.n:
-            break
-        k, count = k + longer, wider
-    return choices[k], count
+class _Move:
+    """Where one cut stands: its index among the choices, what it holds, and the mode
+    (guess, then shrink or widen)."""
+
+    def __init__(self, k: int):
+        self.k, self.count, self.mode = k, None, "guess"
+
+    def take(self, k: int, count: int, n: int, longer: int, size: int) -> int | None:
+        """Take a counted try; the next index to try, or None when the cut is settled."""
+        if self.mode == "widen" and count > n:
+            return None  # the wider cut holds too many: keep the last one
+        self.k, self.count = k, count
+        if self.mode == "guess":
+            self.mode = "shrink" if count > n else "widen"
+        nxt = k - longer if count > n else k + longer if count < n and self.mode == "widen" else None
+        return nxt if nxt is not None and 0 <= nxt < size else None
