@@ -85,3 +85,15 @@ def test_a_wrong_tokenizer_path_is_a_usage_error(tmp_path, capsys, spec, message
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "error: argument --tokenizer:" in err and message in err and "Traceback" not in err
+
+
+def test_same_bytes_with_two_worker_processes(vocab, tmp_path):
+    spec = f"hf:{vocab['bpe']}"
+    base = ["--games", str(FIXTURES / "*.json"), "--budget", "40", "--tokenizer", spec]
+    storium.run([*base, "--output", str(tmp_path / "one")])
+    storium.run([*base, "--output", str(tmp_path / "two"), "--direct_running_mode=multi_processing",
+                 "--direct_num_workers=2"])
+    files = sorted(p.relative_to(tmp_path / "one") for p in (tmp_path / "one").rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(tmp_path / "two") for p in (tmp_path / "two").rglob("*") if p.is_file())
+    for rel in files:
+        assert (tmp_path / "one" / rel).read_bytes() == (tmp_path / "two" / rel).read_bytes(), rel
