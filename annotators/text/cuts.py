@@ -17,6 +17,7 @@ import bisect
 from typing import NamedTuple, Sequence
 
 SLACK = 64  # tokens a verified cut may move past its first guess
+EDGE = 16  # tokens before a tail's end encoded on their own to improve its first guess
 
 
 class Offsets(NamedTuple):
@@ -98,6 +99,7 @@ def _fit(tok, cuts, found, piece, longer: int) -> list[tuple[int, int]]:
     """Count every first guess in one batch, then move the cuts that miss by one token per
     round, each round one batch: a cut over `n` shrinks until it holds at most `n`; a cut
     short of `n` widens while the wider cut still holds at most `n`."""
+    found = _shift_guesses(tok, cuts, found, longer)
     moves = {i: _Move(k) for i, (choices, k) in enumerate(found) if choices}
     tries = {i: move.k for i, move in moves.items()}
     while tries:
@@ -109,6 +111,26 @@ def _fit(tok, cuts, found, piece, longer: int) -> list[tuple[int, int]]:
         move = moves.get(i)
         ok = move is not None and move.count is not None and move.count <= cut.n
         out.append((found[i][0][move.k], move.count) if ok else (cut.at, 0))
+    return out
+
+
+def _shift_guesses(tok, cuts, found, longer: int) -> list[tuple[list[int], int]]:
+    """Tails' first guesses moved by what cutting at `at` does to the count: the last EDGE
+    tokens before `at` are encoded on their own, in one batch, and compared with the whole
+    text's (two newlines the whole text splits before a word are one token at a cut's end).
+    Heads keep their guesses: most already hold exactly `n`."""
+    if longer > 0:
+        return found
+    windows = {}
+    for i, ((choices, _), cut) in enumerate(zip(found, cuts)):
+        starts, ends = cut.offsets
+        last = bisect.bisect_right(ends, cut.at)
+        if choices and cut.at < len(cut.text) and last >= EDGE and starts[last - EDGE] >= cut.floor:
+            windows[i] = cut.text[starts[last - EDGE]:cut.at]
+    out = list(found)
+    for i, count in zip(windows, tok.counts(list(windows.values()))):
+        choices, k = found[i]
+        out[i] = (choices, min(max(k + count - EDGE, 0), len(choices) - 1))  # more tokens: a later start
     return out
 
 
