@@ -141,8 +141,9 @@ DECISIONS = """
   are cut from the left and suffixes from the right at token boundaries, so every text is a
   verbatim slice of the book; with a subword tokenizer every cut text is encoded on its own
   and holds at most the asked tokens (a {suffix}-token suffix exactly {suffix} unless its
-  chapter is shorter or no character boundary allows it), which `prefix_tokens` and
-  `gold_tokens` count.
+  chapter is shorter or the count jumps past {suffix} at one character: a character of several
+  byte tokens, a blank line that is two tokens before a word but one at a text's end), which
+  `prefix_tokens` and `gold_tokens` count.
 - **Rows**: one `examples` row per (boundary, prefix length); `prefix_length` is the nominal
   length, `prefix_tokens` the real one (shorter when the book is shorter). `boundary_id`
   groups the rows of one boundary. Released files: `released/chapterbreak_ctx_N.json`

@@ -8,8 +8,9 @@ two of its pieces, a space it prepends, the byte pieces of one character), so ea
 encoded on its own, all first guesses in one batch, and moved by whole tokens until it holds
 at most `n` tokens; one that holds fewer is widened while it still holds at most `n`. The
 count returned is the cut text's own: a head of a text with `n` or more tokens holds exactly
-`n` unless no cut at a character boundary does (a character of several byte tokens across
-the `n`th token).
+`n` unless no cut does, where the count jumps past `n` at one character (a character of
+several byte tokens; a blank line that a byte-level BPE splits before a word but keeps as one
+token at the end of a text).
 """
 from __future__ import annotations
 
