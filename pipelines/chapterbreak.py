@@ -283,9 +283,9 @@ def run(argv=None):
         fail("chapterbreak", "give --gutenberg and/or --ao3")
     ch_cfg, ex_cfg, ao3_cfg = configs(args, parser)
     dup_cfg = config_from_args(args, DedupConfig, prefix="duplicate_")
-    config = {"chapters": dataclasses.asdict(ch_cfg), "examples": dataclasses.asdict(ex_cfg),
-              "ao3": dataclasses.asdict(ao3_cfg), "duplicates": dataclasses.asdict(dup_cfg),
-              "tokenizer": get_tokenizer(ex_cfg.tokenizer).name}
+    name = get_tokenizer(ex_cfg.tokenizer).name  # a tokenizer.json by its hash, never its path
+    config = {"chapters": dataclasses.asdict(ch_cfg), "examples": {**dataclasses.asdict(ex_cfg), "tokenizer": name},
+              "ao3": dataclasses.asdict(ao3_cfg), "duplicates": dataclasses.asdict(dup_cfg), "tokenizer": name}
     out = staging_path(args.output)
     report = JobReport(out, "chapterbreak", config=config, seed=args.seed,
                        inputs=[x for x in (args.gutenberg, args.ao3) if x], options=options,

@@ -24,7 +24,8 @@ from apache_beam.options.pipeline_options import StandardOptions
 
 from annotators.glge.card import FIGURES as GLGE_FIGURES, glge_card
 from annotators.glge.levels import GlgeConfig, level_files, level_rows
-from annotators.glge.score import LotTokenConfig, TokenConfig
+from annotators.glge.score import LotTokenConfig, TokenConfig, tokenizer_name, tokenizer_spec
+from annotators.text.tokenizers import get_tokenizer
 from annotators.harness import glge as harness_tasks
 from annotators.glge.steps import LOT_KINDS, load_task, preload_langs, score_task, summaries_by_task
 from pipelines.engine.usage import main, warn
@@ -42,11 +43,24 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--output", required=True)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--tasks", nargs="+", help="only these tasks (default: all found)")
-    add_config_flags(ap, TokenConfig, exclude=("lowercase",))
-    add_config_flags(ap, LotTokenConfig, prefix="lot_", exclude=("lowercase",))
+    add_config_flags(ap, TokenConfig, exclude=("lowercase", "tokenizer"))
+    add_config_flags(ap, LotTokenConfig, prefix="lot_", exclude=("lowercase", "tokenizer"))
+    for prefix, cls in (("", TokenConfig), ("lot_", LotTokenConfig)):
+        field = {f.name: f for f in dataclasses.fields(cls)}["tokenizer"]
+        ap.add_argument(f"--{prefix}tokenizer".replace("_", "-"), dest=f"{prefix}tokenizer", type=_tokenizer_flag,
+                        default=field.default, help=f"{field.metadata['help']} (default: {field.default})")
     ap.add_argument("--shards", type=int, default=None,
                     help="parquet files per table (default: one per --shard-bytes of rows)")
     return ap
+
+
+def _tokenizer_flag(value: str) -> str:
+    """A tokenizer flag's value, checked now: a known name, or a readable tokenizer.json."""
+    try:
+        get_tokenizer(tokenizer_spec(value))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
 
 
 def glge_config(args: argparse.Namespace) -> GlgeConfig:
@@ -130,7 +144,10 @@ class TaskSpecs(beam.PTransform):
 
 def stats_config(specs: Sequence[TaskSpec], config: GlgeConfig) -> dict:
     """stats.json's `config`: the settings and the tasks found when the job ran, by name."""
-    return {**dataclasses.asdict(config), "tasks": sorted(spec.task for spec in specs)}
+    out = dataclasses.asdict(config)
+    for lang in ("en", "zh"):  # a tokenizer.json is named by its hash, never by its path
+        out[lang]["tokenizer"] = tokenizer_name(out[lang]["tokenizer"])
+    return {**out, "tasks": sorted(spec.task for spec in specs)}
 
 
 def read_if_exists(location: str, *parts: str) -> bytes | None:

@@ -38,7 +38,8 @@ def _parser() -> argparse.ArgumentParser:
                     help=f"{ratios.metadata['help']} (default: {','.join(map(str, ratios.default))})")
     add_config_flags(ap, SplitConfig, exclude=("ratios",))
     add_config_flags(ap, ContextConfig)
-    ap.add_argument("--tokenizer", default="regex", help="'regex' or 'gpt2:DIR' (local vocab files)")
+    ap.add_argument("--tokenizer", default="regex", help="'regex', or 'hf:PATH': the evaluated model's "
+                    "tokenizer.json (file or folder), read offline ('gpt2:DIR': GPT-2's vocab.json + merges.txt)")
     return ap
 
 
@@ -144,7 +145,10 @@ def run(argv: Sequence[str] | None = None) -> None:
     pack_cfg = config_from_args(args, PackConfig)
     ctx_cfg = config_from_args(args, ContextConfig, history=max(0, args.history),
                                character_history=max(0, args.character_history))
-    tokenizer_name = make_tokenizer(args.tokenizer).name  # fail early on missing vocab files
+    try:
+        tokenizer_name = make_tokenizer(args.tokenizer).name  # fail early on a missing or invalid file
+    except ValueError as exc:
+        fail("storium", f"argument --tokenizer: {exc}")
     inputs = listed_inputs(args.games, (".json",))
     out = staging_path(args.output)
     config = {"split": dataclasses.asdict(split_cfg), "pack": dataclasses.asdict(pack_cfg),

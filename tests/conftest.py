@@ -27,17 +27,44 @@ def samples_dir() -> pathlib.Path:
 
 
 def write_tiny_gpt2(folder):
-    """GPT-2's file layout (vocab.json + merges.txt) with a handful of merges."""
-    from annotators.text.bpe import _byte_to_unicode
+    """GPT-2's file layout (vocab.json + merges.txt) with a handful of merges over the 256
+    byte characters of its byte-level alphabet (space is "\u0120")."""
+    from tokenizers import pre_tokenizers
 
-    table = _byte_to_unicode()
     merges = ["t h", "th e", "\u0120 c", "\u0120c a", "\u0120ca t", "a t", "\u0120 the"]
-    vocab = {ch: i for i, ch in enumerate(table.values())}
+    vocab = {ch: i for i, ch in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
     for m in merges:
         vocab["".join(m.split())] = len(vocab)
     (folder / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
     (folder / "merges.txt").write_text("#version: 0.2\n" + "\n".join(merges) + "\n", encoding="utf-8")
     return folder
+
+
+def write_tokenizer_json(folder, texts, kind: str = "bpe", vocab_size: int = 600):
+    """A `tokenizer.json` trained here, offline, with the `tokenizers` library on `texts`:
+    "bpe" is GPT-2's layout (byte-level BPE), "wordpiece" BERT's (lower-cased, `##` pieces).
+    Returns the file's path."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+
+    if kind == "bpe":
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
+                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                      special_tokens=["<|endoftext|>"])
+    else:
+        tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+        tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.decoder = decoders.WordPiece()
+        trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, show_progress=False,
+                                            special_tokens=["[UNK]", "[CLS]", "[SEP]"])
+    tok.train_from_iterator(list(texts), trainer)
+    path = pathlib.Path(folder) / "tokenizer.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tok.save(str(path))
+    return path
 
 
 def job_reasons(job: str) -> tuple[str, ...]:

@@ -134,10 +134,16 @@ DECISIONS = """
 
 - **Tokenizer**: `{tokenizer}` counts every length (`prefix_tokens`, `gold_tokens`, the
   {suffix}-token suffixes). The offline default `words_punct_v1` is a regex (word runs with
-  inner apostrophes, and each other non-space character); `--tokenizer gpt2:DIR` counts in a
-  local GPT-2/RoBERTa byte-level BPE vocabulary (`vocab.json` + `merges.txt`), the evaluated
-  models' unit (the paper: 1.30 subwords per word). Prefixes are cut from the left and
-  suffixes from the right at token boundaries, so every text is a verbatim slice of the book.
+  inner apostrophes, and each other non-space character); `--tokenizer hf:PATH` counts in the
+  evaluated model's own tokenizer, a Hugging Face `tokenizer.json` read offline (named
+  `hf:<model type>:<sha256 prefix of the tokenizer>`; `gpt2:DIR` builds GPT-2's from its
+  `vocab.json` + `merges.txt`), the models' unit (the paper: 1.30 subwords per word). Prefixes
+  are cut from the left and suffixes from the right at token boundaries, so every text is a
+  verbatim slice of the book; with a subword tokenizer every cut text is encoded on its own
+  and holds at most the asked tokens (a {suffix}-token suffix exactly {suffix} unless its
+  chapter is shorter or the count jumps past {suffix} at one character: a character of several
+  byte tokens, a blank line that is two tokens before a word but one at a text's end), which
+  `prefix_tokens` and `gold_tokens` count.
 - **Rows**: one `examples` row per (boundary, prefix length); `prefix_length` is the nominal
   length, `prefix_tokens` the real one (shorter when the book is shorter). `boundary_id`
   groups the rows of one boundary. Released files: `released/chapterbreak_ctx_N.json`

@@ -52,8 +52,9 @@ class ExampleConfig:
                            "titles), so no heading line tells them apart; number = §2 as printed, only the "
                            "negatives' numbers rewritten; keep = as printed; strip = no heading lines",
                            choices=HEADING_MODES)
-    tokenizer: str = _field(DEFAULT_TOKENIZER, "length unit: words_punct_v1 (offline default) or gpt2:DIR, a "
-                            "local GPT-2/RoBERTa vocab.json + merges.txt, to count the evaluated model's tokens")
+    tokenizer: str = _field(DEFAULT_TOKENIZER, "length unit: words_punct_v1 (offline default) or hf:PATH, the "
+                            "evaluated model's tokenizer.json (file or folder), to count its tokens "
+                            "(gpt2:DIR: GPT-2's vocab.json + merges.txt)")
     subsets: tuple[str, ...] = _field(("cause", "dialogue"), "Appendix A subsets built from every book, "
                                       "chapters or not: comma list of cause,dialogue ('none': chapter breaks only)")
     subset_per_book: str = _field("paper", "subset examples drawn per book and kind (seeded): paper = Table 4's "
@@ -171,6 +172,8 @@ def chapter_examples(book_id: str, source: str, chapters: list[BookChapter], *, 
                      ) -> list[dict] | Drop:
     """All chapter-boundary example rows of one book, or Drop(no_usable_boundary)."""
     book = book or BookText(chapters, config.tokenizer)
+    book.index.tails([(0, book.ends[gold - 1], n) for gold in range(1, len(chapters)) for n in config.prefix_lengths
+                      if config.negatives_from != "future" or len(chapters) - gold - 1 >= config.min_later_chapters])
     rows, skipped = [], 0
     for gold in range(1, len(chapters)):
         later = list(range(gold + 1, len(chapters)))

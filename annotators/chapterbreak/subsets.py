@@ -121,14 +121,7 @@ def _suffixes(book: BookText, kind: str, config: ExampleConfig, bounds: list[tup
     """(offsets where a suffix of `kind` starts and holds a token, each suffix's end: the end
     of its first `suffix_tokens` tokens)."""
     found = positions(book, kind, bounds)
-    index, n = book.index, config.suffix_tokens
-
-    def head_end(p: int) -> int:
-        first = bisect.bisect_left(index.starts, p)
-        last = min(first + n, len(index.ends)) - 1
-        return index.ends[last] if last >= first else p
-
-    ends = {p: head_end(p) for p in found}
+    ends = book.index.head_ends(found, config.suffix_tokens)  # a subword tokenizer's: one batch
     return [p for p in found if ends[p] > p], ends
 
 
@@ -163,6 +156,7 @@ def subset_examples(book_id: str, source: str, chapters: list[BookChapter], kind
     cap = per_book_cap(config.subset_per_book, source, kind)
     if cap and len(usable) > cap:
         usable = sorted(rng_for(seed, book_id, kind, "pick").sample(usable, cap))
+    book.index.tails([(0, p, n) for p in usable for n in config.prefix_lengths])  # one batch
     rows = []
     for p in usable:
         gold = book.text[p:ends[p]]

@@ -23,8 +23,10 @@ DEFINITION = """\
 - **Score(y)** = sum of TF(w) over the tokens w of target y / number of y's tokens, where
   TF(w) = occurrences of w among the tokens of all test targets (`test.tgt`).
 - **Tokens** of a target: its text lower-cased, split on whitespace (GLGE tasks) or by
-  jieba precise mode (LOT tasks), keeping tokens that contain a letter or digit
-  (`str.isalnum` on some character) and are not in the stop-word list (spaCy's English
+  jieba precise mode (LOT tasks), or with `--tokenizer hf:PATH` into a model's subword
+  tokens (its `tokenizer.json`, named in config as `hf:<model type>:<sha256 prefix>`; a
+  token is its text without the spaces it carries), keeping tokens that contain a letter or
+  digit (`str.isalnum` on some character) and are not in the stop-word list (spaCy's English
   list for GLGE tasks, spaCy's Chinese list for LOT tasks; see config).
 - A target with no tokens left has no score and is never chosen for hard or medium+ (so
   those levels can hold fewer lines than the fraction when many targets are empty).

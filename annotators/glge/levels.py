@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 from annotators.glge.layout import line_text, split_lines
 from annotators.glge.score import (LotTokenConfig, TokenConfig, low_frequency_order, lowest,
-                                   medium_indices, overlap, score_parts, term_frequencies, tokens)
+                                   medium_indices, overlap, score_parts, term_frequencies, tokens_of)
 from annotators.core.ids import stable_id
 from schemas.glge import FILES, LEVELS, GlgeTask, LevelFile, LevelRow, TaskLevels
 
@@ -41,8 +41,8 @@ class GlgeConfig:
 def build_levels(task: GlgeTask, config: GlgeConfig, seed: int) -> TaskLevels:
     """Score every training target against the test targets and choose each level's lines."""
     tok = config.tokens_for(task.lang)
-    train = [tokens(line_text(x), tok) for x in split_lines(task.files["train.tgt"])]
-    test = [tokens(line_text(x), tok) for x in split_lines(task.files["test.tgt"])]
+    train = tokens_of([line_text(x) for x in split_lines(task.files["train.tgt"])], tok)
+    test = tokens_of([line_text(x) for x in split_lines(task.files["test.tgt"])], tok)
     tf = term_frequencies(test)
     parts = [score_parts(toks, tf) for toks in train]
     order = low_frequency_order(parts)

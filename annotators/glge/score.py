@@ -19,15 +19,32 @@ from annotators.core.ids import stable_int
 from annotators.text.tokenizers import get_tokenizer
 
 # The job's tokenizer names -> the shared tokenizers (`annotators.text.tokenizers`):
-# `whitespace_v1` splits like `str.split()`, `jieba` is precise mode with HMM.
+# `whitespace_v1` splits like `str.split()`, `jieba` is precise mode with HMM; `hf:PATH` (a
+# model's tokenizer.json, file or folder) and `gpt2:DIR` are passed through as they are.
 TOKENIZER_SPECS = {"whitespace": "whitespace_v1", "jieba": "jieba"}
 TOKENIZERS = tuple(TOKENIZER_SPECS)
+SUBWORD_PREFIXES = ("hf:", "gpt2:")
 STOP_WORD_LISTS = ("spacy_en", "spacy_zh", "none")
 
 
-def _flag(default: str, text: str, choices: tuple[str, ...]):
+def _flag(default: str, text: str, choices: tuple[str, ...] | None):
     """A config field with the help text and choices its generated job flag shows."""
     return dataclasses.field(default=default, metadata={"help": text, "choices": choices})
+
+
+def tokenizer_spec(name: str) -> str:
+    """The shared tokenizer (annotators.text.tokenizers) a tokenizer flag value names."""
+    if name in TOKENIZER_SPECS:
+        return TOKENIZER_SPECS[name]
+    if name.startswith(SUBWORD_PREFIXES):
+        return name
+    raise ValueError(f"unknown tokenizer {name!r}; choose from {TOKENIZERS} or hf:PATH (a tokenizer.json)")
+
+
+def tokenizer_name(name: str) -> str:
+    """What stats.json and the card call a tokenizer flag value: a subword tokenizer's
+    `name` (`hf:<model type>:<sha256 prefix>`, never the path), else the value itself."""
+    return get_tokenizer(name).name if name.startswith(SUBWORD_PREFIXES) else name
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,7 +55,8 @@ class TokenConfig:
     BERT-uncased text (PEERS.md 3.1); GLGE 2.4 says "remove the stop words" without a list.
     """
 
-    tokenizer: str = _flag("whitespace", "how GLGE-task targets are split into tokens", TOKENIZERS)
+    tokenizer: str = _flag("whitespace", "how GLGE-task targets are split into tokens: whitespace, jieba, or "
+                           "hf:PATH, a model's tokenizer.json (file or folder) read offline", None)
     stop_words: str = _flag("spacy_en", "stop words removed from GLGE-task targets", STOP_WORD_LISTS)
     lowercase: bool = dataclasses.field(default=True, metadata={
         "help": "lower-case targets before tokenising (no job flag: GLGE data is uncased)"})
@@ -48,7 +66,8 @@ class TokenConfig:
 class LotTokenConfig(TokenConfig):
     """`TokenConfig` for LOT tasks (Chinese): jieba words and spaCy's Chinese stop words."""
 
-    tokenizer: str = _flag("jieba", "how LOT-task targets are split into tokens", TOKENIZERS)
+    tokenizer: str = _flag("jieba", "how LOT-task targets are split into tokens: jieba, whitespace or hf:PATH",
+                           None)
     stop_words: str = _flag("spacy_zh", "stop words removed from LOT-task targets", STOP_WORD_LISTS)
 
 
@@ -77,7 +96,7 @@ def preload(config: TokenConfig) -> None:
         from annotators.text.zh_tokens import load
 
         load()
-    get_tokenizer(TOKENIZER_SPECS[config.tokenizer])
+    get_tokenizer(tokenizer_spec(config.tokenizer))
 
 
 def _has_letter_or_digit(token: str) -> bool:
@@ -86,12 +105,20 @@ def _has_letter_or_digit(token: str) -> bool:
 
 def tokens(text: str, config: TokenConfig = TokenConfig()) -> list[str]:
     """The scored tokens of one target (see the module docstring)."""
-    if config.tokenizer not in TOKENIZERS:
-        raise ValueError(f"unknown tokenizer {config.tokenizer!r}; choose from {TOKENIZERS}")
-    text = text.lower() if config.lowercase else text
-    raw = get_tokenizer(TOKENIZER_SPECS[config.tokenizer]).tokens(text)
+    return tokens_of([text], config)[0]
+
+
+def tokens_of(texts: Sequence[str], config: TokenConfig = TokenConfig()) -> list[list[str]]:
+    """The scored tokens of many targets (a subword tokenizer encodes them in one batch); a
+    subword token is its text without the spaces it carries (GPT-2's " the" is "the")."""
+    tok = get_tokenizer(tokenizer_spec(config.tokenizer))
+    texts = [t.lower() for t in texts] if config.lowercase else list(texts)
     stop = stop_word_set(config.stop_words)
-    return [t for t in raw if _has_letter_or_digit(t) and t not in stop]
+    out = []
+    for toks in tok.tokens_many(texts):
+        raw = (t.strip() for t in toks)
+        out.append([t for t in raw if _has_letter_or_digit(t) and t not in stop])
+    return out
 
 
 def term_frequencies(test_tokens: Iterable[Sequence[str]]) -> Counter:

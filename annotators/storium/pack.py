@@ -8,7 +8,9 @@ each segment starts with a separator (the original's added `<|SEPARATOR|>`, or
 tokens, as in the original, where true lengths include separator and eos.
 
 Each text is first cut to its first `field_token_cap` tokens, as the original's
-`tokenizer.encode(..., max_length=1024)` cuts every field (`true_tokens` counts those); a
+`tokenizer.encode(..., max_length=1024)` cuts every field (`true_tokens` counts those; with a
+subword tokenizer, `hf:PATH`, each kept text is encoded on its own and `tokens` is what it
+holds, at most the solver's length, so `total_tokens` never exceeds the budget); a
 missing character field is the special token `<|MISSING|>`, one token. Each non-empty
 segment (a solver leaf, annotators.storium.leaves) gets a length variable.
 Required: max(1, specials + `min_text_tokens`) <= len <= true length and sum(len) ==
@@ -31,6 +33,7 @@ import kiwisolver as kiwi
 
 from annotators.core.outcome import Drop
 from annotators.storium.context import Context, SegmentSpec
+from annotators.text.cuts import Cut, Offsets, fit_heads, fit_tails
 from annotators.text.tokenizers import Tokenizer
 
 
@@ -118,6 +121,25 @@ def cut(text: str, spans: list[tuple[int, int]], n: int, keep: str) -> str:
     return text[spans[0][0]:spans[n - 1][1]]
 
 
+def cut_segments(tokenizer: Tokenizer, segs: list, kept: list[int]) -> list[tuple[str, int]]:
+    """(text, tokens it holds) of each (segment, spans) cut to its kept tokens. A subword
+    tokenizer's cuts are encoded on their own and hold at most the kept tokens
+    (annotators.text.cuts); a special segment is its one token."""
+    out = [(cut(s.text, spans, n, s.keep), n) for (s, spans), n in zip(segs, kept)]
+    if getattr(tokenizer, "context_free", True):
+        return out
+    heads = [i for i, ((s, _), n) in enumerate(zip(segs, kept)) if not s.special and n > 0 and s.keep != "end"]
+    tails = [i for i, ((s, _), n) in enumerate(zip(segs, kept)) if not s.special and n > 0 and s.keep == "end"]
+    cuts = [Cut(segs[i][0].text, Offsets.of(segs[i][1]), segs[i][1][0][0], kept[i]) for i in heads]
+    for i, (end, count) in zip(heads, fit_heads(tokenizer, cuts)):
+        out[i] = (segs[i][0].text[segs[i][1][0][0]:end], count)
+    cuts = [Cut(segs[i][0].text, Offsets.of(segs[i][1]), segs[i][1][-1][1], kept[i], floor=segs[i][1][0][0])
+            for i in tails]
+    for i, (start, count) in zip(tails, fit_tails(tokenizer, cuts)):
+        out[i] = (segs[i][0].text[start:segs[i][1][-1][1]], count)
+    return out
+
+
 def _spans(spec: SegmentSpec, tokenizer: Tokenizer, config: PackConfig) -> list:
     """Token spans of a segment's text, at most `field_token_cap`; a special token
     (<|MISSING|>) is one token."""
@@ -144,9 +166,11 @@ def pack(context: Context, tokenizer: Tokenizer, config: PackConfig = PackConfig
     full = [len(spans) + o for (_, spans), o in zip(segs, overheads)]
     lengths = solve_lengths(full, entry_index, config, minimums)
     kept = [n - o for n, o in zip(lengths, overheads)]
-    out = [{"kind": s.kind, "field": s.field, "source_id": s.source_id, "text": cut(s.text, spans, n, s.keep),
-            "true_tokens": len(spans), "tokens": n} for (s, spans), n in zip(segs, kept)]
+    cuts = cut_segments(tokenizer, segs, kept)
+    out = [{"kind": s.kind, "field": s.field, "source_id": s.source_id, "text": text,
+            "true_tokens": len(spans), "tokens": n} for (s, spans), (text, n) in zip(segs, cuts)]
     return {"example_id": f"storium:{context.entry_id}", "story_id": context.story_id,
             "entry_id": context.entry_id, "segments": out, "special_tokens": sum(overheads),
-            "total_tokens": sum(lengths), "true_total_tokens": sum(full), "budget": config.budget,
+            "total_tokens": sum(n for _, n in cuts) + sum(overheads), "true_total_tokens": sum(full),
+            "budget": config.budget,
             "tokenizer": tokenizer.name}

@@ -2,9 +2,10 @@
 
 `regex` (default): `word_punct_runs`, runs of word characters or runs of other non-space
 characters, the word-and-punctuation split of storium-gpt2's edit analysis (PEERS.md 4.4),
-written to rows and cards under its historical name `regex:\\w+|[^\\w\\s]+`. `gpt2:DIR`:
-byte-level BPE over the user's own GPT-2 files in DIR (annotators.text.bpe), as the original
-model used (paper section 3.1); nothing is downloaded.
+written to rows and cards under its historical name `regex:\\w+|[^\\w\\s]+`. `hf:PATH`: the
+evaluated model's own tokenizer, a Hugging Face `tokenizer.json` (file or folder) read offline
+(annotators.text.hf); `gpt2:DIR` builds GPT-2's byte-level BPE from its `vocab.json` +
+`merges.txt`, the original model's (paper section 3.1); nothing is downloaded.
 """
 from __future__ import annotations
 
@@ -25,9 +26,9 @@ class RegexTokenizer(tokenizers.RegexTokenizer):
 
 @functools.lru_cache(maxsize=8)
 def make_tokenizer(spec: str = "regex") -> SpanTokenizer:
-    """'regex' or 'gpt2:/path/to/folder'; cached per worker process."""
+    """'regex', 'hf:PATH' or 'gpt2:DIR'; cached per worker process. ValueError says what is wrong."""
     if spec == "regex":
         return RegexTokenizer()
-    if spec.startswith("gpt2:"):
+    if spec.startswith(("hf:", "gpt2:")):
         return tokenizers.get_tokenizer(spec)
-    raise ValueError(f"unknown tokenizer {spec!r} (use 'regex' or 'gpt2:DIR')")
+    raise ValueError(f"unknown tokenizer {spec!r} (use 'regex', 'hf:PATH' or 'gpt2:DIR')")

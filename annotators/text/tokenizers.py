@@ -11,13 +11,21 @@ Named tokenizers (`get_tokenizer(spec)`):
 - `word_punct_runs`: word runs and runs of other non-space characters (STORIUM's default).
 - `whitespace_v1`: maximal non-space runs (the same tokens as `str.split()`).
 - `jieba`, `jieba_nohmm`: jieba precise mode with HMM on / off, whitespace tokens dropped.
-- `gpt2:DIR`: byte-level BPE from a local GPT-2/RoBERTa `vocab.json` + `merges.txt`.
+- `hf:PATH`: the evaluated model's own tokenizer, a Hugging Face `tokenizer.json` (the file or
+  a folder holding one), read offline with the `tokenizers` library (annotators.text.hf).
+- `gpt2:DIR`: an alias of `hf:` on GPT-2's own `vocab.json` + `merges.txt` in DIR, built with
+  the same library (the same tokenizer, and name, as the converted `tokenizer.json`).
+
+`head`/`tail` cut through annotators.text.cuts: a subword tokenizer's cut is re-encoded on its
+own and holds at most the asked tokens (exactly that many wherever a cut can).
 """
 from __future__ import annotations
 
 import functools
 import re
 from typing import Protocol
+
+from annotators.text.cuts import Cut, Offsets, fit_heads, fit_tails
 
 PATTERNS = {
     "words_punct_v1": r"\w+(?:['\u2019]\w+)*|[^\w\s]",
@@ -37,6 +45,7 @@ class SpanTokenizer:
     """What every tokenizer derives from its spans: tokens, counts and token-bounded cuts."""
 
     name = "spans"
+    context_free = True  # a cut at token offsets re-tokenises to the same tokens (annotators.text.cuts)
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         raise NotImplementedError
@@ -47,17 +56,27 @@ class SpanTokenizer:
     def count(self, text: str) -> int:
         return len(self.spans(text))
 
+    def counts(self, texts: list[str]) -> list[int]:
+        return [self.count(t) for t in texts]
+
+    def tokens_many(self, texts: list[str]) -> list[list[str]]:
+        return [self.tokens(t) for t in texts]
+
+    def window_spans(self, text: str, n: int) -> list[tuple[int, int]]:
+        """Spans of enough of `text`'s start to find its first `n` tokens (here: all of it)."""
+        return self.spans(text)
+
     def head(self, text: str, n: int) -> str:
-        """The shortest prefix of `text` holding its first `n` tokens (all of it if fewer)."""
-        spans = self.spans(text)
-        return text[:spans[min(n, len(spans)) - 1][1]] if spans and n > 0 else ""
+        """The shortest prefix of `text` holding its first `n` tokens (all of it if fewer);
+        for a subword tokenizer, the longest prefix at a token end that holds at most `n`."""
+        end, _ = fit_heads(self, [Cut(text, Offsets.of(self.window_spans(text, n)), 0, n)])[0]
+        return text[:end]
 
     def tail(self, text: str, n: int) -> str:
-        """The shortest suffix of `text` holding its last `n` tokens (all of it if fewer)."""
-        spans = self.spans(text)
-        if not spans or n <= 0:
-            return ""
-        return text[spans[max(0, len(spans) - n)][0]:]
+        """The shortest suffix of `text` holding its last `n` tokens (all of it if fewer);
+        for a subword tokenizer, the longest suffix at a token start that holds at most `n`."""
+        start, _ = fit_tails(self, [Cut(text, Offsets.of(self.spans(text)), len(text), n)])[0]
+        return text[start:]
 
 
 class RegexTokenizer(SpanTokenizer):
@@ -102,9 +121,12 @@ def get_tokenizer(spec: str) -> SpanTokenizer:
         return RegexTokenizer(spec, PATTERNS[spec])
     if spec in ("jieba", "jieba_nohmm"):
         return JiebaTokenizer(hmm=spec == "jieba")
-    if spec.startswith("gpt2:"):
-        from annotators.text.bpe import Gpt2Tokenizer
+    if spec.startswith(("hf:", "gpt2:")):
+        from annotators.text import hf
 
-        return Gpt2Tokenizer(spec[len("gpt2:"):])
-    known = sorted(PATTERNS) + ["jieba", "jieba_nohmm", "gpt2:DIR"]
+        kind, path = spec.split(":", 1)
+        if not path:
+            raise ValueError(f"{kind}: needs a path ({kind}:PATH)")
+        return hf.load_hf(path) if kind == "hf" else hf.load_gpt2(path)
+    known = sorted(PATTERNS) + ["jieba", "jieba_nohmm", "hf:PATH", "gpt2:DIR"]
     raise ValueError(f"unknown tokenizer {spec!r}; known: {known}")

@@ -21,7 +21,7 @@ from annotators.chapterbreak.headings import wrapped_title
 from annotators.chapterbreak.steps import book_examples, gutenberg_key
 from annotators.chapterbreak.subsets import PAPER_PER_BOOK, boundaries, positions, subset_examples
 from annotators.chapterbreak.numerals import numeral_value
-from annotators.text.bpe import Gpt2Tokenizer
+from annotators.text.tokenizers import get_tokenizer
 from pipelines.chapterbreak import run
 
 FIX = pathlib.Path(__file__).parents[1] / "fixtures" / "chapterbreak" / "books"
@@ -301,12 +301,12 @@ def test_bpe_vocabulary_counts_prefix_and_suffix_lengths(tmp_path):
     out = tmp_path / "out"
     run(["--gutenberg", str(FIX / "hallow_fen_1990s.txt"), "--output", str(out), "--prefix_lengths", "300",
          "--tokenizer", f"gpt2:{vocab}", "--subsets", "none"])
-    tok = Gpt2Tokenizer(str(vocab))
+    tok = get_tokenizer(f"gpt2:{vocab}")
     ex = pd.read_parquet(out / "examples")
-    assert len(ex) > 0 and set(ex.tokenizer) == {"gpt2-bpe:gpt2-small"}
+    assert len(ex) > 0 and set(ex.tokenizer) == {tok.name} and tok.name.startswith("hf:BPE:")
     for r in ex.itertuples():
         assert r.prefix_tokens == 300 == tok.count(r.prefix)
         assert r.gold_tokens == 128 == tok.count(r.gold) and all(tok.count(n) == 128 for n in r.negatives)
     stats = json.loads((out / "stats.json").read_text())
-    assert stats["config"]["tokenizer"] == "gpt2-bpe:gpt2-small"
-    assert "gpt2-bpe:gpt2-small" in (out / "CARD.md").read_text()
+    assert stats["config"]["tokenizer"] == tok.name
+    assert tok.name in (out / "CARD.md").read_text()

@@ -103,6 +103,10 @@ def test_config_fields_have_help():
     (["--subsets", "cause,plot"], "unknown ['plot']"),
     (["--subset_per_book", "many"], "'paper' or a count >= 0"),
     (["--tokenizer", "gpt2:/no/such/folder"], "no GPT-2 vocabulary"),
+    (["--tokenizer", "hf:/no/such/tokenizer.json"], "no such file or folder"),
+    (["--tokenizer", "hf:/"], "holds no tokenizer.json"),
+    (["--tokenizer", "hf:" + __file__], "not a tokenizers tokenizer.json"),
+    (["--tokenizer", "hf"], "unknown tokenizer 'hf'"),
 ])
 def test_retired_and_bad_flags_are_usage_errors(argv, message, capsys):
     from pipelines.chapterbreak import run

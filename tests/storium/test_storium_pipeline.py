@@ -7,7 +7,7 @@ import pathlib
 import pandas as pd
 import pytest
 
-from annotators.text.bpe import Gpt2Tokenizer
+from annotators.text.tokenizers import get_tokenizer
 from pipelines import storium
 from conftest import check_rejects, write_tiny_gpt2
 from annotators.storium.split import StorySize, assign_splits
@@ -169,7 +169,7 @@ def test_small_budget_with_history(small):
                                          "challenge", "entry"]
     assert segs[3]["source_id"] == "game-lighthouse:102"
     history = segs[4]
-    bpe = Gpt2Tokenizer(str(small.parent))
+    bpe = get_tokenizer(f"gpt2:{small.parent}")
     text = "The first boat turns. Then the second."
     assert history["source_id"] == "game-lighthouse:107" and history["true_tokens"] == len(bpe.spans(text))
     assert text.endswith(history["text"])  # keeps its end
@@ -178,9 +178,9 @@ def test_small_budget_with_history(small):
     assert entry["text"].startswith("Mara counts the hulls")  # keeps its beginning
     assert packed.loc["game-lighthouse:108", "total_tokens"] == 40
     assert set(table(small, "stories").split) == {"train", "validation", "test"}
-    assert set(packed.tokenizer) == {f"gpt2-bpe:{small.parent.name}"}
+    assert set(packed.tokenizer) == {bpe.name} and bpe.name.startswith("hf:BPE:")
     card = (small / "CARD.md").read_text()
-    assert f"tokenizer: `gpt2-bpe:{small.parent.name}`" in card
+    assert f"tokenizer: `{bpe.name}`" in card
     assert "| solver leaves | one length variable per character or card (all its fields)" in card
     assert "`--solver-leaves field`: one length variable per character or card field" in card
     assert "largest first (ties: smaller `story_id` first" in card
