@@ -38,6 +38,7 @@ MIXED = [
 ]
 
 
+@pytest.mark.slow
 def test_the_stored_canary_tokens_are_what_jieba_0_42_1_gives():
     assert jieba.__version__ == "0.42.1"
     tok = _plain_jieba()
@@ -50,6 +51,7 @@ def test_the_stored_canary_tokens_are_what_jieba_0_42_1_gives():
     assert expected["pos"] == [[[p.word, p.flag] for p in posseg.lcut(t)] for t in texts]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["jieba", "jieba_next"])
 def test_one_pass_gives_posseg_pairs_exactly(backend):
     """The tagged cut shares the route with the other modes and equals jieba.posseg.lcut,
@@ -68,6 +70,7 @@ def test_one_pass_gives_posseg_pairs_exactly(backend):
     assert seg.pos_exact
 
 
+@pytest.mark.slow
 def test_a_tagged_cut_that_disagrees_falls_back_to_posseg(monkeypatch, caplog):
     from jieba import posseg
 
@@ -128,6 +131,7 @@ def test_a_missing_backend_falls_back_to_jieba(monkeypatch):
     assert zh_tokens.resolve("auto") == "jieba"
 
 
+@pytest.mark.slow
 def test_a_one_pass_cut_that_disagrees_falls_back_to_lcut(monkeypatch, caplog):
     seg = zh_tokens._reference_segmenter()
     seg._hmm_cut = lambda buf: [buf]  # a broken HMM step: unknown runs stay whole
@@ -145,6 +149,7 @@ def test_unknown_backend_is_refused():
         zh_tokens.configure("pkuseg")
 
 
+@pytest.mark.slow
 def test_accelerated_backend_gives_identical_tokens_on_real_stories():
     pytest.importorskip("jieba_next")
     assert zh_tokens.resolve("auto") == "jieba_next"

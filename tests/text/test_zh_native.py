@@ -56,6 +56,7 @@ def _texts():
     return texts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["jieba", "jieba_next"])
 def test_native_cut_equals_the_python_cut(backend):
     if backend == "jieba_next":
@@ -74,6 +75,7 @@ def test_native_cut_equals_the_python_cut(backend):
     assert fast._hmm_cache and fast._pos_cache
 
 
+@pytest.mark.slow
 def test_the_native_walk_takes_cached_runs_without_calling_back():
     """A run in the HMM caches is extended from there: the Python methods are not called."""
     seg = _python_segmenter()
@@ -104,6 +106,7 @@ def test_native_route_equals_jiebas_route():
         assert fast(block) == [route[i][1] for i in range(len(block))]  # jieba's own get_DAG + calc
 
 
+@pytest.mark.slow
 def test_native_part_of_speech_viterbi_equals_jiebas_on_random_runs():
     hmm = zh_tokens._PosHMM()
     assert hmm._native_path is not None
@@ -374,6 +377,7 @@ def _fresh_accelerated(monkeypatch, cache_dir):
     return zh_tokens._accelerated_segmenter()
 
 
+@pytest.mark.slow
 def test_the_accelerated_backend_caches_its_table_and_cuts_the_same_from_it(monkeypatch, tmp_path):
     """The first jieba_next load builds FREQ and writes its native table to the cache; the
     next process reads the table and builds no FREQ at all, and cuts every text exactly as
@@ -390,6 +394,7 @@ def test_the_accelerated_backend_caches_its_table_and_cuts_the_same_from_it(monk
     assert cached.pos_exact
 
 
+@pytest.mark.slow
 def test_a_damaged_table_cache_is_rebuilt(monkeypatch, tmp_path, caplog):
     pytest.importorskip("jieba_next")
     _fresh_accelerated(monkeypatch, tmp_path)
@@ -410,6 +415,7 @@ def test_the_table_cache_can_be_turned_off(monkeypatch, tmp_path):
     assert isinstance(seg._freq, dict) and not list(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_old_table_caches_are_pruned(monkeypatch, tmp_path):
     pytest.importorskip("jieba_next")
     import os
@@ -424,6 +430,7 @@ def test_old_table_caches_are_pruned(monkeypatch, tmp_path):
     assert len(left) == zh_tokens._CACHES_KEPT and "zh-table-old5.bin" in left and "zh-table-old0.bin" not in left
 
 
+@pytest.mark.slow
 def test_cut_sentences_in_one_native_call_equals_cutting_each_sentence():
     """A story's sentences are cut in one C call (`cut_many`): the same non-blank words per
     sentence, HMM-off tokens and posseg pairs as `cut_all` on each sentence, whitespace-only
