@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 SEED ?= 0
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test build-lot audit-lot bench clean
+.PHONY: help setup test test-fast lint build-lot audit-lot bench clean
 
 help: ## list the targets and what each does
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z-]*:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -16,8 +16,15 @@ setup: ## create .venv and install storybench with its test, Dataflow, METEOR an
 	$(PY) -m pip install --quiet --upgrade pip 'setuptools>=77' wheel
 	$(PY) -m pip install --quiet -e '.[test,gcp,meteor,harness]'
 
-test: ## run the test suite on 2 processes
+test: ## run the whole test suite on 2 processes (what CI runs)
 	$(PY) -m pytest -n 2 tests
+
+test-fast: ## the unit tier only (no end-to-end job runs, `-m "not slow"`), for the inner loop
+	$(PY) -m pytest -n 2 -m "not slow" tests
+
+lint: ## ruff check and ruff format --check (settings in pyproject.toml)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 # The 48-story sample is too small for the paper's proportions of SenPos and OutGen together
 # (21456/1042/1592), so the sample build splits its unannotated stories 8:1:1; every other

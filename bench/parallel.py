@@ -214,7 +214,8 @@ def run_parallel_bench(work: pathlib.Path, books_16x: pathlib.Path | None = None
 
 
 def parallel_markdown(results: dict) -> str:
-    lines = ["| job | 1 worker: wall s / CPU s / peak MiB | default: wall s / CPU s / peak MiB | wall speed-up | same bytes |",
+    lines = ["| job | 1 worker: wall s / CPU s / peak MiB | default: wall s / CPU s / peak MiB "
+             "| wall speed-up | same bytes |",
              "|---|---|---|---:|---|"]
     for name, row in results["workers"].items():
         a, b = row["one_worker"], row["default"]

@@ -18,9 +18,9 @@ import apache_beam as beam
 from annotators.audits import bias as bb
 from annotators.audits import records as ar
 from annotators.audits import steps
-from annotators.audits.bias_report import accuracy_row, prediction_rows, table13_markdown
+from annotators.audits import bias_report as rep
+from annotators.audits.bias_report import table13_markdown
 from annotators.audits.card import bias_card
-from annotators.audits.classifier import NaiveBayes
 from pipelines.engine.usage import main
 from pipelines.engine import (JobReport, WriteTable, add_config_flags, config_from_args, join, make_pipeline,
                               parse_job_args, run_pipeline, staging_path, write_text)
@@ -29,7 +29,6 @@ from schemas.audit import BIAS_PREDICTIONS_SCHEMA, BIAS_SUMMARY_SCHEMA
 from schemas.lot import SPLITS
 
 TASKS = steps.BIAS_TASKS
-EMPTY_MODEL = NaiveBayes((), {}, {})
 
 
 class BiasPredictions(beam.PTransform):
@@ -40,14 +39,14 @@ class BiasPredictions(beam.PTransform):
         train = items | "Train" >> beam.Filter(lambda i: i.split == "train")
         evals = items | "Eval" >> beam.Filter(lambda i: i.split != "train")
         by_task = train | "ByTask" >> beam.Map(lambda i: (i.task, i)) | "GroupTrain" >> beam.GroupByKey()
-        majority = (by_task | "Majority" >> beam.MapTuple(
-            lambda t, its: (t, bb.majority_label([i.gold for i in its]))) | "MajDict" >> beam.combiners.ToDict())
-        models = (by_task | "Fit" >> beam.MapTuple(lambda t, its: (t, bb.train_candidate_only(
-            sorted(its, key=lambda i: i.example_id)))) | "ModelDict" >> beam.combiners.ToDict())
-        preds = evals | "Predict" >> beam.FlatMap(
-            lambda i, maj, mod: prediction_rows(i, maj.get(i.task, 0), mod.get(i.task, EMPTY_MODEL)),
-            beam.pvalue.AsSingleton(majority), beam.pvalue.AsSingleton(models))
-        return preds
+        majority = by_task | "Majority" >> beam.Map(rep.majority_of) | "MajDict" >> beam.combiners.ToDict()
+        models = by_task | "Fit" >> beam.Map(rep.candidate_model_of) | "ModelDict" >> beam.combiners.ToDict()
+        return evals | "Predict" >> beam.FlatMap(rep.predictions_of, beam.pvalue.AsSingleton(majority),
+                                                 beam.pvalue.AsSingleton(models))
+
+
+def _write_table13(summary: list[dict], path: str) -> None:
+    write_text(path, table13_markdown(summary))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,21 +68,17 @@ def run(argv: Sequence[str] | None = None) -> None:
     columns = ["example_id", "split", "story", "plot0", "plot1", "sentence", "label"]
     records = p | "ReadLot" >> ReadRecords(sources, report, "lot", columns)
     items = records | report.stage("lot_rows", steps.bias_row_fn(config), setup=steps.bias_resources)
-    labels = items | "Label" >> beam.Map(lambda i: f"{i.task}/{i.split}")
+    labels = items | "Label" >> beam.Map(rep.split_label)
     (count_check(labels, [f"{t}/{s}" for t in TASKS for s in SPLITS])
      | report.stage("splits", ar.check_split))
     preds = items | "Predict" >> BiasPredictions()
-    report.tally(preds | WriteTable(join(out, "predictions"), BIAS_PREDICTIONS_SCHEMA,
-                                    lambda r: (r["task"], r["split"], r["example_id"], r["baseline"])))
-    summary = (preds | "Key" >> beam.Map(lambda r: ((r["task"], r["split"], r["baseline"]), r["credit"]))
+    report.tally(preds | WriteTable(join(out, "predictions"), BIAS_PREDICTIONS_SCHEMA, rep.prediction_key))
+    summary = (preds | "Key" >> beam.Map(rep.credit_entry)
                | "Group" >> beam.GroupByKey()
-               | "Accuracy" >> beam.MapTuple(lambda k, credits: accuracy_row(*k, credits)))
-    report.tally(summary | WriteTable(join(out, "summary"), BIAS_SUMMARY_SCHEMA,
-                                      lambda r: (r["task"], r["split"], r["baseline"])))
-    listed = summary | "List" >> beam.combiners.ToList() | "Sort" >> beam.Map(
-        lambda rs: sorted(rs, key=lambda r: (r["task"], r["split"], r["baseline"])))
-    listed | "Markdown" >> beam.Map(lambda rs: write_text(join(out, "summary.md"),
-                                                          table13_markdown(rs)))
+               | "Accuracy" >> beam.Map(rep.summary_row))
+    report.tally(summary | WriteTable(join(out, "summary"), BIAS_SUMMARY_SCHEMA, rep.summary_key))
+    listed = summary | "List" >> beam.combiners.ToList() | "Sort" >> beam.Map(rep.sorted_summary)
+    listed | "Markdown" >> beam.Map(_write_table13, join(out, "summary.md"))
     report.record_jieba_backend(p)
     report.extra("bias", listed)
     report.finish(p)

@@ -22,14 +22,12 @@ from annotators.chapterbreak.chapters import ChapterConfig
 from annotators.chapterbreak.dedup import DedupConfig, duplicate_books
 from annotators.chapterbreak.examples import ExampleConfig
 from annotators.chapterbreak.subsets import KINDS, per_book_cap
-from annotators.core.outcome import Drop
 from annotators.harness import chapterbreak as harness_tasks
 from annotators.text.tokenizers import get_tokenizer
 from pipelines.engine.usage import fail, main
 from pipelines.engine import (
     REJECTS, ExportFromTable, JobReport, MatchInputs, ReadFiles, ReadLines, Stage, WriteTable, add_config_flags, config_from_args,
-    default_card, expand_input, is_local_path, join, make_pipeline, parse_job_args, run_pipeline, staging_path,
-    write_text)
+    default_card, expand_input, is_local_path, join, make_pipeline, parse_job_args, run_pipeline, staging_path)
 from pipelines.engine.gather import Gather
 from schemas.chapterbreak import BOOKS_SCHEMA, CHAPTERS_SCHEMA, EXAMPLES_SCHEMA
 
@@ -153,20 +151,17 @@ class BookKeys(beam.PTransform):
         self._ch, self._ao3, self._keep = ch_cfg, ao3_cfg, keep_unchaptered
 
     def expand(self, inputs):
-        def ok(result):
-            return [] if isinstance(result, Drop) else list(result)
-
         keys = []
         if "gutenberg" in inputs:
             keys.append(inputs["gutenberg"] | "KeyPgBooks" >> beam.FlatMap(steps.gutenberg_key, self._ch, self._keep))
         ao3 = inputs.get("ao3", {})
-        parts = [ao3[k] | f"KeyAo3Parts[{k}]" >> beam.FlatMap(lambda e, fn=fn: ok(fn(e)))
+        parts = [ao3[k] | f"KeyAo3Parts[{k}]" >> beam.FlatMap(steps.accepted, fn)
                  for k, fn in (("pages", steps.read_ao3_page), ("lines", steps.read_ao3_line)) if k in ao3]
         if parts:
             keys.append(parts | "KeyAo3AllParts" >> beam.Flatten()
                         | "KeyAo3ByWork" >> beam.Map(lambda part: (part.work_id, part))
                         | "KeyAo3Works" >> beam.GroupByKey()
-                        | "KeyAo3Books" >> beam.FlatMap(lambda e: ok(steps.build_ao3_work(e, self._ao3)))
+                        | "KeyAo3Books" >> beam.FlatMap(steps.accepted, steps.build_ao3_work, self._ao3)
                         | "KeyAo3Book" >> beam.Map(steps.book_key))
         return keys | "KeyAllBooks" >> beam.Flatten()
 
@@ -218,7 +213,7 @@ class ChapterBreakStats(beam.PTransform):
         config = self._config
         summaries = (inputs["books"] | "BookStats" >> beam.Map(steps.book_stat, config)
                      | "BookStatsList" >> beam.combiners.ToList())
-        bounds = (inputs["examples"] | "BoundaryStats" >> beam.Map(lambda r: (r["boundary_id"], steps.boundary_stat(r)))
+        bounds = (inputs["examples"] | "BoundaryStats" >> beam.Map(steps.keyed_boundary_stat)
                   | "OnePerBoundary" >> beam.CombinePerKey(min) | "BoundaryFacts" >> beam.Values()
                   | "BoundaryList" >> beam.combiners.ToList())
         per_book = config.subset_per_book if config is not None and config.subsets else None
@@ -228,6 +223,11 @@ class ChapterBreakStats(beam.PTransform):
 def example_order(row: dict) -> tuple:
     """The `examples` table's row order (and the released files' order within a kind and length)."""
     return (row["source"], row["book_id"], row["boundary"], row["cut_offset"], row["prefix_length"])
+
+
+def _released_writer(files: dict, name: str) -> ReleasedWriter:
+    kind, length = files[name]
+    return ReleasedWriter(kind, length)
 
 
 class WriteReleased(beam.PTransform):
@@ -243,8 +243,16 @@ class WriteReleased(beam.PTransform):
     def expand(self, written):
         output, files = self._output, self._files
         return written | ExportFromTable(join(output, "examples"), list(files), example_order,
-                                         lambda name: ReleasedWriter(*files[name]),
+                                         functools.partial(_released_writer, files),
                                          lambda name: join(output, "released", name), "released")
+
+
+def _is_html(source) -> bool:
+    return source.path.lower().endswith(HTML_EXTS)
+
+
+def _is_jsonl(source) -> bool:
+    return source.path.lower().endswith(JSONL_EXTS)
 
 
 def _read_ao3(p, pattern: str, label: str = "") -> dict:
@@ -257,10 +265,10 @@ def _read_ao3(p, pattern: str, label: str = "") -> dict:
     sources = p | f"MatchAo3{label}" >> MatchInputs(pattern, exts, mixed=True)
     inputs = {}
     if "pages" in kinds:
-        inputs["pages"] = (sources | f"Ao3HtmlFiles{label}" >> beam.Filter(lambda s: s.path.lower().endswith(HTML_EXTS))
+        inputs["pages"] = (sources | f"Ao3HtmlFiles{label}" >> beam.Filter(_is_html)
                            | f"ReadAo3Html{label}" >> ReadFiles())
     if "lines" in kinds:
-        inputs["lines"] = (sources | f"Ao3LineFiles{label}" >> beam.Filter(lambda s: s.path.lower().endswith(JSONL_EXTS))
+        inputs["lines"] = (sources | f"Ao3LineFiles{label}" >> beam.Filter(_is_jsonl)
                            | f"ReadAo3Lines{label}" >> ReadLines())
     return inputs
 

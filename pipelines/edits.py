@@ -10,6 +10,8 @@ analysis was skipped.
 from __future__ import annotations
 
 import argparse
+import functools
+import operator
 from typing import Sequence
 
 import apache_beam as beam
@@ -60,7 +62,8 @@ class ScoreEdits(beam.PTransform):
 
     def expand(self, edits):
         cfg = self._config
-        return edits | self._report.stage("score", lambda e: steps.score(e, cfg), input_id=lambda e: e.id)
+        return edits | self._report.stage("score", functools.partial(steps.score, config=cfg),
+                                          input_id=operator.attrgetter("id"))
 
 
 class Summarize(beam.PTransform):
@@ -80,8 +83,8 @@ class PreservedCounts(beam.PTransform):
     def expand(self, edits):
         model, cfg = self._model, self._config
         counts = edits | self._report.stage(
-            "preserved", lambda e: steps.analyze_edit(e, model, cfg), input_id=lambda e: e.id,
-            setup=lambda: load_spacy(model))
+            "preserved", functools.partial(steps.analyze_edit, model=model, config=cfg),
+            input_id=operator.attrgetter("id"), setup=functools.partial(load_spacy, model))
         return counts | "AllCounts" >> beam.combiners.ToList() | "Merge" >> beam.Map(merge_counts)
 
 
@@ -113,7 +116,7 @@ def run(argv: Sequence[str] | None = None) -> None:
     report.tally(scored | WriteTable(join(out, "edits"), sc.EDITS_SCHEMA, lambda r: r["id"], name="edits"))
     summary = scored | "Summary" >> Summarize()
     report.extra("metrics", summary | "MetricList" >> beam.combiners.ToList()
-                 | "MetricsByModel" >> beam.Map(lambda rows: sorted(rows, key=lambda r: r["model"])))
+                 | "MetricsByModel" >> beam.Map(sorted, key=operator.itemgetter("model")))
     report.tally(summary | WriteTable(join(out, "summary"), sc.SUMMARY_SCHEMA, lambda r: r["model"],
                                       name="summary"))
     _preserved(p, report, edits, args.spacy_model, skipped, cfg, out)

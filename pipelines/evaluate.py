@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import operator
 import json
 import sys
 from typing import Sequence
@@ -112,7 +113,7 @@ class Score(beam.PTransform):
     def expand(self, pairs):
         setup = zh_tokens.load if self._config.task in ("plotcom", "outgen") else None
         fn = functools.partial(steps.score_pair, config=self._config, rouge_exceptions=self._exceptions)
-        return pairs | self._report.stage("score", fn, input_id=lambda pair: pair.prediction_input_id,
+        return pairs | self._report.stage("score", fn, input_id=operator.attrgetter("prediction_input_id"),
                                           setup=setup)
 
 
@@ -148,14 +149,15 @@ def build_graph(p: beam.Pipeline, report: JobReport, args: argparse.Namespace, c
     pairs = keyed | "Align" >> Align(report)
     exceptions = dict(rouge_db.mapping) if rouge_db and rouge_db.mapping else None
     scores = pairs | "Score" >> Score(report, config, exceptions)
-    report.tally(scores | "ScoreRows" >> beam.FlatMap(lambda s: s.rows())
+    report.tally(scores | "ScoreRows" >> beam.FlatMap(operator.methodcaller("rows"))
                  | "WriteScores" >> WriteTable(join(out, "scores"), SCORES_SCHEMA,
                                                lambda r: (r["key"], r["metric"]), name="scores"))
     metrics = scores | "Metrics" >> Metrics(config)
-    report.tally(metrics | "WriteMetrics" >> WriteTable(join(out, "metrics"), METRICS_SCHEMA,
-                                                        lambda r: (r["group"], r["metric"]), name="metrics"))
+    metric_order = operator.itemgetter("group", "metric")
+    report.tally(metrics | "WriteMetrics" >> WriteTable(join(out, "metrics"), METRICS_SCHEMA, metric_order,
+                                                        name="metrics"))
     report.extra("metrics", metrics | "MetricList" >> beam.combiners.ToList()
-                 | "SortMetrics" >> beam.Map(lambda rows: sorted(rows, key=lambda r: (r["group"], r["metric"]))))
+                 | "SortMetrics" >> beam.Map(sorted, key=metric_order))
 
 
 def _nltk_version() -> str:

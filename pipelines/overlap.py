@@ -13,69 +13,35 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import os
 from typing import Sequence
 
 import apache_beam as beam
-from apache_beam.transforms.window import GlobalWindows
 
 from annotators.audits import overlap as ng
 from annotators.audits import records as ar
 from annotators.audits import steps
 from annotators.audits.card import OVERLAP_FIGURES, overlap_card
-from annotators.audits.overlap_report import summarize, table14_markdown
+from annotators.audits import overlap_report as rep
+from annotators.audits.overlap_report import table14_markdown
 from pipelines.engine.usage import fail, main
 from pipelines.engine import (JobReport, WriteTable, add_config_flags, config_from_args, expand_input,
                               is_local_path, join, make_pipeline, parse_job_args, run_pipeline, staging_path,
                               write_text)
+from pipelines.engine.folds import CombineFold, KeyedFoldPerBundle
+from pipelines.engine.paths import write_text_to
 from pipelines.engine.records import ReadRecords, count_check, lot_sources, table_sources
 from schemas.audit import OVER_THRESHOLD_SCHEMA, OVERLAP_EXAMPLES_SCHEMA, OVERLAP_SUMMARY_SCHEMA
 from schemas.lot import SPLITS, TASKS, TEXT_FIELDS
-
-class _UnionSets(beam.CombineFn):
-    def create_accumulator(self):
-        return set()
-
-    def add_input(self, acc, grams):
-        acc.update(grams)
-        return acc
-
-    def merge_accumulators(self, accs):
-        out = set()
-        for acc in accs:
-            out |= acc
-        return out
-
-    def extract_output(self, acc):
-        return frozenset(acc)
-
-
-class _UnionPerBundle(beam.DoFn):
-    """MatchedGrams -> (task, frozenset of the n-grams this bundle matched), once per task and
-    bundle: a reference that holds the test stories matches in every document, and its
-    matches are made distinct where they are found, so what leaves a worker is bounded by the
-    test set's n-grams, not by the reference."""
-
-    def start_bundle(self):
-        self._sets: dict[str, set] = {}
-
-    def process(self, matched):
-        if matched.grams:
-            self._sets.setdefault(matched.task, set()).update(matched.grams)
-
-    def finish_bundle(self):
-        sets, self._sets = self._sets, {}
-        for task, grams in sorted(sets.items()):
-            yield GlobalWindows.windowed_value((task, frozenset(grams)))
-
 
 class TestSets(beam.PTransform):
     """Rows -> one {task: frozenset of test n-grams} value (small), the reference side's side input."""
 
     def expand(self, rows):
-        return (rows | "Tests" >> beam.Filter(lambda r: isinstance(r, ng.ExampleGrams))
+        return (rows | "Tests" >> beam.Filter(ng.is_example)
                 | "TestGrams" >> beam.Map(lambda e: (e.task, e.grams))
-                | "UnionPerTask" >> beam.CombinePerKey(_UnionSets())
+                | "UnionPerTask" >> beam.CombinePerKey(CombineFold(ng.UnionSets()))
                 | "TestSets" >> beam.combiners.ToDict())
 
 
@@ -85,38 +51,36 @@ class ScoreOverlap(beam.PTransform):
 
     def expand(self, inputs):
         rows, matched_docs = inputs
-        tests = rows | "Tests" >> beam.Filter(lambda r: isinstance(r, ng.ExampleGrams))
-        matched = (matched_docs | "UnionPerBundle" >> beam.ParDo(_UnionPerBundle())
-                   | "UnionPerTask" >> beam.CombinePerKey(_UnionSets())
+        tests = rows | "Tests" >> beam.Filter(ng.is_example)
+        # a reference that holds the test stories matches in every document: its matches are
+        # made distinct per bundle where they are found, so what leaves a worker is bounded by
+        # the test set's n-grams, not by the reference
+        matched = (matched_docs | "UnionPerBundle" >> beam.ParDo(KeyedFoldPerBundle(ng.UnionSets(), ng.matched_entries))
+                   | "UnionPerTask" >> beam.CombinePerKey(CombineFold(ng.UnionSets()))
                    | "Matched" >> beam.combiners.ToDict())
-        return tests | "Score" >> beam.Map(
-            lambda e, m: ng.score_example(e, m.get(e.task, frozenset())), beam.pvalue.AsSingleton(matched))
+        return tests | "Score" >> beam.Map(ng.score_against, beam.pvalue.AsSingleton(matched))
 
 
-def audit(rows, matched, report: JobReport, config: ng.OverlapConfig, reference_of, output: str):
-    """Score the test examples among `rows` against the reference's matched n-grams; write tables."""
+def _write_table14(summaries: list[dict], path: str, n: int) -> None:
+    write_text(path, table14_markdown(summaries, n))
+
+
+def audit(rows, matched, report: JobReport, config: ng.OverlapConfig, references: dict[str, str], output: str):
+    """Score the test examples among `rows` against the reference's matched n-grams (`references`:
+    task -> the reference it is audited against); write tables."""
     scored = (rows, matched) | "ScoreOverlap" >> ScoreOverlap()
-    report.tally(scored | WriteTable(join(output, "examples"), OVERLAP_EXAMPLES_SCHEMA,
-                                     lambda r: (r["task"], r["split"], r["example_id"])))
+    report.tally(scored | WriteTable(join(output, "examples"), OVERLAP_EXAMPLES_SCHEMA, rep.example_key))
     over = scored | "Over" >> beam.Filter(lambda r, t: r["ratio"] > t, config.over_threshold)
-    over_rows = over | "OverRow" >> beam.Map(
-        lambda r: {k: r[k] for k in ("task", "split", "example_id", "ratio")})
-    report.tally(over_rows | WriteTable(join(output, "over_10pct"), OVER_THRESHOLD_SCHEMA,
-                                        lambda r: (r["task"], r["split"], r["example_id"])))
-    summaries = (scored | "BySplit" >> beam.Map(lambda r: ((r["task"], r["split"]), r))
+    over_rows = over | "OverRow" >> beam.Map(rep.over_row)
+    report.tally(over_rows | WriteTable(join(output, "over_10pct"), OVER_THRESHOLD_SCHEMA, rep.example_key))
+    summaries = (scored | "BySplit" >> beam.Map(rep.split_keyed)
                  | "GroupSplit" >> beam.GroupByKey()
-                 | "Summarize" >> beam.MapTuple(lambda key, rs: summarize(
-                     key[0], key[1], reference_of(key[0]), rs, config.over_threshold)))
-    report.tally(summaries | WriteTable(join(output, "summary"), OVERLAP_SUMMARY_SCHEMA,
-                                        lambda r: (r["task"], r["split"])))
-    listed = summaries | "SummaryList" >> beam.combiners.ToList() | "SortSummary" >> beam.Map(
-        lambda rs: sorted(rs, key=lambda r: (r["task"], r["split"])))
-    listed | "Markdown" >> beam.Map(
-        lambda rs: write_text(join(output, "summary.md"), table14_markdown(rs, config.n)))
-    ids = over | "Ids" >> beam.combiners.ToList() | "IdList" >> beam.Map(lambda rs: "".join(
-        f"{r['task']}\t{r['split']}\t{r['example_id']}\n"
-        for r in sorted(rs, key=lambda r: (r["task"], r["split"], r["example_id"]))))
-    ids | "WriteIds" >> beam.Map(lambda text: write_text(join(output, "over_10pct.tsv"), text))
+                 | "Summarize" >> beam.Map(rep.summarize_split, references, config.over_threshold))
+    report.tally(summaries | WriteTable(join(output, "summary"), OVERLAP_SUMMARY_SCHEMA, rep.summary_key))
+    listed = summaries | "SummaryList" >> beam.combiners.ToList() | "SortSummary" >> beam.Map(rep.sorted_summaries)
+    listed | "Markdown" >> beam.Map(_write_table14, join(output, "summary.md"), config.n)
+    ids = over | "Ids" >> beam.combiners.ToList() | "IdList" >> beam.Map(rep.over_ids_tsv)
+    ids | "WriteIds" >> beam.Map(write_text_to, join(output, "over_10pct.tsv"))
     report.extra("overlap", listed)
 
 
@@ -131,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--test-fields", default="", help="comma-separated, for a --test "
                         "table that is not a LOT task (default: text)")
     parser.add_argument("--reference-fields", default="", help="comma-separated text fields "
-                        "of a JSON-lines/parquet reference (default: %s)" % ",".join(ar.REFERENCE_FIELDS))
+                        f"of a JSON-lines/parquet reference (default: {','.join(ar.REFERENCE_FIELDS)})")
     return parser
 
 
@@ -151,7 +115,7 @@ def run(argv: Sequence[str] | None = None) -> None:
         fail("overlap", "give either --lot DIR, or --test TABLE and --reference GLOB")
     config, out = config_from_args(args, ng.OverlapConfig), staging_path(args.output)
     p = make_pipeline(options)
-    setup = lambda: steps.tokenizer(config.tokenizer)  # noqa: E731
+    setup = functools.partial(steps.tokenizer, config.tokenizer)
     if args.lot:
         roles = steps.Roles(dict(TEXT_FIELDS), dict(TEXT_FIELDS), lot=True)
         sources, inputs = lot_sources(args.lot, TASKS)
@@ -165,7 +129,7 @@ def run(argv: Sequence[str] | None = None) -> None:
                                     setup=setup, side_inputs={"test_sets": _test_sets(rows)})
         labels = rows | "Label" >> beam.Map(steps.split_label)
         expected = [f"{t}/{s}" for t in TASKS for s in SPLITS]
-        reference_of = lambda task: f"{task}/train"  # noqa: E731
+        references = {task: f"{task}/train" for task in TASKS}
     else:
         task = table_task(args.test)
         test_fields = _split(args.test_fields) or TEXT_FIELDS.get(task, ("text",))
@@ -185,9 +149,9 @@ def run(argv: Sequence[str] | None = None) -> None:
         labels = ((rows_t | "LabelT" >> beam.Map(lambda r: task)),
                   (rows_r | "LabelR" >> beam.Map(lambda r: "reference"))) | "Labels" >> beam.Flatten()
         expected = [task, "reference"]
-        reference_of = lambda _task: args.reference  # noqa: E731
+        references = {task: args.reference}
     count_check(labels, expected) | report.stage("splits", ar.check_split)
-    audit(rows, refs, report, config, reference_of, out)
+    audit(rows, refs, report, config, references, out)
     if config.tokenizer == "jieba":
         report.record_jieba_backend(p)
     report.finish(p)

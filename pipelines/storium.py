@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
+import operator
 from typing import Sequence
 
 import apache_beam as beam
@@ -17,7 +19,6 @@ import apache_beam as beam
 from annotators.storium import steps
 from annotators.storium.card import storium_card
 from annotators.storium.context import ContextConfig
-from annotators.storium.games import story_row
 from annotators.storium.pack import PackConfig
 from annotators.storium.split import SplitConfig, assign_splits, parse_ratios, split_report
 from annotators.storium.tokens import make_tokenizer
@@ -74,7 +75,7 @@ class AssignSplits(beam.PTransform):
                  | "AllSizes" >> beam.combiners.ToList())
         splits = sizes | "Assign" >> beam.Map(assign_splits, config)
         self._report.extra("split", sizes | "SplitReport" >> beam.Map(
-            lambda s, a: split_report(s, a, config), a=beam.pvalue.AsSingleton(splits)))
+            split_report, beam.pvalue.AsSingleton(splits), config))
         return splits
 
 
@@ -96,7 +97,7 @@ class GameTables(beam.PTransform):
         entries = (games | "EntryItems" >> beam.FlatMap(lambda g: g.entry_items)
                    | report.stage("entries", steps.judged_item, input_id=lambda i: i.input_id))
         return {
-            "stories": games | "StoryRows" >> beam.Map(lambda g, s: story_row(g, s[g.story_id]), sp),
+            "stories": games | "StoryRows" >> beam.Map(steps.story_row_with_split, sp),
             "characters": with_split("CharRows", chars),
             "scenes": with_split("SceneRows", games | "Scenes" >> beam.FlatMap(lambda g: g.scenes)),
             "entries": with_split("EntryRows", entries),
@@ -115,16 +116,21 @@ class PackExamples(beam.PTransform):
     def expand(self, games):
         ctx_cfg, pack_cfg, spec = self._contexts, self._packing, self._tokenizer
         contexts = games | self._report.stage(
-            "contexts", lambda g: steps.contexts_of(g, ctx_cfg), input_id=lambda g: g.input_id)
+            "contexts", functools.partial(steps.contexts_of, config=ctx_cfg), input_id=operator.attrgetter("input_id"))
         packed = contexts | self._report.stage(
-            "pack", lambda c: steps.pack_context(c, spec, pack_cfg), input_id=lambda c: c.entry_id,
-            setup=lambda: make_tokenizer(spec))
+            "pack", functools.partial(steps.pack_context, tokenizer_spec=spec, config=pack_cfg),
+            input_id=operator.attrgetter("entry_id"), setup=functools.partial(make_tokenizer, spec))
         return packed | "PackedSplit" >> beam.Map(steps.packed_with_split, self._splits)
 
 
 # storium-gpt2 (data/preprocess split_dataset) reads `{split}_filenames.txt`: the split's game
 # files, paths relative to the data folder (input ids are), newline-terminated.
 SPLIT_FILES = ("train", "validation", "test")
+
+def _filename_line(row: dict) -> list[tuple[str, str]]:
+    """(split file, line) of a stories-table row: its game file in `<split>_filenames.txt`."""
+    return [(hf_split(row["split"]), row["input_id"])]
+
 
 TABLES = (  # name, schema, sort key
     ("stories", sc.STORIES_SCHEMA, lambda r: r["story_id"]),
@@ -165,7 +171,7 @@ def run(argv: Sequence[str] | None = None) -> None:
         if name == "stories":  # storium-gpt2's split lists, read back from the stories table
             report.tally(written | ExportLinesFromTable(
                 join(out, "stories"), SPLIT_FILES, lambda r: r["story_id"],  # the table's order
-                lambda r: [(hf_split(r["split"]), r["input_id"])], lambda k: join(out, f"{k}_filenames.txt"),
+                _filename_line, lambda k: join(out, f"{k}_filenames.txt"),
                 "filenames"))
     packed = games | "PackExamples" >> PackExamples(report, splits, ctx_cfg, pack_cfg, args.tokenizer)
     report.tally(packed | WriteTable(join(out, "packed"), sc.PACKED_SCHEMA, lambda r: r["example_id"],

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 
@@ -18,6 +18,15 @@ REJECTS_SCHEMA = pa.schema(
     ],
     metadata={"schema_version": SCHEMA_VERSION, "table": "rejects"},
 )
+
+
+class JsonlEntry(NamedTuple):
+    """One record of a grouped JSON-lines export (pipelines.engine WriteJsonlGroups): the
+    group whose file it goes to, its sort key within that file, the record."""
+
+    group: Any
+    sort_key: Any
+    record: dict[str, Any]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,44 +17,73 @@ SPLITS = ("train", "val", "test")
 CLOZET_MASK, SENPOS_MASK, PLOTCOM_MASK = "<mask>", "[MASK]", "<MASK>"
 TASKS = ("clozet", "senpos", "plotcom", "outgen")
 
-_COMMON = [
-    pa.field("example_id", pa.string(), nullable=False),
-    pa.field("story_id", pa.string(), nullable=False),
-    pa.field("split", pa.string(), nullable=False),
-]
+@dataclasses.dataclass(frozen=True)
+class TaskExample:
+    """The fields every LOT task table opens with; `to_row()` is the table row."""
 
-CLOZET_SCHEMA = with_version(pa.schema(_COMMON + [
-    pa.field("story", pa.string(), nullable=False),
-    pa.field("plot0", pa.string(), nullable=False),
-    pa.field("plot1", pa.string(), nullable=False),
-    pa.field("label", pa.string(), nullable=False),
-    pa.field("right_index", pa.int64(), nullable=False),
-    pa.field("annotator", pa.string(), nullable=False),
-]), "clozet")
+    example_id: str
+    story_id: str
+    split: str
 
-SENPOS_SCHEMA = with_version(pa.schema(_COMMON + [
-    pa.field("story", pa.string(), nullable=False),
-    pa.field("sentence", pa.string(), nullable=False),
-    pa.field("label", pa.int64(), nullable=False),
-    pa.field("n_candidates", pa.int64(), nullable=False),
-    pa.field("removed_index", pa.int64(), nullable=False),
-    pa.field("reviewed", pa.bool_(), nullable=False),
-]), "senpos")
+    def to_row(self) -> dict[str, Any]:
+        return dict(vars(self))  # the fields in order (all flat values: no deep copy needed)
 
-PLOTCOM_SCHEMA = with_version(pa.schema(_COMMON + [
-    pa.field("story", pa.string(), nullable=False),
-    pa.field("plot", pa.string(), nullable=False),
-    pa.field("removed_index", pa.int64(), nullable=False),
-    pa.field("origin", pa.string(), nullable=False),
-]), "plotcom")
 
-OUTGEN_SCHEMA = with_version(pa.schema(_COMMON + [
-    pa.field("title", pa.string(), nullable=False),
-    pa.field("outline", pa.list_(pa.string()), nullable=False),
-    pa.field("story", pa.string(), nullable=False),
-    pa.field("outline_source", pa.string(), nullable=False),
-    pa.field("title_source", pa.string(), nullable=False),  # input | first_sentence | none (untitled)
-]), "outgen")
+@dataclasses.dataclass(frozen=True)
+class ClozeTExample(TaskExample):
+    story: str
+    plot0: str
+    plot1: str
+    label: str
+    right_index: int
+    annotator: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class SenPosExample(TaskExample):
+    story: str
+    sentence: str
+    label: int
+    n_candidates: int
+    removed_index: int
+    reviewed: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class PlotComExample(TaskExample):
+    story: str
+    plot: str
+    removed_index: int
+    origin: str = "auto"
+
+
+@dataclasses.dataclass(frozen=True)
+class OutGenExample(TaskExample):
+    title: str
+    outline: tuple[str, ...]
+    story: str
+    outline_source: str = "rake"
+    title_source: str = "input"  # input | first_sentence | none (untitled)
+
+    def to_row(self) -> dict[str, Any]:
+        row = dict(vars(self))
+        row["outline"] = list(self.outline)
+        return row
+
+
+_ARROW_TYPES = {"str": pa.string(), "int": pa.int64(), "bool": pa.bool_(), "tuple[str, ...]": pa.list_(pa.string())}
+
+
+def _table_schema(example: type, table: str) -> pa.Schema:
+    """A task table's schema from its example dataclass: a non-nullable column per field, in order."""
+    return with_version(pa.schema([pa.field(f.name, _ARROW_TYPES[f.type], nullable=False)
+                                   for f in dataclasses.fields(example)]), table)
+
+
+CLOZET_SCHEMA = _table_schema(ClozeTExample, "clozet")
+SENPOS_SCHEMA = _table_schema(SenPosExample, "senpos")
+PLOTCOM_SCHEMA = _table_schema(PlotComExample, "plotcom")
+OUTGEN_SCHEMA = _table_schema(OutGenExample, "outgen")
 
 SCHEMAS = {"clozet": CLOZET_SCHEMA, "senpos": SENPOS_SCHEMA, "plotcom": PLOTCOM_SCHEMA,
            "outgen": OUTGEN_SCHEMA}
@@ -68,69 +97,11 @@ TEXT_FIELDS = {"clozet": ("story", "plot0", "plot1"), "senpos": ("story", "sente
                "plotcom": ("story", "plot"), "outgen": ("title", "story", "outline")}
 
 
-@dataclasses.dataclass(frozen=True)
-class ClozeTExample:
-    example_id: str
-    story_id: str
-    split: str
-    story: str
-    plot0: str
-    plot1: str
-    label: str
-    right_index: int
-    annotator: str = ""
-
-    def to_row(self) -> dict[str, Any]:
-        return dict(vars(self))  # the fields in order (all flat values: no deep copy needed)
-
-
-@dataclasses.dataclass(frozen=True)
-class SenPosExample:
-    example_id: str
-    story_id: str
-    split: str
-    story: str
-    sentence: str
-    label: int
-    n_candidates: int
-    removed_index: int
-    reviewed: bool = False
-
-    def to_row(self) -> dict[str, Any]:
-        return dict(vars(self))  # the fields in order (all flat values: no deep copy needed)
-
-
-@dataclasses.dataclass(frozen=True)
-class PlotComExample:
-    example_id: str
-    story_id: str
-    split: str
-    story: str
-    plot: str
-    removed_index: int
-    origin: str = "auto"
-
-    def to_row(self) -> dict[str, Any]:
-        return dict(vars(self))  # the fields in order (all flat values: no deep copy needed)
-
-
-@dataclasses.dataclass(frozen=True)
-class OutGenExample:
-    example_id: str
-    story_id: str
-    split: str
-    title: str
-    outline: tuple[str, ...]
-    story: str
-    outline_source: str = "rake"
-    title_source: str = "input"
-
-    def to_row(self) -> dict[str, Any]:
-        row = dict(vars(self))
-        row["outline"] = list(self.outline)
-        return row
-
-
 def to_jsonl(task: str, row: dict[str, Any]) -> dict[str, Any]:
     """The original LongLM record for a table row (field names and types as released)."""
     return {field: row[field] for field in JSONL_FIELDS[task]}
+
+
+def example_order(row: dict[str, Any]) -> tuple[str, str]:
+    """The order of a task table's rows and of every file exported from it: split, then id."""
+    return row["split"], row["example_id"]

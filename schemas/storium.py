@@ -105,7 +105,7 @@ def _schema(name: str, fields: list) -> pa.Schema:
     return with_version(pa.schema([pa.field(n, t, nullable=null) for n, t, null in fields]), name)
 
 
-S, I, B, F = pa.string(), pa.int64(), pa.bool_(), pa.float64()
+S, I, B, F = pa.string(), pa.int64(), pa.bool_(), pa.float64()  # noqa: E741 (short names keep the tables readable)
 
 STORIES_SCHEMA = _schema("storium_stories", [
     ("story_id", S, False), ("input_id", S, False), ("split", S, False), ("n_words", I, False),

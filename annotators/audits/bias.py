@@ -192,5 +192,5 @@ def load_sentiment() -> Callable[[str], float]:
     """
     import snownlp
 
-    snownlp.SnowNLP("好").sentiments  # loads the model once, in DoFn.setup
+    _ = snownlp.SnowNLP("好").sentiments  # loads the model once, in DoFn.setup
     return lambda text: snownlp.SnowNLP(text).sentiments if text.strip() else 0.5

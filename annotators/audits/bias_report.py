@@ -7,10 +7,12 @@ rounded, so the figure does not depend on the order examples arrive in.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
-from annotators.audits.bias import BiasItem, candidate_only_pred
+from annotators.audits.bias import BiasItem, candidate_only_pred, majority_label, train_candidate_only
 from annotators.audits.classifier import NaiveBayes
+
+EMPTY_MODEL = NaiveBayes((), {}, {})  # the candidate-only model of a task without training items
 
 BASELINE_TITLES = {"random": "Random", "majority": "Majority", "length": "Length",
                    "sentiment": "Sentiment", "discourse_markers": "Discourse Markers",
@@ -45,7 +47,7 @@ def table13_markdown(rows: Sequence[dict]) -> str:
     for split in splits:
         tasks = [t for t in TASK_TITLES if any(k[:2] == (t, split) for k in acc)]
 
-        def cell(task: str, names: Sequence[str]) -> str:
+        def cell(task: str, names: Sequence[str], split: str = split) -> str:
             found = [acc.get((task, split, b)) for b in names]
             return "/".join(f"{100 * r['accuracy']:.2f}" if r else "-" for r in found)
 
@@ -61,3 +63,55 @@ def table13_markdown(rows: Sequence[dict]) -> str:
             lines.append(f"| {title} | " + " | ".join(cell(t, names) for t in tasks) + " |")
         lines.append("")
     return "\n".join(lines)
+
+
+class BaselineKey(NamedTuple):
+    """What accuracy is reported by: one summary row per (task, split, baseline)."""
+
+    task: str
+    split: str
+    baseline: str
+
+
+def credit_entry(row: dict) -> tuple[BaselineKey, float]:
+    """(BaselineKey, credit) of one prediction row."""
+    return BaselineKey(row["task"], row["split"], row["baseline"]), row["credit"]
+
+
+def summary_row(grouped: tuple[BaselineKey, Iterable[float]]) -> dict:
+    """`accuracy_row` of one (BaselineKey, its credits) group."""
+    key, credits = grouped
+    return accuracy_row(key.task, key.split, key.baseline, credits)
+
+
+def prediction_key(row: dict) -> tuple[str, str, str, str]:
+    return row["task"], row["split"], row["example_id"], row["baseline"]
+
+
+def summary_key(row: dict) -> tuple[str, str, str]:
+    return row["task"], row["split"], row["baseline"]
+
+
+def sorted_summary(rows: Iterable[dict]) -> list[dict]:
+    return sorted(rows, key=summary_key)
+
+
+def majority_of(grouped: tuple[str, Iterable[BiasItem]]) -> tuple[str, int]:
+    """(task, its Majority label) from the task's training items."""
+    task, items = grouped
+    return task, majority_label([i.gold for i in items])
+
+
+def candidate_model_of(grouped: tuple[str, Iterable[BiasItem]]) -> tuple[str, NaiveBayes]:
+    """(task, its candidate-only classifier) trained on the task's items in id order."""
+    task, items = grouped
+    return task, train_candidate_only(sorted(items, key=lambda i: i.example_id))
+
+
+def predictions_of(item: BiasItem, majority: dict, models: dict) -> list[dict]:
+    """Every baseline's prediction row of one val/test item (an unseen task: label 0, empty model)."""
+    return prediction_rows(item, majority.get(item.task, 0), models.get(item.task, EMPTY_MODEL))
+
+
+def split_label(item: BiasItem) -> str:
+    return f"{item.task}/{item.split}"

@@ -116,3 +116,38 @@ def score_example(example: ExampleGrams, reference: frozenset | set) -> dict:
     o = sum(1 for g in example.grams if g in reference)
     return {"task": example.task, "split": example.split, "example_id": example.example_id,
             "n": n, "o": o, "ratio": o / n if n else 0.0}
+
+
+def is_example(row) -> bool:
+    """A test example's n-grams (ExampleGrams), not a reference document's matches."""
+    return isinstance(row, ExampleGrams)
+
+
+def score_against(example: ExampleGrams, matched: dict) -> dict:
+    """`score_example` against the reference n-grams matched for the example's task."""
+    return score_example(example, matched.get(example.task, frozenset()))
+
+
+def matched_entries(matched) -> list[tuple[str, frozenset]]:
+    """(task, n-grams) of one document's MatchedGrams, none when it matched nothing."""
+    return [(matched.task, matched.grams)] if matched.grams else []
+
+
+class UnionSets:
+    """The fold of n-gram sets into one frozenset (pipelines.engine.folds)."""
+
+    def create(self) -> set:
+        return set()
+
+    def add(self, acc: set, grams: Iterable[str]) -> set:
+        acc.update(grams)
+        return acc
+
+    def merge(self, accs: Iterable[set]) -> set:
+        out: set = set()
+        for acc in accs:
+            out |= acc
+        return out
+
+    def result(self, acc: set) -> frozenset:
+        return frozenset(acc)

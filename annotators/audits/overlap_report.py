@@ -6,7 +6,7 @@ Every figure is order-independent (integer sums, a max), so runners agree byte f
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 from schemas.lot import TASKS
 
@@ -65,3 +65,45 @@ def table14_markdown(summaries: Sequence[dict], n: int = 8) -> str:
             lines.append(f"| {label} | " + " | ".join(fmt(r) for r in rows) + " |")
         lines.append("")
     return "\n".join(lines)
+
+
+class SplitKey(NamedTuple):
+    """What the examples table is summarised by: one row per (task, split)."""
+
+    task: str
+    split: str
+
+
+def split_keyed(row: dict) -> tuple[SplitKey, dict]:
+    return SplitKey(row["task"], row["split"]), row
+
+
+def summarize_split(grouped: tuple[SplitKey, Iterable[dict]], references: dict[str, str], threshold: float) -> dict:
+    """`summarize` of one (SplitKey, its rows) group, against the task's reference."""
+    key, rows = grouped
+    return summarize(key.task, key.split, references[key.task], rows, threshold)
+
+
+OVER_FIELDS = ("task", "split", "example_id", "ratio")
+
+
+def over_row(row: dict) -> dict:
+    """The over-threshold table's row of an examples-table row."""
+    return {k: row[k] for k in OVER_FIELDS}
+
+
+def example_key(row: dict) -> tuple[str, str, str]:
+    return row["task"], row["split"], row["example_id"]
+
+
+def summary_key(row: dict) -> tuple[str, str]:
+    return row["task"], row["split"]
+
+
+def sorted_summaries(rows: Iterable[dict]) -> list[dict]:
+    return sorted(rows, key=summary_key)
+
+
+def over_ids_tsv(rows: Iterable[dict]) -> str:
+    """over_10pct.tsv: task, split and example id of every example over the threshold, sorted."""
+    return "".join(f"{r['task']}\t{r['split']}\t{r['example_id']}\n" for r in sorted(rows, key=example_key))

@@ -67,7 +67,8 @@ class DetectedChapter:
 
 
 def detect_chapters(text: str, config: ChapterConfig = ChapterConfig()) -> tuple[list[DetectedChapter], dict] | Drop:
-    """(chapters in reading order, diagnostics) or Drop(no_chapter_headings | fewer_than_two_chapters | numbering_broken)."""
+    """(chapters in reading order, diagnostics) or
+    Drop(no_chapter_headings | fewer_than_two_chapters | numbering_broken)."""
     lines = text.split("\n")
     words = _word_prefix(lines)
     tried = {}

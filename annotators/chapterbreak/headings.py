@@ -173,7 +173,7 @@ def illustration_candidate(lines: list[str], i: int) -> HeadingCandidate | None:
         end += 1
     if end >= len(lines) or "]" not in lines[end]:
         return None
-    caption = " ".join(l.strip() for l in lines[i:end + 1])
+    caption = " ".join(text.strip() for text in lines[i:end + 1])
     inner = caption[caption.index("[") + 1:caption.rindex("]")]
     inner = re.sub(r"^Illustration\s*:?\s*", "", inner, flags=re.I).strip()
     match = CHAPTER_PHRASE.search(inner)

@@ -28,7 +28,8 @@ REASONS: dict[str, str] = {
     # duplicate books (dedup.py)
     "duplicate_book": "the book is a copy (exact, or another edition) of a book kept in its place; the detail names it",
     # examples (examples.py, subsets.py)
-    "no_usable_boundary": "the book has no chapter boundary with 5 later chapters and no cause/dialogue boundary with 5 later ones",
+    "no_usable_boundary": ("the book has no chapter boundary with 5 later chapters and no cause/dialogue "
+                           "boundary with 5 later ones"),
 }
 
 JOB_REASONS: tuple[str, ...] = (

@@ -181,3 +181,15 @@ def book_stat(book: dict, config: ExampleConfig | None = None) -> BookStat:
 def boundary_stat(row: dict) -> BoundaryStat:
     """Table 4 facts of one example row (rows of one boundary give the same facts)."""
     return BoundaryStat(row["source"], row["boundary"], row["book_id"], row["boundary_id"])
+
+
+def keyed_boundary_stat(row: dict) -> tuple[str, BoundaryStat]:
+    """(boundary id, `boundary_stat`) of one example row."""
+    return row["boundary_id"], boundary_stat(row)
+
+
+def accepted(element, step, *args) -> list:
+    """The outputs of `step(element, *args)`, none when it is a Drop (a second read whose
+    first read's stages already counted and rejected it)."""
+    result = step(element, *args)
+    return [] if isinstance(result, Drop) else list(result)

@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 
 
+NO_SEED = "none (nothing in this job is drawn at random)"
+
+
 def default_card(stats: dict) -> str:
     """A human-readable summary of stats.json: counts, accounting, config, provenance."""
     lines = [f"# storybench `{stats['job']}` output", "",
              f"- schema version: {stats['schema_version']}",
-             f"- seed: {stats['seed'] if stats.get('seed') is not None else 'none (nothing in this job is drawn at random)'}",
+             f"- seed: {stats['seed'] if stats.get('seed') is not None else NO_SEED}",
              f"- runner: {stats.get('runner')}", f"- apache-beam: {stats.get('beam_version')}",
              f"- inputs: {', '.join(stats.get('inputs', [])) or '-'}"]
     if stats.get("jieba_backend"):

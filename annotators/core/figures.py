@@ -118,7 +118,7 @@ def binned(counter: Mapping, edges: list[float]) -> list[int]:
 def panels(figure: Figure, counts: Counts) -> list[tuple[str, list[tuple[str, dict]]]]:
     """[(panel, [(line, summary), ...]), ...] in drawing order."""
     names = sorted({p for p, _ in counts}, key=lambda p: (figure.tables.index(p) if p in figure.tables else -1, p))
-    return [(p, [(line, summary(counts[(p, line)])) for line in sorted({l for q, l in counts if q == p}, key=_order)])
+    return [(p, [(line, summary(counts[(p, line)])) for line in sorted({ln for q, ln in counts if q == p}, key=_order)])
             for p in names]
 
 

@@ -90,7 +90,8 @@ def front_matter(stats: dict) -> str:
     splits: dict[str, dict[str, int]] = stats.get("table_splits", {})
     q = json.dumps
     lines = ["---", f"pretty_name: {q(pretty)}", "license: other",
-             "license_details: the texts keep the licences of their sources (see the card and the rows' licence fields)",
+             "license_details: the texts keep the licences of their sources "
+             "(see the card and the rows' licence fields)",
              "language:"] + [f"- {x}" for x in languages]
     lines += ["task_categories:"] + [f"- {t}" for t in tasks]
     lines += ["size_categories:", f"- {size_category(sum(tables.values()))}", "source_datasets:"]

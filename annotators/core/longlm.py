@@ -18,9 +18,9 @@ byte for byte as ../shared/data/lot/official_examples.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
-from schemas.lot import CLOZET_MASK, SENPOS_MASK
+from schemas.lot import CLOZET_MASK, SENPOS_MASK, to_jsonl
 
 SEP, QUERY, MAX_SENTINEL = "<sep>", "<mask>", 99
 SOURCE_TARGET_TASKS = ("clozet", "senpos", "outgen")
@@ -77,3 +77,25 @@ def export_groups(task: str) -> tuple[str, ...]:
     """Every file group of a task, in order (each gets its files, empty or not)."""
     groups = ("train", "val", "test")
     return groups + ("val.unreviewed", "test.unreviewed") if task == "senpos" else groups
+
+
+def export_files(task: str) -> list[str]:
+    """Every file a task's export writes: `<group>.jsonl`, and `<group>.source`/`.target`
+    for the tasks the baselines read that way."""
+    groups = export_groups(task)
+    files = [f"{g}.jsonl" for g in groups]
+    if task in SOURCE_TARGET_TASKS:
+        files += [f"{g}.{end}" for g in groups for end in ("source", "target")]
+    return files
+
+
+def export_lines(task: str, row: dict[str, Any], encode: Callable[[dict], str]) -> list[tuple[str, str]]:
+    """(file, line) of one written row: its LongLM record as `encode` writes JSON text
+    (schemas.lot.to_jsonl) and, for the tasks the baselines read as `.source`/`.target`,
+    those lines."""
+    group = export_group(task, row)
+    lines = [(f"{group}.jsonl", encode(to_jsonl(task, row)))]
+    if task in SOURCE_TARGET_TASKS:
+        source, target = source_target(task, row)
+        lines += [(f"{group}.source", source), (f"{group}.target", target)]
+    return lines

@@ -71,3 +71,18 @@ def proportions_problem(weights: Sequence[float]) -> str | None:
     if len(weights) != 3 or min(weights) < 0 or sum(weights) <= 0:
         return f"expected three non-negative weights, got {','.join(map(str, weights))!r}"
     return None
+
+
+def config_record(run_cfg: LotRunConfig, story_cfg, near_dup) -> dict:
+    """The stats.json / CARD.md `config` of a LOT build (keys and order as before the flags
+    were generated): the story settings, the task builders' settings and the run's."""
+    from annotators.lot.clozet import ClozeTConfig
+    from annotators.lot.senpos import SenPosConfig
+
+    return {"story": vars(story_cfg), "clozet": vars(ClozeTConfig()), "senpos": vars(SenPosConfig()),
+            "splits": {"stories": list(run_cfg.splits), "clozet_stories": list(run_cfg.clozet_splits)},
+            "plotcom_eval": run_cfg.plotcom_eval, "title_from": run_cfg.title_from,
+            "near_duplicates": vars(near_dup), "outline_from": run_cfg.outline_from,
+            "outline_method": run_cfg.outline_method, "outline_fill": run_cfg.outline_fill,
+            "outline_opening": run_cfg.outline_opening,
+            "senpos_reviewed_only": run_cfg.senpos_reviewed_only, "official_outgen": run_cfg.official_outgen}

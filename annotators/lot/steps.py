@@ -13,17 +13,18 @@ from typing import Any, Iterable, NamedTuple
 from annotators.core.dedup import keep_first
 from annotators.core.metrics import prf
 from annotators.core.outcome import Drop
-from annotators.lot.clozet import (ClozeTConfig, build_clozet, build_plotcom_train, check_annotation,
-                                   plotcom_from_clozet)
+from annotators.lot.clozet import (ClozeTConfig, annotation_task, build_clozet, build_plotcom_train,
+                                   check_annotation, parse_annotation, plotcom_from_clozet)
 from annotators.lot.official import official_outgen_stats
 from annotators.lot.outgen import agreement_counts, build_outgen_with_words
 from annotators.lot.records import OutGenOutput, ReviewRecord, SenPosOutput, TaskRow
-from annotators.lot.senpos import SenPosConfig, apply_review, build_senpos, parse_review
+from annotators.lot.senpos import SenPosConfig, apply_review, build_senpos, parse_review, review_task
 from annotators.lot.stats import example_stats
 from annotators.lot.splits import SplitPlan, split_by_weights
 from annotators.lot.story import (StoryConfig, exact_duplicate_key, normalize_text, parse_story_record,
-                                  whole_story_problem)
-from annotators.core.near_dup import NearDupConfig, Node, band_keys
+                                  prepare_story, whole_story_problem)
+from annotators.core.near_dup import NearDupConfig, Node, band_keys, id_components, member_clusters
+from schemas.common import JsonlEntry
 from annotators.core.ids import unit_interval
 
 
@@ -53,13 +54,43 @@ def story_key(record: dict[str, Any] | Drop, config: StoryConfig) -> StoryKey | 
     return StoryKey(record["input_id"], record["story_id"], exact_duplicate_key(record, config))
 
 
-def story_key_bands(record: dict[str, Any] | Drop, config: StoryConfig, near_dup: NearDupConfig
-                    ) -> tuple[StoryKey, tuple[str, ...]] | Drop:
-    """(StoryKey, LSH band keys of its normalised text) of a parsed story, both made where it
-    is first read (a Drop passes through)."""
+class KeyBands(NamedTuple):
+    """A parsed story's StoryKey and the LSH band keys of its normalised text."""
+
+    key: StoryKey
+    bands: tuple[str, ...]
+
+
+def story_key_bands(record: dict[str, Any] | Drop, config: StoryConfig, near_dup: NearDupConfig) -> KeyBands | Drop:
+    """KeyBands of a parsed story, both made where it is first read (a Drop passes through)."""
     if isinstance(record, Drop):
         return record
-    return story_key(record, config), tuple(band_keys(normalize_text(record["story"], config.normalize), near_dup))
+    return KeyBands(story_key(record, config),
+                    tuple(band_keys(normalize_text(record["story"], config.normalize), near_dup)))
+
+
+def parse_step(config: StoryConfig, near_dup: NearDupConfig):
+    """The parse stage: (input_id, raw line | parquet row) -> [KeyBands] or Drop."""
+    def parse(element):
+        return one(story_key_bands(parse_story_record(*element), config, near_dup))
+    return parse
+
+
+def prepare_step(config: StoryConfig, outline_method: str):
+    """The prepare stage: a kept story record -> [PreparedStory] or Drop."""
+    def prepare(record):
+        return one(prepare_story(record, config, outline_method=outline_method))
+    return prepare
+
+
+def annotation_step(element: tuple[str, bytes]) -> list | Drop:
+    """One (input_id, line) of ClozeT annotations -> [annotation dict] or Drop."""
+    return one(parse_annotation(*element))
+
+
+def review_line_step(element: tuple[str, bytes]) -> list | Drop:
+    """One (input_id, line) of completed SenPos reviews -> [ReviewRecord] or Drop."""
+    return one(parse_review_line(*element))
 
 
 def candidate_set(group: tuple[str, Iterable[str]], dropped) -> list[tuple[str, ...]]:
@@ -85,6 +116,42 @@ def partition_candidate_sets(blocks: Iterable[Iterable[tuple[str, str]]], droppe
         for band, input_id in block:
             by_band.setdefault(band, []).append(input_id)
     return sorted({s for group in by_band.items() for s in candidate_set(group, dropped)})
+
+
+def grouped_candidate_sets(grouped: tuple[int, Iterable], dropped) -> list[tuple[str, ...]]:
+    """`partition_candidate_sets` of one (band partition, its blocks) group."""
+    _, blocks = grouped
+    return partition_candidate_sets(blocks, dropped)
+
+
+def sorted_components(sets: Iterable[tuple[str, ...]]) -> list[tuple[str, str]]:
+    """(input id, component id) of every candidate, from all candidate sets (near_dup.id_components)."""
+    return sorted(id_components(sets).items())
+
+
+def component_text(record: NearDupRecord, components) -> list[tuple[str, tuple[Node, str]]]:
+    """(component id, (node, text)) of a kept story that is a near-duplicate candidate, else nothing."""
+    input_id = record.node.input_id
+    return [(components[input_id], (record.node, record.text))] if input_id in components else []
+
+
+def component_clusters(grouped: tuple[str, Iterable], config: NearDupConfig) -> list:
+    """The verified clusters (near_dup.member_clusters) of one component's (node, text) members."""
+    _, members = grouped
+    return member_clusters(members, config)
+
+
+def clozet_task_entry(story, limits: StoryConfig) -> list[JsonlEntry]:
+    """The ClozeT annotation task of a story ClozeT can take (annotation_tasks/clozet.jsonl)."""
+    if whole_story_problem(story, limits, "ClozeT"):
+        return []
+    return [JsonlEntry("clozet", story.story_id, annotation_task(story))]
+
+
+def review_task_entry(output: SenPosOutput) -> JsonlEntry:
+    """The review task of a val/test SenPos example (review/senpos_<split>.jsonl)."""
+    example = output.example
+    return JsonlEntry(example.split, example.example_id, review_task(example))
 
 
 def story_order(key: StoryKey) -> tuple:
@@ -312,3 +379,22 @@ def agreement_from_sums(shared: int, predicted: int, official: int, stories: int
     return {"stories_with_input_outline": stories, "shared_phrases": shared,
             "predicted_phrases": predicted, "input_phrases": official, "precision": round(p, 4),
             "recall": round(r, 4), "f1": round(f1, 4)}
+
+
+class ZhSetup:
+    """A stage's setup in every worker process: this job's jieba backend (`--zh-backend`; None:
+    the worker's default), then the dictionaries (and, with `outline_method`, the outline's)."""
+
+    def __init__(self, backend: str | None, outline_method: str | None = None):
+        self.backend, self.outline_method = backend, outline_method
+
+    def __call__(self) -> None:
+        from annotators.lot import outline
+        from annotators.text import zh_tokens
+
+        if self.backend:
+            zh_tokens.configure(self.backend)
+        if self.outline_method:
+            outline.load(self.outline_method)
+        else:
+            zh_tokens.load()

@@ -54,7 +54,7 @@ USER_DEFINITION = (
 
 def storium_sections(stats: dict) -> str:
     cfg = stats.get("config", {})
-    pack, context = cfg.get("pack", {}), cfg.get("context", {})
+    pack = cfg.get("pack", {})
     ties = SPLIT_TIES.get(cfg.get("split", {}).get("split_ties", "original"), SPLIT_TIES["original"])
     lines = ["## Split (paper section 2: 8:1:1 by stories and by tokens)", "", SPLIT_DEFINITION.format(ties=ties), "",
              "| split | stories | story share | words | word share | target share |",

@@ -12,7 +12,7 @@ from annotators.core.dedup import keep_first
 from annotators.core.outcome import Drop
 from annotators.storium.context import Context, ContextConfig, build_contexts
 from annotators.storium.edits import Edit, EditLine, parse_edit_line, score_edit
-from annotators.storium.games import parse_game
+from annotators.storium.games import parse_game, story_row
 from annotators.storium.pack import PackConfig, pack
 from annotators.storium.preserved import analyze_doc, load_spacy
 from annotators.storium.split import StorySize
@@ -54,6 +54,11 @@ def story_size(game: sc.Game) -> StorySize:
 def with_split(record: Any, splits: dict[str, str]) -> dict:
     """A character/scene/entry/card row with its story's split."""
     return sc.row(record, split=splits[record.story_id])
+
+
+def story_row_with_split(game: sc.Game, splits: dict[str, str]) -> dict:
+    """The stories-table row of a game, with its split."""
+    return story_row(game, splits[game.story_id])
 
 
 def contexts_of(game: sc.Game, config: ContextConfig) -> list[Context]:

@@ -41,8 +41,7 @@ from apache_beam.io.filesystems import FileSystems  # noqa: E402 (after quiet_st
 from annotators.stories.site_spec import SiteSpec, SpecError, parse_spec
 from pipelines.crawl.crawler import Crawler, Progress
 from pipelines.crawl.fetch import FetchConfig, Fetcher
-from pipelines.crawl.report import (ForeignOutput, PageCache, crawl_stats, check_output,  # noqa: F401
-                                    write_atomically, write_report)
+from pipelines.crawl.report import ForeignOutput, PageCache, check_output, crawl_stats, write_report  # noqa: F401
 from pipelines.crawl.stopping import Stopped, shielded, stop_on_signals
 from pipelines.engine import add_config_flags, config_from_args, join, read_bytes
 from pipelines.engine.paths import is_local_path

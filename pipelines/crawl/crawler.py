@@ -9,8 +9,9 @@ so a resumed crawl rebuilds the same frontier. URLs robots.txt disallows are rec
 `error="robots_disallowed"`, `robots_unavailable` when robots.txt itself failed, or
 `crawl_delay_too_long` when its Crawl-delay is over `max_retry_after`; no request made).
 `max_pages` bounds the pages requested, counted over the whole cache and excluding
-robots.txt. One Fetcher and one thread: never more than one request in flight per host. An exception of the fetch code itself (a bug) is
-recorded as an `internal_error` row and the crawl goes on.
+robots.txt. One Fetcher and one thread: never more than one request in flight per host.
+An exception of the fetch code itself (a bug) is recorded as an `internal_error` row and
+the crawl goes on.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from urllib.parse import urlsplit
 
 from annotators.text.charset import decode_bytes
 from annotators.stories.html_extract import extract_links
-from pipelines.crawl.fetch import FetchResult, Fetcher
+from pipelines.crawl.fetch import Fetcher
 from pipelines.crawl.robots import Robots, agent_token, robots_for_status
 from annotators.stories.site_spec import SiteSpec, host_key
 from schemas.crawl import Page
@@ -94,10 +95,9 @@ class Crawler:
         self.progress.requests = self.fetcher.requests_made
         return page
 
-    def _page(self, result: FetchResult, kind: str, referrer: str, depth: int) -> Page:
-        return Page(self.spec.name, result.url, result.final_url, kind, result.status,
-                    result.headers_json(), result.body, result.fetched_at, result.error,
-                    result.detail, result.attempts, result.redirects, referrer, depth)
+    def _page(self, fetched: Page, kind: str, referrer: str, depth: int) -> Page:
+        """A fetched page as this crawl's cache row: its site, kind, referrer and depth."""
+        return dataclasses.replace(fetched, site=self.spec.name, kind=kind, referrer=referrer, depth=depth)
 
     def robots_for(self, url: str) -> Robots:
         """The host's robots rules, from the cache or fetched once (html_only=False)."""

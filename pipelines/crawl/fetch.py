@@ -30,6 +30,7 @@ from urllib3.response import HTTPResponse
 
 from annotators.stories.site_spec import host_key, normalize_url
 from pipelines.crawl.stopping import DeadlineExceeded, deadline
+from schemas.crawl import Page
 
 REDIRECTS = (301, 302, 303, 307, 308)
 DECODED = ("identity", *HTTPResponse.CONTENT_DECODERS)  # gzip, deflate (br, zstd when installed)
@@ -56,25 +57,6 @@ class FetchConfig:
     backoff_max: float = dataclasses.field(default=60.0, metadata={"help": "longest backoff between tries"})
     max_retry_after: float = dataclasses.field(default=300.0, metadata={
         "help": "a server asking (Retry-After) for a longer pause, in seconds, is left alone"})
-
-
-@dataclasses.dataclass(frozen=True)
-class FetchResult:
-    """What one URL gave. `error` is a short reason code, None when the page is usable."""
-
-    url: str
-    final_url: str
-    status: int | None
-    headers: dict
-    body: bytes
-    fetched_at: str
-    error: str | None = None
-    detail: str = ""
-    attempts: int = 0
-    redirects: tuple[str, ...] = ()
-
-    def headers_json(self) -> str:
-        return json.dumps(self.headers, sort_keys=True, ensure_ascii=False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -227,8 +209,10 @@ class Fetcher:
         raise AssertionError("unreachable")
 
     def fetch(self, url: str, *, gate: Callable[[str], str | None] = lambda u: None,
-              html_only: bool = True) -> FetchResult:
-        """Fetch `url`, following allowed redirects; `gate(hop)` returns a refusal reason or None."""
+              html_only: bool = True) -> Page:
+        """Fetch `url`, following allowed redirects; `gate(hop)` returns a refusal reason or None.
+        The result is a page-cache row (schemas.crawl.Page) without its site, kind, referrer and
+        depth, which the crawler fills in; `error` is a short reason code, None when usable."""
         current, hops, tries = url, [], 0
         while True:
             result, n = self._with_retries(current, html_only)
@@ -246,9 +230,10 @@ class Fetcher:
             hops.append(target)
             current = target
 
-    def _result(self, url, final, attempt: _Attempt, tries: int, hops: list) -> FetchResult:
+    def _result(self, url, final, attempt: _Attempt, tries: int, hops: list) -> Page:
         error, detail = attempt.error, attempt.detail
         if error is None and attempt.status is not None and not 200 <= attempt.status < 300:
             error, detail = f"http_{attempt.status}", f"status {attempt.status}"
-        return FetchResult(url, final, attempt.status, attempt.headers, attempt.body, self.now(),
-                           error, detail, tries, tuple(hops))
+        return Page(site="", url=url, final_url=final, kind="", status=attempt.status,
+                    headers=json.dumps(attempt.headers, sort_keys=True, ensure_ascii=False), body=attempt.body,
+                    fetched_at=self.now(), error=error, detail=detail, attempts=tries, redirects=tuple(hops))

@@ -1,9 +1,10 @@
 """robots.txt rules (RFC 9309), so the crawler never requests a disallowed URL.
 
 The group whose `User-agent` equals our product token (case-insensitive, e.g.
-"storybench" for "storybench/0.1 (...)") wins; otherwise the `*` group applies. Within a group the longest matching rule wins and `Allow`
-wins ties; `*` matches any run of characters and a trailing `$` anchors the end.
-`Crawl-delay` of the chosen group is kept so the crawler can wait longer than the spec.
+"storybench" for "storybench/0.1 (...)") wins; otherwise the `*` group applies. Within a
+group the longest matching rule wins and `Allow` wins ties; `*` matches any run of
+characters and a trailing `$` anchors the end. `Crawl-delay` of the chosen group is kept so
+the crawler can wait longer than the spec.
 
 Fetch outcomes (RFC 9309 section 2.3.1): 2xx -> parse; 4xx (e.g. no robots.txt) -> allow
 all; 5xx, unreachable or unreadable (too slow, too large, a body that does not decode) ->

@@ -10,6 +10,7 @@ writes several exports in that one step.
 """
 from __future__ import annotations
 
+import functools
 import heapq
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
@@ -106,6 +107,11 @@ class _BufferedText:
             self._f.close()
 
 
+def _write_exports(_, exports: Sequence[_TableExport]) -> list[tuple[str, int]]:
+    """Every export's files, written once the tables they read are (after_all); their tallies."""
+    return [tally for export in exports for tally in export.write()]
+
+
 class ExportFromTable(beam.PTransform):
     """After WriteTable has written a table, write one file per key from its rows, each by a
     stateful writer (a document that is not one line per row, e.g. one JSON object).
@@ -123,8 +129,7 @@ class ExportFromTable(beam.PTransform):
         self.export = _TableExport(table_path, list(keys), sort_key, writer_for, path_for, label)
 
     def expand(self, written):
-        export = self.export
-        return after_all(written, "Write", lambda _: export.write())
+        return after_all(written, "Write", _write_exports, [self.export])
 
 
 class ExportTables(beam.PTransform):
@@ -136,8 +141,7 @@ class ExportTables(beam.PTransform):
         self._exports = [e.export for e in exports]
 
     def expand(self, written):
-        exports = self._exports
-        return after_all(written, "Write", lambda _: [t for e in exports for t in e.write()])
+        return after_all(written, "Write", _write_exports, self._exports)
 
 
 class ExportLinesFromTable(ExportFromTable):
@@ -160,7 +164,7 @@ class ExportLinesFromTable(ExportFromTable):
                  *, newline_at_end: bool | Callable[[Any], bool] = True):
         router = _LineRouter(lines)
         ends = newline_at_end if callable(newline_at_end) else (lambda key, end=newline_at_end: end)
-        super().__init__(table_path, keys, sort_key, lambda key: _LineWriter(router, key, ends(key)),
+        super().__init__(table_path, keys, sort_key, functools.partial(_line_writer, router, ends),
                          path_for, label)
 
 
@@ -198,12 +202,21 @@ class _LineWriter:
         return ""
 
 
+def _line_writer(router: _LineRouter, ends: Callable[[Any], bool], key: Any) -> _LineWriter:
+    return _LineWriter(router, key, ends(key))
+
+
+def _jsonl_entry(column: str, line: Callable[[dict], dict], row: dict) -> list[tuple[Any, str]]:
+    """(group, JSON text of `line(row)`) of one row, for ExportJsonlFromTable."""
+    return [(row[column], jsonl_line(line(row))[:-1])]
+
+
 class ExportJsonlFromTable(ExportLinesFromTable):
     """ExportLinesFromTable writing one JSON-lines file per group: group g's file
     `path_for(g)` holds `line(row)` as JSON for the table's rows with `row[column] == g`."""
 
     def __init__(self, table_path: str, column: str, groups: Iterable[Any], sort_key: Callable[[dict], Any],
                  line: Callable[[dict], dict], path_for: Callable[[Any], str], label: str):
-        super().__init__(table_path, groups, sort_key, lambda row: [(row[column], jsonl_line(line(row))[:-1])],
+        super().__init__(table_path, groups, sort_key, functools.partial(_jsonl_entry, column, line),
                          path_for, label)
 

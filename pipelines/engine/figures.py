@@ -40,7 +40,7 @@ def figure_counts(output: str, figure: Figure) -> Counts:
                     if figure.panel:
                         for panel in sorted(set(group[figure.panel].to_pylist())):
                             keep = pc.equal(group[figure.panel], panel)
-                            count_values(counts, panel, [l for l, k in zip(lines, keep.to_pylist()) if k],
+                            count_values(counts, panel, [line for line, k in zip(lines, keep.to_pylist()) if k],
                                          values.filter(keep).to_pylist())
                     else:
                         count_values(counts, table, lines, values.to_pylist())
@@ -60,7 +60,7 @@ def draw_figures(output: str, figures: Sequence[Figure]) -> list[dict]:
             continue
         counts = figure_counts(output, figure)
         write_bytes(join(output, figure.file), draw(figure, counts))
-        entry["panels"] = [{"panel": p, "lines": [{"line": l, "summary": s} for l, s in lines]}
+        entry["panels"] = [{"panel": p, "lines": [{"line": line, "summary": s} for line, s in lines]}
                            for p, lines in panels(figure, counts)]
         entries.append(entry)
     return entries

@@ -1,6 +1,6 @@
 """`Gather`: a whole PCollection as one list, without Beam's default-injection side input;
 `once`/`seeded`: a few fixed elements from an impulse; `after_all`: a step run once every
-element of a PCollection is there.
+element of a PCollection is there; `compact_map`/`as_compact`: pairs as one CompactMap side input.
 
 `beam.combiners.ToList()` (CombineGlobally) adds a side input holding its result, so that an
 empty input still yields `[]`; the portable runners decode that side input and weigh it
@@ -15,6 +15,8 @@ from typing import Callable
 
 import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows
+
+from annotators.core.compact import CompactMap
 
 
 def once(pipeline, label: str):
@@ -56,3 +58,20 @@ class Gather(beam.PTransform):
 
     def expand(self, pcoll):
         return pcoll | beam.CombineGlobally(beam.combiners.ToListCombineFn()).without_defaults()
+
+
+def compact_of(pairs) -> CompactMap:
+    """A CompactMap of (key, value) pairs."""
+    return CompactMap(dict(pairs))
+
+
+def compact_map(pairs, label: str):
+    """(key, value) pairs -> a one-element PCollection of their CompactMap (read it with
+    `as_compact`)."""
+    return pairs | f"{label}List" >> Gather() | f"{label}Map" >> beam.Map(compact_of)
+
+
+def as_compact(compact):
+    """A `compact_map` as an AsSingleton side input: every bundle that reads it decodes and
+    weighs one blob instead of a dict of every entry (annotators.core.compact)."""
+    return beam.pvalue.AsSingleton(compact, default_value=CompactMap())

@@ -28,3 +28,8 @@ JSON_KEY = json_text(str)
 
 def jsonl_line(record: dict) -> str:
     return JSON(record) + "\n"
+
+
+def json_text_of(record) -> str:
+    """`JSON(record)` as a module function (picklable by reference, unlike the encoder)."""
+    return JSON(record)

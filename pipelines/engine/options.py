@@ -192,7 +192,7 @@ def _comma_list(item: type) -> Callable[[str], tuple]:
         try:
             return tuple(item(part) for part in parts)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected comma-separated {item.__name__} values, got {text!r}")
+            raise argparse.ArgumentTypeError(f"expected comma-separated {item.__name__} values, got {text!r}") from None
 
     parse.__name__ = f"comma-separated {item.__name__}"
     return parse

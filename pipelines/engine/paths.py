@@ -99,6 +99,11 @@ def write_text(path: str, text: str) -> None:
     write_bytes(path, text.encode("utf-8"))
 
 
+def write_text_to(text: str, path: str) -> None:
+    """`write_text(path, text)` with the text first: `beam.Map(write_text_to, path)`."""
+    write_text(path, text)
+
+
 class Source(NamedTuple):
     """One input file and its stable name (relative to the pattern's fixed folder) for ids."""
 

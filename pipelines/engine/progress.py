@@ -79,10 +79,8 @@ def advance(nbytes: int) -> None:
 def count(stage: str, written: int, rejected: int) -> None:
     """Add one record's outcome; print a progress line when INTERVAL has passed."""
     with _LOCK:
-        row = _COUNTS.setdefault(stage, [0, 0, 0])
-        row[0] += 1
-        row[1] += written
-        row[2] += rejected
+        read, done, dropped = _COUNTS.get(stage, (0, 0, 0))
+        _COUNTS[stage] = [read + 1, done + written, dropped + rejected]
         line = _due(time.monotonic())
     if line:
         print(line, file=sys.stderr, flush=True)
@@ -113,8 +111,9 @@ def progress_line(counts: dict[str, list[int]], seconds: float, inputs: tuple | 
     `inputs` is (bytes read, bytes expected, seconds since the first byte)."""
     parts = [f"{stage} {r:,} read ({w:,} written, {j:,} rejected, {r / max(seconds, 1e-9):,.0f}/s)"
              for stage, (r, w, j) in counts.items()]
-    if inputs and inputs[1]:
-        parts.insert(0, input_bar(*inputs))
+    read, total, reading = inputs or (0, 0, 0.0)
+    if total:
+        parts.insert(0, input_bar(read, total, reading))
     return f"[storybench {seconds:,.0f} s] " + " | ".join(parts)
 
 

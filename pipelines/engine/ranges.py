@@ -86,10 +86,15 @@ def line_starts(r: LineRange) -> tuple[LineRange, int]:
     return r, n
 
 
+def _range_order(counted: tuple[LineRange, int]) -> tuple[str, int]:
+    r, _ = counted
+    return r.path, r.start
+
+
 def number_ranges(counted: list[tuple[LineRange, int]]) -> list[LineRange]:
     """Every counted range with its first line number (prefix sums of the counts per file)."""
     out, seen = [], {}
-    for r, n in sorted(counted, key=lambda rn: (rn[0].path, rn[0].start)):
+    for r, n in sorted(counted, key=_range_order):
         if r.end < 0:
             out.append(r)
             continue

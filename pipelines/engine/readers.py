@@ -161,3 +161,29 @@ class ReadParquetRows(_Reader):
                 yield f"{source.name}:{number}", {READ_ERROR: f"{type(exc).__name__}: {exc}"}
 
         return sources | "SpreadFiles" >> beam.Reshuffle() | "Rows" >> beam.FlatMap(rows)
+
+
+def _is_parquet(source: Source) -> bool:
+    return source.path.endswith(".parquet")
+
+
+def _is_line_file(source: Source) -> bool:
+    return not _is_parquet(source)
+
+
+def read_lines_or_rows(p, pattern: str, exts: Sequence[str], label: str = ""):
+    """(input_id, raw line bytes | parquet row dict) for every record of a pattern's JSON-lines
+    and parquet files, matched when the job runs and routed by extension (a local pattern is
+    listed now only to leave out a kind it has no file of). `label` tells apart several reads
+    of one pattern."""
+    kinds = ({x.endswith(".parquet") for x in expand_input(pattern, exts)} if is_local_path(pattern)
+             else {True, False})
+    sources = p | f"MatchRecords{label}" >> MatchInputs(pattern, exts)
+    parts = []
+    if False in kinds:
+        parts.append(sources | f"LineFiles{label}" >> beam.Filter(_is_line_file)
+                     | f"ReadLines{label}" >> ReadLines())
+    if True in kinds:
+        parts.append(sources | f"ParquetFiles{label}" >> beam.Filter(_is_parquet)
+                     | f"ReadParquet{label}" >> ReadParquetRows())
+    return parts[0] if len(parts) == 1 else parts | f"AllRecords{label}" >> beam.Flatten()

@@ -8,6 +8,7 @@ next Stage turns into a rejects row, so the job never crashes on it.
 """
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 import apache_beam as beam
@@ -47,7 +48,7 @@ def sniff_file(item: ar.AuditSource) -> list | Drop:
     try:
         with _open(path, kind) as f:
             if kind == "parquet":
-                pq.ParquetFile(f).schema_arrow  # reads the footer only
+                _ = pq.ParquetFile(f).schema_arrow  # reads the footer only
                 return [item]
             head = f.read(ar.SNIFF_BYTES)
     except ReadBreak as exc:  # broken within its first bytes
@@ -150,6 +151,11 @@ def count_check(labels, expected: Sequence[str]):
     return (counted, seeds) | "Counts" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum)
 
 
+def _lot_source_list(lot_dir: str, tasks: Sequence[str]) -> list:
+    sources, _ = _lot_sources(lot_dir, tasks)
+    return sources
+
+
 def lot_sources(lot_dir: str, tasks: Sequence[str]) -> tuple:
     """(AuditSources (path, task, "task/file") of the parquet files of each LOT task folder
     present, the folders read). A remote LOT folder gives a function listing them when the
@@ -157,7 +163,7 @@ def lot_sources(lot_dir: str, tasks: Sequence[str]) -> tuple:
     none of the task folders, is a usage error."""
     require_folder(lot_dir, "--lot")
     if not is_local_path(lot_dir):
-        return (lambda: _lot_sources(lot_dir, tasks)[0]), [join(lot_dir, task) for task in tasks]
+        return functools.partial(_lot_source_list, lot_dir, tasks), [join(lot_dir, task) for task in tasks]
     sources, inputs = _lot_sources(lot_dir, tasks)
     if not inputs:
         raise MissingInput(f"--lot {lot_dir!r} holds none of the task folders {', '.join(f'{t}/' for t in tasks)}")

@@ -18,6 +18,7 @@ makes ties independent of arrival.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import heapq
 import itertools
@@ -318,7 +319,10 @@ class WriteTables(beam.PTransform):
         runs = spilled[0] if len(spilled) == 1 else spilled | "Runs" >> beam.Flatten()
         sizes = beam.pvalue.AsList(runs | "RunBytes" >> beam.Map(lambda run: run.nbytes))
         seeded_shards = once(runs.pipeline, "One") | "Seeds" >> beam.FlatMap(seeds, sizes)
-        parts = runs | "Segments" >> beam.FlatMap(lambda run, sz: _shard_segments(run, lambda b: shard_of(b, sz)), sizes)
+        def segments(run, sizes):
+            return _shard_segments(run, functools.partial(shard_of, sizes=sizes))
+
+        parts = runs | "Segments" >> beam.FlatMap(segments, sizes)
         grouped = (parts, seeded_shards) | "Join" >> beam.Flatten() | "Group" >> beam.GroupByKey()
         written = grouped | "Write" >> beam.FlatMap(write_shard, sizes)
         _ = after_all(written, "DeleteSpill", delete_folder, folder)
@@ -336,11 +340,18 @@ class WriteTable(WriteTables):
                          spill=join(path, SPILL_FOLDER), label=f"WriteTable[{name}]")
         self._shards = self._specs[name].shards
 
+def _spill_entry(entry) -> tuple:
+    """(bucket, key, record) of a WriteJsonlGroups element (schemas.common.JsonlEntry, or
+    a (group, sort key, record) tuple): the group as JSON text is the bucket."""
+    group, sort_key, record = entry
+    return json.dumps(group), sortable(sort_key), record
+
+
 class WriteJsonlGroups(beam.PTransform):
     """Write records to `path_for(group)` as sorted JSON lines, one file per group.
 
-    Elements are (group, sort_key, record dict). Every group in `groups` gets a file, empty
-    or not. Used for LOT's `<task>/<split>.jsonl` and other original-layout exports.
+    Elements are JsonlEntry(group, sort_key, record dict) (schemas.common). Every group in
+    `groups` gets a file, empty or not. Used for LOT's annotation and review tasks.
     """
 
     def __init__(self, path_for: Callable[[Any], str], groups: Iterable[Any], label: str):
@@ -363,7 +374,7 @@ class WriteJsonlGroups(beam.PTransform):
                     n += 1
             return (f"jsonl|{label}/{file_name(path_for(group))}", n)
 
-        runs = (items | "Key" >> beam.Map(lambda e: (json.dumps(e[0]), sortable(e[1]), e[2]))
+        runs = (items | "Key" >> beam.Map(_spill_entry)
                 | "Spill" >> beam.ParDo(_SpillRuns(folder, None)))
         written = (_group_shards(runs, [json.dumps(g) for g in self._groups])
                    | "Write" >> beam.Map(write_group))

@@ -52,7 +52,7 @@ def main(run: Callable[[Sequence[str] | None], object], job: str, argv: Sequence
         result = run(argv)
     except UsageError as exc:
         print(f"python -m pipelines.{job}: error: {exc}", file=sys.stderr, flush=True)
-        raise SystemExit(USAGE_EXIT)
+        raise SystemExit(USAGE_EXIT) from None
     if isinstance(result, int):
         raise SystemExit(result)
 

@@ -20,6 +20,8 @@ from conftest import check_rejects, shared_path
 from pipelines import bias
 from test_overlap_data import STORIES, clozet_row, senpos_row, write_task
 
+pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
+
 WRONG = ["所以他们再也没有见过面。", "但是大家都笑着跑开了。", "他把所有的东西都扔进了河里。",
          "因为天太黑，它什么都看不见。", "小猫跳上了屋顶，一直睡到了第二天中午。"]
 

@@ -15,6 +15,8 @@ from conftest import check_rejects, shared_path
 from pipelines import overlap
 from test_overlap_data import STORIES, TITLES, clozet_row, senpos_row, write_lot, write_task
 
+pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
+
 FIELDS = {"clozet": ["story", "plot0", "plot1"], "senpos": ["story", "sentence"],
           "plotcom": ["story", "plot"], "outgen": ["title", "story", "outline"]}
 

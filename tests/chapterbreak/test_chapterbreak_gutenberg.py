@@ -33,9 +33,11 @@ def test_decode_mixed_lines_and_bad_inputs():
 
 
 @pytest.mark.parametrize("text, body, style", [
-    ("Header\n*** START OF THE PROJECT GUTENBERG EBOOK X ***\nBody line\n*** END OF THE PROJECT GUTENBERG EBOOK X ***\nLicence",
+    ("Header\n*** START OF THE PROJECT GUTENBERG EBOOK X ***\nBody line\n"
+     "*** END OF THE PROJECT GUTENBERG EBOOK X ***\nLicence",
      "Body line", "modern"),
-    ("Intro\n*END*THE SMALL PRINT! FOR PUBLIC DOMAIN ETEXTS*Ver.04.29.93*END*\n\nBody\n\nEnd of The Project Gutenberg Etext of X\n",
+    ("Intro\n*END*THE SMALL PRINT! FOR PUBLIC DOMAIN ETEXTS*Ver.04.29.93*END*\n\nBody\n\n"
+     "End of The Project Gutenberg Etext of X\n",
      "Body", "small_print"),
     ("Just a body\nwith two lines", "Just a body\nwith two lines", "none"),
     ("*** START OF THIS PROJECT GUTENBERG EBOOK Y ***\n\nProduced by A. Volunteer\n\nTHE BOOK\n", "THE BOOK", "modern"),
@@ -106,7 +108,8 @@ def test_single_spaced_contents_list_is_not_a_chapter(name, numerals, first_head
 def test_run_of_short_chapters_is_not_a_contents_list():
     chapters, info = chapters_of(FIX / "short_chapters.txt")
     assert [c.numeral for c in chapters] == ["I", "II", "III", "IV", "V", "VI", "VII", "VIII"]
-    assert chapters[2].body == "Corwin waited by the orchard with a lantern in hand, and nobody there\nsaid a word about it."
+    assert chapters[2].body == ("Corwin waited by the orchard with a lantern in hand, and nobody there\n"
+                                "said a word about it.")
     assert info == {"encoding": "utf-8", "boilerplate": "modern"}
 
 

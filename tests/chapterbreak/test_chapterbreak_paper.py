@@ -240,6 +240,7 @@ def test_per_book_cap_is_seeded():
                                config=ExampleConfig(prefix_lengths=(64,)))) == 9
 
 
+@pytest.mark.slow
 def test_real_books_give_subsets_at_the_papers_rates_chapters_or_not():
     root = SHARED_DATA / "gutenberg"
     if not root.exists():
@@ -295,6 +296,7 @@ def test_the_copy_with_chapters_is_kept():
 
 # 4. Subword lengths ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_bpe_vocabulary_counts_prefix_and_suffix_lengths(tmp_path):
     (tmp_path / "gpt2-small").mkdir()
     vocab = write_tiny_gpt2(tmp_path / "gpt2-small")

@@ -13,6 +13,8 @@ from annotators.chapterbreak.examples import heading_phrase
 from annotators.chapterbreak.reasons import JOB_REASONS
 from pipelines.chapterbreak import run
 
+pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
+
 FIX = pathlib.Path(__file__).parents[1] / "fixtures" / "chapterbreak"
 REAL = ["pg_2017/pg11.txt", "pg_2024/pg84.txt"]
 ARGS = ["--prefix_lengths", "256,8192", "--subsets", "cause,dialogue", "--seed", "7"]
@@ -121,7 +123,7 @@ def test_released_layout_matches_examples(built):
         length = int(name.rsplit("_", 1)[1].split(".")[0])
         rows = ex[(ex.boundary == kind) & (ex.prefix_length == length)]
         assert sum(len(v) for s in data.values() for v in s.values()) == len(rows)
-        for source, works in data.items():
+        for works in data.values():
             for book_id, items in works.items():
                 mine = rows[rows.book_id == book_id].sort_values("cut_offset")
                 assert [i["pos"] for i in items] == list(mine.gold)

@@ -94,6 +94,7 @@ def test_stats_and_card_show_uncapped_beside_cap_and_drawn():
     assert "subsets_uncapped" not in dataset_stats([BookStat("pg19", "b", 3, 10)], [])
 
 
+@pytest.mark.slow
 def test_real_books_give_several_times_the_cap_uncapped():
     root = shared_path("gutenberg")
     stats = []

@@ -88,7 +88,7 @@ def test_card_section_lists_each_line_and_links_the_png():
     counts: dict = {}
     count_values(counts, "clozet", ["train", "train", "val"], [200, 300, 250])
     entry = {"file": LENGTHS.file, "title": LENGTHS.title,
-             "panels": [{"panel": p, "lines": [{"line": l, "summary": s} for l, s in lines]}
+             "panels": [{"panel": p, "lines": [{"line": line, "summary": s} for line, s in lines]}
                         for p, lines in panels(LENGTHS, counts)]}
     text = card_section([entry, {"file": "figures/x.png", "title": "X", "missing": "no table x in this output"}])
     assert "![Story length](figures/lengths.png)" in text

@@ -15,6 +15,8 @@ from conftest import check_rejects
 from pipelines import crawl
 from tests.crawl.fault_server import BIG, META_GBK, FaultServer, story
 
+pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
+
 FLAGS = ["--timeout", "1", "--backoff_base", "0.05", "--max_tries", "3", "--user_agent", "storybench-test/1.0"]
 MAX_BYTES = 100_000
 

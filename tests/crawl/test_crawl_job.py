@@ -12,6 +12,8 @@ from pipelines import crawl
 from tests.fixtures.site.server import CRAWL_FLAGS, SLOW_SECONDS, WWW, SiteServer, site_spec
 from conftest import check_rejects
 
+pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
+
 FIRST_RUN = [  # every request of a full crawl, in order (breadth-first, robots.txt first)
     "/robots.txt", "/index.html", "/list/page-1.html",
     "/stories/story-01.html", "/stories/story-02.html", "/stories/story-03.html",

@@ -17,6 +17,8 @@ import pytest
 from pipelines import crawl
 from tests.crawl.fault_server import FaultServer
 
+pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PAGES = 30
 FLAGS = ["--timeout", "2", "--backoff_base", "0.05", "--max_tries", "2", "--user_agent", "storybench-test/1.0"]

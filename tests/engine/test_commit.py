@@ -45,7 +45,7 @@ def test_a_failed_run_leaves_the_previous_output_untouched(tmp_path):
     out = tmp_path / "out"
     _job(out, [1, 2])
     before = _snapshot(out)
-    with pytest.raises(Exception):
+    with pytest.raises(Exception, match="non-nullable"):
         _job(out, [5, -1])  # a null in a non-nullable column fails the write
     assert _snapshot(out) == before
 

@@ -17,6 +17,8 @@ import pytest
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
+
 pytest.importorskip("google.cloud.storage", reason="apache-beam[gcp] is not installed")
 
 DATAFLOW = ["--runner", "DataflowRunner", "--project", "storybench-dry-run", "--region", "us-central1",

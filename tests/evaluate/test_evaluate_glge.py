@@ -63,6 +63,7 @@ def _metrics(out: pathlib.Path) -> dict:
     return {r["metric"]: r["value"] for r in rows}
 
 
+@pytest.mark.slow
 def test_glge_end_to_end_on_the_fixture(tmp_path):
     gold = TGT.read_text(encoding="utf-8").splitlines()
     preds = tmp_path / "personachat.hard.test"
@@ -91,6 +92,7 @@ def test_glge_end_to_end_on_the_fixture(tmp_path):
     assert m["rouge-l"] == pytest.approx(100.0) and m["bleu-4"] == pytest.approx(100.0)
 
 
+@pytest.mark.slow
 def test_glge_wrong_count(tmp_path):
     preds = tmp_path / "p.test"
     preds.write_text("a\nb\n", encoding="utf-8")

@@ -245,6 +245,7 @@ def test_original_equals_the_official_scripts_on_the_fixtures(tmp_path, task, na
         assert [r["reason"] for r in rejects] == ["skipped_by_official_scorer"]
 
 
+@pytest.mark.slow
 def test_files2rouge_empty_lines_are_rejects_not_a_crash(tmp_path):
     pred, gold = tmp_path / "p.txt", tmp_path / "g.txt"
     pred.write_text("a cat sat on the mat .\n\nthe dog ran .\n", encoding="utf-8")

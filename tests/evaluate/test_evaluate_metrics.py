@@ -146,6 +146,7 @@ def test_coverage_original_equals_rouge_1_0_0(phrase, story):
         assert abs(got - want) <= 1e-9
 
 
+@pytest.mark.slow
 def test_coverage_original_equals_rouge_1_0_0_on_real_outlines():
     pytest.importorskip("rouge")
     from conftest import shared_path
@@ -268,9 +269,6 @@ def test_align_keeps_the_earliest_duplicate_in_input_order():
 
 
 # ----------------------------------------------------------------------------- properties
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 TEXT = st.text(alphabet="甲乙丙丁戊. ", max_size=25)
 
 

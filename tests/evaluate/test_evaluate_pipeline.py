@@ -16,6 +16,8 @@ import pytest
 from conftest import ROOT, check_rejects, shared_path
 from pipelines import evaluate, lot
 
+pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
+
 
 def read_table(folder: pathlib.Path) -> list[dict]:
     return [r for f in sorted(folder.glob("*.parquet")) for r in pq.read_table(f).to_pylist()]

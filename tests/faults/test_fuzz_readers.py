@@ -10,6 +10,7 @@ import gzip
 import json
 import pathlib
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from annotators.audits import records as audit_records
@@ -82,6 +83,7 @@ PARSERS = {
 }
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.sampled_from(sorted(PARSERS)), raw_lines)
 def test_every_parser_gives_records_or_a_catalogued_reason(parser, raw):

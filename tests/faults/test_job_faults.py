@@ -23,6 +23,8 @@ import pytest
 from conftest import ROOT
 from pipelines.engine.usage import main
 
+pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
+
 FIX = ROOT / "tests" / "fixtures"
 JOB_INPUT = {  # job -> (flag of its main input, file extension it reads)
     "lot": ("--stories", ".jsonl"), "stories": ("--input", ".jsonl"), "storium": ("--games", ".json"),
@@ -153,7 +155,6 @@ EDIT_LINES = [  # (line bytes, the reason it gets or None when it is scored)
 ]
 
 
-@pytest.mark.slow
 def test_edits_fault_table(tmp_path, capsys):
     path = tmp_path / "edits.jsonl"
     path.write_bytes(b"\n".join(line for line, _ in EDIT_LINES) + b"\n")
@@ -170,7 +171,6 @@ def test_edits_fault_table(tmp_path, capsys):
     assert json.loads(rejects(out).query("reason == 'encoding'").detail.iloc[0])["charset"] in ("gb18030", "big5hkscs")
 
 
-@pytest.mark.slow
 def test_overlap_fault_table_keeps_every_good_record(tmp_path, capsys):
     docs = [f"第{i}个文档讲了一只小猫在河边钓鱼的故事。" for i in range(2000)]
     packed = gzip.compress("".join(d + "\n" for d in docs).encode("utf-8"), mtime=0)
@@ -198,7 +198,6 @@ def test_overlap_fault_table_keeps_every_good_record(tmp_path, capsys):
     assert detail["records_read"] > 0 and got == 2000 + 10 + detail["records_read"] + 1  # + the break's row
 
 
-@pytest.mark.slow
 def test_storium_fault_table(tmp_path, capsys):
     games = _mkdir(tmp_path / "games")
     game = json.loads((FIX / "storium/g_desert.json").read_text(encoding="utf-8"))
@@ -214,7 +213,6 @@ def test_storium_fault_table(tmp_path, capsys):
     stats(tmp_path / "out")
 
 
-@pytest.mark.slow
 def test_chapterbreak_second_work_with_a_seen_id_is_a_rejects_row(tmp_path, capsys):
     src = (FIX / "chapterbreak/ao3/works.jsonl").read_text(encoding="utf-8").splitlines()
     first = json.loads(src[0])
@@ -232,7 +230,6 @@ def test_chapterbreak_second_work_with_a_seen_id_is_a_rejects_row(tmp_path, caps
     stats(tmp_path / "out")
 
 
-@pytest.mark.slow
 def test_evaluate_oversized_prediction_is_a_rejects_row_in_seconds(tmp_path, capsys):
     pred = tmp_path / "pred.jsonl"
     pred.write_text(json.dumps({"story": "小猫" * 600_000}, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -245,7 +242,6 @@ def test_evaluate_oversized_prediction_is_a_rejects_row_in_seconds(tmp_path, cap
     stats(tmp_path / "out")
 
 
-@pytest.mark.slow
 def test_glge_split_file_that_is_a_folder_is_not_a_file(tmp_path, capsys):
     root = tmp_path / "glge"
     shutil.copytree(FIX / "glge" / "tiny_data", root / "tiny_data")
@@ -265,7 +261,6 @@ def test_glge_split_file_that_is_a_folder_is_not_a_file(tmp_path, capsys):
     assert "## Warnings" in (tmp_path / "out2" / "CARD.md").read_text(encoding="utf-8")
 
 
-@pytest.mark.slow
 def test_lot_utf16_and_empty_files(tmp_path, capsys):
     stories = _mkdir(tmp_path / "stories")
     (stories / "a.jsonl").write_bytes((ROOT / "samples/lot/stories.jsonl").read_bytes())
@@ -290,7 +285,6 @@ def test_inconsistent_flags_are_one_error_line(job, argv, words, tmp_path, capsy
     assert_one_error_line(code, err, job, words)
 
 
-@pytest.mark.slow
 def test_stories_fault_table_long_lines_are_cleaned_in_seconds(tmp_path, capsys):
     import time
 

@@ -61,6 +61,7 @@ def _timed(fn, text):
     return time.perf_counter() - start
 
 
+@pytest.mark.slow
 @settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(sorted(RULES)), motifs)
 def test_every_rule_reads_a_megabyte_record_in_linear_time(rule, motif):

@@ -21,6 +21,8 @@ from pipelines.glge import run
 from schemas.common import detail_message
 from schemas.lot import OUTGEN_SCHEMA, PLOTCOM_SCHEMA
 
+pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
+
 FIXTURES = pathlib.Path(__file__).parents[1] / "fixtures" / "glge"
 LEVELS = ("easy", "medium", "medium+", "hard")
 KEYS = ("train.src", "train.tgt", "dev.src", "dev.tgt", "test.src", "test.tgt")

@@ -10,6 +10,8 @@ import pytest
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
+
 SAMPLE = ROOT / "samples" / "lot"
 
 

@@ -278,6 +278,7 @@ def test_book_title_marks_are_not_html():
     assert not isinstance(story, Drop)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", [
     "从前有一个小村庄，村口住着一位勤劳的老木匠。老木匠每天天不亮就起床，在院子里刨木头。\n"
     "村里的孩子们都喜欢围在他身边看他干活\n有一年冬天，河上的木桥被大雪压断了。Tom和Jerry也来帮忙修桥了。",

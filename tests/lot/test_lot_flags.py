@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from annotators.lot.config import LotRunConfig
+from annotators.lot.config import LotRunConfig, config_record
 from annotators.lot.story import StoryConfig
-from pipelines.lot import _config_record, parse_args
+from pipelines.lot import LOT_NEAR_DUP, parse_args
 
 BASE = ["--stories", "s.jsonl", "--output", "out"]
 # stats.json `config` of a default run.
@@ -27,7 +27,7 @@ def test_defaults_are_the_papers_and_the_config_record_is_unchanged():
     args, run_cfg, story_cfg, _ = parse_args(BASE)
     assert run_cfg == LotRunConfig() and story_cfg == StoryConfig()
     assert (args.annotations, args.senpos_reviews, run_cfg.seed) == (None, None, 0)
-    record = _config_record(run_cfg, story_cfg)
+    record = config_record(run_cfg, story_cfg, LOT_NEAR_DUP)
     assert record == DEFAULT_CONFIG and list(record) == list(DEFAULT_CONFIG)
 
 

@@ -13,6 +13,8 @@ from lot_checks import check_accounting, check_jsonl_exports, check_lot_output, 
 from pipelines import lot
 from pipelines.engine.ranges import RANGE_BYTES_ENV
 
+pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
+
 SAMPLE = ROOT / "samples" / "lot"
 BAD_STORIES = [
     b'{"id": "bad-json", "story": "\xe5\xb0\x8f\xe7\x8c\xab"',          # truncated JSON
@@ -86,7 +88,7 @@ def test_all_four_tasks_hold_their_invariants(built):
     tables = check_lot_output(built / "a", sources)
     assert all(len(df) for df in tables.values())
     check_jsonl_exports(built / "a", tables)
-    assert set(tables["clozet"].story_id) == {json.loads(l)["story_id"] for l in
+    assert set(tables["clozet"].story_id) == {json.loads(x)["story_id"] for x in
                                               (SAMPLE / "clozet_annotations.jsonl").read_text().splitlines()}
 
 
@@ -176,8 +178,8 @@ def test_card_and_stats_report_table3(built):
 
 
 def test_review_tasks_round_trip(built, tmp_path):
-    tasks = [json.loads(l) for l in (built / "a" / "review" / "senpos_test.jsonl").read_text().splitlines()]
-    tasks += [json.loads(l) for l in (built / "a" / "review" / "senpos_val.jsonl").read_text().splitlines()]
+    tasks = [json.loads(x) for x in (built / "a" / "review" / "senpos_test.jsonl").read_text().splitlines()]
+    tasks += [json.loads(x) for x in (built / "a" / "review" / "senpos_val.jsonl").read_text().splitlines()]
     assert tasks, "the sample should have SenPos val/test examples"
     reviews = []
     for t in tasks:

@@ -102,6 +102,7 @@ def test_official_lines_are_measured_like_built_examples():
         assert isinstance(result, Drop) and result.reason == reason, raw
 
 
+@pytest.mark.slow
 def test_job_card_shows_the_official_column_and_accounts_for_its_lines(tmp_path):
     records = _sample()[:6]
     (tmp_path / "stories.jsonl").write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n",
@@ -127,6 +128,7 @@ def test_job_card_shows_the_official_column_and_accounts_for_its_lines(tmp_path)
     assert list(rejects[rejects.stage == "official_outgen"].reason) == ["malformed_json"]
 
 
+@pytest.mark.slow
 def test_without_official_files_the_column_says_so(tmp_path):
     (tmp_path / "s.jsonl").write_text(json.dumps(_sample()[0], ensure_ascii=False) + "\n", encoding="utf-8")
     lot.run(["--stories", str(tmp_path / "s.jsonl"), "--output", str(tmp_path / "out")])
@@ -136,6 +138,7 @@ def test_without_official_files_the_column_says_so(tmp_path):
     assert row.startswith("| Avg. # Phrase in Input Outline | 8.00 |") and row.endswith("| n/a |")
 
 
+@pytest.mark.slow
 def test_real_data_build_and_official_outlines(tmp_path):
     """On the 161 official stories the build's outlines hold 7.99 phrases (99.4% have 8; the
     earlier rules 7.50, 82%), the official ones 7.58 (87.6%)."""

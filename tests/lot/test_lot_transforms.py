@@ -20,8 +20,8 @@ from annotators.lot.senpos import SenPosConfig, apply_review, build_senpos
 from annotators.lot.config import LotRunConfig
 from annotators.lot.splits import SplitPlan
 from annotators.lot.story import StoryConfig, parse_story_record, prepare_story
-from pipelines.lot import (annotations_by_story, BuildClozeTAndPlotCom, BuildOutGen, BuildSenPos, ParseAnnotations,
-                           ParseReviews, ParseStories, ReviewSenPos, Tallies)
+from pipelines.lot import (annotations_by_story, BuildClozeTAndPlotCom, BuildOutGen, BuildSenPos, ParseStories,
+                           ReviewSenPos, Tallies)
 from schemas.common import Reject
 from tests.beam_report import RecordingReport
 
@@ -141,7 +141,7 @@ def test_clozet_and_plotcom_rows():
         expected.append(("plotcom", plotcom_from_clozet(story_a, ex).to_row()))
     with pipeline() as p:
         stories, raw = _clozet_inputs(p, [ANN_A])
-        anns = raw | ParseAnnotations(report)
+        anns = raw | report.stage("annotations", steps.annotation_step)
         clozet, plotcom = {"stories": stories, "annotations": anns} | BuildClozeTAndPlotCom(
             report, PLAN, ClozeTConfig(), StoryConfig(), "leak-free", split_inputs(p, anns))
         rows = (clozet, plotcom) | beam.Flatten() | beam.Map(lambda r: (r.task, r.row))
@@ -154,7 +154,7 @@ def test_clozet_rejects_bad_and_unmatched_annotations():
     anns = [dict(ANN_A, story_id="zzz"), dict(ANN_A, right_index=0), ANN_A, {"story_id": "a", "wrong": "x"}]
     with pipeline() as p:
         stories, raw = _clozet_inputs(p, anns)
-        parsed = raw | ParseAnnotations(report)
+        parsed = raw | report.stage("annotations", steps.annotation_step)
         clozet, _ = {"stories": stories, "annotations": parsed} | BuildClozeTAndPlotCom(
             report, PLAN, ClozeTConfig(), StoryConfig(), "leak-free", split_inputs(p, parsed))
         assert_that(report.by_stage["annotations"], equal_to([
@@ -195,7 +195,7 @@ def test_review_applies_the_first_review_and_rejects_the_rest():
     reviewed = apply_review(ex, {"example_id": ex.example_id, "accept": True, "drop": [other], "reviewer": ""})
     report = RecordingReport()
     with pipeline() as p:
-        reviews = p | "Reviews" >> beam.Create(raw) | ParseReviews(report)
+        reviews = p | "Reviews" >> beam.Create(raw) | report.stage("senpos_review_parse", steps.review_line_step)
         examples = p | "Examples" >> beam.Create([output])
         out = {"examples": examples, "reviews": reviews} | ReviewSenPos(report, reviewed_only=False)
         assert_that(out | beam.Map(lambda o: o.example), equal_to([reviewed]), label="reviewed")
@@ -238,7 +238,7 @@ def test_outgen_rows_agreement_and_rejects():
                     equal_to([({"stories_with_input_outline": 1, "shared_phrases": 1, "predicted_phrases": 1,
                                 "input_phrases": 2, "precision": 1.0, "recall": 0.5, "f1": 0.6667},
                                {ex.to_row()["title_source"]: 1}, 1)]), label="agreement")
-        assert_that(tallies["leaks"] | beam.Map(lambda l: (l["stories_in_two_splits"], l["stories"])),
+        assert_that(tallies["leaks"] | beam.Map(lambda leaks: (leaks["stories_in_two_splits"], leaks["stories"])),
                     equal_to([(0, 1)]), label="leaks")
         assert_that(report.by_stage["outgen"] | beam.Map(lambda r: (r["input_id"], r["reason"])),
                     equal_to([("s.jsonl:2", "no_usable_outline_phrase")]), label="outgen rejects")

@@ -244,7 +244,7 @@ def test_rake_scores_are_rake_nltk_scores_on_real_stories():
                   for t in para] for para in tokens]
         by_paragraph = dict(zip(outline_rake._paragraphs(story), keyed))
         rake = Rake(stopwords=set(res.stopwords), punctuations={outline_rake._DELIM}, max_length=8, min_length=1,
-                    sentence_tokenizer=outline_rake._paragraphs, word_tokenizer=lambda p: by_paragraph[p])
+                    sentence_tokenizer=outline_rake._paragraphs, word_tokenizer=by_paragraph.__getitem__)
         rake.extract_keywords_from_sentences(outline_rake._paragraphs(story))
         ours = outline_rake.rake_scores([k for k, _ in outline_rake._candidates(tokens, config) if len(k) <= 8])
         assert ours == sorted(set(rake.get_ranked_phrases_with_scores()), reverse=True)

@@ -16,6 +16,8 @@ from tests.fixtures.site.server import CRAWL_FLAGS, SLOW_SECONDS, WWW, SiteServe
 from schemas.common import detail_message
 from conftest import check_rejects
 
+pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
+
 DUMPS = WWW.parent / "dumps"
 TEXT = {k: "\n".join(paras) for k, (_, paras) in STORIES.items()}
 STORY_04 = "\n".join([

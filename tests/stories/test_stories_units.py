@@ -227,7 +227,7 @@ def test_band_groups_sharing_a_story_are_one_component_verified_pair_by_pair_onc
     texts = {}
     for i in range(12):  # copies of three stories, a sentence dropped here and there
         lines = base[i % 3].split("\n")
-        texts[node(f"s{i:02d}")] = "\n".join(l for l in lines if rng.random() > 0.15) or lines[0]
+        texts[node(f"s{i:02d}")] = "\n".join(x for x in lines if rng.random() > 0.15) or lines[0]
     nodes = sorted(texts)
     sets = [tuple(sorted(rng.sample(nodes[k:k + 5], 3))) for k in range(0, 8)] + [(nodes[10], nodes[11])]
     comps = candidate_components(sets)

@@ -12,6 +12,8 @@ from pipelines import edits
 from test_edits_metric import ref_rouge_l, ref_user
 from conftest import check_rejects
 
+pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
+
 FIXTURES = pathlib.Path(__file__).parents[1] / "fixtures" / "storium" / "edits"
 GLOB = str(FIXTURES / "*.jsonl")
 

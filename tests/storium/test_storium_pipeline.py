@@ -12,6 +12,8 @@ from pipelines import storium
 from conftest import check_rejects, write_tiny_gpt2
 from annotators.storium.split import StorySize, assign_splits
 
+pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
+
 FIXTURES = pathlib.Path(__file__).parents[1] / "fixtures" / "storium"
 FLIPPED = ("--history-content", "text", "--establishment-content", "place_and_text", "--solver-leaves", "segment",
            "--min-text-tokens", "1", "--field-token-cap", "0", "--split-ties", "story_id",

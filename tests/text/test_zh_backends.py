@@ -39,6 +39,7 @@ MIXED = [
 ]
 
 
+@pytest.mark.slow
 def test_the_stored_canary_tokens_are_what_jieba_0_42_1_gives():
     assert jieba.__version__ == "0.42.1"
     tok = _plain_jieba()
@@ -190,6 +191,7 @@ def test_no_native_cut_functions_remain():
     assert not hasattr(zh_tokens, "native_function")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["jieba", "rjieba"])
 def test_every_mode_equals_jieba_on_real_stories(backend):
     """All 161 real OutGen stories: HMM on and off as jieba.lcut, tagged as jieba.posseg.lcut,
@@ -214,6 +216,7 @@ def _rjieba_differs(char: str) -> bool:
     return any(rjieba.cut(text, hmm) != jieba.lcut(text, HMM=hmm) for hmm in (True, False))
 
 
+@pytest.mark.slow
 def test_the_extra_han_ranges_are_exactly_where_rjieba_differs():
     """Every code point was scanned once (54 s); here the edges of each range and a sample of
     all planes: rjieba differs from jieba beside a character exactly when RE_DIFFERS has it
