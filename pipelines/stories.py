@@ -27,7 +27,7 @@ from annotators.core.lsh_sets import ComponentMember, band_part, member_band_set
 from annotators.core.near_dup import (BandMember, DedupKey, NearDupConfig, component_clusters, id_components,
                                       scored_against_representative)
 from annotators.stories.site_spec import SiteSpec, parse_spec
-from pipelines.engine.blocks import BlocksPerBundle
+from pipelines.engine.folds import BlocksPerBundle
 from pipelines.engine.gather import after_all
 from pipelines.engine.paths import delete_folder
 from pipelines.engine.spill import SpillRecords, read_file, read_records

@@ -144,20 +144,6 @@ def _root(parent: dict, x):
     return x
 
 
-def candidate_components(sets: Iterable[tuple[Node, ...]]) -> dict[str, tuple[tuple[str, ...], list]]:
-    """Candidate sets (band groups) that share a story, joined: component key -> (its stories'
-    input_ids, sorted; its candidate sets, sorted). Each candidate story's text then goes to
-    one component, however many band groups it is in."""
-    sets = sorted(set(sets))
-    component = id_components(tuple(n.input_id for n in members) for members in sets)
-    out: dict[str, tuple[list[str], list]] = {}
-    for members in sets:
-        ids, member_sets = out.setdefault(component[members[0].input_id], ([], []))
-        ids.extend(n.input_id for n in members)
-        member_sets.append(members)
-    return {key: (tuple(sorted(set(ids))), member_sets) for key, (ids, member_sets) in out.items()}
-
-
 def component_pairs(members: Iterable[tuple[Node, str]], sets: Iterable[tuple[Node, ...]],
                     config: NearDupConfig = NearDupConfig(), *, connected_only: bool = False) -> list[Pair]:
     """`verified_pairs` of every candidate set of one component, each pair checked once and
@@ -262,27 +248,6 @@ class DedupKey(NamedTuple):
     node: Node
     text_key: str
     bands: tuple[str, ...]
-
-
-def band_nodes(key: DedupKey) -> list[tuple[str, Node]]:
-    """(LSH band key, node) for every band of the story's MinHash."""
-    return [(band, key.node) for band in key.bands]
-
-
-def candidate_set(group: tuple[str, Iterable[Node]]) -> list[tuple[str, tuple[Node, ...]]]:
-    """The distinct nodes of one band group, when two or more, keyed by a hash of them: the
-    same set from several bands is verified once."""
-    _, nodes = group
-    members = tuple(sorted(set(nodes)))
-    if len(members) < 2:
-        return []
-    return [(stable_hash("candidates", *[n.input_id for n in members]), members)]
-
-
-def components(sets: Iterable[tuple[str, tuple[Node, ...]]]) -> list[tuple[str, tuple[tuple[str, ...], list]]]:
-    """(component key, (input_ids, candidate sets)) of the candidate sets joined where they
-    share a story (near_dup.candidate_components), sorted by key."""
-    return sorted(candidate_components(members for _, members in sets).items())
 
 
 def component_clusters(group: tuple[str, dict], config: NearDupConfig, *, connected_only: bool = False

@@ -23,6 +23,7 @@ from annotators.lot.stats import example_stats
 from annotators.lot.splits import SplitPlan, split_by_weights
 from annotators.lot.story import (StoryConfig, exact_duplicate_key, normalize_text, parse_story_record,
                                   prepare_story, whole_story_problem)
+from annotators.core.lsh_sets import BAND_PARTS, band_part, partition_id_sets  # noqa: F401 (BAND_PARTS: tests)
 from annotators.core.near_dup import NearDupConfig, Node, band_keys, id_components, member_clusters
 from schemas.common import JsonlEntry
 from annotators.core.ids import unit_interval
@@ -93,35 +94,10 @@ def review_line_step(element: tuple[str, bytes]) -> list | Drop:
     return one(parse_review_line(*element))
 
 
-def candidate_set(group: tuple[str, Iterable[str]], dropped) -> list[tuple[str, ...]]:
-    """The sorted distinct input ids of one LSH band group that no dedup dropped, when two or
-    more (a near-duplicate candidate set), else nothing."""
-    ids = sorted({i for i in group[1] if i not in dropped})
-    return [tuple(ids)] if len(ids) > 1 else []
-
-
-BAND_PARTS = 256  # partitions of the LSH band keys: what the band shuffle is keyed by
-
-
-def band_part(band: str) -> int:
-    """The partition of an LSH band key (near_dup.band_keys: "iii-" then hex digits)."""
-    return int(band[-6:], 16) % BAND_PARTS
-
-
-def partition_candidate_sets(blocks: Iterable[Iterable[tuple[str, str]]], dropped) -> list[tuple[str, ...]]:
-    """The distinct near-duplicate candidate sets (`candidate_set`) of one partition of band
-    keys, from the (band, input id) pairs every bundle gathered for it, sorted."""
-    by_band: dict[str, list[str]] = {}
-    for block in blocks:
-        for band, input_id in block:
-            by_band.setdefault(band, []).append(input_id)
-    return sorted({s for group in by_band.items() for s in candidate_set(group, dropped)})
-
-
 def grouped_candidate_sets(grouped: tuple[int, Iterable], dropped) -> list[tuple[str, ...]]:
-    """`partition_candidate_sets` of one (band partition, its blocks) group."""
+    """The candidate sets of one (band partition, its blocks) group (lsh_sets.partition_id_sets)."""
     _, blocks = grouped
-    return partition_candidate_sets(blocks, dropped)
+    return partition_id_sets(blocks, dropped)
 
 
 def sorted_components(sets: Iterable[tuple[str, ...]]) -> list[tuple[str, str]]:

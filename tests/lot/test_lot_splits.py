@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 
+from annotators.core import lsh_sets
 from annotators.core.compact import CompactMap
 from annotators.core.near_dup import NearDupConfig, Node, id_components, member_clusters
 from annotators.lot.splits import SplitPlan, StoryGroup, group_key, groups_from, leak_report
@@ -81,13 +82,13 @@ def test_band_blocks_give_the_candidate_sets_of_their_bands():
              "f:3": "床前明月光，疑是地上霜。举头望明月，低头思故乡。" * 3,
              "f:4": "床前明月光，疑是地上霜。举头望明月，低头思故乡。" * 3}
     pairs = [(band, i) for i, text in texts.items() for band in band_keys(text, config)]
-    assert all(0 <= steps.band_part(b) < steps.BAND_PARTS for b, _ in pairs)
+    assert all(0 <= lsh_sets.band_part(b) < lsh_sets.BAND_PARTS for b, _ in pairs)
     blocks: dict[int, list] = {}
     for n, (band, i) in enumerate(pairs):  # as two bundles would gather them
         blocks.setdefault(steps.band_part(band), [[], []])[n % 2].append((band, i))
-    found = sorted(s for part in blocks.values() for s in steps.partition_candidate_sets(part, CompactMap({})))
+    found = sorted(s for part in blocks.values() for s in lsh_sets.partition_id_sets(part, CompactMap({})))
     assert ("f:1", "f:2") in found and ("f:3", "f:4") in found
     assert all(len(s) > 1 and list(s) == sorted(s) for s in found)
     dropped = CompactMap({"f:4": True})
-    found = {s for part in blocks.values() for s in steps.partition_candidate_sets(part, dropped)}
+    found = {s for part in blocks.values() for s in lsh_sets.partition_id_sets(part, dropped)}
     assert not any("f:4" in s for s in found) and not any("f:3" in s for s in found)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotators.core.near_dup import (NearDupConfig, Node, band_keys, bands_rows, candidate_components, clusters,
+from annotators.core.near_dup import (NearDupConfig, Node, band_keys, bands_rows, id_components, clusters,
                                       component_pairs, jaccard, oph_signature, shingles, verified_pairs)
 from annotators.core.outcome import Drop
 from annotators.stories.site_spec import parse_spec
@@ -230,11 +230,13 @@ def test_band_groups_sharing_a_story_are_one_component_verified_pair_by_pair_onc
         texts[node(f"s{i:02d}")] = "\n".join(x for x in lines if rng.random() > 0.15) or lines[0]
     nodes = sorted(texts)
     sets = [tuple(sorted(rng.sample(nodes[k:k + 5], 3))) for k in range(0, 8)] + [(nodes[10], nodes[11])]
-    comps = candidate_components(sets)
-    assert sorted(i for ids, _ in comps.values() for i in ids) == sorted(
-        {n.input_id for group in sets for n in group})  # every candidate in exactly one component
-    for ids, member_sets in comps.values():
-        assert {n.input_id for group in member_sets for n in group} == set(ids)
+    component_of = id_components(tuple(n.input_id for n in group) for group in sets)
+    assert sorted(component_of) == sorted({n.input_id for group in sets for n in group})  # each in one component
+    comps: dict = {}
+    for group in sets:
+        assert len({component_of[n.input_id] for n in group}) == 1  # a set never spans two components
+        comps.setdefault(component_of[group[0].input_id], (set(), []))[1].append(group)
+        comps[component_of[group[0].input_id]][0].update(n.input_id for n in group)
     members = [(n, texts[n]) for n in nodes]
     for threshold in (0.5, 0.8, 0.9):
         config = NearDupConfig(threshold=threshold)
@@ -242,7 +244,7 @@ def test_band_groups_sharing_a_story_are_one_component_verified_pair_by_pair_onc
             [(n, texts[n]) for n in group], config)})
         got = sorted(p for _, member_sets in comps.values() for p in component_pairs(members, member_sets, config))
         assert got == expected
-    assert candidate_components(list(reversed(sets))) == comps
+    assert id_components(tuple(n.input_id for n in group) for group in reversed(sets)) == component_of
 
 
 def test_clusters_pick_the_smallest_url_and_merge_chains():
