@@ -10,6 +10,7 @@ no dictionary load is timed), CPU seconds (`time.process_time`) of:
 and the speed-up of rjieba over jieba on each. Every backend's tokens are also compared with
 jieba's, so a speed-up never comes from a different cut.
 """
+
 from __future__ import annotations
 
 import json
@@ -60,18 +61,32 @@ def run_cut_bench(stories: int = 2000) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         path = pathlib.Path(tmp) / "stories.jsonl"
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in corpus), encoding="utf-8")
-        proc = subprocess.run([sys.executable, "-c", _CHILD, str(path)], cwd=ROOT, capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        proc = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(path)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
     if proc.returncode:
         raise RuntimeError(proc.stderr[-2000:])
     raw = json.loads(proc.stdout.strip().splitlines()[-1])
     base = raw.pop("plain jieba.lcut")
-    result = {"source": str(source), "stories": len(corpus), "characters": chars,
-              "backends": raw.pop("backends"), "same_tokens": raw.pop("same_tokens"),
-              "plain jieba.lcut": {"cpu_s": round(base, 3), "chars_per_cpu_s": round(chars / base)}, "runs": {}}
+    result = {
+        "source": str(source),
+        "stories": len(corpus),
+        "characters": chars,
+        "backends": raw.pop("backends"),
+        "same_tokens": raw.pop("same_tokens"),
+        "plain jieba.lcut": {"cpu_s": round(base, 3), "chars_per_cpu_s": round(chars / base)},
+        "runs": {},
+    }
     for name, cpu_s in raw.items():
-        result["runs"][name] = {"cpu_s": round(cpu_s, 3), "chars_per_cpu_s": round(chars / cpu_s),
-                                "ratio_to_jieba_lcut": round(base / cpu_s, 2)}
+        result["runs"][name] = {
+            "cpu_s": round(cpu_s, 3),
+            "chars_per_cpu_s": round(chars / cpu_s),
+            "ratio_to_jieba_lcut": round(base / cpu_s, 2),
+        }
     for part in ("cut_both", "cut_sentences(pos)"):
         result[f"rjieba speed-up, {part}"] = round(raw[f"jieba {part}"] / raw[f"rjieba {part}"], 2)
     return result
@@ -79,13 +94,17 @@ def run_cut_bench(stories: int = 2000) -> dict:
 
 def print_cut_bench(result: dict) -> None:
     names = ", ".join(f"{v['backend']} {v['version']}" for v in result["backends"].values())
-    print(f"the cut ({names}): {result['stories']} stories, {result['characters']:,} characters, "
-          f"tokens identical: {result['same_tokens']}")
+    print(
+        f"the cut ({names}): {result['stories']} stories, {result['characters']:,} characters, "
+        f"tokens identical: {result['same_tokens']}"
+    )
     base = result["plain jieba.lcut"]
     print(f"  {'plain jieba.lcut':<30} {base['cpu_s']:>8.2f} CPU-s  {base['chars_per_cpu_s']:>9,} chars/CPU-s")
     for name, run in result["runs"].items():
-        print(f"  {name:<30} {run['cpu_s']:>8.2f} CPU-s  {run['chars_per_cpu_s']:>9,} chars/CPU-s  "
-              f"x{run['ratio_to_jieba_lcut']} of jieba.lcut")
+        print(
+            f"  {name:<30} {run['cpu_s']:>8.2f} CPU-s  {run['chars_per_cpu_s']:>9,} chars/CPU-s  "
+            f"x{run['ratio_to_jieba_lcut']} of jieba.lcut"
+        )
     for part in ("cut_both", "cut_sentences(pos)"):
         print(f"  rjieba over jieba, {part}: x{result[f'rjieba speed-up, {part}']}")
 

@@ -11,6 +11,7 @@ plain jieba's, so 1.0 means "as fast as tokenising once with jieba". Before anyt
 timed, one process loads both backends, so jieba's dictionary cache exists as it does on any
 machine after its first run; plain jieba's time leaves out its dictionary load altogether.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,13 +38,16 @@ import json
 from annotators.text import zh_tokens
 print(json.dumps({b: zh_tokens.backend_info(b) for b in ("jieba", "rjieba")}))
 """
-WORKERS = {"1 worker": ["--direct_num_workers=1"],
-           "2 workers": ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]}
+WORKERS = {
+    "1 worker": ["--direct_num_workers=1"],
+    "2 workers": ["--direct_running_mode=multi_processing", "--direct_num_workers=2"],
+}
 
 
 def _child_json(args: list[str]) -> dict:
-    proc = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
     if proc.returncode:
         raise RuntimeError(proc.stderr[-2000:])
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -66,13 +70,16 @@ def run_lot_bench(stories: int = 20000) -> dict:
             for name, extra in WORKERS.items():
                 out = pathlib.Path(tmp) / f"out_{backend}_{name[0]}"
                 runs[f"pipelines.lot {backend}, {name}"] = measure(
-                    "pipelines.lot", ["--stories", str(path), "--output", str(out), "--zh-backend", backend] + extra)
+                    "pipelines.lot", ["--stories", str(path), "--output", str(out), "--zh-backend", backend] + extra
+                )
     jieba_rate = chars / runs["plain jieba.lcut"]["cpu_s"]
     for run in runs.values():
         run["chars_per_cpu_s"] = round(chars / run["cpu_s"])
         run["ratio_to_jieba"] = round(run["chars_per_cpu_s"] / jieba_rate, 3)
-    result["rjieba_speedup"] = {name: round(runs[f"pipelines.lot jieba, {name}"]["cpu_s"]
-                                            / runs[f"pipelines.lot rjieba, {name}"]["cpu_s"], 2) for name in WORKERS}
+    result["rjieba_speedup"] = {
+        name: round(runs[f"pipelines.lot jieba, {name}"]["cpu_s"] / runs[f"pipelines.lot rjieba, {name}"]["cpu_s"], 2)
+        for name in WORKERS
+    }
     return result
 
 
@@ -80,8 +87,10 @@ def print_lot_bench(result: dict) -> None:
     print(f"LOT build: {result['stories']} stories, {result['characters']:,} characters from {result['source']}")
     for name, run in result["runs"].items():
         extra = f", {run['wall_s']} s wall, {run['peak_rss_mib']} MiB" if "wall_s" in run else ""
-        print(f"  {name:<34} {run['cpu_s']:>8.1f} CPU-s  {run['chars_per_cpu_s']:>9,} chars/CPU-s  "
-              f"x{run['ratio_to_jieba']} of jieba{extra}")
+        print(
+            f"  {name:<34} {run['cpu_s']:>8.1f} CPU-s  {run['chars_per_cpu_s']:>9,} chars/CPU-s  "
+            f"x{run['ratio_to_jieba']} of jieba{extra}"
+        )
     for name, speedup in result.get("rjieba_speedup", {}).items():
         print(f"  pipelines.lot with rjieba over jieba, {name}: x{speedup} (CPU-s)")
 

@@ -8,6 +8,7 @@ the smallest and largest reference (the audit with the reference jieba backend),
 `jieba.lcut` on the same text in the same
 run. Text is generated from a seeded vocabulary (no data files needed).
 """
+
 from __future__ import annotations
 
 import json
@@ -19,26 +20,59 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-_PARTS = ["小明", "老奶奶", "猎人", "小兔子", "邮递员", "在河边", "在森林里", "走了很久", "突然", "看见了",
-          "一只受伤的小鸟", "一座旧房子", "因为下雨", "所以", "但是", "大家都", "高兴地", "笑了起来", "找到了",
-          "回家的路", "第二天", "又来到了", "村口的大树下", "想了想", "决定", "帮助它", "悄悄地", "离开了"]
+_PARTS = [
+    "小明",
+    "老奶奶",
+    "猎人",
+    "小兔子",
+    "邮递员",
+    "在河边",
+    "在森林里",
+    "走了很久",
+    "突然",
+    "看见了",
+    "一只受伤的小鸟",
+    "一座旧房子",
+    "因为下雨",
+    "所以",
+    "但是",
+    "大家都",
+    "高兴地",
+    "笑了起来",
+    "找到了",
+    "回家的路",
+    "第二天",
+    "又来到了",
+    "村口的大树下",
+    "想了想",
+    "决定",
+    "帮助它",
+    "悄悄地",
+    "离开了",
+]
 _HAN = "天地人山水风雨花草树鸟鱼马牛羊狗猫米面书画歌舞春夏秋冬东西南北金木火土日月星云河湖海江门窗"
-_JIEBA_CHILD = ("import sys, time, jieba; tok = jieba.Tokenizer(); tok.initialize(); "
-                "lines = open(sys.argv[1], encoding='utf-8').read().split(chr(10)); "
-                "t = time.perf_counter(); [tok.lcut(x, HMM=True) for x in lines]; "
-                "print(time.perf_counter() - t, 0)")
+_JIEBA_CHILD = (
+    "import sys, time, jieba; tok = jieba.Tokenizer(); tok.initialize(); "
+    "lines = open(sys.argv[1], encoding='utf-8').read().split(chr(10)); "
+    "t = time.perf_counter(); [tok.lcut(x, HMM=True) for x in lines]; "
+    "print(time.perf_counter() - t, 0)"
+)
 # Peak RSS is the child's own VmHWM: ru_maxrss survives exec on Linux, so it would report the
 # parent's size at fork time (e.g. ~1 GB after the LOT bench) instead of the audit's.
-_CHILD = ("import resource, sys, time; from pipelines.overlap import run; t = time.perf_counter(); "
-          "run(sys.argv[1:]); s = time.perf_counter() - t; "
-          "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')]; "
-          "print(s, hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+_CHILD = (
+    "import resource, sys, time; from pipelines.overlap import run; t = time.perf_counter(); "
+    "run(sys.argv[1:]); s = time.perf_counter() - t; "
+    "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')]; "
+    "print(s, hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+)
 
 
 def story(rng: random.Random, sentences: int = 6) -> str:
     """Sentences of common phrases mixed with random two-character names (rare 8-grams)."""
+
     def part() -> str:
         return rng.choice(_PARTS) if rng.random() < 0.6 else rng.choice(_HAN) + rng.choice(_HAN)
+
     return "".join("".join(part() for _ in range(rng.randint(5, 9))) + "。" for _ in range(sentences))
 
 
@@ -50,8 +84,12 @@ def make_inputs(work: pathlib.Path, scales, base_lines: int, seed: int = 0) -> d
     rng = random.Random(seed)
     tests = [story(rng) for _ in range(40)]
     (work / "plotcom").mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist([{"example_id": f"t{i:02d}", "split": "test", "story": s, "plot": ""}
-                                         for i, s in enumerate(tests)]), work / "plotcom" / "part-0.parquet")
+    pq.write_table(
+        pa.Table.from_pylist(
+            [{"example_id": f"t{i:02d}", "split": "test", "story": s, "plot": ""} for i, s in enumerate(tests)]
+        ),
+        work / "plotcom" / "part-0.parquet",
+    )
     base = [story(rng) for _ in range(base_lines)] + tests[:2]
     refs = {}
     for scale in scales:
@@ -65,8 +103,9 @@ def run_child(code: str, args: list[str], backend: str = "jieba") -> tuple[float
     """(seconds, peak RSS KiB) reported by a fresh Python child running `code` (the audit with
     the given jieba backend; the baseline is always plain jieba)."""
     env = {**os.environ, "STORYBENCH_ZH_BACKEND": backend}
-    proc = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True,
-                          text=True, check=True, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, check=True, env=env
+    )
     seconds, kib = proc.stdout.split()[-2:]
     return float(seconds), int(kib)
 
@@ -79,21 +118,40 @@ def run_overlap_bench(scales=(1, 4, 16), base_lines: int = 15000, workdir: str |
         runs = {}
         for scale in scales:
             chars = len(inputs["refs"][scale].read_text(encoding="utf-8"))
-            seconds, kib = run_child(_CHILD, ["--test", str(inputs["test"]), "--reference",
-                                              str(inputs["refs"][scale]), "--output", str(work / f"out{scale}"),
-                                              "--direct_num_workers", "1"])
+            seconds, kib = run_child(
+                _CHILD,
+                [
+                    "--test",
+                    str(inputs["test"]),
+                    "--reference",
+                    str(inputs["refs"][scale]),
+                    "--output",
+                    str(work / f"out{scale}"),
+                    "--direct_num_workers",
+                    "1",
+                ],
+            )
             over = json.loads((work / f"out{scale}" / "stats.json").read_text())["tables"]["over_10pct"]
-            runs[scale] = {"seconds": round(seconds, 2), "peak_rss_mib": round(kib / 1024, 1),
-                           "reference_chars": chars, "over_10pct": over}
+            runs[scale] = {
+                "seconds": round(seconds, 2),
+                "peak_rss_mib": round(kib / 1024, 1),
+                "reference_chars": chars,
+                "over_10pct": over,
+            }
         lo, hi = min(scales), max(scales)
-        marginal = ((runs[hi]["reference_chars"] - runs[lo]["reference_chars"])
-                    / max(1e-9, runs[hi]["seconds"] - runs[lo]["seconds"]))
+        marginal = (runs[hi]["reference_chars"] - runs[lo]["reference_chars"]) / max(
+            1e-9, runs[hi]["seconds"] - runs[lo]["seconds"]
+        )
         jieba_seconds, _ = run_child(_JIEBA_CHILD, [str(inputs["refs"][hi])])
         plain = runs[hi]["reference_chars"] / jieba_seconds
     # audit_chars_per_s: marginal rate (fixed start-up cost removed); jieba on the same 16x text.
-    result = {"runs": runs, "audit_chars_per_s": round(marginal), "jieba_chars_per_s": round(plain),
-              "audit_vs_jieba": round(marginal / plain, 3),
-              "peak_rss_growth": round(runs[hi]["peak_rss_mib"] / runs[lo]["peak_rss_mib"], 3)}
+    result = {
+        "runs": runs,
+        "audit_chars_per_s": round(marginal),
+        "jieba_chars_per_s": round(plain),
+        "audit_vs_jieba": round(marginal / plain, 3),
+        "peak_rss_growth": round(runs[hi]["peak_rss_mib"] / runs[lo]["peak_rss_mib"], 3),
+    }
     print("overlap bench:", json.dumps(result, indent=2))
     return result
 

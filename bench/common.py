@@ -1,4 +1,5 @@
 """What the benchmarks share: the realistic LOT corpus and a measured child process."""
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,13 @@ print(json.dumps({"wall_s": time.perf_counter() - start,
 
 def measure(module: str, args: list[str]) -> dict:
     """Wall, CPU and peak RSS of `python -m module args` in a fresh child process."""
-    proc = subprocess.run([sys.executable, "-c", _CHILD, module, *args], cwd=ROOT, capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, module, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     if proc.returncode:
         raise RuntimeError(f"{module} failed: {proc.stderr[-2000:]}")
     result = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -7,6 +7,7 @@ It is a yardstick for speed only; its outputs are not LOT's.
 
     python -m bench.naive_lot STORIES.jsonl
 """
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,13 @@ def build(stories: list[dict]) -> dict:
     from spacy.lang.zh.stop_words import STOP_WORDS
 
     rng = random.Random(0)
-    rake = Rake(stopwords=set(STOP_WORDS), punctuations=PUNCTUATION, max_length=8,
-                sentence_tokenizer=lambda text: SENTENCE.findall(text), word_tokenizer=jieba.lcut)
+    rake = Rake(
+        stopwords=set(STOP_WORDS),
+        punctuations=PUNCTUATION,
+        max_length=8,
+        sentence_tokenizer=lambda text: SENTENCE.findall(text),
+        word_tokenizer=jieba.lcut,
+    )
     senpos, plotcom, outgen = [], [], []
     for record in stories:
         story = record["story"]
@@ -35,11 +41,10 @@ def build(stories: list[dict]) -> dict:
             continue
         if len(jieba.lcut(story)) < 500:
             k = rng.randrange(1, len(sentences) - 1)
-            rest = sentences[:k] + sentences[k + 1:]
+            rest = sentences[:k] + sentences[k + 1 :]
             senpos.append({"story": "[MASK]".join(rest), "sentence": sentences[k], "label": k})
         k = rng.randrange(1, len(sentences))
-        plotcom.append({"story": "".join(sentences[:k]) + "<MASK>" + "".join(sentences[k + 1:]),
-                        "plot": sentences[k]})
+        plotcom.append({"story": "".join(sentences[:k]) + "<MASK>" + "".join(sentences[k + 1 :]), "plot": sentences[k]})
         rake.extract_keywords_from_text(story)
         outline = [p.replace(" ", "") for p in rake.get_ranked_phrases()[:8]]
         outgen.append({"title": record.get("title", ""), "outline": outline, "story": story})

@@ -5,6 +5,7 @@ scores `annotators.lot.outline.ranked_phrases` (top `max_phrases`, order ignored
 the official outlines: all stories, the first half (where the rules were tuned) and the
 second half (held out). Usage: `python -m bench.outline_agreement [PATH]`.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,9 +14,7 @@ import sys
 
 from annotators.lot.outline import OutlineConfig, outline_scores, ranked_phrases
 
-DEFAULT_SAMPLE = (
-    pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "lot" / "outgen_val_sample.jsonl"
-)
+DEFAULT_SAMPLE = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "lot" / "outgen_val_sample.jsonl"
 
 
 def load_sample(path: pathlib.Path = DEFAULT_SAMPLE) -> list[dict]:

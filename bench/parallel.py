@@ -14,6 +14,7 @@
   storybench's shingles and bands.
 A benchmark, not a test: it prints numbers and never fails on speed.
 """
+
 from __future__ import annotations
 
 import filecmp
@@ -30,6 +31,8 @@ from bench.common import _CHILD, ROOT, lot_source, scaled_corpus  # the child re
 
 BASELINES = ROOT / "bench" / "baselines"
 DATATROVE = ["datatrove==0.10.1", "xxhash<4", "regex", "tokenizers", "orjson", "spacy"]
+
+
 def _tree_rss(proc) -> int:
     import psutil
 
@@ -52,8 +55,14 @@ def measure_tree(cmd: list[str], cwd: pathlib.Path = ROOT, env: dict | None = No
     from ours) and the peak RSS of the process tree, sampled every 50 ms."""
     before = os.times()
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+    proc = subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+    )
     peak = 0
     while proc.poll() is None:
         peak = max(peak, _tree_rss(proc))
@@ -64,7 +73,7 @@ def measure_tree(cmd: list[str], cwd: pathlib.Path = ROOT, env: dict | None = No
     if proc.returncode:
         raise RuntimeError(f"{cmd[:4]} failed: {err[-2000:]}")
     cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
-    result = {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "peak_rss_mib": round(peak / 2 ** 20, 1)}
+    result = {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "peak_rss_mib": round(peak / 2**20, 1)}
     last = out.strip().splitlines()[-1] if out.strip() else ""
     if last.startswith("{"):
         result["reported"] = json.loads(last)
@@ -118,14 +127,19 @@ def same_files(a: pathlib.Path, b: pathlib.Path) -> bool:
 def workers_row(work: pathlib.Path, name: str, module: str, args: list[str]) -> dict:
     """One job with one worker and with the default; same bytes?"""
     one, default = work / f"{name}_w1", work / f"{name}_default"
-    row = {"one_worker": job(module, args + ["--output", str(one)], 1),
-           "default": job(module, args + ["--output", str(default)])}
+    row = {
+        "one_worker": job(module, args + ["--output", str(one)], 1),
+        "default": job(module, args + ["--output", str(default)]),
+    }
     row["speedup_wall"] = round(row["one_worker"]["wall_s"] / max(row["default"]["wall_s"], 1e-9), 2)
     row["same_bytes"] = same_files(one, default)
     shutil.rmtree(one, ignore_errors=True)
     shutil.rmtree(default, ignore_errors=True)
-    print(f"{name}: 1 worker {row['one_worker']}, default {row['default']}: x{row['speedup_wall']} wall, "
-          f"same bytes: {row['same_bytes']}", flush=True)
+    print(
+        f"{name}: 1 worker {row['one_worker']}, default {row['default']}: x{row['speedup_wall']} wall, "
+        f"same bytes: {row['same_bytes']}",
+        flush=True,
+    )
     return row
 
 
@@ -161,8 +175,13 @@ def overlap_inputs(work: pathlib.Path, stories: pathlib.Path) -> tuple[pathlib.P
     1,300 examples from 20,000 stories), references of 1 and 4 copies of the stories'
     texts): the reference holds every test story."""
     lot_out = work / "overlap_lot"
-    subprocess.run([sys.executable, "-m", "pipelines.lot", "--stories", str(stories), "--output", str(lot_out)],
-                   cwd=ROOT, check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    subprocess.run(
+        [sys.executable, "-m", "pipelines.lot", "--stories", str(stories), "--output", str(lot_out)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     texts = [json.loads(line)["story"] for line in stories.read_text(encoding="utf-8").splitlines() if line.strip()]
     refs = {}
     for copies in (1, 4):
@@ -177,17 +196,24 @@ def run_parallel_bench(work: pathlib.Path, books_16x: pathlib.Path | None = None
     shuffled = {1: shuffled_stories(work, base), 4: shuffled_stories(work, 4 * base)}
     distinct = {1: distinct_stories(work, base), 4: distinct_stories(work, 4 * base)}
     test, refs = overlap_inputs(work, shuffled[1])
-    results: dict = {"inputs": {"stories": base, "stories_4x": 4 * base,
-                                "reference_mb": {c: round(p.stat().st_size / 1e6, 1) for c, p in refs.items()}}}
+    results: dict = {
+        "inputs": {
+            "stories": base,
+            "stories_4x": 4 * base,
+            "reference_mb": {c: round(p.stat().st_size / 1e6, 1) for c, p in refs.items()},
+        }
+    }
     results["workers"] = {
         "lot": workers_row(work, "lot", "pipelines.lot", ["--stories", str(shuffled[4])]),
         "stories": workers_row(work, "stories", "pipelines.stories", ["--input", str(shuffled[4])]),
-        "overlap": workers_row(work, "overlap", "pipelines.overlap",
-                               ["--test", str(test), "--reference", str(refs[4])]),
+        "overlap": workers_row(
+            work, "overlap", "pipelines.overlap", ["--test", str(test), "--reference", str(refs[4])]
+        ),
     }
     if books_16x is not None:
-        results["workers"]["chapterbreak"] = workers_row(work, "chapterbreak", "pipelines.chapterbreak",
-                                                         ["--gutenberg", str(books_16x / "*.txt")])
+        results["workers"]["chapterbreak"] = workers_row(
+            work, "chapterbreak", "pipelines.chapterbreak", ["--gutenberg", str(books_16x / "*.txt")]
+        )
     growth = {}
     for name, (module, args_of) in {
         "lot": ("pipelines.lot", lambda s: ["--stories", str(shuffled[s])]),
@@ -214,13 +240,17 @@ def run_parallel_bench(work: pathlib.Path, books_16x: pathlib.Path | None = None
 
 
 def parallel_markdown(results: dict) -> str:
-    lines = ["| job | 1 worker: wall s / CPU s / peak MiB | default: wall s / CPU s / peak MiB "
-             "| wall speed-up | same bytes |",
-             "|---|---|---|---:|---|"]
+    lines = [
+        "| job | 1 worker: wall s / CPU s / peak MiB | default: wall s / CPU s / peak MiB "
+        "| wall speed-up | same bytes |",
+        "|---|---|---|---:|---|",
+    ]
     for name, row in results["workers"].items():
         a, b = row["one_worker"], row["default"]
-        lines.append(f"| {name} | {a['wall_s']} / {a['cpu_s']} / {a['peak_rss_mib']} | {b['wall_s']} / {b['cpu_s']} / "
-                     f"{b['peak_rss_mib']} | x{row['speedup_wall']} | {row['same_bytes']} |")
+        lines.append(
+            f"| {name} | {a['wall_s']} / {a['cpu_s']} / {a['peak_rss_mib']} | {b['wall_s']} / {b['cpu_s']} / "
+            f"{b['peak_rss_mib']} | x{row['speedup_wall']} | {row['same_bytes']} |"
+        )
     lines += ["", "| job (default run) | 1x peak MiB | 4x peak MiB | growth |", "|---|---:|---:|---:|"]
     for name, rows in results["growth"].items():
         lines.append(f"| {name} | {rows[1]['peak_rss_mib']} | {rows[4]['peak_rss_mib']} | x{rows['rss_growth_4x']} |")

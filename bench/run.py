@@ -16,6 +16,7 @@
    MinHash dedup (its own virtual environment) and a plain datasketch script.
 A benchmark, not a test: it prints numbers and never fails on speed.
 """
+
 from __future__ import annotations
 
 import json

@@ -14,6 +14,7 @@ parent's size). Inputs are realistic and made in the same run:
 The growth ratios (4x/1x, 16x/1x) show what grows with the input: time should grow about
 linearly, memory much less (flat for the overlap audit).
 """
+
 from __future__ import annotations
 
 import json
@@ -26,6 +27,8 @@ from bench.common import ROOT, lot_source, measure, scaled_corpus
 
 BOOKS = ROOT.parent / "shared" / "data" / "gutenberg"
 SCALES = (1, 4, 16)
+
+
 def _write_jsonl(path: pathlib.Path, records: list[dict]) -> int:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     return path.stat().st_size
@@ -99,12 +102,15 @@ def _jobs(work: pathlib.Path, base_stories: int) -> dict:
     jobs = {
         "lot": {s: ("pipelines.lot", ["--stories", str(p)], b) for s, (p, b) in stories.items()},
         "stories": {s: ("pipelines.stories", ["--input", str(p)], b) for s, (p, b) in stories.items()},
-        "overlap": {s: ("pipelines.overlap", ["--test", str(test), "--test-fields", "story", "--reference", str(p)], b)
-                    for s, (p, b) in _references(work, stories).items()},
+        "overlap": {
+            s: ("pipelines.overlap", ["--test", str(test), "--test-fields", "story", "--reference", str(p)], b)
+            for s, (p, b) in _references(work, stories).items()
+        },
     }
     if BOOKS.exists():
-        jobs["chapterbreak"] = {s: ("pipelines.chapterbreak", ["--gutenberg", str(p / "*.txt")], b)
-                                for s, (p, b) in _books(work).items()}
+        jobs["chapterbreak"] = {
+            s: ("pipelines.chapterbreak", ["--gutenberg", str(p / "*.txt")], b) for s, (p, b) in _books(work).items()
+        }
     return jobs
 
 
@@ -115,20 +121,30 @@ def run_scale_bench(work: pathlib.Path, base_stories: int = 2000) -> dict:
         rows = {}
         for scale, (module, args, size) in runs.items():
             out = work / f"out_{job}_{scale}x"
-            rows[scale] = {"input_mb": round(size / 1e6, 1),
-                           **measure(module, args + ["--output", str(out), "--direct_num_workers", "1"])}
+            rows[scale] = {
+                "input_mb": round(size / 1e6, 1),
+                **measure(module, args + ["--output", str(out), "--direct_num_workers", "1"]),
+            }
             shutil.rmtree(out, ignore_errors=True)
         lo = rows[SCALES[0]]
-        rows["growth"] = {f"{s}x/1x": {k: round(rows[s][k] / max(lo[k], 1e-9), 2)
-                                       for k in ("wall_s", "cpu_s", "peak_rss_mib")} for s in SCALES[1:]}
+        rows["growth"] = {
+            f"{s}x/1x": {k: round(rows[s][k] / max(lo[k], 1e-9), 2) for k in ("wall_s", "cpu_s", "peak_rss_mib")}
+            for s in SCALES[1:]
+        }
         table[job] = rows
         print(scale_lines(job, rows), flush=True)
     return table
 
 
 def scale_lines(job: str, rows: dict) -> str:
-    lines = [f"{job}: " + "  ".join(f"{s}x {rows[s]['input_mb']} MB: {rows[s]['wall_s']} s wall, "
-                                    f"{rows[s]['cpu_s']} s CPU, {rows[s]['peak_rss_mib']} MiB" for s in SCALES)]
+    lines = [
+        f"{job}: "
+        + "  ".join(
+            f"{s}x {rows[s]['input_mb']} MB: {rows[s]['wall_s']} s wall, "
+            f"{rows[s]['cpu_s']} s CPU, {rows[s]['peak_rss_mib']} MiB"
+            for s in SCALES
+        )
+    ]
     lines += [f"  growth {k}: " + ", ".join(f"{m} x{v}" for m, v in g.items()) for k, g in rows["growth"].items()]
     return "\n".join(lines)
 
@@ -137,12 +153,16 @@ def scale_markdown(table: dict) -> str:
     """The scale table as markdown (output/bench/scale.md)."""
     lines = ["| job | scale | input MB | wall s | CPU s | peak RSS MiB |", "|---|---:|---:|---:|---:|---:|"]
     for job, rows in table.items():
-        lines += [f"| {job} | {s}x | {rows[s]['input_mb']} | {rows[s]['wall_s']} | {rows[s]['cpu_s']} "
-                  f"| {rows[s]['peak_rss_mib']} |" for s in SCALES]
+        lines += [
+            f"| {job} | {s}x | {rows[s]['input_mb']} | {rows[s]['wall_s']} | {rows[s]['cpu_s']} "
+            f"| {rows[s]['peak_rss_mib']} |"
+            for s in SCALES
+        ]
     lines += ["", "| job | growth | wall | CPU | peak RSS |", "|---|---|---:|---:|---:|"]
     for job, rows in table.items():
-        lines += [f"| {job} | {k} | {g['wall_s']} | {g['cpu_s']} | {g['peak_rss_mib']} |"
-                  for k, g in rows["growth"].items()]
+        lines += [
+            f"| {job} | {k} | {g['wall_s']} | {g['cpu_s']} | {g['peak_rss_mib']} |" for k, g in rows["growth"].items()
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -150,5 +170,4 @@ if __name__ == "__main__":
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        print(json.dumps(run_scale_bench(pathlib.Path(tmp), int(sys.argv[1]) if len(sys.argv) > 1 else 2000),
-                         indent=2))
+        print(json.dumps(run_scale_bench(pathlib.Path(tmp), int(sys.argv[1]) if len(sys.argv) > 1 else 2000), indent=2))

@@ -1,4 +1,5 @@
 """Apache Beam jobs of storybench: wiring only (`python -m pipelines.<job> --help`)."""
+
 import os
 
 # Arrow's default allocator (mimalloc) keeps the memory a written table freed, so every table

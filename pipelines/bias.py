@@ -7,24 +7,35 @@ test rows get every baseline's pick. Outputs: `summary` (task, split, baseline, 
 `summary.md` (Table 13 layout), `predictions` (one row per example and baseline), rejects,
 stats.json and CARD.md. The rules are in annotators/bias_baselines.py.
 """
+
 from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
 
 import apache_beam as beam
 
 from annotators.audits import bias as bb
+from annotators.audits import bias_report as rep
 from annotators.audits import records as ar
 from annotators.audits import steps
-from annotators.audits import bias_report as rep
 from annotators.audits.bias_report import table13_markdown
 from annotators.audits.card import bias_card
-from pipelines.engine.usage import main
-from pipelines.engine import (JobReport, WriteTable, add_config_flags, config_from_args, join, make_pipeline,
-                              parse_job_args, run_pipeline, staging_path, write_text)
+from pipelines.engine import (
+    JobReport,
+    WriteTable,
+    add_config_flags,
+    config_from_args,
+    join,
+    make_pipeline,
+    parse_job_args,
+    run_pipeline,
+    staging_path,
+    write_text,
+)
 from pipelines.engine.records import ReadRecords, count_check, lot_sources
+from pipelines.engine.usage import main
 from schemas.audit import BIAS_PREDICTIONS_SCHEMA, BIAS_SUMMARY_SCHEMA
 from schemas.lot import SPLITS
 
@@ -41,8 +52,9 @@ class BiasPredictions(beam.PTransform):
         by_task = train | "ByTask" >> beam.Map(lambda i: (i.task, i)) | "GroupTrain" >> beam.GroupByKey()
         majority = by_task | "Majority" >> beam.Map(rep.majority_of) | "MajDict" >> beam.combiners.ToDict()
         models = by_task | "Fit" >> beam.Map(rep.candidate_model_of) | "ModelDict" >> beam.combiners.ToDict()
-        return evals | "Predict" >> beam.FlatMap(rep.predictions_of, beam.pvalue.AsSingleton(majority),
-                                                 beam.pvalue.AsSingleton(models))
+        return evals | "Predict" >> beam.FlatMap(
+            rep.predictions_of, beam.pvalue.AsSingleton(majority), beam.pvalue.AsSingleton(models)
+        )
 
 
 def _write_table13(summary: list[dict], path: str) -> None:
@@ -62,20 +74,29 @@ def run(argv: Sequence[str] | None = None) -> None:
     config = config_from_args(args, bb.BiasConfig)
     sources, inputs = lot_sources(args.lot, TASKS)
     out = staging_path(args.output)
-    report = JobReport(out, "bias", config={**dataclasses.asdict(config), "lot": args.lot},
-                       seed=args.seed, inputs=inputs, options=options, card=bias_card)
+    report = JobReport(
+        out,
+        "bias",
+        config={**dataclasses.asdict(config), "lot": args.lot},
+        seed=args.seed,
+        inputs=inputs,
+        options=options,
+        card=bias_card,
+    )
     p = make_pipeline(options)
     columns = ["example_id", "split", "story", "plot0", "plot1", "sentence", "label"]
     records = p | "ReadLot" >> ReadRecords(sources, report, "lot", columns)
     items = records | report.stage("lot_rows", steps.bias_row_fn(config), setup=steps.bias_resources)
     labels = items | "Label" >> beam.Map(rep.split_label)
-    (count_check(labels, [f"{t}/{s}" for t in TASKS for s in SPLITS])
-     | report.stage("splits", ar.check_split))
+    (count_check(labels, [f"{t}/{s}" for t in TASKS for s in SPLITS]) | report.stage("splits", ar.check_split))
     preds = items | "Predict" >> BiasPredictions()
     report.tally(preds | WriteTable(join(out, "predictions"), BIAS_PREDICTIONS_SCHEMA, rep.prediction_key))
-    summary = (preds | "Key" >> beam.Map(rep.credit_entry)
-               | "Group" >> beam.GroupByKey()
-               | "Accuracy" >> beam.Map(rep.summary_row))
+    summary = (
+        preds
+        | "Key" >> beam.Map(rep.credit_entry)
+        | "Group" >> beam.GroupByKey()
+        | "Accuracy" >> beam.Map(rep.summary_row)
+    )
     report.tally(summary | WriteTable(join(out, "summary"), BIAS_SUMMARY_SCHEMA, rep.summary_key))
     listed = summary | "List" >> beam.combiners.ToList() | "Sort" >> beam.Map(rep.sorted_summary)
     listed | "Markdown" >> beam.Map(_write_table13, join(out, "summary.md"))

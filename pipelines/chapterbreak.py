@@ -6,6 +6,7 @@ One Beam element is one book (or one AO3 page/JSON line before works are grouped
 Composite transforms: `ParseGutenbergBooks`, `ParseAo3Works`, `BuildExamples`,
 `ChapterBreakStats`, `WriteReleased` (from the written table); `run(argv)` wires them to readers and writers.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,18 +18,36 @@ import apache_beam as beam
 from annotators.chapterbreak import steps
 from annotators.chapterbreak.ao3 import Ao3Config
 from annotators.chapterbreak.books import AO3, PG, book_summary, chapter_rows
-from annotators.chapterbreak.card import FIGURES as CB_FIGURES, ReleasedWriter, card, dataset_stats, released_name
+from annotators.chapterbreak.card import FIGURES as CB_FIGURES
+from annotators.chapterbreak.card import ReleasedWriter, card, dataset_stats, released_name
 from annotators.chapterbreak.chapters import ChapterConfig
 from annotators.chapterbreak.dedup import DedupConfig, duplicate_books
 from annotators.chapterbreak.examples import ExampleConfig
 from annotators.chapterbreak.subsets import KINDS, per_book_cap
 from annotators.harness import chapterbreak as harness_tasks
 from annotators.text.tokenizers import get_tokenizer
-from pipelines.engine.usage import fail, main
 from pipelines.engine import (
-    REJECTS, ExportFromTable, JobReport, MatchInputs, ReadFiles, ReadLines, Stage, WriteTable, add_config_flags, config_from_args,
-    default_card, expand_input, is_local_path, join, make_pipeline, parse_job_args, run_pipeline, staging_path)
+    REJECTS,
+    ExportFromTable,
+    JobReport,
+    MatchInputs,
+    ReadFiles,
+    ReadLines,
+    Stage,
+    WriteTable,
+    add_config_flags,
+    config_from_args,
+    default_card,
+    expand_input,
+    is_local_path,
+    join,
+    make_pipeline,
+    parse_job_args,
+    run_pipeline,
+    staging_path,
+)
 from pipelines.engine.gather import Gather
+from pipelines.engine.usage import fail, main
 from schemas.chapterbreak import BOOKS_SCHEMA, CHAPTERS_SCHEMA, EXAMPLES_SCHEMA
 
 HTML_EXTS, JSONL_EXTS = (".html", ".htm"), (".jsonl", ".json")
@@ -44,26 +63,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     add_config_flags(p, ExampleConfig, exclude=("negatives_from",))
     negatives = _EXAMPLE_FIELDS["negatives_from"]
-    p.add_argument("--negatives", dest="negatives_from", default=negatives.default,
-                   choices=negatives.metadata["choices"], help=negatives.metadata["help"])
+    p.add_argument(
+        "--negatives",
+        dest="negatives_from",
+        default=negatives.default,
+        choices=negatives.metadata["choices"],
+        help=negatives.metadata["help"],
+    )
     add_config_flags(p, ChapterConfig)
     add_config_flags(p, Ao3Config, prefix="ao3_")
     add_config_flags(p, DedupConfig, prefix="duplicate_")
-    p.add_argument("--shards", type=int, default=None, help="parquet files per table (default: one per --shard-bytes of rows)")
+    p.add_argument(
+        "--shards", type=int, default=None, help="parquet files per table (default: one per --shard-bytes of rows)"
+    )
     for name in RETIRED_FLAGS:
-        p.add_argument(f"--{name}", f"--{name.replace('_', '-')}", dest=f"retired_{name}", nargs="?", const=True,
-                       help=argparse.SUPPRESS)
+        p.add_argument(
+            f"--{name}",
+            f"--{name.replace('_', '-')}",
+            dest=f"retired_{name}",
+            nargs="?",
+            const=True,
+            help=argparse.SUPPRESS,
+        )
     return p
 
 
 # Flags of earlier releases: a usage error that names what replaced them.
-RETIRED_FLAGS = {"keep_headings": "--headings keep (or number, the paper's rewrite; normalize is the default)",
-                 "subset_per_chapter": "--subset_per_book (subset boundaries now come from every book, "
-                                       "chapters or not)"}
+RETIRED_FLAGS = {
+    "keep_headings": "--headings keep (or number, the paper's rewrite; normalize is the default)",
+    "subset_per_chapter": "--subset_per_book (subset boundaries now come from every book, chapters or not)",
+}
 
 
 def configs(args, parser: argparse.ArgumentParser | None = None) -> tuple[ChapterConfig, ExampleConfig, Ao3Config]:
     """The three Configs the flags describe ('' disables an AO3 language/rating filter)."""
+
     def error(message: str):
         if parser is None:
             raise ValueError(message)
@@ -85,10 +119,15 @@ def configs(args, parser: argparse.ArgumentParser | None = None) -> tuple[Chapte
     except (ValueError, OSError) as exc:
         error(f"argument --tokenizer: {exc}")
     chapters = config_from_args(args, ChapterConfig)
-    examples = config_from_args(args, ExampleConfig, prefix_lengths=tuple(sorted(set(args.prefix_lengths))),
-                                subsets=tuple(dict.fromkeys(subsets)))
-    ao3 = config_from_args(args, Ao3Config, prefix="ao3_", language=args.ao3_language or None,
-                           rating=args.ao3_rating or None)
+    examples = config_from_args(
+        args,
+        ExampleConfig,
+        prefix_lengths=tuple(sorted(set(args.prefix_lengths))),
+        subsets=tuple(dict.fromkeys(subsets)),
+    )
+    ao3 = config_from_args(
+        args, Ao3Config, prefix="ao3_", language=args.ao3_language or None, rating=args.ao3_rating or None
+    )
     return chapters, examples, ao3
 
 
@@ -126,20 +165,29 @@ class ParseAo3Works(beam.PTransform):
 
     def expand(self, inputs):
         parts, rejects = [], []
-        for kind, stage, fn in (("pages", "ao3_pages", steps.read_ao3_page),
-                                ("lines", "ao3_lines", steps.read_ao3_line)):
+        for kind, stage, fn in (
+            ("pages", "ao3_pages", steps.read_ao3_page),
+            ("lines", "ao3_lines", steps.read_ao3_line),
+        ):
             if kind in inputs:
                 main, bad = apply_stage(inputs[kind], self._report, stage, fn)
                 parts.append(main)
                 rejects.append(bad)
-        works = (parts | "AllParts" >> beam.Flatten() | "ByWork" >> beam.Map(lambda part: (part.work_id, part))
-                 | "GroupWorks" >> beam.GroupByKey())
+        works = (
+            parts
+            | "AllParts" >> beam.Flatten()
+            | "ByWork" >> beam.Map(lambda part: (part.work_id, part))
+            | "GroupWorks" >> beam.GroupByKey()
+        )
         fn = functools.partial(steps.ao3_work_parts, config=self._config)
         books, bad = apply_stage(works, self._report, "ao3_works", fn, grouped=True)
         rejects = rejects + [bad]
         rejected = [r | f"RejectBooks{i}" >> beam.Map(steps.reject_to_book, AO3) for i, r in enumerate(rejects)]
-        return {"books": books, "rejects": rejects | "AllRejects" >> beam.Flatten(),
-                "rejected_books": rejected | "AllRejectedBooks" >> beam.Flatten()}
+        return {
+            "books": books,
+            "rejects": rejects | "AllRejects" >> beam.Flatten(),
+            "rejected_books": rejected | "AllRejectedBooks" >> beam.Flatten(),
+        }
 
 
 class BookKeys(beam.PTransform):
@@ -155,14 +203,20 @@ class BookKeys(beam.PTransform):
         if "gutenberg" in inputs:
             keys.append(inputs["gutenberg"] | "KeyPgBooks" >> beam.FlatMap(steps.gutenberg_key, self._ch, self._keep))
         ao3 = inputs.get("ao3", {})
-        parts = [ao3[k] | f"KeyAo3Parts[{k}]" >> beam.FlatMap(steps.accepted, fn)
-                 for k, fn in (("pages", steps.read_ao3_page), ("lines", steps.read_ao3_line)) if k in ao3]
+        parts = [
+            ao3[k] | f"KeyAo3Parts[{k}]" >> beam.FlatMap(steps.accepted, fn)
+            for k, fn in (("pages", steps.read_ao3_page), ("lines", steps.read_ao3_line))
+            if k in ao3
+        ]
         if parts:
-            keys.append(parts | "KeyAo3AllParts" >> beam.Flatten()
-                        | "KeyAo3ByWork" >> beam.Map(lambda part: (part.work_id, part))
-                        | "KeyAo3Works" >> beam.GroupByKey()
-                        | "KeyAo3Books" >> beam.FlatMap(steps.accepted, steps.build_ao3_work, self._ao3)
-                        | "KeyAo3Book" >> beam.Map(steps.book_key))
+            keys.append(
+                parts
+                | "KeyAo3AllParts" >> beam.Flatten()
+                | "KeyAo3ByWork" >> beam.Map(lambda part: (part.work_id, part))
+                | "KeyAo3Works" >> beam.GroupByKey()
+                | "KeyAo3Books" >> beam.FlatMap(steps.accepted, steps.build_ao3_work, self._ao3)
+                | "KeyAo3Book" >> beam.Map(steps.book_key)
+            )
         return keys | "KeyAllBooks" >> beam.Flatten()
 
 
@@ -179,9 +233,16 @@ class CollapseDuplicates(beam.PTransform):
     def expand(self, books):
         threshold = self._config.threshold
         verdicts = beam.pvalue.AsSingleton(
-            self._keys | "AllBookKeys" >> Gather() | "DuplicateGroups" >> beam.Map(duplicate_books, threshold))
-        return apply_stage(books, self._report, "duplicates", steps.collapse_duplicate,
-                           input_id=lambda b: b["input_id"], side_inputs={"verdicts": verdicts})
+            self._keys | "AllBookKeys" >> Gather() | "DuplicateGroups" >> beam.Map(duplicate_books, threshold)
+        )
+        return apply_stage(
+            books,
+            self._report,
+            "duplicates",
+            steps.collapse_duplicate,
+            input_id=lambda b: b["input_id"],
+            side_inputs={"verdicts": verdicts},
+        )
 
 
 class BuildExamples(beam.PTransform):
@@ -196,8 +257,9 @@ class BuildExamples(beam.PTransform):
         side = {}
         if self._config.negatives_from == "out_of_book":
             side["pool"] = beam.pvalue.AsList(books | "Openings" >> beam.FlatMap(steps.openings, self._config))
-        examples, rejects = apply_stage(books, self._report, "examples", fn,
-                                        input_id=lambda b: b["input_id"], side_inputs=side)
+        examples, rejects = apply_stage(
+            books, self._report, "examples", fn, input_id=lambda b: b["input_id"], side_inputs=side
+        )
         return {"examples": examples, "rejects": rejects}
 
 
@@ -211,11 +273,18 @@ class ChapterBreakStats(beam.PTransform):
 
     def expand(self, inputs):
         config = self._config
-        summaries = (inputs["books"] | "BookStats" >> beam.Map(steps.book_stat, config)
-                     | "BookStatsList" >> beam.combiners.ToList())
-        bounds = (inputs["examples"] | "BoundaryStats" >> beam.Map(steps.keyed_boundary_stat)
-                  | "OnePerBoundary" >> beam.CombinePerKey(min) | "BoundaryFacts" >> beam.Values()
-                  | "BoundaryList" >> beam.combiners.ToList())
+        summaries = (
+            inputs["books"]
+            | "BookStats" >> beam.Map(steps.book_stat, config)
+            | "BookStatsList" >> beam.combiners.ToList()
+        )
+        bounds = (
+            inputs["examples"]
+            | "BoundaryStats" >> beam.Map(steps.keyed_boundary_stat)
+            | "OnePerBoundary" >> beam.CombinePerKey(min)
+            | "BoundaryFacts" >> beam.Values()
+            | "BoundaryList" >> beam.combiners.ToList()
+        )
         per_book = config.subset_per_book if config is not None and config.subsets else None
         return summaries | "Tables34" >> beam.Map(dataset_stats, beam.pvalue.AsSingleton(bounds), per_book)
 
@@ -242,9 +311,14 @@ class WriteReleased(beam.PTransform):
 
     def expand(self, written):
         output, files = self._output, self._files
-        return written | ExportFromTable(join(output, "examples"), list(files), example_order,
-                                         functools.partial(_released_writer, files),
-                                         lambda name: join(output, "released", name), "released")
+        return written | ExportFromTable(
+            join(output, "examples"),
+            list(files),
+            example_order,
+            functools.partial(_released_writer, files),
+            lambda name: join(output, "released", name),
+            "released",
+        )
 
 
 def _is_html(source) -> bool:
@@ -260,16 +334,21 @@ def _read_ao3(p, pattern: str, label: str = "") -> dict:
     matched when the job runs and routed by extension. A local pattern is listed now only to
     leave out a kind it has no file of; a remote one gets both branches."""
     exts = HTML_EXTS + JSONL_EXTS
-    kinds = ({"pages" if x.lower().endswith(HTML_EXTS) else "lines" for x in expand_input(pattern, exts, mixed=True)}
-             if is_local_path(pattern) else {"pages", "lines"})
+    kinds = (
+        {"pages" if x.lower().endswith(HTML_EXTS) else "lines" for x in expand_input(pattern, exts, mixed=True)}
+        if is_local_path(pattern)
+        else {"pages", "lines"}
+    )
     sources = p | f"MatchAo3{label}" >> MatchInputs(pattern, exts, mixed=True)
     inputs = {}
     if "pages" in kinds:
-        inputs["pages"] = (sources | f"Ao3HtmlFiles{label}" >> beam.Filter(_is_html)
-                           | f"ReadAo3Html{label}" >> ReadFiles())
+        inputs["pages"] = (
+            sources | f"Ao3HtmlFiles{label}" >> beam.Filter(_is_html) | f"ReadAo3Html{label}" >> ReadFiles()
+        )
     if "lines" in kinds:
-        inputs["lines"] = (sources | f"Ao3LineFiles{label}" >> beam.Filter(_is_jsonl)
-                           | f"ReadAo3Lines{label}" >> ReadLines())
+        inputs["lines"] = (
+            sources | f"Ao3LineFiles{label}" >> beam.Filter(_is_jsonl) | f"ReadAo3Lines{label}" >> ReadLines()
+        )
     return inputs
 
 
@@ -277,8 +356,9 @@ def _read_inputs(p, args, label: str = "") -> dict:
     """{"gutenberg": (input_id, bytes) of PG files, "ao3": {"pages", "lines"}}, as given."""
     inputs = {}
     if args.gutenberg:
-        inputs["gutenberg"] = (p | f"MatchBooks{label}" >> MatchInputs(args.gutenberg, [".txt"])
-                               | f"ReadBooks{label}" >> ReadFiles())
+        inputs["gutenberg"] = (
+            p | f"MatchBooks{label}" >> MatchInputs(args.gutenberg, [".txt"]) | f"ReadBooks{label}" >> ReadFiles()
+        )
     if args.ao3:
         inputs["ao3"] = _read_ao3(p, args.ao3, label)
     return inputs
@@ -292,13 +372,25 @@ def run(argv=None):
     ch_cfg, ex_cfg, ao3_cfg = configs(args, parser)
     dup_cfg = config_from_args(args, DedupConfig, prefix="duplicate_")
     name = get_tokenizer(ex_cfg.tokenizer).name  # a tokenizer.json by its hash, never its path
-    config = {"chapters": dataclasses.asdict(ch_cfg), "examples": {**dataclasses.asdict(ex_cfg), "tokenizer": name},
-              "ao3": dataclasses.asdict(ao3_cfg), "duplicates": dataclasses.asdict(dup_cfg), "tokenizer": name}
+    config = {
+        "chapters": dataclasses.asdict(ch_cfg),
+        "examples": {**dataclasses.asdict(ex_cfg), "tokenizer": name},
+        "ao3": dataclasses.asdict(ao3_cfg),
+        "duplicates": dataclasses.asdict(dup_cfg),
+        "tokenizer": name,
+    }
     out = staging_path(args.output)
-    report = JobReport(out, "chapterbreak", config=config, seed=args.seed,
-                       inputs=[x for x in (args.gutenberg, args.ao3) if x], options=options,
-                       card=functools.partial(card, base_card=default_card), figures=CB_FIGURES,
-                       attachments=harness_tasks.attachments)
+    report = JobReport(
+        out,
+        "chapterbreak",
+        config=config,
+        seed=args.seed,
+        inputs=[x for x in (args.gutenberg, args.ao3) if x],
+        options=options,
+        card=functools.partial(card, base_card=default_card),
+        figures=CB_FIGURES,
+        attachments=harness_tasks.attachments,
+    )
     p = make_pipeline(options)
     keep_unchaptered = bool(ex_cfg.subsets)
     inputs = _read_inputs(p, args)
@@ -311,7 +403,8 @@ def run(argv=None):
     found = [x["books"] for x in parsed] | "AllBooks" >> beam.Flatten()
     books, duplicates = found | CollapseDuplicates(keys, dup_cfg, report)
     rejected = [x["rejected_books"] for x in parsed] + [
-        duplicates | "DuplicateBooks" >> beam.Map(steps.duplicate_to_book)]
+        duplicates | "DuplicateBooks" >> beam.Map(steps.duplicate_to_book)
+    ]
     _write_books(books, rejected, out, args.shards, report)
     examples = (books | BuildExamples(ex_cfg, args.seed, report))["examples"]
     written = examples | WriteTable(join(out, "examples"), EXAMPLES_SCHEMA, example_order, shards=args.shards)
@@ -324,13 +417,22 @@ def run(argv=None):
 
 def _write_books(books, rejected_books, out: str, shards, report) -> None:
     """The `chapters` table and the `books` table (accepted and rejected books)."""
-    report.tally(books | "ChapterRows" >> beam.FlatMap(chapter_rows)
-                 | WriteTable(join(out, "chapters"), CHAPTERS_SCHEMA,
-                              lambda r: (r["source"], r["book_id"], r["chapter_index"]), shards=shards))
+    report.tally(
+        books
+        | "ChapterRows" >> beam.FlatMap(chapter_rows)
+        | WriteTable(
+            join(out, "chapters"),
+            CHAPTERS_SCHEMA,
+            lambda r: (r["source"], r["book_id"], r["chapter_index"]),
+            shards=shards,
+        )
+    )
     rows = [books | "BookRows" >> beam.Map(book_summary)] + rejected_books
-    report.tally(rows | "AllBookRows" >> beam.Flatten()
-                 | WriteTable(join(out, "books"), BOOKS_SCHEMA,
-                              lambda r: (r["source"], r["input_id"], r["book_id"], r["stage"])))
+    report.tally(
+        rows
+        | "AllBookRows" >> beam.Flatten()
+        | WriteTable(join(out, "books"), BOOKS_SCHEMA, lambda r: (r["source"], r["input_id"], r["book_id"], r["stage"]))
+    )
 
 
 if __name__ == "__main__":

@@ -7,12 +7,13 @@ into `summary`, and, when a spaCy English pipeline is installed, kept versus del
 by part of speech into `preserved_pos` (paper section 5). Without one, the card says the
 analysis was skipped.
 """
+
 from __future__ import annotations
 
 import argparse
 import functools
 import operator
-from typing import Sequence
+from collections.abc import Sequence
 
 import apache_beam as beam
 
@@ -21,9 +22,19 @@ from annotators.storium.card import edits_card
 from annotators.storium.edits import summarize
 from annotators.storium.preserved import load_spacy, merge_counts, pos_rows, spacy_status
 from annotators.storium.user_metric import UserConfig
+from pipelines.engine import (
+    JobReport,
+    MatchInputs,
+    ReadLines,
+    WriteTable,
+    join,
+    listed_inputs,
+    make_pipeline,
+    parse_job_args,
+    run_pipeline,
+    staging_path,
+)
 from pipelines.engine.usage import main
-from pipelines.engine import (JobReport, MatchInputs, ReadLines, WriteTable, join, listed_inputs,
-                              make_pipeline, parse_job_args, run_pipeline, staging_path)
 from schemas import storium as sc
 
 
@@ -32,8 +43,9 @@ def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--edits", required=True, help="JSON-lines files: a glob or a folder")
     ap.add_argument("--output", required=True)
-    ap.add_argument("--storium-compat", action="store_true",
-                    help="SequenceMatcher autojunk=True, as the original frontend")
+    ap.add_argument(
+        "--storium-compat", action="store_true", help="SequenceMatcher autojunk=True, as the original frontend"
+    )
     ap.add_argument("--spacy-model", default=None, help="an installed spaCy English pipeline")
     return ap
 
@@ -47,10 +59,12 @@ class ParseEdits(beam.PTransform):
 
     def expand(self, lines):
         parsed = lines | self._report.stage("edits", steps.parse_edit)
-        return (parsed
-                | "ById" >> beam.Map(lambda line: (line.edit.id, line))
-                | "GroupId" >> beam.GroupByKey()
-                | self._report.stage("dedupe", steps.keep_first_edit, grouped=True))
+        return (
+            parsed
+            | "ById" >> beam.Map(lambda line: (line.edit.id, line))
+            | "GroupId" >> beam.GroupByKey()
+            | self._report.stage("dedupe", steps.keep_first_edit, grouped=True)
+        )
 
 
 class ScoreEdits(beam.PTransform):
@@ -62,8 +76,9 @@ class ScoreEdits(beam.PTransform):
 
     def expand(self, edits):
         cfg = self._config
-        return edits | self._report.stage("score", functools.partial(steps.score, config=cfg),
-                                          input_id=operator.attrgetter("id"))
+        return edits | self._report.stage(
+            "score", functools.partial(steps.score, config=cfg), input_id=operator.attrgetter("id")
+        )
 
 
 class Summarize(beam.PTransform):
@@ -83,8 +98,11 @@ class PreservedCounts(beam.PTransform):
     def expand(self, edits):
         model, cfg = self._model, self._config
         counts = edits | self._report.stage(
-            "preserved", functools.partial(steps.analyze_edit, model=model, config=cfg),
-            input_id=operator.attrgetter("id"), setup=functools.partial(load_spacy, model))
+            "preserved",
+            functools.partial(steps.analyze_edit, model=model, config=cfg),
+            input_id=operator.attrgetter("id"),
+            setup=functools.partial(load_spacy, model),
+        )
         return counts | "AllCounts" >> beam.combiners.ToList() | "Merge" >> beam.Map(merge_counts)
 
 
@@ -94,9 +112,11 @@ def _preserved(p, report, edits, model, skipped, cfg, out) -> None:
         report.extra("preserved", p | "Skipped" >> beam.Create([{"skipped": skipped}]))
         return
     total = edits | "Preserved" >> PreservedCounts(report, model, cfg)
-    report.tally(total | "PosRows" >> beam.FlatMap(pos_rows)
-                 | WriteTable(join(out, "preserved_pos"), sc.POS_SCHEMA, lambda r: r["pos"],
-                              name="preserved_pos"))
+    report.tally(
+        total
+        | "PosRows" >> beam.FlatMap(pos_rows)
+        | WriteTable(join(out, "preserved_pos"), sc.POS_SCHEMA, lambda r: r["pos"], name="preserved_pos")
+    )
     report.extra("preserved", total | "Entities" >> beam.Map(steps.entity_counts))
 
 
@@ -106,19 +126,30 @@ def run(argv: Sequence[str] | None = None) -> None:
     skipped = spacy_status(args.spacy_model)
     inputs = listed_inputs(args.edits, (".jsonl", ".json"))
     out = staging_path(args.output)
-    config = {"autojunk": cfg.autojunk, "stop_words": "spacy.lang.en.stop_words.STOP_WORDS",
-              "n_stop_words": len(cfg.stop_words), "spacy_model": args.spacy_model}
+    config = {
+        "autojunk": cfg.autojunk,
+        "stop_words": "spacy.lang.en.stop_words.STOP_WORDS",
+        "n_stop_words": len(cfg.stop_words),
+        "spacy_model": args.spacy_model,
+    }
     report = JobReport(out, "edits", config=config, seed=None, inputs=inputs, options=options, card=edits_card)
     p = make_pipeline(options)
-    edits = (p | "MatchEdits" >> MatchInputs(args.edits, (".jsonl", ".json")) | "ReadEdits" >> ReadLines()
-             | "ParseEdits" >> ParseEdits(report))
+    edits = (
+        p
+        | "MatchEdits" >> MatchInputs(args.edits, (".jsonl", ".json"))
+        | "ReadEdits" >> ReadLines()
+        | "ParseEdits" >> ParseEdits(report)
+    )
     scored = edits | "ScoreEdits" >> ScoreEdits(report, cfg)
     report.tally(scored | WriteTable(join(out, "edits"), sc.EDITS_SCHEMA, lambda r: r["id"], name="edits"))
     summary = scored | "Summary" >> Summarize()
-    report.extra("metrics", summary | "MetricList" >> beam.combiners.ToList()
-                 | "MetricsByModel" >> beam.Map(sorted, key=operator.itemgetter("model")))
-    report.tally(summary | WriteTable(join(out, "summary"), sc.SUMMARY_SCHEMA, lambda r: r["model"],
-                                      name="summary"))
+    report.extra(
+        "metrics",
+        summary
+        | "MetricList" >> beam.combiners.ToList()
+        | "MetricsByModel" >> beam.Map(sorted, key=operator.itemgetter("model")),
+    )
+    report.tally(summary | WriteTable(join(out, "summary"), sc.SUMMARY_SCHEMA, lambda r: r["model"], name="summary"))
     _preserved(p, report, edits, args.spacy_model, skipped, cfg, out)
     report.finish(p)
     run_pipeline(p, commit_to=args.output)

@@ -16,15 +16,16 @@ ChapterBreak's examples table). Output: `metrics/`, `scores/` (per example), `re
 A gold example without a prediction, or a prediction without a gold example, is a rejects
 row, and the job then exits with status 2 naming them (unless --allow-partial).
 """
+
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import functools
-import operator
 import json
+import operator
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 import apache_beam as beam
 
@@ -33,10 +34,22 @@ from annotators.evaluate.card import evaluate_card
 from annotators.evaluate.config import EvalConfig
 from annotators.evaluate.glge_metrics import GLGE_TASKS, QG_TASKS
 from annotators.text import zh_tokens
-from pipelines.engine.usage import main
-from pipelines.engine import (JobReport, MatchInputs, ReadLines, ReadParquetRows, WriteTable, add_config_flags,
-                              config_from_args, join, make_pipeline, parse_job_args, run_pipeline, staging_path)
+from pipelines.engine import (
+    JobReport,
+    MatchInputs,
+    ReadLines,
+    ReadParquetRows,
+    WriteTable,
+    add_config_flags,
+    config_from_args,
+    join,
+    make_pipeline,
+    parse_job_args,
+    run_pipeline,
+    staging_path,
+)
 from pipelines.engine.options import is_dry_run
+from pipelines.engine.usage import main
 from schemas.evaluate import METRICS_SCHEMA, SCORES_SCHEMA
 
 GOLD_LINE_EXTS = (".jsonl", ".json")
@@ -47,8 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--predictions", required=True, help="predictions: a .jsonl file (or glob)")
     ap.add_argument("--gold", required=True, help="gold: a .jsonl file, or a table folder / parquet glob")
     ap.add_argument("--output", required=True)
-    ap.add_argument("--allow-partial", action="store_true",
-                    help="exit 0 even when gold examples lack predictions or predictions match no gold")
+    ap.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="exit 0 even when gold examples lack predictions or predictions match no gold",
+    )
     add_config_flags(ap, EvalConfig)
     return ap
 
@@ -69,7 +85,8 @@ class ParsePredictions(beam.PTransform):
 
     def expand(self, lines):
         parsed = lines | self._report.stage(
-            "parse_predictions", functools.partial(steps.parse_prediction, config=self._config))
+            "parse_predictions", functools.partial(steps.parse_prediction, config=self._config)
+        )
         return parsed | "KeyPredictions" >> beam.Map(lambda p: (p.key, p))
 
 
@@ -85,8 +102,9 @@ class ParseGold(beam.PTransform):
         fn = steps.parse_gold_line if self._lines else steps.parse_gold_row
         golds = records | self._report.stage("parse_gold", functools.partial(fn, config=self._config))
         if not self._lines and self._config.effective_align() == "line":
-            golds = (golds | "GoldList" >> beam.combiners.ToList()
-                     | "NumberGold" >> beam.FlatMap(steps.number_by_position))
+            golds = (
+                golds | "GoldList" >> beam.combiners.ToList() | "NumberGold" >> beam.FlatMap(steps.number_by_position)
+            )
         return golds | "KeyGold" >> beam.Map(lambda g: (g.key, g))
 
 
@@ -98,8 +116,7 @@ class Align(beam.PTransform):
         self._report = report
 
     def expand(self, keyed):
-        return (keyed | "Join" >> beam.CoGroupByKey()
-                | self._report.stage("align", steps.align, grouped=True))
+        return keyed | "Join" >> beam.CoGroupByKey() | self._report.stage("align", steps.align, grouped=True)
 
 
 class Score(beam.PTransform):
@@ -113,8 +130,7 @@ class Score(beam.PTransform):
     def expand(self, pairs):
         setup = zh_tokens.load if self._config.task in ("plotcom", "outgen") else None
         fn = functools.partial(steps.score_pair, config=self._config, rouge_exceptions=self._exceptions)
-        return pairs | self._report.stage("score", fn, input_id=operator.attrgetter("prediction_input_id"),
-                                          setup=setup)
+        return pairs | self._report.stage("score", fn, input_id=operator.attrgetter("prediction_input_id"), setup=setup)
 
 
 class Metrics(beam.PTransform):
@@ -125,39 +141,60 @@ class Metrics(beam.PTransform):
         self._config = config
 
     def expand(self, scores):
-        return (scores | "ScoreList" >> beam.combiners.ToList()
-                | "MetricRows" >> beam.FlatMap(steps.metric_rows, self._config))
+        return (
+            scores
+            | "ScoreList" >> beam.combiners.ToList()
+            | "MetricRows" >> beam.FlatMap(steps.metric_rows, self._config)
+        )
 
 
-def build_graph(p: beam.Pipeline, report: JobReport, args: argparse.Namespace, config: EvalConfig,
-                out: str, rouge_db: wordnet_exc.ExceptionDb | None = None) -> None:
+def build_graph(
+    p: beam.Pipeline,
+    report: JobReport,
+    args: argparse.Namespace,
+    config: EvalConfig,
+    out: str,
+    rouge_db: wordnet_exc.ExceptionDb | None = None,
+) -> None:
     lines = gold_is_lines(args.gold, config.task)
     glge = config.task in GLGE_TASKS
-    preds = (p | "MatchPredictions" >> MatchInputs(args.predictions, () if glge else (".jsonl", ".json"))
-             | "ReadPredictions" >> ReadLines() | "ParsePredictions" >> ParsePredictions(report, config))
+    preds = (
+        p
+        | "MatchPredictions" >> MatchInputs(args.predictions, () if glge else (".jsonl", ".json"))
+        | "ReadPredictions" >> ReadLines()
+        | "ParsePredictions" >> ParsePredictions(report, config)
+    )
     gold_exts = (".tgt",) if glge else GOLD_LINE_EXTS if lines else (".parquet",)
     gold_sources = p | "MatchGold" >> MatchInputs(args.gold, gold_exts)
     gold_records = gold_sources | "ReadGold" >> (ReadLines() if lines else ReadParquetRows())
     golds = gold_records | "ParseGold" >> ParseGold(report, config, lines)
     keyed = {"gold": golds, "pred": preds}
     if config.source:  # GLGE QG: {split}.src, line N beside gold line N
-        keyed["src"] = (p | "MatchSource" >> MatchInputs(config.source, ())
-                        | "ReadSource" >> ReadLines()
-                        | "ParseSource" >> report.stage("parse_source", functools.partial(
-                            steps.parse_gold_line, config=config))
-                        | "KeySource" >> beam.Map(lambda g: (g.key, g)))
+        keyed["src"] = (
+            p
+            | "MatchSource" >> MatchInputs(config.source, ())
+            | "ReadSource" >> ReadLines()
+            | "ParseSource" >> report.stage("parse_source", functools.partial(steps.parse_gold_line, config=config))
+            | "KeySource" >> beam.Map(lambda g: (g.key, g))
+        )
     pairs = keyed | "Align" >> Align(report)
     exceptions = dict(rouge_db.mapping) if rouge_db and rouge_db.mapping else None
     scores = pairs | "Score" >> Score(report, config, exceptions)
-    report.tally(scores | "ScoreRows" >> beam.FlatMap(operator.methodcaller("rows"))
-                 | "WriteScores" >> WriteTable(join(out, "scores"), SCORES_SCHEMA,
-                                               lambda r: (r["key"], r["metric"]), name="scores"))
+    report.tally(
+        scores
+        | "ScoreRows" >> beam.FlatMap(operator.methodcaller("rows"))
+        | "WriteScores"
+        >> WriteTable(join(out, "scores"), SCORES_SCHEMA, lambda r: (r["key"], r["metric"]), name="scores")
+    )
     metrics = scores | "Metrics" >> Metrics(config)
     metric_order = operator.itemgetter("group", "metric")
-    report.tally(metrics | "WriteMetrics" >> WriteTable(join(out, "metrics"), METRICS_SCHEMA, metric_order,
-                                                        name="metrics"))
-    report.extra("metrics", metrics | "MetricList" >> beam.combiners.ToList()
-                 | "SortMetrics" >> beam.Map(sorted, key=metric_order))
+    report.tally(
+        metrics | "WriteMetrics" >> WriteTable(join(out, "metrics"), METRICS_SCHEMA, metric_order, name="metrics")
+    )
+    report.extra(
+        "metrics",
+        metrics | "MetricList" >> beam.combiners.ToList() | "SortMetrics" >> beam.Map(sorted, key=metric_order),
+    )
 
 
 def _nltk_version() -> str:
@@ -169,8 +206,11 @@ def _nltk_version() -> str:
 def _meteor_info() -> dict:
     from annotators.evaluate import meteor
 
-    return {"jar": str(meteor.meteor_jar()), "java": meteor.java(),
-            "command": "java -jar -Xmx2G meteor-1.5.jar - - -stdio -l en -norm"}
+    return {
+        "jar": str(meteor.meteor_jar()),
+        "java": meteor.java(),
+        "command": "java -jar -Xmx2G meteor-1.5.jar - - -stdio -l en -norm",
+    }
 
 
 def unmatched(output: str) -> dict[str, int]:
@@ -180,9 +220,11 @@ def unmatched(output: str) -> dict[str, int]:
     with FileSystems.open(join(output, "stats.json")) as f:
         stats = json.loads(f.read().decode("utf-8"))
     reasons = stats["stages"].get("align", {}).get("rejected_by_reason", {})
-    return {k: reasons[k] for k in ("missing_prediction", "unexpected_prediction", "duplicate_id",
-                                    "missing_source", "unexpected_source")
-            if reasons.get(k)}
+    return {
+        k: reasons[k]
+        for k in ("missing_prediction", "unexpected_prediction", "duplicate_id", "missing_source", "unexpected_source")
+        if reasons.get(k)
+    }
 
 
 def run(argv: Sequence[str] | None = None) -> int:
@@ -193,18 +235,27 @@ def run(argv: Sequence[str] | None = None) -> int:
         parser.error(config.problem())
     out = staging_path(args.output)
     rouge_db = wordnet_exc.load(config.rouge_wordnet, config.rouge_wordnet_exc) if config.uses_rouge155() else None
-    stats_config = {**dataclasses.asdict(config), "align": config.effective_align(),
-                    "gold_format": ("text lines" if config.task in GLGE_TASKS else "jsonl")
-                    if gold_is_lines(args.gold, config.task) else "table",
-                    "jieba": zh_tokens.backend_info() if config.task in ("plotcom", "outgen") else None,
-                    "nltk": _nltk_version() if config.task == "personachat" else None,
-                    "metric_libraries": config.metric_libraries(),
-                    "meteor": _meteor_info() if config.task in QG_TASKS and config.compat == "original"
-                    else None,
-                    "rouge_wordnet_db": rouge_db.describe() if rouge_db else None}
-    report = JobReport(out, "evaluate", config=stats_config, seed=None,
-                       inputs=[args.predictions, args.gold] + ([config.source] if config.source else []),
-                       options=options, card=evaluate_card)
+    stats_config = {
+        **dataclasses.asdict(config),
+        "align": config.effective_align(),
+        "gold_format": ("text lines" if config.task in GLGE_TASKS else "jsonl")
+        if gold_is_lines(args.gold, config.task)
+        else "table",
+        "jieba": zh_tokens.backend_info() if config.task in ("plotcom", "outgen") else None,
+        "nltk": _nltk_version() if config.task == "personachat" else None,
+        "metric_libraries": config.metric_libraries(),
+        "meteor": _meteor_info() if config.task in QG_TASKS and config.compat == "original" else None,
+        "rouge_wordnet_db": rouge_db.describe() if rouge_db else None,
+    }
+    report = JobReport(
+        out,
+        "evaluate",
+        config=stats_config,
+        seed=None,
+        inputs=[args.predictions, args.gold] + ([config.source] if config.source else []),
+        options=options,
+        card=evaluate_card,
+    )
     p = make_pipeline(options)
     build_graph(p, report, args, config, out, rouge_db)
     report.finish(p)
@@ -213,9 +264,12 @@ def run(argv: Sequence[str] | None = None) -> int:
         return 0
     problems = unmatched(args.output)
     if problems and not args.allow_partial:
-        print(f"evaluate: predictions and gold do not match one to one ({problems}); the metrics "
-              f"cover matched examples only. See {join(args.output, 'rejects')} "
-              "(or pass --allow-partial).", file=sys.stderr)
+        print(
+            f"evaluate: predictions and gold do not match one to one ({problems}); the metrics "
+            f"cover matched examples only. See {join(args.output, 'rejects')} "
+            "(or pass --allow-partial).",
+            file=sys.stderr,
+        )
         return 2
     return 0
 

@@ -10,28 +10,43 @@ rejected whole (load stage), so no partial output is ever written for it. The ta
 when the job runs (a worker lists the folders); every file is written under the staging folder
 and replaces the output's contents only after a finished run.
 """
+
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import functools
 import os
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import StandardOptions
 
-from annotators.glge.card import FIGURES as GLGE_FIGURES, glge_card
+from annotators.glge.card import FIGURES as GLGE_FIGURES
+from annotators.glge.card import glge_card
 from annotators.glge.levels import GlgeConfig, level_files, level_rows
 from annotators.glge.score import LotTokenConfig, TokenConfig, tokenizer_name, tokenizer_spec
-from annotators.text.tokenizers import get_tokenizer
-from annotators.harness import glge as harness_tasks
 from annotators.glge.steps import LOT_KINDS, load_task, preload_langs, score_task, summaries_by_task
+from annotators.harness import glge as harness_tasks
+from annotators.text.tokenizers import get_tokenizer
+from pipelines.engine import (
+    LOCAL_RUNNERS,
+    JobReport,
+    WriteTable,
+    add_config_flags,
+    config_from_args,
+    expand_input,
+    is_local_path,
+    join,
+    make_pipeline,
+    parse_job_args,
+    read_bytes,
+    run_pipeline,
+    staging_path,
+    write_bytes,
+)
 from pipelines.engine.usage import main, warn
-from pipelines.engine import (LOCAL_RUNNERS, JobReport, WriteTable, add_config_flags, config_from_args, expand_input,
-                              is_local_path, join, make_pipeline, parse_job_args, read_bytes, run_pipeline,
-                              staging_path, write_bytes)
 from schemas.glge import LEVELS_SCHEMA, TaskLevels, TaskSpec, TaskSummary
 
 
@@ -47,10 +62,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_flags(ap, LotTokenConfig, prefix="lot_", exclude=("lowercase", "tokenizer"))
     for prefix, cls in (("", TokenConfig), ("lot_", LotTokenConfig)):
         field = {f.name: f for f in dataclasses.fields(cls)}["tokenizer"]
-        ap.add_argument(f"--{prefix}tokenizer".replace("_", "-"), dest=f"{prefix}tokenizer", type=_tokenizer_flag,
-                        default=field.default, help=f"{field.metadata['help']} (default: {field.default})")
-    ap.add_argument("--shards", type=int, default=None,
-                    help="parquet files per table (default: one per --shard-bytes of rows)")
+        ap.add_argument(
+            f"--{prefix}tokenizer".replace("_", "-"),
+            dest=f"{prefix}tokenizer",
+            type=_tokenizer_flag,
+            default=field.default,
+            help=f"{field.metadata['help']} (default: {field.default})",
+        )
+    ap.add_argument(
+        "--shards", type=int, default=None, help="parquet files per table (default: one per --shard-bytes of rows)"
+    )
     return ap
 
 
@@ -64,18 +85,20 @@ def _tokenizer_flag(value: str) -> str:
 
 
 def glge_config(args: argparse.Namespace) -> GlgeConfig:
-    return GlgeConfig(en=config_from_args(args, TokenConfig),
-                      zh=config_from_args(args, LotTokenConfig, prefix="lot_"))
+    return GlgeConfig(en=config_from_args(args, TokenConfig), zh=config_from_args(args, LotTokenConfig, prefix="lot_"))
 
 
 # ----------------------------------------------------------------------------- finding tasks
 def discover_glge(root: str) -> list[str]:
     """Task names: every `{task}_data` folder (locally) or any file under its org_data."""
     if is_local_path(root):
-        return sorted(d[:-len("_data")] for d in os.listdir(root)
-                      if d.endswith("_data") and len(d) > 5 and os.path.isdir(os.path.join(root, d)))
+        return sorted(
+            d[: -len("_data")]
+            for d in os.listdir(root)
+            if d.endswith("_data") and len(d) > 5 and os.path.isdir(os.path.join(root, d))
+        )
     found = FileSystems.match([join(root, "*_data/org_data/*")])[0].metadata_list
-    return sorted({m.path[len(root.rstrip("/")) + 1:].split("/", 1)[0][:-len("_data")] for m in found})
+    return sorted({m.path[len(root.rstrip("/")) + 1 :].split("/", 1)[0][: -len("_data")] for m in found})
 
 
 def _lot_parquet_paths(folder: str) -> tuple[str, ...]:
@@ -137,8 +160,11 @@ class TaskSpecs(beam.PTransform):
         self._tasks = tuple(args.tasks) if args.tasks else None
 
     def expand(self, pbegin):
-        specs = (pbegin | "Roots" >> beam.Create([None])
-                 | "FindTasks" >> beam.FlatMap(find_tasks, self._input, self._lot, self._tasks))
+        specs = (
+            pbegin
+            | "Roots" >> beam.Create([None])
+            | "FindTasks" >> beam.FlatMap(find_tasks, self._input, self._lot, self._tasks)
+        )
         return specs | "Spread" >> beam.Reshuffle() if _is_remote_runner(pbegin.pipeline) else specs
 
 
@@ -165,8 +191,9 @@ class LoadTasks(beam.PTransform):
         self._report, self._read = report, read
 
     def expand(self, specs):
-        return specs | self._report.stage("load", functools.partial(load_task, read=self._read),
-                                          input_id=lambda spec: spec.task)
+        return specs | self._report.stage(
+            "load", functools.partial(load_task, read=self._read), input_id=lambda spec: spec.task
+        )
 
 
 class ScoreTasks(beam.PTransform):
@@ -222,24 +249,30 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
         parser.error(f"--input {args.input}: not a folder")
 
 
-def build_graph(p: beam.Pipeline, report: JobReport, args: argparse.Namespace, config: GlgeConfig,
-                langs: Sequence[str], out: str) -> None:
+def build_graph(
+    p: beam.Pipeline, report: JobReport, args: argparse.Namespace, config: GlgeConfig, langs: Sequence[str], out: str
+) -> None:
     """specs -> load -> levels -> level files, the `levels` table and stats.json's `glge` summaries.
 
     stats.json's `config` gets its `tasks` from the specs found when the job ran (the extra
     replaces the `config` value in place, so the key keeps its place in stats.json).
     """
     specs = p | "TaskSpecs" >> TaskSpecs(args)
-    report.extra("config", specs | "TaskList" >> beam.combiners.ToList()
-                 | "Config" >> beam.Map(stats_config, config))
-    levels = (specs | "Load" >> LoadTasks(report)
-              | "Levels" >> ScoreTasks(report, config, args.seed, langs))
+    report.extra("config", specs | "TaskList" >> beam.combiners.ToList() | "Config" >> beam.Map(stats_config, config))
+    levels = specs | "Load" >> LoadTasks(report) | "Levels" >> ScoreTasks(report, config, args.seed, langs)
     summaries = levels | "WriteFiles" >> WriteTaskFiles(out)
     report.extra("glge", summaries | "Summaries" >> SummariseTasks())
     rows = levels | "LevelRows" >> LevelRows()
-    report.tally(rows | WriteTable(join(out, "levels"), LEVELS_SCHEMA,
-                                   lambda r: (r["task"], r["level"], r["line_index"]),
-                                   name="levels", shards=args.shards))
+    report.tally(
+        rows
+        | WriteTable(
+            join(out, "levels"),
+            LEVELS_SCHEMA,
+            lambda r: (r["task"], r["level"], r["line_index"]),
+            name="levels",
+            shards=args.shards,
+        )
+    )
 
 
 def run(argv: Sequence[str] | None = None) -> None:
@@ -247,12 +280,21 @@ def run(argv: Sequence[str] | None = None) -> None:
     args, options = parse_job_args(parser, argv)
     check_args(parser, args)
     config, out = glge_config(args), staging_path(args.output)
-    report = JobReport(out, "glge", config=stats_config([], config), seed=args.seed,
-                       inputs=[x for x in (args.input, args.lot) if x], options=options, card=glge_card, figures=GLGE_FIGURES,
-                       attachments=harness_tasks.attachments)
+    report = JobReport(
+        out,
+        "glge",
+        config=stats_config([], config),
+        seed=args.seed,
+        inputs=[x for x in (args.input, args.lot) if x],
+        options=options,
+        card=glge_card,
+        figures=GLGE_FIGURES,
+        attachments=harness_tasks.attachments,
+    )
     if args.input and is_local_path(args.input) and not args.tasks and not discover_glge(args.input):
-        warn(f"--input {args.input!r} holds no GLGE task folder ({{task}}_data/org_data/): "
-             "no GLGE task is built from it")
+        warn(
+            f"--input {args.input!r} holds no GLGE task folder ({{task}}_data/org_data/): no GLGE task is built from it"
+        )
     p = make_pipeline(options)
     build_graph(p, report, args, config, job_langs(args), out)
     report.finish(p)

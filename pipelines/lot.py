@@ -6,6 +6,7 @@ Wiring only (the steps are annotators.lot.steps): `ParseStories` (parse -> dedup
 LongLM's original fields, annotation/review tasks, rejects, stats.json (Table 3 +
 accounting) and CARD.md (annotators.lot.card).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,8 +20,9 @@ from annotators.core import longlm
 from annotators.core.compact import CompactMap
 from annotators.core.near_dup import NearDupConfig
 from annotators.harness import lot as harness_tasks
-from annotators.lot import outline, splits, steps, tallies
-from annotators.lot.card import FIGURES as LOT_FIGURES, lot_card
+from annotators.lot import splits, steps, tallies
+from annotators.lot.card import FIGURES as LOT_FIGURES
+from annotators.lot.card import lot_card
 from annotators.lot.clozet import ClozeTConfig
 from annotators.lot.config import RETIRED_FLAGS, LotRunConfig, config_record, proportions_problem
 from annotators.lot.records import SenPosOutput
@@ -29,9 +31,26 @@ from annotators.lot.splits import SplitPlan
 from annotators.lot.steps import ZhSetup
 from annotators.lot.story import StoryConfig
 from annotators.text import zh_tokens
-from pipelines.engine import (ExportLinesFromTable, ExportTables, Gather, JobReport, MatchInputs, ReadLines, Stage,
-                              TableSpec, WriteJsonlGroups, WriteTables, add_config_flags, config_from_args, join,
-                              make_pipeline, once, parse_job_args, run_pipeline, staging_path)
+from pipelines.engine import (
+    ExportLinesFromTable,
+    ExportTables,
+    Gather,
+    JobReport,
+    MatchInputs,
+    ReadLines,
+    Stage,
+    TableSpec,
+    WriteJsonlGroups,
+    WriteTables,
+    add_config_flags,
+    config_from_args,
+    join,
+    make_pipeline,
+    once,
+    parse_job_args,
+    run_pipeline,
+    staging_path,
+)
 from pipelines.engine.folds import BlocksPerBundle, CombineFold, ConcatLists, FoldPerBundle, MergeFold
 from pipelines.engine.gather import as_compact, compact_map
 from pipelines.engine.jsontext import json_text_of
@@ -51,12 +70,19 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--output", required=True)
     ap.add_argument("--annotations", help="ClozeT annotations (JSON lines)")
     ap.add_argument("--senpos-reviews", help="completed SenPos review tasks (JSON lines)")
-    ap.add_argument("--zh-backend", choices=zh_tokens.BACKENDS, default=None,
-                    help="jieba backend: auto (rjieba if it passes its self-check), jieba or rjieba; "
-                         "the same tokens either way (default: $STORYBENCH_ZH_BACKEND, else auto)")
+    ap.add_argument(
+        "--zh-backend",
+        choices=zh_tokens.BACKENDS,
+        default=None,
+        help="jieba backend: auto (rjieba if it passes its self-check), jieba or rjieba; "
+        "the same tokens either way (default: $STORYBENCH_ZH_BACKEND, else auto)",
+    )
     add_config_flags(ap, LotRunConfig)
-    add_config_flags(ap, StoryConfig, exclude=[f.name for f in dataclasses.fields(StoryConfig)
-                                               if f.name not in ("normalize", "max_story_chars")])
+    add_config_flags(
+        ap,
+        StoryConfig,
+        exclude=[f.name for f in dataclasses.fields(StoryConfig) if f.name not in ("normalize", "max_story_chars")],
+    )
     for name in RETIRED_FLAGS:
         ap.add_argument(f"--{name.replace('_', '-')}", dest=f"retired_{name}", help=argparse.SUPPRESS)
     return ap
@@ -68,8 +94,10 @@ def parse_args(argv=None):
     args, options = parse_job_args(parser, argv)
     for name, instead in RETIRED_FLAGS.items():
         if getattr(args, f"retired_{name}", None) is not None:
-            parser.error(f"--{name.replace('_', '-')} is gone: every task now shares one split per story "
-                         f"(no story, window or near-duplicate in two splits); use {instead}")
+            parser.error(
+                f"--{name.replace('_', '-')} is gone: every task now shares one split per story "
+                f"(no story, window or near-duplicate in two splits); use {instead}"
+            )
     run_cfg = config_from_args(args, LotRunConfig)
     for flag, weights in run_cfg.split_weights().items():
         problem = proportions_problem(weights)
@@ -93,8 +121,15 @@ class ParseStories(beam.PTransform):
     prepared stories (NearDuplicateGroups says why the texts are read apart).
     """
 
-    def __init__(self, report, config: StoryConfig, reread=None, outline_method: str = "posrake",
-                 near_dup: NearDupConfig | None = None, zh_backend: str | None = None):
+    def __init__(
+        self,
+        report,
+        config: StoryConfig,
+        reread=None,
+        outline_method: str = "posrake",
+        near_dup: NearDupConfig | None = None,
+        zh_backend: str | None = None,
+    ):
         super().__init__()
         self._report, self._config, self._reread, self._zh = report, config, reread, ZhSetup(zh_backend)
         self._outline_method = outline_method
@@ -106,29 +141,45 @@ class ParseStories(beam.PTransform):
         parsed = keyed | "Keys" >> beam.Map(operator.attrgetter("key"))
         bands = keyed | "BandBlocks" >> beam.ParDo(BlocksPerBundle(tallies.band_entries))
         by_text = parsed | "KeyText" >> beam.Map(lambda k: (k.text_key, k)) | "GroupText" >> beam.GroupByKey()
-        unique, text_dups = by_text | Stage("dedup_text", steps.dedup_step("text", "exact_duplicate"), grouped=True,
-                                            report=report, with_rejects=True)
+        unique, text_dups = by_text | Stage(
+            "dedup_text", steps.dedup_step("text", "exact_duplicate"), grouped=True, report=report, with_rejects=True
+        )
         by_id = unique | "KeyId" >> beam.Map(lambda k: (k.story_id, k)) | "GroupId" >> beam.GroupByKey()
-        _, id_dups = by_id | Stage("dedup_id", steps.dedup_step("story_id", "duplicate_id"), grouped=True,
-                                   report=report, with_rejects=True)
-        dropped_map = compact_map((text_dups, id_dups) | "Dropped" >> beam.Flatten()
-                                   | "DroppedIds" >> beam.Map(lambda r: (r["input_id"], True)), "Dropped")
+        _, id_dups = by_id | Stage(
+            "dedup_id", steps.dedup_step("story_id", "duplicate_id"), grouped=True, report=report, with_rejects=True
+        )
+        dropped_map = compact_map(
+            (text_dups, id_dups)
+            | "Dropped" >> beam.Flatten()
+            | "DroppedIds" >> beam.Map(lambda r: (r["input_id"], True)),
+            "Dropped",
+        )
         dropped = as_compact(dropped_map)
         again = self._reread("Again") if self._reread else raw
         kept = again | "Reparse" >> beam.FlatMap(steps.kept_records, dropped)
-        prepared = kept | report.stage("prepare", steps.prepare_step(cfg, self._outline_method),
-                                       input_id=operator.itemgetter("input_id"), setup=self._zh)
+        prepared = kept | report.stage(
+            "prepare",
+            steps.prepare_step(cfg, self._outline_method),
+            input_id=operator.itemgetter("input_id"),
+            setup=self._zh,
+        )
         again = self._reread("Duptexts") if self._reread else raw
-        texts = (again | "Reparse[texts]" >> beam.FlatMap(steps.kept_records, dropped)
-                 | "DupText[texts]" >> beam.Map(steps.near_dup_record, cfg))
+        texts = (
+            again
+            | "Reparse[texts]" >> beam.FlatMap(steps.kept_records, dropped)
+            | "DupText[texts]" >> beam.Map(steps.near_dup_record, cfg)
+        )
         return prepared, {"bands": bands, "dropped": dropped_map, "texts": texts}
 
 
 def annotations_by_story(anns):
     """story_id -> [its parsed ClozeT annotations], a small side input (annotations are few)."""
     return beam.pvalue.AsDict(
-        anns | "AnnById" >> beam.Map(lambda a: (a["story_id"], a))
-        | "AnnGroups" >> beam.GroupByKey() | "AnnLists" >> beam.MapTuple(lambda k, v: (k, list(v))))
+        anns
+        | "AnnById" >> beam.Map(lambda a: (a["story_id"], a))
+        | "AnnGroups" >> beam.GroupByKey()
+        | "AnnLists" >> beam.MapTuple(lambda k, v: (k, list(v)))
+    )
 
 
 class NearDuplicateGroups(beam.PTransform):
@@ -155,16 +206,24 @@ class NearDuplicateGroups(beam.PTransform):
 
     def expand(self, reads):
         config = self._config
-        component_of = as_compact(compact_map(
-            reads["bands"] | "GroupBands" >> beam.GroupByKey()
-            | "CandidateSets" >> beam.FlatMap(steps.grouped_candidate_sets, as_compact(reads["dropped"]))
-            | "AllSets" >> Gather()
-            | "Components" >> beam.FlatMap(steps.sorted_components), "ComponentOf"))
-        return (reads["texts"] | "CandidateTexts" >> beam.FlatMap(steps.component_text, component_of)
-                | "GroupComponents" >> beam.GroupByKey()
-                | "Clusters" >> beam.FlatMap(steps.component_clusters, config)
-                | "ClusterList" >> Gather()
-                | "Groups" >> beam.Map(splits.groups_from))
+        component_of = as_compact(
+            compact_map(
+                reads["bands"]
+                | "GroupBands" >> beam.GroupByKey()
+                | "CandidateSets" >> beam.FlatMap(steps.grouped_candidate_sets, as_compact(reads["dropped"]))
+                | "AllSets" >> Gather()
+                | "Components" >> beam.FlatMap(steps.sorted_components),
+                "ComponentOf",
+            )
+        )
+        return (
+            reads["texts"]
+            | "CandidateTexts" >> beam.FlatMap(steps.component_text, component_of)
+            | "GroupComponents" >> beam.GroupByKey()
+            | "Clusters" >> beam.FlatMap(steps.component_clusters, config)
+            | "ClusterList" >> Gather()
+            | "Groups" >> beam.Map(splits.groups_from)
+        )
 
 
 class BuildClozeT(beam.PTransform):
@@ -180,12 +239,13 @@ class BuildClozeT(beam.PTransform):
 
     def expand(self, inputs):
         named = inputs["stories"] | "Annotated" >> beam.Filter(
-            lambda s, annotated: s.story_id in annotated, annotated=self._side["annotated"])
-        joined = ({"story": named | "KeyStory" >> beam.Map(lambda s: (s.story_id, s)),
-                   "ann": inputs["annotations"] | "KeyAnn" >> beam.Map(lambda a: (a["story_id"], a))}
-                  | "JoinAnn" >> beam.CoGroupByKey())
-        return joined | self._report.stage("clozet", self._step, grouped=True, side_inputs=self._side,
-                                           setup=self._zh)
+            lambda s, annotated: s.story_id in annotated, annotated=self._side["annotated"]
+        )
+        joined = {
+            "story": named | "KeyStory" >> beam.Map(lambda s: (s.story_id, s)),
+            "ann": inputs["annotations"] | "KeyAnn" >> beam.Map(lambda a: (a["story_id"], a)),
+        } | "JoinAnn" >> beam.CoGroupByKey()
+        return joined | self._report.stage("clozet", self._step, grouped=True, side_inputs=self._side, setup=self._zh)
 
 
 class BuildClozeTAndPlotCom(beam.PTransform):
@@ -197,8 +257,16 @@ class BuildClozeTAndPlotCom(beam.PTransform):
     (`split_inputs`: near-duplicate groups, annotated ids) give every story its one split.
     """
 
-    def __init__(self, report, plan: SplitPlan, config: ClozeTConfig, limits: StoryConfig,
-                 plotcom_eval: str, split_inputs: dict, zh_backend: str | None = None):
+    def __init__(
+        self,
+        report,
+        plan: SplitPlan,
+        config: ClozeTConfig,
+        limits: StoryConfig,
+        plotcom_eval: str,
+        split_inputs: dict,
+        zh_backend: str | None = None,
+    ):
         super().__init__()
         self._report, self._side, self._zh = report, split_inputs, ZhSetup(zh_backend)
         self._clozet = steps.clozet_step(plan, config, limits, plotcom_eval)
@@ -211,22 +279,25 @@ class BuildClozeTAndPlotCom(beam.PTransform):
         else:
             clozet = inputs | "ClozeT" >> BuildClozeT(self._report, self._clozet, self._side, self._zh)
         plotcom = inputs["stories"] | "PlotComTrain" >> self._report.stage(
-            "plotcom", self._plotcom, input_id=operator.attrgetter("input_id"), side_inputs=self._side, setup=self._zh)
+            "plotcom", self._plotcom, input_id=operator.attrgetter("input_id"), side_inputs=self._side, setup=self._zh
+        )
         return clozet, plotcom
 
 
 class BuildSenPos(beam.PTransform):
     """PreparedStory -> SenPosOutput per window (example before review, Table 3 stats)."""
 
-    def __init__(self, report, plan: SplitPlan, config: SenPosConfig, split_inputs: dict,
-                 zh_backend: str | None = None):
+    def __init__(
+        self, report, plan: SplitPlan, config: SenPosConfig, split_inputs: dict, zh_backend: str | None = None
+    ):
         super().__init__()
         self._report, self._step, self._side = report, steps.senpos_step(plan, config), split_inputs
         self._zh = ZhSetup(zh_backend)
 
     def expand(self, stories):
-        return stories | self._report.stage("senpos", self._step, input_id=operator.attrgetter("input_id"),
-                                            side_inputs=self._side, setup=self._zh)
+        return stories | self._report.stage(
+            "senpos", self._step, input_id=operator.attrgetter("input_id"), side_inputs=self._side, setup=self._zh
+        )
 
 
 class ReviewSenPos(beam.PTransform):
@@ -237,32 +308,51 @@ class ReviewSenPos(beam.PTransform):
         self._report, self._reviewed_only = report, reviewed_only
 
     def expand(self, inputs):
-        grouped = ({"example": inputs["examples"] | "KeyEx" >> beam.Map(lambda o: (o.example.example_id, o)),
-                    "review": inputs["reviews"] | "KeyRev" >> beam.Map(lambda r: (r.review["example_id"], r))}
-                   | "JoinReviews" >> beam.CoGroupByKey())
+        grouped = {
+            "example": inputs["examples"] | "KeyEx" >> beam.Map(lambda o: (o.example.example_id, o)),
+            "review": inputs["reviews"] | "KeyRev" >> beam.Map(lambda r: (r.review["example_id"], r)),
+        } | "JoinReviews" >> beam.CoGroupByKey()
         return grouped | self._report.stage("senpos_review", steps.review_step(self._reviewed_only), grouped=True)
 
 
 class BuildOutGen(beam.PTransform):
     """PreparedStory -> OutGenOutput (TaskRow, agreement with the input's outline)."""
 
-    def __init__(self, report, plan: SplitPlan, run_cfg: LotRunConfig, limits: StoryConfig, split_inputs: dict,
-                 zh_backend: str | None = None):
+    def __init__(
+        self,
+        report,
+        plan: SplitPlan,
+        run_cfg: LotRunConfig,
+        limits: StoryConfig,
+        split_inputs: dict,
+        zh_backend: str | None = None,
+    ):
         super().__init__()
         self._report, self._side = report, split_inputs
-        self._step = steps.outgen_step(plan, run_cfg.outline_from, run_cfg.outline_method, limits,
-                                       run_cfg.title_from, run_cfg.outline_fill, run_cfg.outline_opening)
+        self._step = steps.outgen_step(
+            plan,
+            run_cfg.outline_from,
+            run_cfg.outline_method,
+            limits,
+            run_cfg.title_from,
+            run_cfg.outline_fill,
+            run_cfg.outline_opening,
+        )
         self._zh = ZhSetup(zh_backend, run_cfg.outline_method)
 
     def expand(self, stories):
-        return stories | self._report.stage("outgen", self._step, input_id=operator.attrgetter("input_id"),
-                                            side_inputs=self._side, setup=self._zh)
+        return stories | self._report.stage(
+            "outgen", self._step, input_id=operator.attrgetter("input_id"), side_inputs=self._side, setup=self._zh
+        )
 
 
 def _official_table3(p, pattern: str, report):
     """The card's Table 3 official-data column, measured on `--official-outgen` lines."""
-    return (_read_lines(p, "Official", pattern) | report.stage("official_outgen", steps.official_outgen_step)
-            | "OfficialTable3" >> beam.CombineGlobally(CombineFold(tallies.OfficialTable3())))
+    return (
+        _read_lines(p, "Official", pattern)
+        | report.stage("official_outgen", steps.official_outgen_step)
+        | "OfficialTable3" >> beam.CombineGlobally(CombineFold(tallies.OfficialTable3()))
+    )
 
 
 class Tallies(beam.PTransform):
@@ -281,14 +371,22 @@ class Tallies(beam.PTransform):
     def expand(self, producers):
         summary_fold, groups = tallies.Summary(), self._groups
         summaries = [rows | f"Tally{i}" >> beam.ParDo(FoldPerBundle(summary_fold)) for i, rows in enumerate(producers)]
-        triples = [rows | f"LeakTriples{i}" >> beam.ParDo(BlocksPerBundle(tallies.leak_entry), groups=groups)
-                   for i, rows in enumerate(producers)]
-        summary = (summaries | "Summaries" >> beam.Flatten()
-                   | "Summary" >> beam.CombineGlobally(MergeFold(summary_fold)).without_defaults())
-        leaks = (triples | "LeakTriples" >> beam.Flatten()
-                 | "LeakGroups" >> beam.CombinePerKey(CombineFold(ConcatLists()))
-                 | "GroupLeaks" >> beam.Map(tallies.gathered_leaks, groups=groups)
-                 | "SumLeaks" >> beam.CombineGlobally(CombineFold(tallies.LeakSum())).without_defaults())
+        triples = [
+            rows | f"LeakTriples{i}" >> beam.ParDo(BlocksPerBundle(tallies.leak_entry), groups=groups)
+            for i, rows in enumerate(producers)
+        ]
+        summary = (
+            summaries
+            | "Summaries" >> beam.Flatten()
+            | "Summary" >> beam.CombineGlobally(MergeFold(summary_fold)).without_defaults()
+        )
+        leaks = (
+            triples
+            | "LeakTriples" >> beam.Flatten()
+            | "LeakGroups" >> beam.CombinePerKey(CombineFold(ConcatLists()))
+            | "GroupLeaks" >> beam.Map(tallies.gathered_leaks, groups=groups)
+            | "SumLeaks" >> beam.CombineGlobally(CombineFold(tallies.LeakSum())).without_defaults()
+        )
         return {"summary": summary, "leaks": leaks}
 
 
@@ -304,11 +402,13 @@ def _senpos(p, args, run_cfg: LotRunConfig, report, stories, plan: SplitPlan, sp
         return senpos, evals
     if args.senpos_reviews:
         reviews = _read_lines(p, "Reviews", args.senpos_reviews) | "ParseReviews" >> report.stage(
-            "senpos_review_parse", steps.review_line_step)
+            "senpos_review_parse", steps.review_line_step
+        )
     else:
         reviews = p | "NoReviews" >> beam.Create([])
     reviewed = {"examples": evals, "reviews": reviews} | "ReviewSenPos" >> ReviewSenPos(
-        report, run_cfg.senpos_reviewed_only)
+        report, run_cfg.senpos_reviewed_only
+    )
     train = senpos | "SenPosTrain" >> beam.Filter(lambda o: o.example.split == "train")
     return (train, reviewed) | "SenPosAll" >> beam.Flatten(), evals
 
@@ -321,27 +421,41 @@ def _write_tasks(producers: tuple, out: str, report: JobReport) -> None:
     is a split; SenPos val/test not yet reviewed go to `<split>.unreviewed.*`."""
     order = example_order  # the tables' and every export's order
     tables = {task: TableSpec(join(out, task), SCHEMAS[task], order) for task in TASKS}
-    written = producers | "Tables" >> WriteTables(tables, [tallies.table_row] * len(producers),
-                                                  spill=join(out, "_spill-tables"))
+    written = producers | "Tables" >> WriteTables(
+        tables, [tallies.table_row] * len(producers), spill=join(out, "_spill-tables")
+    )
     report.tally(written)
     # one pass over each written table gives every file: `<group>.jsonl` (a line per example,
     # newline-ended) and the baselines' `.source`/`.target` (newline-separated)
-    exports = [ExportLinesFromTable(join(out, task), longlm.export_files(task), order,
-                                    functools.partial(longlm.export_lines, task, encode=json_text_of),
-                                    functools.partial(join, out, task), task,
-                                    newline_at_end=operator.methodcaller("endswith", ".jsonl")) for task in TASKS]
+    exports = [
+        ExportLinesFromTable(
+            join(out, task),
+            longlm.export_files(task),
+            order,
+            functools.partial(longlm.export_lines, task, encode=json_text_of),
+            functools.partial(join, out, task),
+            task,
+            newline_at_end=operator.methodcaller("endswith", ".jsonl"),
+        )
+        for task in TASKS
+    ]
     report.tally(written | "Exports" >> ExportTables(exports))
 
 
 def _write_human_tasks(stories, senpos_evals, out: str, report: JobReport, limits: StoryConfig) -> None:
     """ClozeT annotation tasks (every story ClozeT can take) and SenPos review tasks (val/test)."""
-    report.tally(stories | "Tasks" >> beam.FlatMap(steps.clozet_task_entry, limits)
-                 | "WriteTasks" >> WriteJsonlGroups(lambda g: join(out, "annotation_tasks", f"{g}.jsonl"),
-                                                    ["clozet"], "annotation_tasks"))
-    report.tally(senpos_evals
-                 | "ReviewRows" >> beam.Map(steps.review_task_entry)
-                 | "WriteReview" >> WriteJsonlGroups(lambda s: join(out, "review", f"senpos_{s}.jsonl"),
-                                                     ["val", "test"], "review"))
+    report.tally(
+        stories
+        | "Tasks" >> beam.FlatMap(steps.clozet_task_entry, limits)
+        | "WriteTasks"
+        >> WriteJsonlGroups(lambda g: join(out, "annotation_tasks", f"{g}.jsonl"), ["clozet"], "annotation_tasks")
+    )
+    report.tally(
+        senpos_evals
+        | "ReviewRows" >> beam.Map(steps.review_task_entry)
+        | "WriteReview"
+        >> WriteJsonlGroups(lambda s: join(out, "review", f"senpos_{s}.jsonl"), ["val", "test"], "review")
+    )
 
 
 def run(argv=None):
@@ -350,26 +464,42 @@ def run(argv=None):
     plan = SplitPlan(seed, run_cfg.splits, run_cfg.clozet_splits)
     inputs = [x for x in (args.stories, args.annotations, args.senpos_reviews, run_cfg.official_outgen) if x]
     p = make_pipeline(options)
-    report = JobReport(out, "lot", config=config_record(run_cfg, story_cfg, LOT_NEAR_DUP), seed=seed, inputs=inputs,
-                       options=options, card=lot_card, figures=LOT_FIGURES, attachments=harness_tasks.attachments)
+    report = JobReport(
+        out,
+        "lot",
+        config=config_record(run_cfg, story_cfg, LOT_NEAR_DUP),
+        seed=seed,
+        inputs=inputs,
+        options=options,
+        card=lot_card,
+        figures=LOT_FIGURES,
+        attachments=harness_tasks.attachments,
+    )
 
     stories, records = read_lines_or_rows(p, args.stories, STORY_EXTS) | "ParseStories" >> ParseStories(
-        report, story_cfg, reread=functools.partial(read_lines_or_rows, p, args.stories, STORY_EXTS),
-        outline_method=run_cfg.outline_method, zh_backend=args.zh_backend)
+        report,
+        story_cfg,
+        reread=functools.partial(read_lines_or_rows, p, args.stories, STORY_EXTS),
+        outline_method=run_cfg.outline_method,
+        zh_backend=args.zh_backend,
+    )
     if args.annotations:
         anns = _read_lines(p, "Annotations", args.annotations) | "ParseAnnotations" >> report.stage(
-            "annotations", steps.annotation_step)
+            "annotations", steps.annotation_step
+        )
         annotated = annotations_by_story(anns)
     else:  # nothing is annotated: ClozeT has no step, every split side input is empty
         anns = None
         annotated = beam.pvalue.AsDict(once(p, "NoAnnotations") | "NoAnnotated" >> beam.FlatMap(lambda _: []))
-    groups = beam.pvalue.AsSingleton(records | "NearDuplicates" >> NearDuplicateGroups(LOT_NEAR_DUP),
-                                     default_value=CompactMap())
+    groups = beam.pvalue.AsSingleton(
+        records | "NearDuplicates" >> NearDuplicateGroups(LOT_NEAR_DUP), default_value=CompactMap()
+    )
     split_inputs = {"groups": groups, "annotated": annotated}
 
     story_inputs = {"stories": stories, **({"annotations": anns} if anns is not None else {})}
     from_clozet, plotcom = story_inputs | "ClozeTAndPlotCom" >> BuildClozeTAndPlotCom(
-        report, plan, ClozeTConfig(), story_cfg, run_cfg.plotcom_eval, split_inputs, args.zh_backend)
+        report, plan, ClozeTConfig(), story_cfg, run_cfg.plotcom_eval, split_inputs, args.zh_backend
+    )
     senpos, senpos_evals = _senpos(p, args, run_cfg, report, stories, plan, split_inputs)
     outgen = stories | "BuildOutGen" >> BuildOutGen(report, plan, run_cfg, story_cfg, split_inputs, args.zh_backend)
 

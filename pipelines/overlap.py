@@ -9,40 +9,56 @@ in one fused step, and only its 8-grams that occur in the test set leave the wor
 shuffle are bounded by the test side, never by the reference. The definitions
 are in annotators/ngram_overlap.py and in CARD.md.
 """
+
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import functools
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 import apache_beam as beam
 
 from annotators.audits import overlap as ng
+from annotators.audits import overlap_report as rep
 from annotators.audits import records as ar
 from annotators.audits import steps
 from annotators.audits.card import OVERLAP_FIGURES, overlap_card
-from annotators.audits import overlap_report as rep
 from annotators.audits.overlap_report import table14_markdown
-from pipelines.engine.usage import fail, main
-from pipelines.engine import (JobReport, WriteTable, add_config_flags, config_from_args, expand_input,
-                              is_local_path, join, make_pipeline, parse_job_args, run_pipeline, staging_path,
-                              write_text)
+from pipelines.engine import (
+    JobReport,
+    WriteTable,
+    add_config_flags,
+    config_from_args,
+    expand_input,
+    is_local_path,
+    join,
+    make_pipeline,
+    parse_job_args,
+    run_pipeline,
+    staging_path,
+    write_text,
+)
 from pipelines.engine.folds import CombineFold, KeyedFoldPerBundle
 from pipelines.engine.paths import write_text_to
 from pipelines.engine.records import ReadRecords, count_check, lot_sources, table_sources
+from pipelines.engine.usage import fail, main
 from schemas.audit import OVER_THRESHOLD_SCHEMA, OVERLAP_EXAMPLES_SCHEMA, OVERLAP_SUMMARY_SCHEMA
 from schemas.lot import SPLITS, TASKS, TEXT_FIELDS
+
 
 class TestSets(beam.PTransform):
     """Rows -> one {task: frozenset of test n-grams} value (small), the reference side's side input."""
 
     def expand(self, rows):
-        return (rows | "Tests" >> beam.Filter(ng.is_example)
-                | "TestGrams" >> beam.Map(lambda e: (e.task, e.grams))
-                | "UnionPerTask" >> beam.CombinePerKey(CombineFold(ng.UnionSets()))
-                | "TestSets" >> beam.combiners.ToDict())
+        return (
+            rows
+            | "Tests" >> beam.Filter(ng.is_example)
+            | "TestGrams" >> beam.Map(lambda e: (e.task, e.grams))
+            | "UnionPerTask" >> beam.CombinePerKey(CombineFold(ng.UnionSets()))
+            | "TestSets" >> beam.combiners.ToDict()
+        )
 
 
 class ScoreOverlap(beam.PTransform):
@@ -55,9 +71,12 @@ class ScoreOverlap(beam.PTransform):
         # a reference that holds the test stories matches in every document: its matches are
         # made distinct per bundle where they are found, so what leaves a worker is bounded by
         # the test set's n-grams, not by the reference
-        matched = (matched_docs | "UnionPerBundle" >> beam.ParDo(KeyedFoldPerBundle(ng.UnionSets(), ng.matched_entries))
-                   | "UnionPerTask" >> beam.CombinePerKey(CombineFold(ng.UnionSets()))
-                   | "Matched" >> beam.combiners.ToDict())
+        matched = (
+            matched_docs
+            | "UnionPerBundle" >> beam.ParDo(KeyedFoldPerBundle(ng.UnionSets(), ng.matched_entries))
+            | "UnionPerTask" >> beam.CombinePerKey(CombineFold(ng.UnionSets()))
+            | "Matched" >> beam.combiners.ToDict()
+        )
         return tests | "Score" >> beam.Map(ng.score_against, beam.pvalue.AsSingleton(matched))
 
 
@@ -73,9 +92,12 @@ def audit(rows, matched, report: JobReport, config: ng.OverlapConfig, references
     over = scored | "Over" >> beam.Filter(lambda r, t: r["ratio"] > t, config.over_threshold)
     over_rows = over | "OverRow" >> beam.Map(rep.over_row)
     report.tally(over_rows | WriteTable(join(output, "over_10pct"), OVER_THRESHOLD_SCHEMA, rep.example_key))
-    summaries = (scored | "BySplit" >> beam.Map(rep.split_keyed)
-                 | "GroupSplit" >> beam.GroupByKey()
-                 | "Summarize" >> beam.Map(rep.summarize_split, references, config.over_threshold))
+    summaries = (
+        scored
+        | "BySplit" >> beam.Map(rep.split_keyed)
+        | "GroupSplit" >> beam.GroupByKey()
+        | "Summarize" >> beam.Map(rep.summarize_split, references, config.over_threshold)
+    )
     report.tally(summaries | WriteTable(join(output, "summary"), OVERLAP_SUMMARY_SCHEMA, rep.summary_key))
     listed = summaries | "SummaryList" >> beam.combiners.ToList() | "SortSummary" >> beam.Map(rep.sorted_summaries)
     listed | "Markdown" >> beam.Map(_write_table14, join(output, "summary.md"), config.n)
@@ -88,21 +110,29 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lot", help="LOT output folder with clozet/senpos/plotcom/outgen tables")
     parser.add_argument("--test", help="a test table (parquet folder/glob or JSON lines)")
-    parser.add_argument("--reference", help="reference files: text (a document per line), "
-                        "JSON lines or parquet; globs and .gz allowed")
+    parser.add_argument(
+        "--reference", help="reference files: text (a document per line), JSON lines or parquet; globs and .gz allowed"
+    )
     parser.add_argument("--output", required=True)
     add_config_flags(parser, ng.OverlapConfig, exclude=("over_threshold", "placeholders"))
-    parser.add_argument("--test-fields", default="", help="comma-separated, for a --test "
-                        "table that is not a LOT task (default: text)")
-    parser.add_argument("--reference-fields", default="", help="comma-separated text fields "
-                        f"of a JSON-lines/parquet reference (default: {','.join(ar.REFERENCE_FIELDS)})")
+    parser.add_argument(
+        "--test-fields", default="", help="comma-separated, for a --test table that is not a LOT task (default: text)"
+    )
+    parser.add_argument(
+        "--reference-fields",
+        default="",
+        help="comma-separated text fields "
+        f"of a JSON-lines/parquet reference (default: {','.join(ar.REFERENCE_FIELDS)})",
+    )
     return parser
 
 
 def table_task(pattern: str) -> str:
     """The task a --test table belongs to: its folder's name (`.../outgen` -> outgen)."""
     if is_local_path(pattern):
-        folder = pattern if os.path.isdir(pattern) else os.path.dirname(expand_input(pattern, (".parquet", ".jsonl"))[0])
+        folder = (
+            pattern if os.path.isdir(pattern) else os.path.dirname(expand_input(pattern, (".parquet", ".jsonl"))[0])
+        )
     else:
         last = pattern.rstrip("/").rsplit("/", 1)[-1]
         folder = pattern.rstrip("/") if not any(c in last for c in "*?[.") else pattern.rsplit("/", 1)[0]
@@ -120,13 +150,25 @@ def run(argv: Sequence[str] | None = None) -> None:
         roles = steps.Roles(dict(TEXT_FIELDS), dict(TEXT_FIELDS), lot=True)
         sources, inputs = lot_sources(args.lot, TASKS)
         columns = sorted({f for fs in TEXT_FIELDS.values() for f in fs} | {"example_id", "split"})
-        report = JobReport(out, "overlap", config=_config_dict(config, args), seed=None,
-                           inputs=inputs, options=options, card=overlap_card(config), figures=OVERLAP_FIGURES)
+        report = JobReport(
+            out,
+            "overlap",
+            config=_config_dict(config, args),
+            seed=None,
+            inputs=inputs,
+            options=options,
+            card=overlap_card(config),
+            figures=OVERLAP_FIGURES,
+        )
         records = p | "ReadLot" >> ReadRecords(sources, report, "lot", columns)
         rows = records | report.stage("lot_rows", steps.overlap_row_fn(config, roles, None), setup=setup)
         again = p | "ReadLotRef" >> ReadRecords(sources, report, "lot_ref", columns, check=False)
-        refs = again | report.stage("lot_reference_rows", steps.reference_match_fn(config, roles, quiet=True),
-                                    setup=setup, side_inputs={"test_sets": _test_sets(rows)})
+        refs = again | report.stage(
+            "lot_reference_rows",
+            steps.reference_match_fn(config, roles, quiet=True),
+            setup=setup,
+            side_inputs={"test_sets": _test_sets(rows)},
+        )
         labels = rows | "Label" >> beam.Map(steps.split_label)
         expected = [f"{t}/{s}" for t in TASKS for s in SPLITS]
         references = {task: f"{task}/train" for task in TASKS}
@@ -135,19 +177,34 @@ def run(argv: Sequence[str] | None = None) -> None:
         test_fields = _split(args.test_fields) or TEXT_FIELDS.get(task, ("text",))
         ref_fields = _split(args.reference_fields) or ar.REFERENCE_FIELDS
         roles = steps.Roles({task: test_fields}, {task: ref_fields}, lot=False)
-        report = JobReport(out, "overlap", config=_config_dict(config, args), seed=None,
-                           inputs=[args.test, args.reference], options=options,
-                           card=overlap_card(config), figures=OVERLAP_FIGURES)
+        report = JobReport(
+            out,
+            "overlap",
+            config=_config_dict(config, args),
+            seed=None,
+            inputs=[args.test, args.reference],
+            options=options,
+            card=overlap_card(config),
+            figures=OVERLAP_FIGURES,
+        )
         test_src = table_sources(args.test, (".parquet", ".jsonl"), task)
         ref_src = table_sources(args.reference, ("",), task)
-        test_rec = p | "ReadTest" >> ReadRecords(test_src, report, "test", list(test_fields) + ["example_id", "id", "split"])
+        test_rec = p | "ReadTest" >> ReadRecords(
+            test_src, report, "test", list(test_fields) + ["example_id", "id", "split"]
+        )
         ref_rec = p | "ReadRef" >> ReadRecords(ref_src, report, "reference", list(ref_fields))
         rows_t = test_rec | report.stage("test_rows", steps.overlap_row_fn(config, roles, "test"), setup=setup)
-        rows_r = ref_rec | report.stage("reference_rows", steps.reference_match_fn(config, roles),
-                                        setup=setup, side_inputs={"test_sets": _test_sets(rows_t)})
+        rows_r = ref_rec | report.stage(
+            "reference_rows",
+            steps.reference_match_fn(config, roles),
+            setup=setup,
+            side_inputs={"test_sets": _test_sets(rows_t)},
+        )
         rows, refs = rows_t, rows_r
-        labels = ((rows_t | "LabelT" >> beam.Map(lambda r: task)),
-                  (rows_r | "LabelR" >> beam.Map(lambda r: "reference"))) | "Labels" >> beam.Flatten()
+        labels = (
+            (rows_t | "LabelT" >> beam.Map(lambda r: task)),
+            (rows_r | "LabelR" >> beam.Map(lambda r: "reference")),
+        ) | "Labels" >> beam.Flatten()
         expected = [task, "reference"]
         references = {task: args.reference}
     count_check(labels, expected) | report.stage("splits", ar.check_split)
@@ -167,9 +224,14 @@ def _split(text: str) -> tuple[str, ...]:
 
 
 def _config_dict(config: ng.OverlapConfig, args) -> dict:
-    return {**dataclasses.asdict(config), "lot": args.lot, "test": args.test,
-            "reference": args.reference, "test_fields": args.test_fields,
-            "reference_fields": args.reference_fields}
+    return {
+        **dataclasses.asdict(config),
+        "lot": args.lot,
+        "test": args.test,
+        "reference": args.reference,
+        "test_fields": args.test_fields,
+        "reference_fields": args.reference_fields,
+    }
 
 
 if __name__ == "__main__":

@@ -11,30 +11,52 @@ on small DedupKeys and spill locations: the cleaned stories wait on disk
 in `annotators.stories` (`steps` is what each stage applies). Writes `OUT/stories` (the
 stories table `pipelines.lot --stories` reads), `rejects/`, `stats.json` and `CARD.md`.
 """
+
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import functools
-from typing import Sequence
+from collections.abc import Sequence
 
 import apache_beam as beam
 
+from annotators.core.lsh_sets import ComponentMember, band_part, member_band_sets, partition_id_sets
+from annotators.core.near_dup import (
+    BandMember,
+    DedupKey,
+    NearDupConfig,
+    component_clusters,
+    id_components,
+    scored_against_representative,
+)
 from annotators.stories import steps
 from annotators.stories.card import stories_card
 from annotators.stories.clean import CleanConfig
-from annotators.core.lsh_sets import ComponentMember, band_part, member_band_sets, partition_id_sets
-from annotators.core.near_dup import (BandMember, DedupKey, NearDupConfig, component_clusters, id_components,
-                                      scored_against_representative)
 from annotators.stories.site_spec import SiteSpec, parse_spec
+from pipelines.engine import (
+    Gather,
+    JobReport,
+    MatchInputs,
+    ReadFiles,
+    ReadLines,
+    Source,
+    WriteTable,
+    add_config_flags,
+    config_from_args,
+    is_local_path,
+    join,
+    make_pipeline,
+    parse_job_args,
+    read_bytes,
+    run_pipeline,
+    staging_path,
+)
 from pipelines.engine.folds import BlocksPerBundle
 from pipelines.engine.gather import after_all
 from pipelines.engine.paths import delete_folder
 from pipelines.engine.spill import SpillRecords, read_file, read_records
 from pipelines.engine.usage import fail, main
-from pipelines.engine import (Gather, JobReport, MatchInputs, ReadFiles, ReadLines, Source, WriteTable, add_config_flags,
-                              config_from_args, is_local_path, join, make_pipeline, parse_job_args, read_bytes,
-                              run_pipeline, staging_path)
 from schemas.stories import STORIES_SCHEMA
 
 
@@ -49,11 +71,17 @@ class PagesToRaw(beam.PTransform):
         self.spec, self.report = spec, report
 
     def expand(self, files):
-        spec = (files.pipeline | "SpecPath" >> beam.Create([self.spec]) | "LoadSpec" >> beam.Map(load_spec)
-                if isinstance(self.spec, str) else files.pipeline | "Spec" >> beam.Create([self.spec]))
+        spec = (
+            files.pipeline | "SpecPath" >> beam.Create([self.spec]) | "LoadSpec" >> beam.Map(load_spec)
+            if isinstance(self.spec, str)
+            else files.pipeline | "Spec" >> beam.Create([self.spec])
+        )
         rows = files | self.report.stage("page_files", lambda f: steps.parquet_page_rows(*f))
-        return rows | self.report.stage("pages", lambda page, spec: steps.page_story(page, spec),
-                                        side_inputs={"spec": beam.pvalue.AsSingleton(spec)})
+        return rows | self.report.stage(
+            "pages",
+            lambda page, spec: steps.page_story(page, spec),
+            side_inputs={"spec": beam.pvalue.AsSingleton(spec)},
+        )
 
 
 class DumpLinesToRaw(beam.PTransform):
@@ -86,8 +114,9 @@ class CleanStories(beam.PTransform):
         self.config, self.report = config, report
 
     def expand(self, raws):
-        return raws | self.report.stage("clean", lambda r: steps.clean_story(r, self.config),
-                                        input_id=lambda r: r.input_id, setup=steps.load_jieba)
+        return raws | self.report.stage(
+            "clean", lambda r: steps.clean_story(r, self.config), input_id=lambda r: r.input_id, setup=steps.load_jieba
+        )
 
 
 class DropExactDuplicates(beam.PTransform):
@@ -99,10 +128,12 @@ class DropExactDuplicates(beam.PTransform):
         self.report = report
 
     def expand(self, keys):
-        return (keys
-                | "TextKey" >> beam.Map(lambda k: (k.text_key, k))
-                | "GroupText" >> beam.GroupByKey()
-                | self.report.stage("exact_dedup", steps.keep_first_key, grouped=True))
+        return (
+            keys
+            | "TextKey" >> beam.Map(lambda k: (k.text_key, k))
+            | "GroupText" >> beam.GroupByKey()
+            | self.report.stage("exact_dedup", steps.keep_first_key, grouped=True)
+        )
 
 
 def band_items(key: DedupKey):
@@ -123,13 +154,15 @@ class CandidateComponents(beam.PTransform):
     (ids only) are joined where they share a story in one global step."""
 
     def expand(self, keys):
-        return (keys
-                | "BandBlocks" >> beam.ParDo(BlocksPerBundle(band_items))
-                | "GroupBands" >> beam.GroupByKey()
-                | "CandidateSets" >> beam.FlatMap(lambda part: partition_id_sets(part[1]))
-                | "AllSets" >> Gather()
-                | "Components" >> beam.Map(id_components)
-                | "ComponentOf" >> beam.FlatMap(component_items))
+        return (
+            keys
+            | "BandBlocks" >> beam.ParDo(BlocksPerBundle(band_items))
+            | "GroupBands" >> beam.GroupByKey()
+            | "CandidateSets" >> beam.FlatMap(lambda part: partition_id_sets(part[1]))
+            | "AllSets" >> Gather()
+            | "Components" >> beam.Map(id_components)
+            | "ComponentOf" >> beam.FlatMap(component_items)
+        )
 
 
 class _Survivors(beam.DoFn):
@@ -209,26 +242,37 @@ class Deduplicate(beam.PTransform):
         config = self.config
         branches = branches if isinstance(branches, (list, tuple)) else [branches]
         key_of = functools.partial(steps.dedup_key, config=config)
-        spilled = ([branch | f"Spill{i}" >> beam.ParDo(SpillRecords(self.spill, key_of)) for i, branch in enumerate(branches)]
-                   | "AllSpilled" >> beam.Flatten())
+        spilled = [
+            branch | f"Spill{i}" >> beam.ParDo(SpillRecords(self.spill, key_of)) for i, branch in enumerate(branches)
+        ] | "AllSpilled" >> beam.Flatten()
         kept = spilled | "DedupKeys" >> beam.Map(lambda key_loc: key_loc[0]) | DropExactDuplicates(self.report)
         survivors = (
-            {"loc": spilled | "LocById" >> beam.Map(lambda key_loc: (key_loc[0].node.input_id, key_loc[1])),
-             "kept": kept | "KeptById" >> beam.Map(lambda k: (k.node.input_id, k)),
-             "component": kept | CandidateComponents()}
+            {
+                "loc": spilled | "LocById" >> beam.Map(lambda key_loc: (key_loc[0].node.input_id, key_loc[1])),
+                "kept": kept | "KeptById" >> beam.Map(lambda k: (k.node.input_id, k)),
+                "component": kept | CandidateComponents(),
+            }
             | "JoinDecisions" >> beam.CoGroupByKey()
-            | "Survivors" >> beam.ParDo(_Survivors()).with_outputs("verify", "candidate", main="alone"))
-        assignments = (survivors.verify
-                       | "GroupComponents" >> beam.GroupByKey()
-                       | "Clusters" >> beam.FlatMap(component_assignments, config))
-        joined = ({"candidate": survivors.candidate, "assignment": assignments}
-                  | "JoinClusters" >> beam.CoGroupByKey()
-                  | "CandidateDecision" >> beam.Map(_candidate_decision))
-        decided = ((survivors.alone, joined) | "AllSurvivors" >> beam.Flatten()
-                   | "BySpillFile" >> beam.Map(lambda d: (d.loc.path, d))
-                   | "GroupSpillFile" >> beam.GroupByKey()
-                   | "Rejoin" >> beam.FlatMap(decided_joins)
-                   | self.report.stage("near_dedup", steps.near_decision, input_id=lambda j: j.stories[0].input_id))
+            | "Survivors" >> beam.ParDo(_Survivors()).with_outputs("verify", "candidate", main="alone")
+        )
+        assignments = (
+            survivors.verify
+            | "GroupComponents" >> beam.GroupByKey()
+            | "Clusters" >> beam.FlatMap(component_assignments, config)
+        )
+        joined = (
+            {"candidate": survivors.candidate, "assignment": assignments}
+            | "JoinClusters" >> beam.CoGroupByKey()
+            | "CandidateDecision" >> beam.Map(_candidate_decision)
+        )
+        decided = (
+            (survivors.alone, joined)
+            | "AllSurvivors" >> beam.Flatten()
+            | "BySpillFile" >> beam.Map(lambda d: (d.loc.path, d))
+            | "GroupSpillFile" >> beam.GroupByKey()
+            | "Rejoin" >> beam.FlatMap(decided_joins)
+            | self.report.stage("near_dedup", steps.near_decision, input_id=lambda j: j.stories[0].input_id)
+        )
         _ = after_all(decided, "DeleteSpill", delete_folder, self.spill)
         return decided | "Singletons" >> beam.Map(steps.with_singleton_cluster)
 
@@ -237,11 +281,13 @@ class DuplicateClusters(beam.PTransform):
     """Final stories -> one list of {representative, members} for clusters of 2 or more."""
 
     def expand(self, stories):
-        return (stories
-                | "Multi" >> beam.Filter(lambda s: (s.cluster_size or 1) > 1)
-                | "ClusterInfo" >> beam.Map(steps.cluster_info)
-                | "ClusterList" >> beam.combiners.ToList()
-                | "SortClusters" >> beam.Map(lambda cs: sorted(cs, key=lambda c: c["representative"])))
+        return (
+            stories
+            | "Multi" >> beam.Filter(lambda s: (s.cluster_size or 1) > 1)
+            | "ClusterInfo" >> beam.Map(steps.cluster_info)
+            | "ClusterList" >> beam.combiners.ToList()
+            | "SortClusters" >> beam.Map(lambda cs: sorted(cs, key=lambda c: c["representative"]))
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -254,8 +300,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output", required=True)
     add_config_flags(parser, CleanConfig, exclude=("boilerplate",))
     threshold = {f.name: f for f in dataclasses.fields(NearDupConfig)}["threshold"]  # flag name != field name
-    parser.add_argument("--near_dup_threshold", type=float, default=threshold.default,
-                        help=f"{threshold.metadata['help']} (default: {threshold.default})")
+    parser.add_argument(
+        "--near_dup_threshold",
+        type=float,
+        default=threshold.default,
+        help=f"{threshold.metadata['help']} (default: {threshold.default})",
+    )
     add_config_flags(parser, NearDupConfig, exclude=("threshold",))
     return parser
 
@@ -291,7 +341,8 @@ class StoriesReport(JobReport):
 def read_raw(p, args, report):
     """(kind, RawStory PCollection) of --pages and --input (each cleaned in its own branch, so
     the local runner never materializes the raw stories to flatten them), each input
-    accounted for by a Stage, and the matched input paths (one sorted list, --pages first), all matched when the job runs."""
+    accounted for by a Stage, and the matched input paths (one sorted list, --pages first),
+    all matched when the job runs."""
     raws, inputs = [], []
     if args.pages:
         spec = args.site
@@ -304,12 +355,30 @@ def read_raw(p, args, report):
         dumps = p | "MatchDumps" >> MatchInputs(args.input, (".jsonl", ".json", ".txt"))
         inputs.append(dumps | "DumpPaths" >> beam.Map(lambda s: (1, s.path)))
         report.tally(dumps | "DumpKinds" >> beam.Map(lambda s: (f"matched|{dump_stage(s)}", 1)))
-        raws.append(("Lines", dumps | "LineDumps" >> beam.Filter(lambda s: dump_stage(s) == "dump_lines")
-                     | "ReadDumpLines" >> ReadLines() | DumpLinesToRaw(args.source, args.license, report)))
-        raws.append(("Files", dumps | "TextDumps" >> beam.Filter(is_text_file)
-                     | "ReadDumpFiles" >> ReadFiles() | DumpFilesToRaw(args.source, args.license, report)))
-    paths = (inputs | "AllInputs" >> beam.Flatten() | "InputList" >> beam.combiners.ToList()
-             | "SortInputs" >> beam.Map(lambda pairs: [path for _, path in sorted(pairs)]))
+        raws.append(
+            (
+                "Lines",
+                dumps
+                | "LineDumps" >> beam.Filter(lambda s: dump_stage(s) == "dump_lines")
+                | "ReadDumpLines" >> ReadLines()
+                | DumpLinesToRaw(args.source, args.license, report),
+            )
+        )
+        raws.append(
+            (
+                "Files",
+                dumps
+                | "TextDumps" >> beam.Filter(is_text_file)
+                | "ReadDumpFiles" >> ReadFiles()
+                | DumpFilesToRaw(args.source, args.license, report),
+            )
+        )
+    paths = (
+        inputs
+        | "AllInputs" >> beam.Flatten()
+        | "InputList" >> beam.combiners.ToList()
+        | "SortInputs" >> beam.Map(lambda pairs: [path for _, path in sorted(pairs)])
+    )
     return raws, paths
 
 
@@ -320,14 +389,23 @@ def run(argv: Sequence[str] | None = None) -> None:
     clean = config_from_args(args, CleanConfig)
     near = config_from_args(args, NearDupConfig, threshold=args.near_dup_threshold)
     if near.shingle < 1 or (near.sketch == "oph" and near.num_perm & (near.num_perm - 1)):
-        fail("stories", f"--shingle must be at least 1 (not {near.shingle}) and --num-perm a power of two "
-                        f"with --sketch oph (not {near.num_perm})")
-    config = {"clean": dataclasses.asdict(clean), "near_dup": dataclasses.asdict(near),
-              "site": args.site, "pages": args.pages, "input": args.input}
+        fail(
+            "stories",
+            f"--shingle must be at least 1 (not {near.shingle}) and --num-perm a power of two "
+            f"with --sketch oph (not {near.num_perm})",
+        )
+    config = {
+        "clean": dataclasses.asdict(clean),
+        "near_dup": dataclasses.asdict(near),
+        "site": args.site,
+        "pages": args.pages,
+        "input": args.input,
+    }
     p = make_pipeline(options)
     staging = staging_path(args.output)
-    report = StoriesReport(staging, "stories", config=config, seed=args.seed, inputs=[],
-                           options=options, card=stories_card)
+    report = StoriesReport(
+        staging, "stories", config=config, seed=args.seed, inputs=[], options=options, card=stories_card
+    )
     raws, inputs = read_raw(p, args, report)
     report.extra("inputs", inputs)  # the matched paths, in stats.json's "inputs" place
     cleaned = [raw | f"Clean{kind}" >> CleanStories(clean, report) for kind, raw in raws]

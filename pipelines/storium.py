@@ -6,13 +6,14 @@ split all stories together, write stories/characters/scenes/entries/cards, then 
 pack one example per character entry with text. Every record passes a Stage, so stats.json
 balances per stage.
 """
+
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import functools
 import operator
-from typing import Sequence
+from collections.abc import Sequence
 
 import apache_beam as beam
 
@@ -22,10 +23,23 @@ from annotators.storium.context import ContextConfig
 from annotators.storium.pack import PackConfig
 from annotators.storium.split import SplitConfig, assign_splits, parse_ratios, split_report
 from annotators.storium.tokens import make_tokenizer
-from pipelines.engine.usage import fail, main
-from pipelines.engine import (ExportLinesFromTable, JobReport, MatchInputs, ReadFiles, WriteTable, add_config_flags, config_from_args,
-                              join, listed_inputs, make_pipeline, parse_job_args, run_pipeline, staging_path)
+from pipelines.engine import (
+    ExportLinesFromTable,
+    JobReport,
+    MatchInputs,
+    ReadFiles,
+    WriteTable,
+    add_config_flags,
+    config_from_args,
+    join,
+    listed_inputs,
+    make_pipeline,
+    parse_job_args,
+    run_pipeline,
+    staging_path,
+)
 from pipelines.engine.paths import hf_split
+from pipelines.engine.usage import fail, main
 from schemas import storium as sc
 
 
@@ -35,12 +49,20 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--output", required=True)
     add_config_flags(ap, PackConfig, exclude=("entry_preferred", "entry_weight", "other_preferred"))
     ratios = dataclasses.fields(SplitConfig)[0]  # parsed by parse_ratios: validated, exact fractions
-    ap.add_argument("--ratios", type=parse_ratios, default=ratios.default,
-                    help=f"{ratios.metadata['help']} (default: {','.join(map(str, ratios.default))})")
+    ap.add_argument(
+        "--ratios",
+        type=parse_ratios,
+        default=ratios.default,
+        help=f"{ratios.metadata['help']} (default: {','.join(map(str, ratios.default))})",
+    )
     add_config_flags(ap, SplitConfig, exclude=("ratios",))
     add_config_flags(ap, ContextConfig)
-    ap.add_argument("--tokenizer", default="regex", help="'regex', or 'hf:PATH': the evaluated model's "
-                    "tokenizer.json (file or folder), read offline ('gpt2:DIR': GPT-2's vocab.json + merges.txt)")
+    ap.add_argument(
+        "--tokenizer",
+        default="regex",
+        help="'regex', or 'hf:PATH': the evaluated model's "
+        "tokenizer.json (file or folder), read offline ('gpt2:DIR': GPT-2's vocab.json + merges.txt)",
+    )
     return ap
 
 
@@ -53,10 +75,12 @@ class ParseGames(beam.PTransform):
 
     def expand(self, files):
         parsed = files | self._report.stage("games", steps.parse_game_file)
-        return (parsed
-                | "ByPid" >> beam.Map(lambda g: (g.story_id, g))
-                | "GroupPid" >> beam.GroupByKey()
-                | self._report.stage("dedupe", steps.keep_first_game, grouped=True))
+        return (
+            parsed
+            | "ByPid" >> beam.Map(lambda g: (g.story_id, g))
+            | "GroupPid" >> beam.GroupByKey()
+            | self._report.stage("dedupe", steps.keep_first_game, grouped=True)
+        )
 
 
 class AssignSplits(beam.PTransform):
@@ -71,11 +95,11 @@ class AssignSplits(beam.PTransform):
 
     def expand(self, games):
         config = self._config
-        sizes = (games | "Sizes" >> beam.Map(steps.story_size)
-                 | "AllSizes" >> beam.combiners.ToList())
+        sizes = games | "Sizes" >> beam.Map(steps.story_size) | "AllSizes" >> beam.combiners.ToList()
         splits = sizes | "Assign" >> beam.Map(assign_splits, config)
-        self._report.extra("split", sizes | "SplitReport" >> beam.Map(
-            split_report, beam.pvalue.AsSingleton(splits), config))
+        self._report.extra(
+            "split", sizes | "SplitReport" >> beam.Map(split_report, beam.pvalue.AsSingleton(splits), config)
+        )
         return splits
 
 
@@ -92,10 +116,16 @@ class GameTables(beam.PTransform):
         def with_split(label, records):
             return records | label >> beam.Map(steps.with_split, sp)
 
-        chars = (games | "CharItems" >> beam.FlatMap(lambda g: g.character_items)
-                 | report.stage("characters", steps.judged_item, input_id=lambda i: i.input_id))
-        entries = (games | "EntryItems" >> beam.FlatMap(lambda g: g.entry_items)
-                   | report.stage("entries", steps.judged_item, input_id=lambda i: i.input_id))
+        chars = (
+            games
+            | "CharItems" >> beam.FlatMap(lambda g: g.character_items)
+            | report.stage("characters", steps.judged_item, input_id=lambda i: i.input_id)
+        )
+        entries = (
+            games
+            | "EntryItems" >> beam.FlatMap(lambda g: g.entry_items)
+            | report.stage("entries", steps.judged_item, input_id=lambda i: i.input_id)
+        )
         return {
             "stories": games | "StoryRows" >> beam.Map(steps.story_row_with_split, sp),
             "characters": with_split("CharRows", chars),
@@ -116,16 +146,21 @@ class PackExamples(beam.PTransform):
     def expand(self, games):
         ctx_cfg, pack_cfg, spec = self._contexts, self._packing, self._tokenizer
         contexts = games | self._report.stage(
-            "contexts", functools.partial(steps.contexts_of, config=ctx_cfg), input_id=operator.attrgetter("input_id"))
+            "contexts", functools.partial(steps.contexts_of, config=ctx_cfg), input_id=operator.attrgetter("input_id")
+        )
         packed = contexts | self._report.stage(
-            "pack", functools.partial(steps.pack_context, tokenizer_spec=spec, config=pack_cfg),
-            input_id=operator.attrgetter("entry_id"), setup=functools.partial(make_tokenizer, spec))
+            "pack",
+            functools.partial(steps.pack_context, tokenizer_spec=spec, config=pack_cfg),
+            input_id=operator.attrgetter("entry_id"),
+            setup=functools.partial(make_tokenizer, spec),
+        )
         return packed | "PackedSplit" >> beam.Map(steps.packed_with_split, self._splits)
 
 
 # storium-gpt2 (data/preprocess split_dataset) reads `{split}_filenames.txt`: the split's game
 # files, paths relative to the data folder (input ids are), newline-terminated.
 SPLIT_FILES = ("train", "validation", "test")
+
 
 def _filename_line(row: dict) -> list[tuple[str, str]]:
     """(split file, line) of a stories-table row: its game file in `<split>_filenames.txt`."""
@@ -149,33 +184,48 @@ def run(argv: Sequence[str] | None = None) -> None:
         fail("storium", "--separator-tokens, --end-tokens and --field-token-cap must be 0 or more")
     split_cfg = config_from_args(args, SplitConfig, ratios=tuple(args.ratios))
     pack_cfg = config_from_args(args, PackConfig)
-    ctx_cfg = config_from_args(args, ContextConfig, history=max(0, args.history),
-                               character_history=max(0, args.character_history))
+    ctx_cfg = config_from_args(
+        args, ContextConfig, history=max(0, args.history), character_history=max(0, args.character_history)
+    )
     try:
         tokenizer_name = make_tokenizer(args.tokenizer).name  # fail early on a missing or invalid file
     except ValueError as exc:
         fail("storium", f"argument --tokenizer: {exc}")
     inputs = listed_inputs(args.games, (".json",))
     out = staging_path(args.output)
-    config = {"split": dataclasses.asdict(split_cfg), "pack": dataclasses.asdict(pack_cfg),
-              "context": dataclasses.asdict(ctx_cfg), "tokenizer": tokenizer_name}
+    config = {
+        "split": dataclasses.asdict(split_cfg),
+        "pack": dataclasses.asdict(pack_cfg),
+        "context": dataclasses.asdict(ctx_cfg),
+        "tokenizer": tokenizer_name,
+    }
     report = JobReport(out, "storium", config=config, seed=None, inputs=inputs, options=options, card=storium_card)
     p = make_pipeline(options)
-    games = (p | "MatchGames" >> MatchInputs(args.games, (".json",)) | "ReadGames" >> ReadFiles()
-             | "ParseGames" >> ParseGames(report))
+    games = (
+        p
+        | "MatchGames" >> MatchInputs(args.games, (".json",))
+        | "ReadGames" >> ReadFiles()
+        | "ParseGames" >> ParseGames(report)
+    )
     splits = beam.pvalue.AsSingleton(games | "AssignSplits" >> AssignSplits(report, split_cfg))
     tables = games | "GameTables" >> GameTables(report, splits)
     for name, schema, key in TABLES:
         written = tables[name] | WriteTable(join(out, name), schema, key, name=name)
         report.tally(written)
         if name == "stories":  # storium-gpt2's split lists, read back from the stories table
-            report.tally(written | ExportLinesFromTable(
-                join(out, "stories"), SPLIT_FILES, lambda r: r["story_id"],  # the table's order
-                _filename_line, lambda k: join(out, f"{k}_filenames.txt"),
-                "filenames"))
+            report.tally(
+                written
+                | ExportLinesFromTable(
+                    join(out, "stories"),
+                    SPLIT_FILES,
+                    lambda r: r["story_id"],  # the table's order
+                    _filename_line,
+                    lambda k: join(out, f"{k}_filenames.txt"),
+                    "filenames",
+                )
+            )
     packed = games | "PackExamples" >> PackExamples(report, splits, ctx_cfg, pack_cfg, args.tokenizer)
-    report.tally(packed | WriteTable(join(out, "packed"), sc.PACKED_SCHEMA, lambda r: r["example_id"],
-                                     name="packed"))
+    report.tally(packed | WriteTable(join(out, "packed"), sc.PACKED_SCHEMA, lambda r: r["example_id"], name="packed"))
     report.finish(p)
     run_pipeline(p, commit_to=args.output)
 

@@ -1,4 +1,5 @@
 """Schema helpers shared by every table, and the rejects table every job writes."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -39,8 +40,12 @@ class Reject:
     detail: Any = ""  # a message, or a dict of facts
 
     def to_row(self) -> dict[str, Any]:
-        return {"stage": self.stage, "input_id": self.input_id, "reason": self.reason,
-                "detail": reject_detail(self.detail)}
+        return {
+            "stage": self.stage,
+            "input_id": self.input_id,
+            "reason": self.reason,
+            "detail": reject_detail(self.detail),
+        }
 
 
 def reject_detail(detail: Any) -> str:

@@ -5,6 +5,7 @@ pages it refused to fetch (robots.txt) and failures (with `error`, a reason code
 `detail`). `url` is the requested URL, the cache key that makes re-runs fetch nothing twice;
 `final_url` is where redirects ended.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -12,8 +13,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from schemas.ids import stable_id
 from schemas.common import with_version
+from schemas.ids import stable_id
 
 PAGES_SCHEMA = with_version(
     pa.schema(
@@ -76,7 +77,7 @@ class Page:
         return {"page_id": self.page_id, **row}
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> "Page":
+    def from_row(cls, row: dict[str, Any]) -> Page:
         fields = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in row.items() if k in fields}
         values["redirects"] = tuple(values.get("redirects") or ())

@@ -1,4 +1,5 @@
 """Tables of the evaluate job (issue 16): corpus metrics and per-example scores."""
+
 from __future__ import annotations
 
 from typing import Any, NamedTuple
@@ -7,24 +8,34 @@ import pyarrow as pa
 
 from schemas.common import with_version
 
-METRICS_SCHEMA = with_version(pa.schema([
-    pa.field("task", pa.string(), nullable=False),
-    pa.field("compat", pa.string(), nullable=False),
-    pa.field("group", pa.string(), nullable=False),  # "all", "source=pg19", "prefix_length=512", ...
-    pa.field("metric", pa.string(), nullable=False),
-    pa.field("value", pa.float64(), nullable=True),  # null: nothing to compute it over
-    pa.field("n", pa.int64(), nullable=False),  # examples (or phrases for coverage) it averages
-]), "evaluate_metrics")
+METRICS_SCHEMA = with_version(
+    pa.schema(
+        [
+            pa.field("task", pa.string(), nullable=False),
+            pa.field("compat", pa.string(), nullable=False),
+            pa.field("group", pa.string(), nullable=False),  # "all", "source=pg19", "prefix_length=512", ...
+            pa.field("metric", pa.string(), nullable=False),
+            pa.field("value", pa.float64(), nullable=True),  # null: nothing to compute it over
+            pa.field("n", pa.int64(), nullable=False),  # examples (or phrases for coverage) it averages
+        ]
+    ),
+    "evaluate_metrics",
+)
 
-SCORES_SCHEMA = with_version(pa.schema([
-    pa.field("task", pa.string(), nullable=False),
-    pa.field("key", pa.string(), nullable=False),  # the line number or id that aligned the pair
-    pa.field("example_id", pa.string(), nullable=False),
-    pa.field("prediction_input_id", pa.string(), nullable=False),
-    pa.field("gold_input_id", pa.string(), nullable=False),
-    pa.field("metric", pa.string(), nullable=False),
-    pa.field("value", pa.float64(), nullable=True),
-]), "evaluate_scores")
+SCORES_SCHEMA = with_version(
+    pa.schema(
+        [
+            pa.field("task", pa.string(), nullable=False),
+            pa.field("key", pa.string(), nullable=False),  # the line number or id that aligned the pair
+            pa.field("example_id", pa.string(), nullable=False),
+            pa.field("prediction_input_id", pa.string(), nullable=False),
+            pa.field("gold_input_id", pa.string(), nullable=False),
+            pa.field("metric", pa.string(), nullable=False),
+            pa.field("value", pa.float64(), nullable=True),
+        ]
+    ),
+    "evaluate_scores",
+)
 
 
 class Prediction(NamedTuple):
@@ -64,6 +75,15 @@ class ExampleScore(NamedTuple):
     coverage: tuple = ()
 
     def rows(self) -> list[dict]:
-        return [{"task": self.task, "key": self.key, "example_id": self.example_id,
-                 "prediction_input_id": self.prediction_input_id, "gold_input_id": self.gold_input_id,
-                 "metric": metric, "value": value} for metric, value in sorted(self.values.items())]
+        return [
+            {
+                "task": self.task,
+                "key": self.key,
+                "example_id": self.example_id,
+                "prediction_input_id": self.prediction_input_id,
+                "gold_input_id": self.gold_input_id,
+                "metric": metric,
+                "value": value,
+            }
+            for metric, value in sorted(self.values.items())
+        ]

@@ -7,6 +7,7 @@ A task in the GLGE layout is six aligned line files, `{train,dev,test}.{src,tgt}
 Records that travel between Beam steps are frozen dataclasses (pickled, never schema-coded);
 NamedTuples are only used inside one step.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,16 +22,21 @@ SIDES = ("src", "tgt")
 FILES = tuple(f"{split}.{side}" for split in SPLITS for side in SIDES)
 LEVELS = ("easy", "medium", "medium+", "hard")
 
-LEVELS_SCHEMA = with_version(pa.schema([
-    pa.field("example_id", pa.string(), nullable=False),
-    pa.field("task", pa.string(), nullable=False),
-    pa.field("level", pa.string(), nullable=False),
-    pa.field("split", pa.string(), nullable=False),
-    pa.field("line_index", pa.int64(), nullable=False),      # 0-based line in Easy train
-    pa.field("score", pa.float64(), nullable=True),          # null: no tokens left
-    pa.field("n_tokens", pa.int64(), nullable=False),
-    pa.field("low_freq_rank", pa.int64(), nullable=True),    # 0 = lowest score; null: no tokens
-]), "glge_levels")
+LEVELS_SCHEMA = with_version(
+    pa.schema(
+        [
+            pa.field("example_id", pa.string(), nullable=False),
+            pa.field("task", pa.string(), nullable=False),
+            pa.field("level", pa.string(), nullable=False),
+            pa.field("split", pa.string(), nullable=False),
+            pa.field("line_index", pa.int64(), nullable=False),  # 0-based line in Easy train
+            pa.field("score", pa.float64(), nullable=True),  # null: no tokens left
+            pa.field("n_tokens", pa.int64(), nullable=False),
+            pa.field("low_freq_rank", pa.int64(), nullable=True),  # 0 = lowest score; null: no tokens
+        ]
+    ),
+    "glge_levels",
+)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -3,6 +3,7 @@
 An id is a prefix plus the start of a SHA-256 of its parts: never Python's `hash()` (salted
 per process) or arrival order, so ids are identical on any runner and worker count.
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -4,6 +4,7 @@ Parquet tables carry ids, splits and provenance; `to_jsonl()` gives the original
 field names and conventions (ClozeT label is the string "0"/"1", SenPos label an int that
 is 1-based over `[MASK]`s, placeholders `<mask>` / `[MASK]` / `<MASK>`).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -16,6 +17,7 @@ from schemas.common import with_version
 SPLITS = ("train", "val", "test")
 CLOZET_MASK, SENPOS_MASK, PLOTCOM_MASK = "<mask>", "[MASK]", "<MASK>"
 TASKS = ("clozet", "senpos", "plotcom", "outgen")
+
 
 @dataclasses.dataclass(frozen=True)
 class TaskExample:
@@ -76,8 +78,9 @@ _ARROW_TYPES = {"str": pa.string(), "int": pa.int64(), "bool": pa.bool_(), "tupl
 
 def _table_schema(example: type, table: str) -> pa.Schema:
     """A task table's schema from its example dataclass: a non-nullable column per field, in order."""
-    return with_version(pa.schema([pa.field(f.name, _ARROW_TYPES[f.type], nullable=False)
-                                   for f in dataclasses.fields(example)]), table)
+    return with_version(
+        pa.schema([pa.field(f.name, _ARROW_TYPES[f.type], nullable=False) for f in dataclasses.fields(example)]), table
+    )
 
 
 CLOZET_SCHEMA = _table_schema(ClozeTExample, "clozet")
@@ -85,16 +88,21 @@ SENPOS_SCHEMA = _table_schema(SenPosExample, "senpos")
 PLOTCOM_SCHEMA = _table_schema(PlotComExample, "plotcom")
 OUTGEN_SCHEMA = _table_schema(OutGenExample, "outgen")
 
-SCHEMAS = {"clozet": CLOZET_SCHEMA, "senpos": SENPOS_SCHEMA, "plotcom": PLOTCOM_SCHEMA,
-           "outgen": OUTGEN_SCHEMA}
+SCHEMAS = {"clozet": CLOZET_SCHEMA, "senpos": SENPOS_SCHEMA, "plotcom": PLOTCOM_SCHEMA, "outgen": OUTGEN_SCHEMA}
 # Fields of the original LongLM JSONL files, in their order (PEERS.md 1.2).
-JSONL_FIELDS = {"clozet": ("story", "plot0", "plot1", "label"),
-                "senpos": ("story", "sentence", "label"),
-                "plotcom": ("story", "plot"),
-                "outgen": ("title", "outline", "story")}
+JSONL_FIELDS = {
+    "clozet": ("story", "plot0", "plot1", "label"),
+    "senpos": ("story", "sentence", "label"),
+    "plotcom": ("story", "plot"),
+    "outgen": ("title", "outline", "story"),
+}
 # Text fields per task (overlap audit: no n-gram crosses two fields).
-TEXT_FIELDS = {"clozet": ("story", "plot0", "plot1"), "senpos": ("story", "sentence"),
-               "plotcom": ("story", "plot"), "outgen": ("title", "story", "outline")}
+TEXT_FIELDS = {
+    "clozet": ("story", "plot0", "plot1"),
+    "senpos": ("story", "sentence"),
+    "plotcom": ("story", "plot"),
+    "outgen": ("title", "story", "outline"),
+}
 
 
 def to_jsonl(task: str, row: dict[str, Any]) -> dict[str, Any]:

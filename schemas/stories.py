@@ -1,4 +1,5 @@
 """The stories table (`output/stories/stories`) and the Story record LOT builds from."""
+
 from __future__ import annotations
 
 import dataclasses

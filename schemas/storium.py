@@ -4,6 +4,7 @@ Ids are readable and stable: `story_id` = game_pid, `entry_id` = "<game_pid>:<se
 `character_id` = "<game_pid>:<character_seq_id>", `scene_id` = "<game_pid>:<scene_index>",
 `card_use_id` = "<entry_id>:<usage>:<position>" (one card can be used by many entries).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -107,40 +108,127 @@ def _schema(name: str, fields: list) -> pa.Schema:
 
 S, I, B, F = pa.string(), pa.int64(), pa.bool_(), pa.float64()  # noqa: E741 (short names keep the tables readable)
 
-STORIES_SCHEMA = _schema("storium_stories", [
-    ("story_id", S, False), ("input_id", S, False), ("split", S, False), ("n_words", I, False),
-    ("n_characters", I, False), ("n_scenes", I, False), ("n_entries", I, False),
-    ("n_character_entries", I, False), ("n_cards", I, False), ("is_completed", B, False)])
-CHARACTERS_SCHEMA = _schema("storium_characters", [
-    ("character_id", S, False), ("story_id", S, False), ("character_seq_id", S, False),
-    ("name", S, False), ("description", S, False), ("split", S, False)])
-SCENES_SCHEMA = _schema("storium_scenes", [
-    ("scene_id", S, False), ("story_id", S, False), ("scene_index", I, False),
-    ("n_entries", I, False), ("is_final", B, False), ("is_ended", B, False), ("split", S, False)])
-ENTRIES_SCHEMA = _schema("storium_entries", [
-    ("entry_id", S, False), ("story_id", S, False), ("scene_index", I, False),
-    ("entry_index", I, False), ("seq_id", S, False), ("format", S, False), ("role", S, False),
-    ("character_id", S, True), ("text", S, False), ("redacted", B, False), ("split", S, False)])
-CARDS_SCHEMA = _schema("storium_cards", [
-    ("card_use_id", S, False), ("card_id", S, True), ("story_id", S, False), ("entry_id", S, False),
-    ("usage", S, False), ("position", I, False), ("namespace", S, False), ("name", S, False),
-    ("description", S, False), ("success_stakes", S, False), ("failure_stakes", S, False),
-    ("split", S, False)])
-SEGMENT_TYPE = pa.struct([("kind", S), ("field", S), ("source_id", S), ("text", S), ("true_tokens", I),
-                          ("tokens", I)])  # field: text, a card/character field, or "all" (one leaf)
-PACKED_SCHEMA = _schema("storium_packed", [
-    ("example_id", S, False), ("story_id", S, False), ("entry_id", S, False), ("split", S, False),
-    ("segments", pa.list_(SEGMENT_TYPE), False), ("special_tokens", I, False), ("total_tokens", I, False),
-    ("true_total_tokens", I, False), ("budget", I, False), ("tokenizer", S, False)])
-EDITS_SCHEMA = _schema("edits", [
-    ("id", S, False), ("model", S, False), ("story_id", S, True),
-    ("n_generated_tokens", I, False), ("n_published_tokens", I, False), ("matched_tokens", I, False),
-    ("user_precision", F, False), ("user_recall", F, False), ("user_f1", F, False),
-    ("rouge_l_precision", F, False), ("rouge_l_recall", F, False), ("rouge_l_f1", F, False)])
-SUMMARY_SCHEMA = _schema("edits_summary", [
-    ("model", S, False), ("n_edits", I, False), ("kept_token_share", F, False),
-    ("user_precision", F, False), ("user_recall", F, False), ("user_f1", F, False),
-    ("rouge_l_precision", F, False), ("rouge_l_recall", F, False), ("rouge_l_f1", F, False)])
-POS_SCHEMA = _schema("edits_preserved_pos", [
-    ("pos", S, False), ("generated", I, False), ("kept", I, False), ("deleted", I, False),
-    ("kept_share", F, False)])
+STORIES_SCHEMA = _schema(
+    "storium_stories",
+    [
+        ("story_id", S, False),
+        ("input_id", S, False),
+        ("split", S, False),
+        ("n_words", I, False),
+        ("n_characters", I, False),
+        ("n_scenes", I, False),
+        ("n_entries", I, False),
+        ("n_character_entries", I, False),
+        ("n_cards", I, False),
+        ("is_completed", B, False),
+    ],
+)
+CHARACTERS_SCHEMA = _schema(
+    "storium_characters",
+    [
+        ("character_id", S, False),
+        ("story_id", S, False),
+        ("character_seq_id", S, False),
+        ("name", S, False),
+        ("description", S, False),
+        ("split", S, False),
+    ],
+)
+SCENES_SCHEMA = _schema(
+    "storium_scenes",
+    [
+        ("scene_id", S, False),
+        ("story_id", S, False),
+        ("scene_index", I, False),
+        ("n_entries", I, False),
+        ("is_final", B, False),
+        ("is_ended", B, False),
+        ("split", S, False),
+    ],
+)
+ENTRIES_SCHEMA = _schema(
+    "storium_entries",
+    [
+        ("entry_id", S, False),
+        ("story_id", S, False),
+        ("scene_index", I, False),
+        ("entry_index", I, False),
+        ("seq_id", S, False),
+        ("format", S, False),
+        ("role", S, False),
+        ("character_id", S, True),
+        ("text", S, False),
+        ("redacted", B, False),
+        ("split", S, False),
+    ],
+)
+CARDS_SCHEMA = _schema(
+    "storium_cards",
+    [
+        ("card_use_id", S, False),
+        ("card_id", S, True),
+        ("story_id", S, False),
+        ("entry_id", S, False),
+        ("usage", S, False),
+        ("position", I, False),
+        ("namespace", S, False),
+        ("name", S, False),
+        ("description", S, False),
+        ("success_stakes", S, False),
+        ("failure_stakes", S, False),
+        ("split", S, False),
+    ],
+)
+SEGMENT_TYPE = pa.struct(
+    [("kind", S), ("field", S), ("source_id", S), ("text", S), ("true_tokens", I), ("tokens", I)]
+)  # field: text, a card/character field, or "all" (one leaf)
+PACKED_SCHEMA = _schema(
+    "storium_packed",
+    [
+        ("example_id", S, False),
+        ("story_id", S, False),
+        ("entry_id", S, False),
+        ("split", S, False),
+        ("segments", pa.list_(SEGMENT_TYPE), False),
+        ("special_tokens", I, False),
+        ("total_tokens", I, False),
+        ("true_total_tokens", I, False),
+        ("budget", I, False),
+        ("tokenizer", S, False),
+    ],
+)
+EDITS_SCHEMA = _schema(
+    "edits",
+    [
+        ("id", S, False),
+        ("model", S, False),
+        ("story_id", S, True),
+        ("n_generated_tokens", I, False),
+        ("n_published_tokens", I, False),
+        ("matched_tokens", I, False),
+        ("user_precision", F, False),
+        ("user_recall", F, False),
+        ("user_f1", F, False),
+        ("rouge_l_precision", F, False),
+        ("rouge_l_recall", F, False),
+        ("rouge_l_f1", F, False),
+    ],
+)
+SUMMARY_SCHEMA = _schema(
+    "edits_summary",
+    [
+        ("model", S, False),
+        ("n_edits", I, False),
+        ("kept_token_share", F, False),
+        ("user_precision", F, False),
+        ("user_recall", F, False),
+        ("user_f1", F, False),
+        ("rouge_l_precision", F, False),
+        ("rouge_l_recall", F, False),
+        ("rouge_l_f1", F, False),
+    ],
+)
+POS_SCHEMA = _schema(
+    "edits_preserved_pos",
+    [("pos", S, False), ("generated", I, False), ("kept", I, False), ("deleted", I, False), ("kept_share", F, False)],
+)

@@ -4,6 +4,7 @@
 and keeps each stage's rejects, so a test can assert on the main AND rejects outputs of a
 transform without writing any file.
 """
+
 from __future__ import annotations
 
 import apache_beam as beam
@@ -42,6 +43,9 @@ class RecordingReport:
 
     def rejects(self, p):
         """Every rejects row of every registered stage, as (stage, input_id, reason, detail)."""
-        return ((self._rejects or [p | "NoRejects" >> beam.Create([])]) | "AllRejects" >> beam.Flatten()
-                | "RejectTuples" >> beam.Map(lambda r: (r["stage"], r["input_id"], r["reason"],
-                                                        detail_message(r["detail"]))))
+        return (
+            (self._rejects or [p | "NoRejects" >> beam.Create([])])
+            | "AllRejects" >> beam.Flatten()
+            | "RejectTuples"
+            >> beam.Map(lambda r: (r["stage"], r["input_id"], r["reason"], detail_message(r["detail"])))
+        )

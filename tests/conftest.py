@@ -1,4 +1,5 @@
 """Shared test fixtures: paths to the project's samples and to ../shared/data (optional)."""
+
 from __future__ import annotations
 
 import json
@@ -50,16 +51,20 @@ def write_tokenizer_json(folder, texts, kind: str = "bpe", vocab_size: int = 600
         tok = Tokenizer(models.BPE())
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         tok.decoder = decoders.ByteLevel()
-        trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
-                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-                                      special_tokens=["<|endoftext|>"])
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size,
+            show_progress=False,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            special_tokens=["<|endoftext|>"],
+        )
     else:
         tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
         tok.normalizer = normalizers.BertNormalizer(lowercase=True)
         tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
         tok.decoder = decoders.WordPiece()
-        trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, show_progress=False,
-                                            special_tokens=["[UNK]", "[CLS]", "[SEP]"])
+        trainer = trainers.WordPieceTrainer(
+            vocab_size=vocab_size, show_progress=False, special_tokens=["[UNK]", "[CLS]", "[SEP]"]
+        )
     tok.train_from_iterator(list(texts), trainer)
     path = pathlib.Path(folder) / "tokenizer.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -72,8 +77,12 @@ def job_reasons(job: str) -> tuple[str, ...]:
     from annotators.audits import reasons as audits
     from annotators.storium import reasons as storium
 
-    own = {"overlap": audits.OVERLAP_REASONS, "bias": audits.BIAS_REASONS,
-           "storium": storium.STORIUM_REASONS, "edits": storium.EDITS_REASONS}
+    own = {
+        "overlap": audits.OVERLAP_REASONS,
+        "bias": audits.BIAS_REASONS,
+        "storium": storium.STORIUM_REASONS,
+        "edits": storium.EDITS_REASONS,
+    }
     if job in own:
         return own[job]
     package = {"crawl": "stories"}.get(job, job)
@@ -148,8 +157,10 @@ def check_dataset_card(folder) -> dict:
     assert {c["config_name"] for c in meta["configs"]} == tables
     found = {}
     for config in meta["configs"]:
-        expected = {f["split"]: sum(len(pd.read_parquet(p)) for p in glob.glob(str(folder / f["path"])))
-                    for f in config["data_files"]}
+        expected = {
+            f["split"]: sum(len(pd.read_parquet(p)) for p in glob.glob(str(folder / f["path"])))
+            for f in config["data_files"]
+        }
         cache = tempfile.mkdtemp()
         if sum(expected.values()):
             ds = datasets.load_dataset(str(folder), config["config_name"], cache_dir=cache)

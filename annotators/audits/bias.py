@@ -8,10 +8,11 @@ sentence rule of annotators.text.zh_sentences, as LOT built the segments); an em
 Known-bad inputs: a ClozeT story without exactly one `<mask>`, a label that is not a valid
 candidate, a SenPos story without `[MASK]`.
 """
+
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from annotators.audits import classifier as cc
 from annotators.audits.bleu import sentence_bleu
@@ -26,8 +27,12 @@ CONTEXT_BASELINES = ("length", "bleu1", "bleu2", "sentiment", "discourse_markers
 
 @dataclasses.dataclass(frozen=True)
 class BiasConfig:
-    seed: int = dataclasses.field(default=0, metadata={  # per example id, never arrival order
-        "help": "seeds the discourse-marker baseline's random choice among eligible candidates"})
+    seed: int = dataclasses.field(
+        default=0,
+        metadata={  # per example id, never arrival order
+            "help": "seeds the discourse-marker baseline's random choice among eligible candidates"
+        },
+    )
     bleu_orders: tuple[int, ...] = (1, 2)  # LOT Table 13 "BLEU-1/2"
 
 
@@ -89,8 +94,9 @@ def parse(task: str, record: dict) -> tuple[int, int] | Drop:
     return label - 1, k
 
 
-def clozet_preds(record: dict, words: Callable, sentiment: Callable, config: BiasConfig,
-                 example_id: str) -> tuple[tuple[str, int], ...]:
+def clozet_preds(
+    record: dict, words: Callable, sentiment: Callable, config: BiasConfig, example_id: str
+) -> tuple[tuple[str, int], ...]:
     """ClozeT: more words; higher BLEU-n against the context; higher sentiment; a marker pair."""
     prefix, suffix = record["story"].split(CLOZET_MASK)
     cands = [record["plot0"], record["plot1"]]
@@ -98,49 +104,57 @@ def clozet_preds(record: dict, words: Callable, sentiment: Callable, config: Bia
     context = words(prefix + suffix)
     before, after = words(_edge(prefix, True)), words(_edge(suffix, False))
     preds = [("length", argbest([len(t) for t in toks]))]
-    preds += [(f"bleu{n}", argbest([sentence_bleu(t, context, n) for t in toks]))
-              for n in config.bleu_orders]
+    preds += [(f"bleu{n}", argbest([sentence_bleu(t, context, n) for t in toks])) for n in config.bleu_orders]
     preds.append(("sentiment", argbest([sentiment(c) for c in cands])))
     eligible = [i for i, t in enumerate(toks) if completes_pair(before, t, after)]
     preds.append(("discourse_markers", discourse_choice(eligible, 2, config.seed, example_id)))
     return tuple(preds)
 
 
-def senpos_preds(record: dict, words: Callable, sentiment: Callable, config: BiasConfig,
-                 example_id: str) -> tuple[tuple[str, int], ...]:
+def senpos_preds(
+    record: dict, words: Callable, sentiment: Callable, config: BiasConfig, example_id: str
+) -> tuple[tuple[str, int], ...]:
     """SenPos: per position, its adjacent sentences against the removed sentence."""
     segments = record["story"].split(SENPOS_MASK)
-    sides = [(_edge(segments[i], True), _edge(segments[i + 1], False))
-             for i in range(len(segments) - 1)]
+    sides = [(_edge(segments[i], True), _edge(segments[i + 1], False)) for i in range(len(segments) - 1)]
     adjacent = [[s for s in pair if s.strip()] for pair in sides]
     sent, sent_toks = record["sentence"], words(record["sentence"])
     adj_toks = [[words(s) for s in adj] for adj in adjacent]
     cache: dict[str, float] = {}
     senti = lambda s: cache.setdefault(s, sentiment(s))  # noqa: E731
     dist = lambda m, x: None if m is None else abs(m - x)  # noqa: E731
-    preds = [("length", argbest([dist(_mean([len(t) for t in a]), len(sent_toks))
-                                 for a in adj_toks], lower=True))]
-    preds += [(f"bleu{n}", argbest([_mean([sentence_bleu(sent_toks, t, n) for t in a])
-                                    for a in adj_toks])) for n in config.bleu_orders]
+    preds = [("length", argbest([dist(_mean([len(t) for t in a]), len(sent_toks)) for a in adj_toks], lower=True))]
+    preds += [
+        (f"bleu{n}", argbest([_mean([sentence_bleu(sent_toks, t, n) for t in a]) for a in adj_toks]))
+        for n in config.bleu_orders
+    ]
     target = senti(sent)
-    preds.append(("sentiment", argbest([dist(_mean([senti(s) for s in a]), target)
-                                        for a in adjacent], lower=True)))
-    eligible = [i for i, (left, right) in enumerate(sides)
-                if completes_pair(words(left), sent_toks, words(right))]
-    preds.append(("discourse_markers", discourse_choice(eligible, len(sides), config.seed,
-                                                        example_id)))
+    preds.append(("sentiment", argbest([dist(_mean([senti(s) for s in a]), target) for a in adjacent], lower=True)))
+    eligible = [i for i, (left, right) in enumerate(sides) if completes_pair(words(left), sent_toks, words(right))]
+    preds.append(("discourse_markers", discourse_choice(eligible, len(sides), config.seed, example_id)))
     return tuple(preds)
 
 
-def prepare(task: str, split: str, example_id: str, record: dict, words: Callable,
-            sentiment: Callable, config: BiasConfig, with_preds: bool) -> BiasItem | Drop:
+def prepare(
+    task: str,
+    split: str,
+    example_id: str,
+    record: dict,
+    words: Callable,
+    sentiment: Callable,
+    config: BiasConfig,
+    with_preds: bool,
+) -> BiasItem | Drop:
     """Parse a row and run the context baselines (skipped for train rows)."""
     parsed = parse(task, record)
     if isinstance(parsed, Drop):
         return parsed
     gold, n = parsed
-    seen = (tuple(words(record["plot0"])), tuple(words(record["plot1"]))) if task == "clozet" \
+    seen = (
+        (tuple(words(record["plot0"])), tuple(words(record["plot1"])))
+        if task == "clozet"
         else (tuple(words(record["sentence"])),)
+    )
     preds = ()
     if with_preds:
         fn = clozet_preds if task == "clozet" else senpos_preds

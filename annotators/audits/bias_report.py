@@ -4,37 +4,53 @@ Accuracy = (sum of credits) / n, where credit is 1 for a right pick, 0 otherwise
 1/(number of candidates) for Random (its expected accuracy). `math.fsum` is exactly
 rounded, so the figure does not depend on the order examples arrive in.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Iterable, NamedTuple, Sequence
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from annotators.audits.bias import BiasItem, candidate_only_pred, majority_label, train_candidate_only
 from annotators.audits.classifier import NaiveBayes
 
 EMPTY_MODEL = NaiveBayes((), {}, {})  # the candidate-only model of a task without training items
 
-BASELINE_TITLES = {"random": "Random", "majority": "Majority", "length": "Length",
-                   "sentiment": "Sentiment", "discourse_markers": "Discourse Markers",
-                   "candidate_only": "Candidate only (w/o Context)"}
+BASELINE_TITLES = {
+    "random": "Random",
+    "majority": "Majority",
+    "length": "Length",
+    "sentiment": "Sentiment",
+    "discourse_markers": "Discourse Markers",
+    "candidate_only": "Candidate only (w/o Context)",
+}
 TASK_TITLES = {"clozet": "ClozeT", "senpos": "SenPos"}
 
 
 def prediction_rows(item: BiasItem, majority: int, model: NaiveBayes) -> list[dict]:
     """One row per baseline for a val/test item."""
-    base = {"task": item.task, "split": item.split, "example_id": item.example_id,
-            "gold": item.gold, "n_candidates": item.n_candidates}
+    base = {
+        "task": item.task,
+        "split": item.split,
+        "example_id": item.example_id,
+        "gold": item.gold,
+        "n_candidates": item.n_candidates,
+    }
     picks = [("majority", majority), *item.preds, ("candidate_only", candidate_only_pred(item, model))]
     rows = [{**base, "baseline": "random", "prediction": -1, "credit": 1.0 / item.n_candidates}]
-    rows += [{**base, "baseline": name, "prediction": pick, "credit": float(pick == item.gold)}
-             for name, pick in picks]
+    rows += [{**base, "baseline": name, "prediction": pick, "credit": float(pick == item.gold)} for name, pick in picks]
     return rows
 
 
 def accuracy_row(task: str, split: str, baseline: str, credits: Iterable[float]) -> dict:
     credits = list(credits)
-    return {"task": task, "split": split, "baseline": baseline, "n": len(credits),
-            "accuracy": math.fsum(credits) / len(credits) if credits else 0.0}
+    return {
+        "task": task,
+        "split": split,
+        "baseline": baseline,
+        "n": len(credits),
+        "accuracy": math.fsum(credits) / len(credits) if credits else 0.0,
+    }
 
 
 def table13_markdown(rows: Sequence[dict]) -> str:
@@ -51,14 +67,26 @@ def table13_markdown(rows: Sequence[dict]) -> str:
             found = [acc.get((task, split, b)) for b in names]
             return "/".join(f"{100 * r['accuracy']:.2f}" if r else "-" for r in found)
 
-        lines += [f"## {split} split", "", "| Baselines | " + " | ".join(TASK_TITLES[t] for t in tasks) + " |",
-                  "|---|" + "---:|" * len(tasks)]
-        lines.append("| # Examples | " + " | ".join(
-            str(acc[(t, split, "random")]["n"]) if (t, split, "random") in acc else "-" for t in tasks) + " |")
-        order = [("Random", ["random"]), ("Majority", ["majority"]), ("Length", ["length"]),
-                 ("BLEU-1/2", ["bleu1", "bleu2"]), ("Sentiment", ["sentiment"]),
-                 ("Discourse Markers", ["discourse_markers"]),
-                 (BASELINE_TITLES["candidate_only"], ["candidate_only"])]
+        lines += [
+            f"## {split} split",
+            "",
+            "| Baselines | " + " | ".join(TASK_TITLES[t] for t in tasks) + " |",
+            "|---|" + "---:|" * len(tasks),
+        ]
+        lines.append(
+            "| # Examples | "
+            + " | ".join(str(acc[(t, split, "random")]["n"]) if (t, split, "random") in acc else "-" for t in tasks)
+            + " |"
+        )
+        order = [
+            ("Random", ["random"]),
+            ("Majority", ["majority"]),
+            ("Length", ["length"]),
+            ("BLEU-1/2", ["bleu1", "bleu2"]),
+            ("Sentiment", ["sentiment"]),
+            ("Discourse Markers", ["discourse_markers"]),
+            (BASELINE_TITLES["candidate_only"], ["candidate_only"]),
+        ]
         for title, names in order:
             lines.append(f"| {title} | " + " | ".join(cell(t, names) for t in tasks) + " |")
         lines.append("")

@@ -6,15 +6,16 @@ No smoothing (as the LOT evaluation, PEERS.md 1.5): if any order has no match, o
 hypothesis is empty, BLEU is exactly 0 (NLTK would return a tiny positive number instead;
 exact 0 makes such candidates tie, and ties go to the lowest index).
 """
+
 from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def ngram_counts(tokens: Sequence[str], n: int) -> Counter:
-    return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+    return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
 
 
 def modified_precision(hypothesis: Sequence[str], reference: Sequence[str], n: int) -> tuple[int, int]:

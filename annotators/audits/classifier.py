@@ -5,12 +5,13 @@ without the context: the candidate sentence (ClozeT: right vs wrong candidate) o
 removed sentence (SenPos: which position). Laplace smoothing; features unseen in training
 are ignored. Counts are integers, so the model does not depend on the order of training.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import math
 from collections import Counter
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 _SEP = "\x1f"
 
@@ -31,7 +32,7 @@ class NaiveBayes:
 def features(tokens: Sequence[str], max_n: int = 2) -> list[str]:
     out: list[str] = []
     for n in range(1, max_n + 1):
-        out.extend(_SEP.join(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+        out.extend(_SEP.join(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
     return out
 
 

@@ -11,10 +11,11 @@ Definition (stated in the job's card; tests recompute it independently):
 An n-gram is its tokens joined by "\\x1f", which no tokenizer keeps inside a token (Python
 treats it as whitespace), so joined keys never collide.
 """
+
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from schemas.lot import CLOZET_MASK, PLOTCOM_MASK, SENPOS_MASK
 
@@ -27,11 +28,19 @@ TOKENIZER_SPECS = {"jieba": "jieba", "whitespace": "whitespace_v1", "regex": "wo
 
 @dataclasses.dataclass(frozen=True)
 class OverlapConfig:
-    n: int = dataclasses.field(default=8, metadata={  # LOT 5.6 (after Radford et al., 2019)
-        "help": "n-gram length: LOT 5.6 reports the percentage of 8-grams"})
-    tokenizer: str = dataclasses.field(default="jieba", metadata={  # LOT 5.6: "the jieba tokenizer"
-        "help": "jieba (LOT 5.6), whitespace or regex (word runs and single other characters)",
-        "choices": TOKENIZERS})
+    n: int = dataclasses.field(
+        default=8,
+        metadata={  # LOT 5.6 (after Radford et al., 2019)
+            "help": "n-gram length: LOT 5.6 reports the percentage of 8-grams"
+        },
+    )
+    tokenizer: str = dataclasses.field(
+        default="jieba",
+        metadata={  # LOT 5.6: "the jieba tokenizer"
+            "help": "jieba (LOT 5.6), whitespace or regex (word runs and single other characters)",
+            "choices": TOKENIZERS,
+        },
+    )
     over_threshold: float = 0.1  # LOT Table 14 "# Exam >10%", Tables 15-16 "w/o Overlap"
     placeholders: tuple[str, ...] = PLACEHOLDERS  # LOT task placeholders, never text
 
@@ -75,16 +84,16 @@ def field_texts(record: dict, fields: Sequence[str]) -> list[str]:
 
 def ngrams(tokens: Sequence[str], n: int) -> list[str]:
     """Contiguous n-grams of one token sequence, as joined keys, in order."""
-    return [GRAM_SEP.join(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
+    return [GRAM_SEP.join(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
 
 
-def field_tokens(texts: Iterable[str], tokenize: Callable[[str], list[str]],
-                 config: OverlapConfig) -> list[list[str]]:
+def field_tokens(texts: Iterable[str], tokenize: Callable[[str], list[str]], config: OverlapConfig) -> list[list[str]]:
     return [tokenize(strip_placeholders(t, config.placeholders)) for t in texts]
 
 
-def example_ngrams(texts: Iterable[str], tokenize: Callable[[str], list[str]],
-                   config: OverlapConfig) -> tuple[str, ...]:
+def example_ngrams(
+    texts: Iterable[str], tokenize: Callable[[str], list[str]], config: OverlapConfig
+) -> tuple[str, ...]:
     """All n-grams of an example's fields, field by field, with multiplicity."""
     grams: list[str] = []
     for tokens in field_tokens(texts, tokenize, config):
@@ -92,8 +101,7 @@ def example_ngrams(texts: Iterable[str], tokenize: Callable[[str], list[str]],
     return tuple(grams)
 
 
-def matched_ngrams(token_lists: Iterable[Sequence[str]], wanted: frozenset | set,
-                   n: int) -> list[str]:
+def matched_ngrams(token_lists: Iterable[Sequence[str]], wanted: frozenset | set, n: int) -> list[str]:
     """Distinct n-grams of a reference document that are in `wanted`, sorted.
 
     Only these leave the worker, so the shuffle is bounded by the test side, not the
@@ -104,7 +112,7 @@ def matched_ngrams(token_lists: Iterable[Sequence[str]], wanted: frozenset | set
     found: set[str] = set()
     for tokens in token_lists:
         for i in range(len(tokens) - n + 1):
-            gram = GRAM_SEP.join(tokens[i:i + n])
+            gram = GRAM_SEP.join(tokens[i : i + n])
             if gram in wanted:
                 found.add(gram)
     return sorted(found)
@@ -114,8 +122,14 @@ def score_example(example: ExampleGrams, reference: frozenset | set) -> dict:
     """One row of the examples table: n, o and ratio = o / n (0 when n = 0)."""
     n = len(example.grams)
     o = sum(1 for g in example.grams if g in reference)
-    return {"task": example.task, "split": example.split, "example_id": example.example_id,
-            "n": n, "o": o, "ratio": o / n if n else 0.0}
+    return {
+        "task": example.task,
+        "split": example.split,
+        "example_id": example.example_id,
+        "n": n,
+        "o": o,
+        "ratio": o / n if n else 0.0,
+    }
 
 
 def is_example(row) -> bool:

@@ -4,23 +4,27 @@ Percent = sum o / sum n, "# 8-grams" = sum o, "# Exam" = examples with o > 0,
 "# Exam >10%" = examples with ratio > 0.1, "Max Percent" = the largest ratio.
 Every figure is order-independent (integer sums, a max), so runners agree byte for byte.
 """
+
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple, Sequence
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from schemas.lot import TASKS
 
 TASK_TITLES = {"clozet": "ClozeT", "senpos": "SenPos", "plotcom": "PlotCom", "outgen": "OutGen"}
 
 
-def summarize(task: str, split: str, reference: str, rows: Iterable[dict],
-              over_threshold: float = 0.1) -> dict:
+def summarize(task: str, split: str, reference: str, rows: Iterable[dict], over_threshold: float = 0.1) -> dict:
     """One summary row (Table 14 column) from the example rows of one task and split."""
     rows = list(rows)
     total_n = sum(r["n"] for r in rows)
     total_o = sum(r["o"] for r in rows)
     return {
-        "task": task, "split": split, "reference": reference, "n_examples": len(rows),
+        "task": task,
+        "split": split,
+        "reference": reference,
+        "n_examples": len(rows),
         "ratio": total_o / total_n if total_n else 0.0,
         "ngrams": total_o,
         "examples": sum(1 for r in rows if r["o"] > 0),
@@ -49,18 +53,22 @@ def table14_markdown(summaries: Sequence[dict], n: int = 8) -> str:
         lines += ["No test examples were audited (see rejects/).", ""]
     for (split, kind), rows in sorted(blocks.items()):
         rows = sorted(rows, key=lambda r: _task_order(r["task"]))
-        title = ("the Training Sets (each task's own train split)" if kind == "train"
-                 else f"`{kind}`")
+        title = "the Training Sets (each task's own train split)" if kind == "train" else f"`{kind}`"
         head = [TASK_TITLES.get(r["task"], r["task"]) for r in rows]
-        lines += [f"## {split} split: overlap with {title}", "",
-                  "| Tasks | " + " | ".join(head) + " |",
-                  "|---|" + "---:|" * len(rows)]
-        table = [("# Examples", lambda r: f"{r['n_examples']:,}"),
-                 ("Percent", lambda r: _pct(r["ratio"])),
-                 (f"# {n}-grams", lambda r: f"{r['ngrams']:,}"),
-                 ("# Exam", lambda r: f"{r['examples']:,}"),
-                 ("# Exam >10%", lambda r: f"{r['examples_over_10pct']:,}"),
-                 ("Max Percent", lambda r: _pct(r["max_ratio"]))]
+        lines += [
+            f"## {split} split: overlap with {title}",
+            "",
+            "| Tasks | " + " | ".join(head) + " |",
+            "|---|" + "---:|" * len(rows),
+        ]
+        table = [
+            ("# Examples", lambda r: f"{r['n_examples']:,}"),
+            ("Percent", lambda r: _pct(r["ratio"])),
+            (f"# {n}-grams", lambda r: f"{r['ngrams']:,}"),
+            ("# Exam", lambda r: f"{r['examples']:,}"),
+            ("# Exam >10%", lambda r: f"{r['examples_over_10pct']:,}"),
+            ("Max Percent", lambda r: _pct(r["max_ratio"])),
+        ]
         for label, fmt in table:
             lines.append(f"| {label} | " + " | ".join(fmt(r) for r in rows) + " |")
         lines.append("")

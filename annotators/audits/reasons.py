@@ -13,8 +13,21 @@ REASONS: dict[str, str] = {
     "bad_label": "the label is not a valid candidate index",
 }
 
-_READING = ("unreadable_file", "truncated_file", "binary_file", "utf16", "encoding", "not_utf8", "malformed_json", "not_an_object",
-            "missing_field", "bad_field_type", "unknown_split", "empty_split", "internal_error")
+_READING = (
+    "unreadable_file",
+    "truncated_file",
+    "binary_file",
+    "utf16",
+    "encoding",
+    "not_utf8",
+    "malformed_json",
+    "not_an_object",
+    "missing_field",
+    "bad_field_type",
+    "unknown_split",
+    "empty_split",
+    "internal_error",
+)
 
 OVERLAP_REASONS: tuple[str, ...] = _READING + ("no_text_fields",)
 

@@ -11,22 +11,23 @@ lines (`malformed_json`, `not_an_object`), examples missing a text field or an i
 (`unknown_split`), a reference record with no text field (`no_text_fields`), and empty splits
 (`empty_split`).
 """
+
 from __future__ import annotations
 
 import codecs
-from typing import Any, NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from annotators.core.jsonl import json_object
-from annotators.core.sniff import legacy_file_reason, not_text_reason
 from annotators.core.outcome import Drop
+from annotators.core.sniff import legacy_file_reason, not_text_reason
 from schemas.lot import SPLITS
 
 JSONL_EXTS = (".jsonl", ".json", ".ndjson")
 PARQUET_EXTS = (".parquet",)
 COMPRESSED_EXTS = (".gz", ".bz2", ".zst", ".deflate")
 # Fields a JSON-lines or parquet reference contributes when none are named (`--reference-fields`).
-REFERENCE_FIELDS = ("title", "text", "story", "content", "outline", "plot", "plot0", "plot1",
-                    "sentence")
+REFERENCE_FIELDS = ("title", "text", "story", "content", "outline", "plot", "plot0", "plot1", "sentence")
 SNIFF_BYTES = 1 << 16
 
 
@@ -49,7 +50,7 @@ class RawRecord(NamedTuple):
 
 
 def file_kind(path: str) -> str:
-    """"parquet", "jsonl" or "text" from the name (a .gz/.bz2 suffix is looked through)."""
+    """ "parquet", "jsonl" or "text" from the name (a .gz/.bz2 suffix is looked through)."""
     name = path.lower()
     for ext in COMPRESSED_EXTS:
         if name.endswith(ext):
@@ -97,9 +98,14 @@ def reference_fields_of(record: dict, fields: Sequence[str]) -> list[str] | Drop
     return present
 
 
-def check_example(record: dict, fields: Sequence[str], *, list_fields: Sequence[str] = (),
-                  default_split: str | None = None,
-                  fallback_id: str | None = None) -> tuple[str, str] | Drop:
+def check_example(
+    record: dict,
+    fields: Sequence[str],
+    *,
+    list_fields: Sequence[str] = (),
+    default_split: str | None = None,
+    fallback_id: str | None = None,
+) -> tuple[str, str] | Drop:
     """(example_id, split) of a test example whose text fields are all present, else a Drop.
 
     Without an `example_id` (or `id`) field, `fallback_id` (the input id "file:line") is used
@@ -115,8 +121,11 @@ def check_example(record: dict, fields: Sequence[str], *, list_fields: Sequence[
         value = record.get(field)
         if value is None:
             return Drop("missing_field", field)
-        ok = (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
-              if field in list_fields else isinstance(value, str))
+        ok = (
+            isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+            if field in list_fields
+            else isinstance(value, str)
+        )
         if not ok:
             return Drop("bad_field_type", f"{field}: {type(value).__name__}")
     return str(example_id), str(split)

@@ -5,6 +5,7 @@ Overlap (LOT 5.6, Table 14): a parsed row becomes a test example's n-grams
 a marker that a train row was seen (`TrainRow`). Bias (LOT 5.5, Table 13): a LOT row becomes
 a `BiasItem` with every context baseline's pick.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -76,9 +77,13 @@ def overlap_row_fn(config: ng.OverlapConfig, roles: Roles, source_role: str | No
             return []
         if roles.lot or source_role == "test":
             fields = roles.test_fields[item.task]
-            checked = ar.check_example(record, fields, list_fields=("outline",),
-                                       default_split=None if roles.lot else "test",
-                                       fallback_id=None if roles.lot else item.input_id)
+            checked = ar.check_example(
+                record,
+                fields,
+                list_fields=("outline",),
+                default_split=None if roles.lot else "test",
+                fallback_id=None if roles.lot else item.input_id,
+            )
             if isinstance(checked, Drop):
                 return [] if quiet else checked
             example_id, split = checked
@@ -91,8 +96,9 @@ def overlap_row_fn(config: ng.OverlapConfig, roles: Roles, source_role: str | No
             return [ReferenceDoc(item.task, ng.field_tokens(texts, tokenizer(config.tokenizer), config))]
         if is_train and roles.lot:
             return [TrainRow(item.task)]
-        return [ng.ExampleGrams(item.task, split, example_id,
-                                ng.example_ngrams(texts, tokenizer(config.tokenizer), config))]
+        return [
+            ng.ExampleGrams(item.task, split, example_id, ng.example_ngrams(texts, tokenizer(config.tokenizer), config))
+        ]
 
     return fn
 
@@ -107,14 +113,16 @@ def reference_match_fn(config: ng.OverlapConfig, roles: Roles, quiet: bool = Fal
         docs = to_docs(item)
         if isinstance(docs, Drop):
             return docs
-        return [MatchedGrams(d.task, tuple(ng.matched_ngrams(d.token_lists, test_sets.get(d.task, frozenset()),
-                                                             config.n))) for d in docs]
+        return [
+            MatchedGrams(d.task, tuple(ng.matched_ngrams(d.token_lists, test_sets.get(d.task, frozenset()), config.n)))
+            for d in docs
+        ]
 
     return fn
 
 
 def split_label(row) -> str:
-    """"task/split" of an overlap row, for the empty-split check."""
+    """ "task/split" of an overlap row, for the empty-split check."""
     return f"{row.task}/{row.split}" if isinstance(row, ng.ExampleGrams) else f"{row.task}/train"
 
 
@@ -138,8 +146,9 @@ def bias_row_fn(config: bb.BiasConfig):
             return Drop("missing_field", "label")
         example_id, split = checked
         words, sentiment = bias_resources()
-        built = bb.prepare(item.task, split, example_id, item.payload, words, sentiment, config,
-                           with_preds=split != "train")
+        built = bb.prepare(
+            item.task, split, example_id, item.payload, words, sentiment, config, with_preds=split != "train"
+        )
         return built if isinstance(built, Drop) else [built]
 
     return fn

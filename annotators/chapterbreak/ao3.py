@@ -19,6 +19,7 @@ multi-page work. Author notes are removed (Appendix A): the site's and download'
 blocks by structure, and "Notes for the Chapter:" / "Summary for the Chapter:" /
 "Author's Note:" blocks (FanFicFare-style dumps) with the note that follows each marker.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -34,10 +35,14 @@ from annotators.core.outcome import Drop
 class Ao3Config:
     """AO3 filters of ChapterBreak Appendix A (each can be switched off with None/0)."""
 
-    language: str | None = dataclasses.field(default="English", metadata={
-        "help": "keep works in this language ('' disables; App. A: 'written in English language')"})
-    rating: str | None = dataclasses.field(default="General Audiences", metadata={
-        "help": "keep works of this rating ('' disables; App. A: 'rated General Audience')"})
+    language: str | None = dataclasses.field(
+        default="English",
+        metadata={"help": "keep works in this language ('' disables; App. A: 'written in English language')"},
+    )
+    rating: str | None = dataclasses.field(
+        default="General Audiences",
+        metadata={"help": "keep works of this rating ('' disables; App. A: 'rated General Audience')"},
+    )
     min_words: int = dataclasses.field(default=10_000, metadata={"help": "App. A: at least 10K words"})
     more_than_chapters: int = dataclasses.field(default=10, metadata={"help": "App. A: more than 10 chapters"})
 
@@ -71,7 +76,7 @@ _NUMBER_ONLY = re.compile(r"^\s*(?:(?:chapter|ch\.?|part)\s*)?\d+\s*[.:]?\s*$", 
 
 
 def normalise_heading(position: int, title: str) -> str:
-    """"Chapter N" plus the chapter's own title, whatever the source printed.
+    """ "Chapter N" plus the chapter's own title, whatever the source printed.
 
     Numbering the source puts in the title is dropped, because it would tell the gold from
     the negatives by counting: a leading "Chapter M" / "M." ordinal, and a title that is
@@ -110,7 +115,9 @@ def _count(value) -> int | None:
 
 
 _TAB_HEADING = re.compile(r"^\t(?P<num>\d{1,4})\. (?P<title>.*\S)?\s*$")
-_CHAPTER_HEADING = re.compile(r"^\s*chapter\s+(?P<num>\d{1,4})\b\s*[:.\-\u2013\u2014]?\s*(?P<title>(?:\S(?:.*\S)?)?)\s*$", re.I)  # title: to the last non-space, in linear time
+_CHAPTER_HEADING = re.compile(
+    r"^\s*chapter\s+(?P<num>\d{1,4})\b\s*[:.\-\u2013\u2014]?\s*(?P<title>(?:\S(?:.*\S)?)?)\s*$", re.I
+)  # title: to the last non-space, in linear time
 
 
 def split_dump_text(text: str) -> list[tuple[str, str]]:
@@ -127,14 +134,15 @@ def split_dump_text(text: str) -> list[tuple[str, str]]:
             match = pattern.match(line)
             if not match or int(match.group("num")) != expected or len(line.strip()) > 150:
                 continue
-            if paragraph and not ((i == 0 or not lines[i - 1].strip())
-                                  and (i + 1 >= len(lines) or not lines[i + 1].strip())):
+            if paragraph and not (
+                (i == 0 or not lines[i - 1].strip()) and (i + 1 >= len(lines) or not lines[i + 1].strip())
+            ):
                 continue
             found.append((i, line.strip()))
             expected += 1
         if found:
             ends = [i for i, _ in found[1:]] + [len(lines)]
-            return [(title, "\n".join(lines[i + 1:end])) for (i, title), end in zip(found, ends)]
+            return [(title, "\n".join(lines[i + 1 : end])) for (i, title), end in zip(found, ends)]
     return []
 
 
@@ -166,8 +174,7 @@ def parse_json_line(input_id: str, raw: bytes) -> list[Ao3Part] | Drop:
             return Drop("no_chapter_headings", "long-fic dump `text` has no chapter heading lines")
         stated = _count(obj.get("num_chaps"))
         if stated is not None and stated != len(chapters):
-            return Drop("chapter_count_mismatch",
-                        f"num_chaps={stated} but {len(chapters)} chapter headings in `text`")
+            return Drop("chapter_count_mismatch", f"num_chaps={stated} but {len(chapters)} chapter headings in `text`")
         chapters = [{"title": title, "text": body} for title, body in chapters]
     if not isinstance(chapters, list) or not chapters:
         return Drop("no_chapter_list", "the work has no `chapters` list and no dump `text`")
@@ -177,11 +184,19 @@ def parse_json_line(input_id: str, raw: bytes) -> list[Ao3Part] | Drop:
         title = tag_text(ch.get("title")) or tag_text(ch.get("heading")) or ""
         out.append(Ao3Chapter(n, normalise_heading(n, title), title, clean_chapter_text(str(ch.get("text") or ""))))
     words = obj.get("num_words", obj.get("words"))
-    return [Ao3Part(
-        work_id=str(obj.get("work_id") or obj.get("id") or input_id), input_id=input_id,
-        title=tag_text(obj.get("title")) or "", language=tag_text(obj.get("language")),
-        rating=tag_text(obj.get("rating")), words=_count(words),
-        posted=len(chapters), chapters=tuple(out), prefiltered=prefiltered)]
+    return [
+        Ao3Part(
+            work_id=str(obj.get("work_id") or obj.get("id") or input_id),
+            input_id=input_id,
+            title=tag_text(obj.get("title")) or "",
+            language=tag_text(obj.get("language")),
+            rating=tag_text(obj.get("rating")),
+            words=_count(words),
+            posted=len(chapters),
+            chapters=tuple(out),
+            prefiltered=prefiltered,
+        )
+    ]
 
 
 def assemble(work_id: str, parts: list[Ao3Part]) -> tuple[Ao3Part, list[Ao3Chapter]] | Drop:
@@ -199,8 +214,9 @@ def assemble(work_id: str, parts: list[Ao3Part]) -> tuple[Ao3Part, list[Ao3Chapt
     empty = [c.position for c in chapters if not c.text.strip()]
     if empty:
         return Drop("empty_chapter", f"work {work_id}: chapters {empty[:20]} have no text")
-    meta = {f: next((getattr(p, f) for p in parts if getattr(p, f)), None)
-            for f in ("title", "language", "rating", "words")}
+    meta = {
+        f: next((getattr(p, f) for p in parts if getattr(p, f)), None) for f in ("title", "language", "rating", "words")
+    }
     meta["prefiltered"] = all(p.prefiltered for p in parts)
     return dataclasses.replace(parts[0], posted=posted, chapters=(), **meta), chapters
 
@@ -221,4 +237,3 @@ def filter_reasons(meta: Ao3Part, chapters: list[Ao3Chapter], config: Ao3Config)
     if config.more_than_chapters and len(chapters) <= config.more_than_chapters:
         reasons.append("ten_or_fewer_chapters")
     return reasons
-

@@ -7,6 +7,7 @@ chapters as `div#chapters > div.chapter#chapter-N` (title in `h3.title`, text in
 chapters as `div.meta.group` (h2.heading) each followed by `div.userstuff`.
 Series and listing pages (`li.blurb`, no `div#chapters`) have no text and are dropped.
 """
+
 from __future__ import annotations
 
 import collections
@@ -82,9 +83,14 @@ def _site_meta(soup) -> dict:
         return " ".join(el.get_text(" ").split()) if el else None
 
     title = soup.select_one("h2.title")
-    return {"work_id": None, "title": " ".join(title.get_text(" ").split()) if title else "",
-            "language": dd("language"), "rating": dd("rating"),
-            "words": _int(dd("words")), "posted": _posted(dd("chapters"))}
+    return {
+        "work_id": None,
+        "title": " ".join(title.get_text(" ").split()) if title else "",
+        "language": dd("language"),
+        "rating": dd("rating"),
+        "words": _int(dd("words")),
+        "posted": _posted(dd("chapters")),
+    }
 
 
 def _site_chapters(chapters_div, chapter_cls, heading_fn):
@@ -115,11 +121,14 @@ def _download_meta(soup) -> dict:
     chapters = re.search(r"Chapters:\s*(\d+)\s*/", stats)
     link = soup.select_one("div#preface p.message a[href*='/works/']")
     title = soup.select_one("div#preface .meta h1")
-    return {"work_id": _WORK_LINK.search(link["href"]).group(1) if link else None,
-            "title": title.get_text(" ", strip=True) if title else "",
-            "language": fields.get("language"), "rating": fields.get("rating"),
-            "words": _int(words.group(1)) if words else None,
-            "posted": int(chapters.group(1)) if chapters else None}
+    return {
+        "work_id": _WORK_LINK.search(link["href"]).group(1) if link else None,
+        "title": title.get_text(" ", strip=True) if title else "",
+        "language": fields.get("language"),
+        "rating": fields.get("rating"),
+        "words": _int(words.group(1)) if words else None,
+        "posted": int(chapters.group(1)) if chapters else None,
+    }
 
 
 def _download_chapters(chapters_div, chapter_cls, heading_fn):

@@ -6,14 +6,13 @@ are what FanFicFare writes (in bold) before each note block of an AO3 download. 
 marker removes itself and the note that follows it: in HTML the next sibling element (the
 blockquote), in plain text the next paragraph (or the rest of the marker's own line).
 """
+
 from __future__ import annotations
 
 import re
 
-NOTE_MARKERS = ("Notes for the Chapter:", "Summary for the Chapter:", "Author's Note:",
-                "Author\u2019s Note:")
-_MARKER_RE = re.compile(
-    r"^\W*(?:" + "|".join(re.escape(m.rstrip(":")) for m in NOTE_MARKERS) + r")\s*:?\W*", re.I)
+NOTE_MARKERS = ("Notes for the Chapter:", "Summary for the Chapter:", "Author's Note:", "Author\u2019s Note:")
+_MARKER_RE = re.compile(r"^\W*(?:" + "|".join(re.escape(m.rstrip(":")) for m in NOTE_MARKERS) + r")\s*:?\W*", re.I)
 _BR = "\u2028"  # stands for <br> while whitespace is collapsed
 _BLOCKS = ["p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "pre", "blockquote", "center", "div", "hr"]
 

@@ -7,6 +7,7 @@
 - released layout (reference/PEERS.md 2.2): `{"pg19": {work_id: [{"ctx", "pos", "negs"}]},
   "ao3": {...}}`, one file per prefix length; work_id is our stable book_id.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,13 +16,19 @@ from collections import Counter
 from annotators.chapterbreak.reasons import JOB_REASONS
 from annotators.chapterbreak.records import BookStat, BoundaryStat
 from annotators.chapterbreak.subsets import per_book_cap
-from annotators.core.reasons import reasons_markdown
 from annotators.core.figures import Figure
+from annotators.core.reasons import reasons_markdown
 
 SOURCES = ("pg19", "ao3")
 # ChapterBreak Table 4: (works, examples) per source and boundary kind.
-PAPER_TABLE4 = {("ao3", "cause"): (965, 8133), ("ao3", "dialogue"): (979, 8724), ("ao3", "chapter"): (1202, 7355),
-                ("pg19", "cause"): (45, 506), ("pg19", "dialogue"): (46, 3165), ("pg19", "chapter"): (17, 241)}
+PAPER_TABLE4 = {
+    ("ao3", "cause"): (965, 8133),
+    ("ao3", "dialogue"): (979, 8724),
+    ("ao3", "chapter"): (1202, 7355),
+    ("pg19", "cause"): (45, 506),
+    ("pg19", "dialogue"): (46, 3165),
+    ("pg19", "chapter"): (17, 241),
+}
 
 
 def released_name(boundary: str, length: int) -> str:
@@ -90,19 +97,34 @@ def subset_caps(books: list[BookStat], boundaries: list[BoundaryStat], per_book:
     drawn = Counter((b.source, b.boundary, b.book_id) for b in set(boundaries))
     out: dict = {}
     for source in sorted({b.source for b in books if b.subsets_uncapped}):
-        mine = sorted((b for b in books if b.source == source and b.subsets_uncapped),
-                      key=lambda b: (b.name, b.book_id))
+        mine = sorted(
+            (b for b in books if b.source == source and b.subsets_uncapped), key=lambda b: (b.name, b.book_id)
+        )
         for kind, _ in mine[0].subsets_uncapped:
-            rows = [{"book_id": b.book_id, "name": b.name, "uncapped": dict(b.subsets_uncapped)[kind],
-                     "drawn": drawn[(source, kind, b.book_id)]} for b in mine]
+            rows = [
+                {
+                    "book_id": b.book_id,
+                    "name": b.name,
+                    "uncapped": dict(b.subsets_uncapped)[kind],
+                    "drawn": drawn[(source, kind, b.book_id)],
+                }
+                for b in mine
+            ]
             uncapped = [r["uncapped"] for r in rows]
             cap = per_book_cap(per_book, source, kind) if per_book is not None else 0
             mean = sum(uncapped) / len(rows)
             out.setdefault(source, {})[kind] = {
-                "books": len(rows), "cap": cap or None, "uncapped": sum(uncapped), "uncapped_per_book": round(mean, 1),
-                "uncapped_min": min(uncapped), "uncapped_max": max(uncapped), "drawn": sum(r["drawn"] for r in rows),
+                "books": len(rows),
+                "cap": cap or None,
+                "uncapped": sum(uncapped),
+                "uncapped_per_book": round(mean, 1),
+                "uncapped_min": min(uncapped),
+                "uncapped_max": max(uncapped),
+                "drawn": sum(r["drawn"] for r in rows),
                 "drawn_per_book": round(sum(r["drawn"] for r in rows) / len(rows), 1),
-                "uncapped_per_cap": round(mean / cap, 1) if cap else None, "per_book": rows}
+                "uncapped_per_cap": round(mean / cap, 1) if cap else None,
+                "per_book": rows,
+            }
     return out
 
 
@@ -113,16 +135,21 @@ def dataset_stats(books: list[BookStat], boundaries: list[BoundaryStat], per_boo
     for source in sorted({b.source for b in books} | set(SOURCES)):
         mine = [b for b in books if b.source == source]
         chaptered = [b for b in mine if b.n_chapters]
-        table3[source] = {"works": len(mine), "works_without_chapters": len(mine) - len(chaptered),
-                          "chapters_per_work": _spread([b.n_chapters for b in chaptered]),
-                          "words_per_work": _spread([b.n_words for b in mine])}
+        table3[source] = {
+            "works": len(mine),
+            "works_without_chapters": len(mine) - len(chaptered),
+            "chapters_per_work": _spread([b.n_chapters for b in chaptered]),
+            "words_per_work": _spread([b.n_words for b in mine]),
+        }
     table4: dict = {}
     for bound in sorted(set(boundaries)):
         cell = table4.setdefault(bound.source, {}).setdefault(bound.boundary, {"works": set(), "examples": 0})
         cell["works"].add(bound.book_id)
         cell["examples"] += 1
-    table4 = {s: {b: {"works": len(c["works"]), "examples": c["examples"]} for b, c in sorted(d.items())}
-              for s, d in sorted(table4.items())}
+    table4 = {
+        s: {b: {"works": len(c["works"]), "examples": c["examples"]} for b, c in sorted(d.items())}
+        for s, d in sorted(table4.items())
+    }
     out = {"table3_works": table3, "table4_examples": table4}
     if any(b.subsets_uncapped for b in books):
         out["subsets_uncapped"] = subset_caps(books, boundaries, per_book)
@@ -213,25 +240,35 @@ def cap_lines(caps: dict) -> list[str]:
     """The subsets' uncapped counts per book beside the cap and what was drawn."""
     if not caps:
         return []
-    lines = ["", "### Cause and dialogue: the per-book cap makes Table 4's rates", "",
-             "The rule (Appendix A) finds several times more cause and dialogue boundaries than Table 4 reports per "
-             "work; the examples match Table 4 only because each book is capped at Table 4's average "
-             "(`--subset-per-book`). Uncapped counts are the boundaries a book would give with no cap.", "",
-             "| source | boundary | books | uncapped per book mean (min-max) | cap | drawn per book | uncapped / cap |",
-             "|---|---|---:|---|---:|---:|---:|"]
+    lines = [
+        "",
+        "### Cause and dialogue: the per-book cap makes Table 4's rates",
+        "",
+        "The rule (Appendix A) finds several times more cause and dialogue boundaries than Table 4 reports per "
+        "work; the examples match Table 4 only because each book is capped at Table 4's average "
+        "(`--subset-per-book`). Uncapped counts are the boundaries a book would give with no cap.",
+        "",
+        "| source | boundary | books | uncapped per book mean (min-max) | cap | drawn per book | uncapped / cap |",
+        "|---|---|---:|---|---:|---:|---:|",
+    ]
     for source, kinds in caps.items():
         for kind, c in kinds.items():
             ratio = f"{c['uncapped_per_cap']}x" if c["uncapped_per_cap"] is not None else "-"
-            lines.append(f"| {source} | {kind} | {c['books']} | {c['uncapped_per_book']} ({c['uncapped_min']}-"
-                         f"{c['uncapped_max']}) | {c['cap'] or 'none'} | {c['drawn_per_book']} | {ratio} |")
+            lines.append(
+                f"| {source} | {kind} | {c['books']} | {c['uncapped_per_book']} ({c['uncapped_min']}-"
+                f"{c['uncapped_max']}) | {c['cap'] or 'none'} | {c['drawn_per_book']} | {ratio} |"
+            )
     for source, kinds in caps.items():
         books = {r["book_id"]: r["name"] for c in kinds.values() for r in c["per_book"]}
         if len(books) > PER_BOOK_ROWS:
             lines += ["", f"{source}: {len(books)} books; stats.json (`chapterbreak.subsets_uncapped`) lists each."]
             continue
         names = list(kinds)
-        lines += ["", f"| {source} book | " + " | ".join(f"{k} uncapped | {k} drawn" for k in names) + " |",
-                  "|---|" + "---:|---:|" * len(names)]
+        lines += [
+            "",
+            f"| {source} book | " + " | ".join(f"{k} uncapped | {k} drawn" for k in names) + " |",
+            "|---|" + "---:|---:|" * len(names),
+        ]
         counts = {k: {r["book_id"]: r for r in kinds[k]["per_book"]} for k in names}
         for book_id, name in books.items():
             cells = " | ".join(f"{counts[k][book_id]['uncapped']} | {counts[k][book_id]['drawn']}" for k in names)
@@ -245,39 +282,71 @@ def card(stats: dict, base_card) -> str:
     ex = cfg.get("examples", {})
     text = base_card(stats)
     cb = stats.get("chapterbreak", {})
-    lines = ["", "## ChapterBreak statistics (paper Tables 3-4)", "",
-             "| source | works | chapters/work mean (min-max) | words/work mean (min-max) |",
-             "|---|---:|---|---|"]
+    lines = [
+        "",
+        "## ChapterBreak statistics (paper Tables 3-4)",
+        "",
+        "| source | works | chapters/work mean (min-max) | words/work mean (min-max) |",
+        "|---|---:|---|---|",
+    ]
     for source, t in cb.get("table3_works", {}).items():
         c, w = t["chapters_per_work"], t["words_per_work"]
         spread = [f"{x['mean']} ({x['min']}-{x['max']})" if x["mean"] is not None else "-" for x in (c, w)]
         lines.append(f"| {source} | {t['works']} | {spread[0]} | {spread[1]} |")
-    lines += ["", "| source | boundary | works | examples (boundaries) | per work | paper (works / examples / per work) |",
-              "|---|---|---:|---:|---:|---|"]
+    lines += [
+        "",
+        "| source | boundary | works | examples (boundaries) | per work | paper (works / examples / per work) |",
+        "|---|---|---:|---:|---:|---|",
+    ]
     for source, kinds in cb.get("table4_examples", {}).items():
         for k, v in kinds.items():
             paper = PAPER_TABLE4.get((source, k))
             ref = f"{paper[0]} / {paper[1]} / {paper[1] / paper[0]:.1f}" if paper else ""
-            lines.append(f"| {source} | {k} | {v['works']} | {v['examples']} | "
-                         f"{v['examples'] / v['works']:.1f} | {ref} |" if v["works"] else f"| {source} | {k} | 0 | 0 | | {ref} |")
+            lines.append(
+                f"| {source} | {k} | {v['works']} | {v['examples']} | {v['examples'] / v['works']:.1f} | {ref} |"
+                if v["works"]
+                else f"| {source} | {k} | 0 | 0 | | {ref} |"
+            )
     without = cb.get("table3_works", {}).get("pg19", {}).get("works_without_chapters")
     if without:
-        lines += ["", f"{without} accepted PG book(s) have no chapter headings: they give cause and dialogue "
-                      "examples only (Appendix A draws these subsets from every book)."]
+        lines += [
+            "",
+            f"{without} accepted PG book(s) have no chapter headings: they give cause and dialogue "
+            "examples only (Appendix A draws these subsets from every book).",
+        ]
     lines += cap_lines(cb.get("subsets_uncapped") or {})
     decisions = DECISIONS.format(
-        tokenizer=cfg.get("tokenizer") or ex.get("tokenizer"), suffix=ex.get("suffix_tokens"),
-        heading_mode=ex.get("headings"), negatives_from=ex.get("negatives_from"),
-        subsets=",".join(ex.get("subsets") or []) or "none", per_book=ex.get("subset_per_book"),
-        n_neg=ex.get("n_negatives"), dup_threshold=cfg.get("duplicates", {}).get("threshold"),
-        styles=", ".join(cfg.get("chapters", {}).get("heading_styles", [])))
+        tokenizer=cfg.get("tokenizer") or ex.get("tokenizer"),
+        suffix=ex.get("suffix_tokens"),
+        heading_mode=ex.get("headings"),
+        negatives_from=ex.get("negatives_from"),
+        subsets=",".join(ex.get("subsets") or []) or "none",
+        per_book=ex.get("subset_per_book"),
+        n_neg=ex.get("n_negatives"),
+        dup_threshold=cfg.get("duplicates", {}).get("threshold"),
+        styles=", ".join(cfg.get("chapters", {}).get("heading_styles", [])),
+    )
     return text + "\n".join(lines) + "\n" + decisions + "\n" + reasons_markdown(JOB_REASONS)
 
 
 # Chapters per accepted book (per source) and the examples' prefix lengths (per boundary kind).
 FIGURES = (
-    Figure("chapters_per_book", "Chapters per accepted book", "chapters", ("books",), "n_chapters",
-           panel="source", where=(("status", "ok"),)),
-    Figure("prefix_tokens", "Prefix length of the examples", "prefix tokens (the job's tokenizer)",
-           ("examples",), "prefix_tokens", line="boundary", panel="source"),
+    Figure(
+        "chapters_per_book",
+        "Chapters per accepted book",
+        "chapters",
+        ("books",),
+        "n_chapters",
+        panel="source",
+        where=(("status", "ok"),),
+    ),
+    Figure(
+        "prefix_tokens",
+        "Prefix length of the examples",
+        "prefix tokens (the job's tokenizer)",
+        ("examples",),
+        "prefix_tokens",
+        line="boundary",
+        panel="source",
+    ),
 )

@@ -23,14 +23,21 @@ safe on real books:
 - optional: bare-numeral headings ("II", "IV. The Mail"), used only when no "chapter"
   headings exist, and only when the numbering is unbroken, so they never add false chapters.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import json
 
 from annotators.chapterbreak.headings import (
-    HeadingCandidate, chapter_candidate, illustration_candidate, is_heading_like, is_structural,
-    numeral_candidate, title_like)
+    HeadingCandidate,
+    chapter_candidate,
+    illustration_candidate,
+    is_heading_like,
+    is_structural,
+    numeral_candidate,
+    title_like,
+)
 from annotators.core.outcome import Drop
 
 
@@ -43,8 +50,9 @@ def _field(default, help_text: str):
 class ChapterConfig:
     """Settings of chapter detection; defaults follow ChapterBreak section 2 (see module doc)."""
 
-    heading_styles: tuple[str, ...] = _field(("chapter",), "heading styles tried in order: chapter[,numeral] "
-                                             "(paper §2: lines beginning with 'chapter')")
+    heading_styles: tuple[str, ...] = _field(
+        ("chapter",), "heading styles tried in order: chapter[,numeral] (paper §2: lines beginning with 'chapter')"
+    )
     min_chapters: int = _field(2, "fewer chapters than this: rejected (one chapter has no boundary)")
     toc_gap_words: int = _field(40, "fewer words than this between headings = table-of-contents run")
     toc_min_run: int = _field(3, "a contents run has at least this many entries")
@@ -122,8 +130,9 @@ def _merge_duplicates(cands, words, config):
         prev = out[-1] if out else None
         if prev and prev.number == cand.number and _gap(prev, cand, words) < config.toc_gap_words:
             heading = cand.heading if prev.kind == "illustration" else prev.heading
-            out[-1] = dataclasses.replace(prev, heading=heading, title=cand.title or prev.title,
-                                          numeral=cand.numeral, body_start=cand.body_start)
+            out[-1] = dataclasses.replace(
+                prev, heading=heading, title=cand.title or prev.title, numeral=cand.numeral, body_start=cand.body_start
+            )
         else:
             out.append(cand)
     return out
@@ -158,8 +167,12 @@ def _has_prose(lines: list[str], start: int, end: int) -> bool:
     """Lines [start, end) hold a prose line: not blank, not heading- or title-shaped, 5+ words."""
     for line in lines[start:end]:
         text = line.strip()
-        if (len(text.split()) >= 5 and any(ch.isalpha() for ch in text)
-                and not is_heading_like(text) and not title_like(text)):
+        if (
+            len(text.split()) >= 5
+            and any(ch.isalpha() for ch in text)
+            and not is_heading_like(text)
+            and not title_like(text)
+        ):
             return True
     return False
 
@@ -183,8 +196,9 @@ def _drop_contents_runs(cands, lines, words, config):
             stop = j + (1 if last_continues else 0)  # entries are cands[i:stop]
             after = cands[stop] if stop < len(cands) else None
             repeated = after is not None and (after.number or 0) <= (cands[stop - 1].number or 0)
-            prose = any(_has_prose(lines, cands[k].body_start, cands[k + 1].line)
-                        for k in range(i, min(stop, len(cands) - 1)))
+            prose = any(
+                _has_prose(lines, cands[k].body_start, cands[k + 1].line) for k in range(i, min(stop, len(cands) - 1))
+            )
             if repeated or not prose:
                 for k in range(i, stop):
                     keep[k] = False
@@ -236,8 +250,13 @@ def _validate(cands, lines, words, config):
     breaks = sum(1 for seg in kept_segs[1:] if seg[0].number != 1)
     if kept_segs and kept_segs[0][0].number not in (1, 2):
         breaks += 1
-    info = {"candidates": len(cands) + toc_run + toc_seg + strays, "contents_entries": toc_run + toc_seg,
-            "stray_headings": strays, "kept": len(kept), "numbering_breaks": breaks}
+    info = {
+        "candidates": len(cands) + toc_run + toc_seg + strays,
+        "contents_entries": toc_run + toc_seg,
+        "stray_headings": strays,
+        "kept": len(kept),
+        "numbering_breaks": breaks,
+    }
     return kept, info
 
 
@@ -256,8 +275,13 @@ def _body(lines: list[str], start: int, end: int) -> str:
         k = len(chunk) - 2
         while k >= 0 and not chunk[k].strip():
             k -= 1
-        if (k >= 0 and len(chunk) - 1 - k <= 3 and is_structural(chunk[k])
-                and title_like(chunk[-1]) and len(chunk[-1].split()) <= 8):
+        if (
+            k >= 0
+            and len(chunk) - 1 - k <= 3
+            and is_structural(chunk[k])
+            and title_like(chunk[-1])
+            and len(chunk[-1].split()) <= 8
+        ):
             del chunk[k:]
             continue
         break
@@ -275,8 +299,9 @@ def _build(kept, lines, words, config) -> list[DetectedChapter]:
     for n, cand in enumerate(kept):
         end = kept[n + 1].line if n + 1 < len(kept) else len(lines)
         body = _body(lines, cand.body_start, end)
-        chapters.append(DetectedChapter(len(chapters), cand.heading, cand.title, cand.number,
-                                        cand.numeral, body, cand.line))
+        chapters.append(
+            DetectedChapter(len(chapters), cand.heading, cand.title, cand.number, cand.numeral, body, cand.line)
+        )
     return _reindex([c for c in chapters if c.body.strip()])
 
 

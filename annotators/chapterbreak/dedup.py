@@ -22,12 +22,14 @@ group is kept before any example is drawn.
   formatted copy gives chapter-break examples), then the source order pg19 < ao3, then the
   smallest input id: a rule independent of arrival order.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import re
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -37,8 +39,9 @@ NEAR_DUP_BINS = 256
 SHINGLE = 8
 THRESHOLD = 0.8
 _SOURCE_ORDER = {"pg19": 0, "ao3": 1}
-_PLAIN = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'", "\u2014": "-",
-                        "\u2013": "-", "_": None, "*": None})
+_PLAIN = str.maketrans(
+    {"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'", "\u2014": "-", "\u2013": "-", "_": None, "*": None}
+)
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[^\W_]+")
 
@@ -47,9 +50,12 @@ _WORD = re.compile(r"[^\W_]+")
 class DedupConfig:
     """Which copies of a book count as one (exact copies always do)."""
 
-    threshold: float = dataclasses.field(default=THRESHOLD, metadata={
-        "help": "estimated word 8-gram Jaccard at which two books are one (two editions); 1.0 = exact "
-                "copies only"})
+    threshold: float = dataclasses.field(
+        default=THRESHOLD,
+        metadata={
+            "help": "estimated word 8-gram Jaccard at which two books are one (two editions); 1.0 = exact copies only"
+        },
+    )
 
 
 class BookKey(NamedTuple):
@@ -84,8 +90,14 @@ def book_key(book: dict, bodies: list[str]) -> BookKey:
     joined = "\n".join(bodies)
     text = comparable_text([joined])
     sig = oph_of_codes(word_codes(joined), SHINGLE, NEAR_DUP_BINS, seed=1)
-    return BookKey(book["source"], book["input_id"], book["book_id"], len(book["chapters"]),
-                   hashlib.sha256(text.encode("utf-8")).hexdigest(), sig.astype("<u8").tobytes())
+    return BookKey(
+        book["source"],
+        book["input_id"],
+        book["book_id"],
+        len(book["chapters"]),
+        hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        sig.astype("<u8").tobytes(),
+    )
 
 
 def keep_order(key: BookKey) -> tuple:
@@ -112,11 +124,11 @@ def duplicate_books(keys: Iterable[BookKey], threshold: float = THRESHOLD) -> di
         buckets.setdefault(("exact", k.text_hash), []).append(k.input_id)
         data = k.signature
         for i in range(b):
-            buckets.setdefault((i, data[i * r * 8:(i + 1) * r * 8]), []).append(k.input_id)
+            buckets.setdefault((i, data[i * r * 8 : (i + 1) * r * 8]), []).append(k.input_id)
     pairs = set()
     for members in buckets.values():
         for n, x in enumerate(members):
-            for y in members[n + 1:]:
+            for y in members[n + 1 :]:
                 if (x, y) not in pairs and similarity(by_id[x], by_id[y]) >= threshold:
                     pairs.add((x, y))
     out: dict[str, dict] = {}
@@ -128,6 +140,9 @@ def duplicate_books(keys: Iterable[BookKey], threshold: float = THRESHOLD) -> di
         kept = by_id[members[0]]
         out[kept.input_id] = {"duplicates": members[1:]}
         for m in members[1:]:
-            out[m] = {"kept": kept.input_id, "kept_book_id": kept.book_id,
-                      "similarity": round(similarity(kept, by_id[m]), 3)}
+            out[m] = {
+                "kept": kept.input_id,
+                "kept_book_id": kept.book_id,
+                "similarity": round(similarity(kept, by_id[m]), 3),
+            }
     return out

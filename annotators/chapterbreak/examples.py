@@ -14,6 +14,7 @@ out-of-book negatives are an option; Appendix A's cause and dialogue subsets
 The prefix holds only chapter text (chapters 0..k), never the front matter: a contents list
 there would name the gold's title.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -40,26 +41,40 @@ def _field(default, help_text: str, **meta):
 class ExampleConfig:
     """Example settings; defaults are ChapterBreak's (section 2, Appendix A and F)."""
 
-    prefix_lengths: tuple[int, ...] = _field((8192,), "prefix lengths in tokens, comma list, e.g. "
-                                             "256,512,1024,2048,4096,8192 (§2: up to 8K; Fig. 2)")
+    prefix_lengths: tuple[int, ...] = _field(
+        (8192,), "prefix lengths in tokens, comma list, e.g. 256,512,1024,2048,4096,8192 (§2: up to 8K; Fig. 2)"
+    )
     suffix_tokens: int = _field(128, "tokens of the gold and negative suffixes (§2)")
     n_negatives: int = _field(5, "negatives per example (§2)")
     min_later_chapters: int = _field(5, "chapters needed after the gold (negatives come from them)")
-    negatives_from: str = _field("future", "negatives from later chapters (§2) or other books (App. F)",
-                                 choices=("future", "out_of_book"))
-    headings: str = _field("normalize", "heading lines of the gold and its negatives: normalize = every one "
-                           "opens with the gold's chapter phrase ('CHAPTER III.'; same case and number, no "
-                           "titles), so no heading line tells them apart; number = §2 as printed, only the "
-                           "negatives' numbers rewritten; keep = as printed; strip = no heading lines",
-                           choices=HEADING_MODES)
-    tokenizer: str = _field(DEFAULT_TOKENIZER, "length unit: words_punct_v1 (offline default) or hf:PATH, the "
-                            "evaluated model's tokenizer.json (file or folder), to count its tokens "
-                            "(gpt2:DIR: GPT-2's vocab.json + merges.txt)")
-    subsets: tuple[str, ...] = _field(("cause", "dialogue"), "Appendix A subsets built from every book, "
-                                      "chapters or not: comma list of cause,dialogue ('none': chapter breaks only)")
-    subset_per_book: str = _field("paper", "subset examples drawn per book and kind (seeded): paper = Table 4's "
-                                  "examples per work for the book's source and kind (pg19: cause 11, dialogue 69; "
-                                  "ao3: cause 8, dialogue 9), N = at most N, 0 = all")
+    negatives_from: str = _field(
+        "future", "negatives from later chapters (§2) or other books (App. F)", choices=("future", "out_of_book")
+    )
+    headings: str = _field(
+        "normalize",
+        "heading lines of the gold and its negatives: normalize = every one "
+        "opens with the gold's chapter phrase ('CHAPTER III.'; same case and number, no "
+        "titles), so no heading line tells them apart; number = §2 as printed, only the "
+        "negatives' numbers rewritten; keep = as printed; strip = no heading lines",
+        choices=HEADING_MODES,
+    )
+    tokenizer: str = _field(
+        DEFAULT_TOKENIZER,
+        "length unit: words_punct_v1 (offline default) or hf:PATH, the "
+        "evaluated model's tokenizer.json (file or folder), to count its tokens "
+        "(gpt2:DIR: GPT-2's vocab.json + merges.txt)",
+    )
+    subsets: tuple[str, ...] = _field(
+        ("cause", "dialogue"),
+        "Appendix A subsets built from every book, "
+        "chapters or not: comma list of cause,dialogue ('none': chapter breaks only)",
+    )
+    subset_per_book: str = _field(
+        "paper",
+        "subset examples drawn per book and kind (seeded): paper = Table 4's "
+        "examples per work for the book's source and kind (pg19: cause 11, dialogue 69; "
+        "ao3: cause 8, dialogue 9), N = at most N, 0 = all",
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,10 +111,10 @@ def rewrite_heading(opening: str, heading: str, numeral: str, gold_numeral: str)
         start, end = found.span()
     new = heading[:start] + gold_numeral + heading[end:]
     if numeral.isdigit() and gold_numeral.isdigit():
-        tail = new[start + len(gold_numeral):]
+        tail = new[start + len(gold_numeral) :]
         tail = re.sub(rf"(?<!\d){re.escape(numeral)}(?!\d)", gold_numeral, tail)
-        new = new[:start + len(gold_numeral)] + tail
-    return new + opening[len(heading):]
+        new = new[: start + len(gold_numeral)] + tail
+    return new + opening[len(heading) :]
 
 
 class BookText:
@@ -133,18 +148,19 @@ def heading_phrase(heading: str, numeral: str) -> str:
     the heading has no numbered phrase."""
     first = heading.split("\n", 1)[0].strip()
     match = CHAPTER_PHRASE.search(first)
-    if match and not first[:match.start()].strip("_* "):
+    if match and not first[: match.start()].strip("_* "):
         start, end = match.start(), match.end("num")
     elif numeral and first.strip("_* ").startswith(numeral):
         start = first.index(numeral)
         end = start + len(numeral)
     else:
         return ""
-    return first[start:end] + ("." if first[end:end + 1] == "." else "")
+    return first[start:end] + ("." if first[end : end + 1] == "." else "")
 
 
-def opening_as(text: str, heading: str, numeral: str, gold_heading: str, gold_numeral: str, mode: str,
-               is_gold: bool = False) -> str:
+def opening_as(
+    text: str, heading: str, numeral: str, gold_heading: str, gold_numeral: str, mode: str, is_gold: bool = False
+) -> str:
     """A chapter opening (heading + blank line + body, or the body alone) as the suffix of an
     example whose gold chapter has `gold_heading`/`gold_numeral`, by heading mode:
     normalize: the gold's heading phrase + the body (no titles; nothing when the gold has no
@@ -154,7 +170,7 @@ def opening_as(text: str, heading: str, numeral: str, gold_heading: str, gold_nu
         return text
     if mode == "number":
         return rewrite_heading(text, heading, numeral, gold_numeral)
-    body = text[len(heading):].lstrip("\n") if heading and text.startswith(heading) else text
+    body = text[len(heading) :].lstrip("\n") if heading and text.startswith(heading) else text
     phrase = heading_phrase(gold_heading, gold_numeral) if mode == "normalize" else ""
     return f"{phrase}\n\n{body}" if phrase else body
 
@@ -162,18 +178,32 @@ def opening_as(text: str, heading: str, numeral: str, gold_heading: str, gold_nu
 def suffix(book: BookText, chapter: int, gold: int, config: ExampleConfig) -> str:
     """The first `suffix_tokens` tokens of chapter `chapter` as a suffix of gold chapter `gold`."""
     ch, g = book.chapters[chapter], book.chapters[gold]
-    text = opening_as(ch.opening, ch.heading, ch.numeral, g.heading, g.numeral, config.headings,
-                      is_gold=chapter == gold)
+    text = opening_as(
+        ch.opening, ch.heading, ch.numeral, g.heading, g.numeral, config.headings, is_gold=chapter == gold
+    )
     return book.tok.head(text, config.suffix_tokens)
 
 
-def chapter_examples(book_id: str, source: str, chapters: list[BookChapter], *, seed: int,
-                     config: ExampleConfig = ExampleConfig(), pool=None, book: BookText | None = None
-                     ) -> list[dict] | Drop:
+def chapter_examples(
+    book_id: str,
+    source: str,
+    chapters: list[BookChapter],
+    *,
+    seed: int,
+    config: ExampleConfig = ExampleConfig(),
+    pool=None,
+    book: BookText | None = None,
+) -> list[dict] | Drop:
     """All chapter-boundary example rows of one book, or Drop(no_usable_boundary)."""
     book = book or BookText(chapters, config.tokenizer)
-    book.index.tails([(0, book.ends[gold - 1], n) for gold in range(1, len(chapters)) for n in config.prefix_lengths
-                      if config.negatives_from != "future" or len(chapters) - gold - 1 >= config.min_later_chapters])
+    book.index.tails(
+        [
+            (0, book.ends[gold - 1], n)
+            for gold in range(1, len(chapters))
+            for n in config.prefix_lengths
+            if config.negatives_from != "future" or len(chapters) - gold - 1 >= config.min_later_chapters
+        ]
+    )
     rows, skipped = [], 0
     for gold in range(1, len(chapters)):
         later = list(range(gold + 1, len(chapters)))
@@ -190,11 +220,15 @@ def chapter_examples(book_id: str, source: str, chapters: list[BookChapter], *, 
         if not negs:
             skipped += 1
             continue
-        rows.extend(example_rows(book, book_id, source, "chapter", gold, book.ends[gold - 1],
-                          gold_text, negs, seed, config))
+        rows.extend(
+            example_rows(book, book_id, source, "chapter", gold, book.ends[gold - 1], gold_text, negs, seed, config)
+        )
     if not rows:
-        return Drop("no_usable_boundary", f"{len(chapters)} chapters; a boundary needs "
-                    f"{config.min_later_chapters} chapters after the gold ({skipped} skipped)")
+        return Drop(
+            "no_usable_boundary",
+            f"{len(chapters)} chapters; a boundary needs "
+            f"{config.min_later_chapters} chapters after the gold ({skipped} skipped)",
+        )
     return rows
 
 
@@ -211,22 +245,43 @@ def _out_of_book(pool: list[PoolOpening], book_id, gold_text, gold: BookChapter,
     return out if all(n.text != gold_text for n in out) else None
 
 
-def example_rows(book: BookText, book_id: str, source: str, boundary: str, gold_chapter: int, cut: int,
-                 gold_text: str, negs: list[Negative], seed: int, config: ExampleConfig) -> list[dict]:
+def example_rows(
+    book: BookText,
+    book_id: str,
+    source: str,
+    boundary: str,
+    gold_chapter: int,
+    cut: int,
+    gold_text: str,
+    negs: list[Negative],
+    seed: int,
+    config: ExampleConfig,
+) -> list[dict]:
     """The `examples` rows of one boundary: one per prefix length, sharing `boundary_id`."""
     boundary_id = stable_id("cbb", book_id, boundary, cut, seed)
     rows = []
     for length in sorted(set(config.prefix_lengths)):
         prefix, count = book.prefix(cut, length)
-        rows.append({
-            "example_id": stable_id("cb", boundary_id, length), "boundary_id": boundary_id,
-            "book_id": book_id, "source": source, "boundary": boundary,
-            "chapter_index": gold_chapter, "prefix": prefix, "gold": gold_text,
-            "negatives": [n.text for n in negs],
-            "negative_chapter_indices": [n.chapter_index for n in negs],
-            "negative_book_ids": [n.book_id for n in negs],
-            "prefix_tokens": count, "prefix_length": length,
-            "gold_tokens": book.tok.count(gold_text), "tokenizer": book.tok.name,
-            "cut_offset": cut, "seed": seed, "heading_normalization": config.headings})
+        rows.append(
+            {
+                "example_id": stable_id("cb", boundary_id, length),
+                "boundary_id": boundary_id,
+                "book_id": book_id,
+                "source": source,
+                "boundary": boundary,
+                "chapter_index": gold_chapter,
+                "prefix": prefix,
+                "gold": gold_text,
+                "negatives": [n.text for n in negs],
+                "negative_chapter_indices": [n.chapter_index for n in negs],
+                "negative_book_ids": [n.book_id for n in negs],
+                "prefix_tokens": count,
+                "prefix_length": length,
+                "gold_tokens": book.tok.count(gold_text),
+                "tokenizer": book.tok.name,
+                "cut_offset": cut,
+                "seed": seed,
+                "heading_normalization": config.headings,
+            }
+        )
     return rows
-

@@ -9,19 +9,21 @@ and with one of three boilerplate styles:
 - none (already stripped, e.g. PG-19 itself).
 Known-bad inputs: empty files, binary files (NUL or many control bytes), a lone Ctrl-Z.
 """
+
 from __future__ import annotations
 
 import re
 
-from annotators.core.sniff import not_text_reason, utf16_evidence
 from annotators.core.outcome import Drop
+from annotators.core.sniff import not_text_reason, utf16_evidence
 
 _START_MODERN = re.compile(r"^\W*\*{2,}\s*START OF (?:THE |THIS )?PROJECT GUTENBERG", re.I)
 _END_MODERN = re.compile(r"^\W*\*{2,}\s*END OF (?:THE |THIS )?PROJECT GUTENBERG", re.I)
 _END_SMALL_PRINT = re.compile(r"^\W*\*?END\*?\s*THE SMALL PRINT", re.I)
 _START_SMALL_PRINT = re.compile(r"^\W*\*+\s*START\**\s*THE SMALL PRINT", re.I)
 _END_LINE = re.compile(
-    r"^\W*(?:the\s+)?end of (?:the )?project gutenberg(?:'s)?\s+(?:e-?text|e-?book|edition|etext)?", re.I)
+    r"^\W*(?:the\s+)?end of (?:the )?project gutenberg(?:'s)?\s+(?:e-?text|e-?book|edition|etext)?", re.I
+)
 _PRODUCED_BY = re.compile(r"^\s*(?:produced|prepared|transcribed|scanned|e-?text prepared)\b.*\bby\b", re.I)
 _CONTROL = set(range(0, 32)) - {9, 10, 12, 13, 26}
 _CP1252_HOLES = {0x81, 0x8D, 0x8F, 0x90, 0x9D}
@@ -61,7 +63,7 @@ def refuse_non_text(raw: bytes, *, max_control_ratio: float = 0.001) -> Drop | N
 
 
 def unify_newlines(text: str) -> str:
-    """"\r\n" and "\r" as "\n", and DOS end-of-file marks (Ctrl-Z) removed."""
+    """ "\r\n" and "\r" as "\n", and DOS end-of-file marks (Ctrl-Z) removed."""
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\x1a", "")
 
 

@@ -6,6 +6,7 @@ contents lists and checks numbering. Known traps guarded here: prose lines begin
 "Chapter 3 of the report...", mid-paragraph mentions, captions that only refer to a chapter
 ("(See Chapter VIII.)"), and roman-looking words ("Chapter mild").
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,8 +22,34 @@ CHAPTER_PHRASE = re.compile(rf"\b(?P<word>chapter|chap\.)\s+(?P<num>{NUMERAL}){_
 NUMERAL_LINE = re.compile(r"^\s*(?P<num>[IVXLC]+|\d{1,3})(?P<sep>\.?)(?:\s+(?P<rest>\S(?:.*\S)?))?\s*$")
 _STRUCTURAL = re.compile(rf"^[\s_*]*(?:volume|vol\.|book|part)\s+(?:the\s+)?(?:{NUMERAL}|\w+)\b.{{0,60}}$", re.I)
 _SEPARATORS = ".:;,-\u2014\u2013)]_*"
-_SMALL = {"a", "an", "the", "of", "in", "and", "to", "on", "at", "for", "by", "with", "from",
-          "or", "but", "as", "into", "upon", "is", "his", "her", "its", "their", "o'", "de", "la"}
+_SMALL = {
+    "a",
+    "an",
+    "the",
+    "of",
+    "in",
+    "and",
+    "to",
+    "on",
+    "at",
+    "for",
+    "by",
+    "with",
+    "from",
+    "or",
+    "but",
+    "as",
+    "into",
+    "upon",
+    "is",
+    "his",
+    "her",
+    "its",
+    "their",
+    "o'",
+    "de",
+    "la",
+}
 MAX_TITLE_WORDS = 16
 MAX_HEADING_CHARS = 110
 
@@ -75,7 +102,7 @@ def _paragraph_start(lines: list[str], i: int) -> bool:
     if is_blank(lines, i - 1):
         return True
     prev = lines[i - 1].strip()
-    return is_structural(prev) or (prev.endswith("]") and "[" in "".join(lines[max(0, i - 10):i]))
+    return is_structural(prev) or (prev.endswith("]") and "[" in "".join(lines[max(0, i - 10) : i]))
 
 
 def _title_after(lines: list[str], j: int) -> tuple[str, int]:
@@ -111,8 +138,12 @@ def wrapped_title(parts: list[str]) -> bool:
     if any(p.rstrip("_*").endswith(_SENTENCE_END) for p in parts[:-1]):
         return False
     joined = " ".join(parts)
-    return (len(joined.split()) <= MAX_TITLE_WORDS and len(joined) <= 2 * MAX_HEADING_CHARS
-            and title_like(parts[0]) and title_like(joined))
+    return (
+        len(joined.split()) <= MAX_TITLE_WORDS
+        and len(joined) <= 2 * MAX_HEADING_CHARS
+        and title_like(parts[0])
+        and title_like(joined)
+    )
 
 
 def _paragraph_from(lines: list[str], i: int) -> list[str]:
@@ -173,23 +204,24 @@ def illustration_candidate(lines: list[str], i: int) -> HeadingCandidate | None:
         end += 1
     if end >= len(lines) or "]" not in lines[end]:
         return None
-    caption = " ".join(text.strip() for text in lines[i:end + 1])
-    inner = caption[caption.index("[") + 1:caption.rindex("]")]
+    caption = " ".join(text.strip() for text in lines[i : end + 1])
+    inner = caption[caption.index("[") + 1 : caption.rindex("]")]
     inner = re.sub(r"^Illustration\s*:?\s*", "", inner, flags=re.I).strip()
     match = CHAPTER_PHRASE.search(inner)
     if not match or not _numeral_ok(match.group("num")):
         return None
-    before = inner[:match.start()].lower()
+    before = inner[: match.start()].lower()
     if re.search(r"(see|in|of|from|to)\s*$|\(\s*$", before):
         return None
     # The heading is the chapter phrase and what follows it; the picture's own caption
     # ("_The traveller at the gate._") is not part of the chapter and is dropped.
-    heading = " ".join(re.sub(r"[_*]+", " ", inner[match.start():]).split())
+    heading = " ".join(re.sub(r"[_*]+", " ", inner[match.start() :]).split())
     title, body_start = _title_after(lines, end + 1)
     heading = f"{heading}\n{title}" if title else heading
     title = title_without_emphasis(title)
-    return HeadingCandidate(i, body_start, heading, title, numeral_value(match.group("num"))[0],
-                            match.group("num"), "illustration")
+    return HeadingCandidate(
+        i, body_start, heading, title, numeral_value(match.group("num"))[0], match.group("num"), "illustration"
+    )
 
 
 def numeral_candidate(lines: list[str], i: int) -> HeadingCandidate | None:

@@ -6,19 +6,68 @@ gold suffix begins with 'Chapter III', the chapter indices of all negatives is s
 negative's literal replaced by the gold's literal, keeping the gold's style (roman stays
 roman, arabic stays arabic, words stay words).
 """
+
 from __future__ import annotations
 
 import re
 
-_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-          "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-          "eighteen", "nineteen"]
+_UNITS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
 _TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-_ORD_UNITS = ["zeroth", "first", "second", "third", "fourth", "fifth", "sixth", "seventh",
-              "eighth", "ninth", "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth",
-              "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth"]
-_ORD_TENS = ["", "", "twentieth", "thirtieth", "fortieth", "fiftieth", "sixtieth", "seventieth",
-             "eightieth", "ninetieth"]
+_ORD_UNITS = [
+    "zeroth",
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+    "thirteenth",
+    "fourteenth",
+    "fifteenth",
+    "sixteenth",
+    "seventeenth",
+    "eighteenth",
+    "nineteenth",
+]
+_ORD_TENS = [
+    "",
+    "",
+    "twentieth",
+    "thirtieth",
+    "fortieth",
+    "fiftieth",
+    "sixtieth",
+    "seventieth",
+    "eightieth",
+    "ninetieth",
+]
 
 WORD_VALUES: dict[str, int] = {}
 for _n in range(1, 100):
@@ -37,8 +86,21 @@ _WORDS_ALT = "|".join(sorted((re.escape(w) for w in WORD_VALUES), key=len, rever
 # A numeral: arabic digits, a roman numeral, or number words (optionally "the first").
 NUMERAL = rf"(?:\d{{1,4}}|[IVXLCDM]+|(?:the\s+)?(?:{_WORDS_ALT}))"
 _ROMAN = re.compile(r"^[IVXLCDM]+$", re.I)
-_ROMAN_VALUES = [(1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"),
-                 (50, "L"), (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")]
+_ROMAN_VALUES = [
+    (1000, "M"),
+    (900, "CM"),
+    (500, "D"),
+    (400, "CD"),
+    (100, "C"),
+    (90, "XC"),
+    (50, "L"),
+    (40, "XL"),
+    (10, "X"),
+    (9, "IX"),
+    (5, "V"),
+    (4, "IV"),
+    (1, "I"),
+]
 
 
 def int_to_roman(n: int) -> str:

@@ -28,11 +28,19 @@ REASONS: dict[str, str] = {
     # duplicate books (dedup.py)
     "duplicate_book": "the book is a copy (exact, or another edition) of a book kept in its place; the detail names it",
     # examples (examples.py, subsets.py)
-    "no_usable_boundary": ("the book has no chapter boundary with 5 later chapters and no cause/dialogue "
-                           "boundary with 5 later ones"),
+    "no_usable_boundary": (
+        "the book has no chapter boundary with 5 later chapters and no cause/dialogue boundary with 5 later ones"
+    ),
 }
 
 JOB_REASONS: tuple[str, ...] = (
-    "empty_file", "binary_file", "utf16", "undecodable", "malformed_json", "not_an_object", "duplicate_id",
+    "empty_file",
+    "binary_file",
+    "utf16",
+    "undecodable",
+    "malformed_json",
+    "not_an_object",
+    "duplicate_id",
     "internal_error",
-    *REASONS)
+    *REASONS,
+)

@@ -4,6 +4,7 @@ Books themselves stay plain dicts with named keys (`books.py`); these are the sm
 the job builds around them: the out-of-book pool (Appendix F), one drawn negative, and the
 per-book and per-boundary facts behind the paper's Tables 3-4 (`card.dataset_stats`).
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple

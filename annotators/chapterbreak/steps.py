@@ -4,28 +4,30 @@ Each returns a list of outputs or `Drop(reason, detail)` (codes: `reasons.py`). 
 the engine's (input_id, bytes) pairs for files and lines, and grouped (work_id, parts) for
 AO3 works; the job (`pipelines/chapterbreak.py`) only wires them together.
 """
+
 from __future__ import annotations
 
 from annotators.chapterbreak.ao3 import Ao3Config, parse_ao3_html, parse_json_line
-from annotators.chapterbreak.books import (AO3, PG, ao3_book, book_chapters, book_from_text, book_id_for,
-                                            gutenberg_book)
+from annotators.chapterbreak.books import AO3, PG, ao3_book, book_chapters, book_from_text, book_id_for, gutenberg_book
 from annotators.chapterbreak.chapters import ChapterConfig
 from annotators.chapterbreak.dedup import BookKey
 from annotators.chapterbreak.dedup import book_key as _book_key
-from annotators.chapterbreak.gutenberg import clean_book
 from annotators.chapterbreak.examples import BookText, ExampleConfig, chapter_examples
+from annotators.chapterbreak.gutenberg import clean_book
 from annotators.chapterbreak.records import BookStat, BoundaryStat, PoolOpening
 from annotators.chapterbreak.subsets import boundaries, subset_examples, uncapped_count
 from annotators.core.outcome import Drop
 from schemas.chapterbreak import BookRow
 from schemas.common import detail_message
 
+
 def _listed(result):
     return result if isinstance(result, Drop) else [result]
 
 
-def read_gutenberg_book(element: tuple[str, bytes], config: ChapterConfig, keep_unchaptered: bool = False
-                        ) -> list[dict] | Drop:
+def read_gutenberg_book(
+    element: tuple[str, bytes], config: ChapterConfig, keep_unchaptered: bool = False
+) -> list[dict] | Drop:
     """One PG file (input_id, bytes) -> [book] with its chapters, or Drop; with
     `keep_unchaptered` (subsets wanted) a book without chapters is kept as one text."""
     input_id, raw = element
@@ -78,9 +80,20 @@ def ao3_work_parts(element, config: Ao3Config) -> list[tuple[str, list[dict] | D
     _, duplicates = split_duplicate_parts(parts)
     out = [(ao3_work_input_id(element), build_ao3_work((work_id, parts), config))]
     for part, first, positions in duplicates:
-        out.append((part.input_id, Drop("duplicate_id", {
-            "work_id": work_id, "first_at": first.input_id, "repeated_chapters": positions[:20],
-            "message": f"work {work_id} was already read from {first.input_id}"})))
+        out.append(
+            (
+                part.input_id,
+                Drop(
+                    "duplicate_id",
+                    {
+                        "work_id": work_id,
+                        "first_at": first.input_id,
+                        "repeated_chapters": positions[:20],
+                        "message": f"work {work_id} was already read from {first.input_id}",
+                    },
+                ),
+            )
+        )
     return out
 
 
@@ -89,8 +102,9 @@ def ao3_work_input_id(element) -> str:
     return f"ao3:{work_id}"
 
 
-def book_examples(book: dict, pool: list[PoolOpening] | None = None, *, seed: int,
-                  config: ExampleConfig) -> list[dict] | Drop:
+def book_examples(
+    book: dict, pool: list[PoolOpening] | None = None, *, seed: int, config: ExampleConfig
+) -> list[dict] | Drop:
     """All example rows of one book (chapter boundaries + requested subsets), or Drop.
 
     `pool` (Appendix F's out-of-book negatives) is every book's openings, in any order.
@@ -100,15 +114,19 @@ def book_examples(book: dict, pool: list[PoolOpening] | None = None, *, seed: in
     text = BookText(chapters, config.tokenizer)  # tokenised once for every kind of boundary
     rows = []
     if book["chapters"]:
-        found = chapter_examples(book["book_id"], book["source"], chapters, seed=seed, config=config, pool=pool,
-                                 book=text)
+        found = chapter_examples(
+            book["book_id"], book["source"], chapters, seed=seed, config=config, pool=pool, book=text
+        )
         rows = [] if isinstance(found, Drop) else found
     for kind in config.subsets:
         rows += subset_examples(book["book_id"], book["source"], chapters, kind, seed=seed, config=config, book=text)
     if not rows:
-        return Drop("no_usable_boundary", f"{len(book['chapters'])} chapters; no boundary with "
-                    f"{config.min_later_chapters} later chapters and no usable {'/'.join(config.subsets) or 'subset'} "
-                    f"position (a subset boundary needs {config.n_negatives} later ones)")
+        return Drop(
+            "no_usable_boundary",
+            f"{len(book['chapters'])} chapters; no boundary with "
+            f"{config.min_later_chapters} later chapters and no usable {'/'.join(config.subsets) or 'subset'} "
+            f"position (a subset boundary needs {config.n_negatives} later ones)",
+        )
     return rows
 
 
@@ -117,9 +135,16 @@ def openings(book: dict, config: ExampleConfig) -> list[PoolOpening]:
     for `suffix_tokens` tokens after the heading)."""
     text = BookText(book_chapters(book), config.tokenizer)
     tok = text.tok  # room for the heading: the gold's heading mode may replace or drop it
-    return [PoolOpening(book["book_id"], c.index, c.heading, c.numeral,
-                        tok.head(c.opening, config.suffix_tokens + tok.count(c.heading)))
-            for c in text.chapters]
+    return [
+        PoolOpening(
+            book["book_id"],
+            c.index,
+            c.heading,
+            c.numeral,
+            tok.head(c.opening, config.suffix_tokens + tok.count(c.heading)),
+        )
+        for c in text.chapters
+    ]
 
 
 def book_key(book: dict) -> BookKey:
@@ -147,8 +172,11 @@ def collapse_duplicate(book: dict, verdicts: dict) -> list[dict] | Drop:
     if verdict is None:
         return [book]
     if "kept" in verdict:
-        return Drop("duplicate_book", f"a copy of {verdict['kept']} (book {verdict['kept_book_id']}, "
-                                      f"similarity {verdict['similarity']}), which is kept")
+        return Drop(
+            "duplicate_book",
+            f"a copy of {verdict['kept']} (book {verdict['kept_book_id']}, "
+            f"similarity {verdict['similarity']}), which is kept",
+        )
     return [{**book, "info": {**book["info"], "duplicates": verdict["duplicates"]}}]
 
 
@@ -160,8 +188,15 @@ def duplicate_to_book(row: dict) -> dict:
 def reject_to_book(row: dict, source: str) -> dict:
     """A `books` table row for a rejects row of a book-reading stage (status "rejected")."""
     key = row["input_id"].removeprefix("ao3:")
-    return BookRow(book_id_for(source, key), source, row["input_id"], "rejected", row["stage"],
-                   reason=row["reason"], detail=detail_message(row["detail"])[:2000]).to_row()
+    return BookRow(
+        book_id_for(source, key),
+        source,
+        row["input_id"],
+        "rejected",
+        row["stage"],
+        reason=row["reason"],
+        detail=detail_message(row["detail"])[:2000],
+    ).to_row()
 
 
 def book_stat(book: dict, config: ExampleConfig | None = None) -> BookStat:
@@ -174,8 +209,7 @@ def book_stat(book: dict, config: ExampleConfig | None = None) -> BookStat:
         text = BookText(chapters, config.tokenizer)
         bounds = boundaries(text)  # found once for every kind
         uncapped = tuple((kind, uncapped_count(text, kind, config, bounds)) for kind in config.subsets)
-    return BookStat(book["source"], book["book_id"], len(book["chapters"]), words, book.get("input_id", ""),
-                    uncapped)
+    return BookStat(book["source"], book["book_id"], len(book["chapters"]), words, book.get("input_id", ""), uncapped)
 
 
 def boundary_stat(row: dict) -> BoundaryStat:

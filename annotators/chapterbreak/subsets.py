@@ -24,6 +24,7 @@ book's source and kind (`PAPER_PER_BOOK`). The cap is what brings the rule to Ta
 rates: uncapped it finds several times more per book (`uncapped_count`, in stats.json and
 the card).
 """
+
 from __future__ import annotations
 
 import bisect
@@ -47,7 +48,8 @@ _SENTENCE_GAP_AT_RUN = re.compile(r"(?<![.!?])" + _SENTENCE_GAP.pattern)
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 ABBREVIATIONS = frozenset(
     "mr mrs ms messrs mme mlle dr st jr sr rev revd col capt gen lt sgt maj prof hon esq gov "
-    "sen rep fr no vol ch chap viz vs etc ft mt".split())
+    "sen rep fr no vol ch chap viz vs etc ft mt".split()
+)
 
 
 def per_book_cap(setting: str, source: str, kind: str) -> int:
@@ -92,8 +94,11 @@ def boundaries(book: BookText) -> list[tuple[int, int]]:
                 p += 1
             if p >= para_end:
                 continue
-            starts = [p] + [m.end() for m in finditer_from_runs(_SENTENCE_GAP, _SENTENCE_GAP_AT_RUN, text, p, para_end)
-                           if _ends_sentence(text, m.start())]
+            starts = [p] + [
+                m.end()
+                for m in finditer_from_runs(_SENTENCE_GAP, _SENTENCE_GAP_AT_RUN, text, p, para_end)
+                if _ends_sentence(text, m.start())
+            ]
             stop = para_end
             for k, s in enumerate(starts):
                 e = starts[k + 1] if k + 1 < len(starts) else stop
@@ -116,8 +121,9 @@ def positions(book: BookText, kind: str, bounds: list[tuple[int, int]] | None = 
     raise ValueError(f"unknown subset {kind!r}; known: {KINDS}")
 
 
-def _suffixes(book: BookText, kind: str, config: ExampleConfig, bounds: list[tuple[int, int]] | None = None
-              ) -> tuple[list[int], dict[int, int]]:
+def _suffixes(
+    book: BookText, kind: str, config: ExampleConfig, bounds: list[tuple[int, int]] | None = None
+) -> tuple[list[int], dict[int, int]]:
     """(offsets where a suffix of `kind` starts and holds a token, each suffix's end: the end
     of its first `suffix_tokens` tokens)."""
     found = positions(book, kind, bounds)
@@ -125,32 +131,41 @@ def _suffixes(book: BookText, kind: str, config: ExampleConfig, bounds: list[tup
     return [p for p in found if ends[p] > p], ends
 
 
-def uncapped_count(book: BookText, kind: str, config: ExampleConfig = ExampleConfig(),
-                   bounds: list[tuple[int, int]] | None = None) -> int:
+def uncapped_count(
+    book: BookText, kind: str, config: ExampleConfig = ExampleConfig(), bounds: list[tuple[int, int]] | None = None
+) -> int:
     """How many boundaries of `kind` give the book an example with no per-book cap (what
     `--subset-per-book 0` draws): those with `n_negatives` later suffixes of the same kind
     that start after the gold's end and differ from it (`bounds` as for `positions`)."""
     found, ends = _suffixes(book, kind, config, bounds)
     same_text: dict[str, list[int]] = {}
     for q in found:
-        same_text.setdefault(book.text[q:ends[q]], []).append(q)
+        same_text.setdefault(book.text[q : ends[q]], []).append(q)
     count = 0
     for p in found:
-        twins = same_text[book.text[p:ends[p]]]
+        twins = same_text[book.text[p : ends[p]]]
         later = len(found) - bisect.bisect_left(found, ends[p])
         later_twins = len(twins) - bisect.bisect_left(twins, ends[p])
         count += later - later_twins >= config.n_negatives
     return count
 
 
-def subset_examples(book_id: str, source: str, chapters: list[BookChapter], kind: str, *,
-                    seed: int, config: ExampleConfig = ExampleConfig(), book: BookText | None = None) -> list[dict]:
+def subset_examples(
+    book_id: str,
+    source: str,
+    chapters: list[BookChapter],
+    kind: str,
+    *,
+    seed: int,
+    config: ExampleConfig = ExampleConfig(),
+    book: BookText | None = None,
+) -> list[dict]:
     """Example rows of one subset ("cause" or "dialogue") for one book (may be empty)."""
     book = book or BookText(chapters, config.tokenizer)
     found, ends = _suffixes(book, kind, config)
 
     def later(p: int) -> list[int]:
-        return found[bisect.bisect_left(found, ends[p]):]
+        return found[bisect.bisect_left(found, ends[p]) :]
 
     usable = [p for p in found if len(later(p)) >= config.n_negatives]
     cap = per_book_cap(config.subset_per_book, source, kind)
@@ -159,11 +174,13 @@ def subset_examples(book_id: str, source: str, chapters: list[BookChapter], kind
     book.index.tails([(0, p, n) for p in usable for n in config.prefix_lengths])  # one batch
     rows = []
     for p in usable:
-        gold = book.text[p:ends[p]]
-        pool = [q for q in later(p) if book.text[q:ends[q]] != gold]
+        gold = book.text[p : ends[p]]
+        pool = [q for q in later(p) if book.text[q : ends[q]] != gold]
         if len(pool) < config.n_negatives:
             continue
-        drawn = [Negative(book_id, book.chapter_at(q), book.text[q:ends[q]])
-                 for q in rng_for(seed, book_id, kind, p).sample(pool, config.n_negatives)]
+        drawn = [
+            Negative(book_id, book.chapter_at(q), book.text[q : ends[q]])
+            for q in rng_for(seed, book_id, kind, p).sample(pool, config.n_negatives)
+        ]
         rows.extend(example_rows(book, book_id, source, kind, book.chapter_at(p), p, gold, drawn, seed, config))
     return rows

@@ -6,9 +6,10 @@ left; a book has one prefix per boundary and length, so the book is tokenised on
 (`hf:PATH`) each cut is then encoded on its own, many in one batch (annotators.text.cuts), so
 a prefix or suffix holds at most N tokens of that tokenizer as a text of its own.
 """
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from annotators.text.cuts import Cut, Offsets, fit_heads, fit_tails
 from annotators.text.tokenizers import SpanTokenizer

@@ -7,14 +7,15 @@ bundles of a 5,000-story LOT build). A CompactMap pickles as a single zlib-compr
 object, so a bundle decodes and weighs one object; the dict itself is rebuilt once per
 process (keyed by the blob's digest) and never referenced from the instance.
 """
+
 from __future__ import annotations
 
 import hashlib
 import pickle
 import threading
 import zlib
-from collections.abc import Mapping
-from typing import Any, Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 _DECODED: dict[str, dict] = {}
 _LOCK = threading.Lock()

@@ -9,20 +9,36 @@ bins the counts, summarises them and draws them with matplotlib's Agg canvas (he
 pyplot state). The PNG carries no timestamp or software tag, so the same counts give the same
 bytes on any runner and worker count (with the same matplotlib and FreeType).
 """
+
 from __future__ import annotations
 
 import collections
 import dataclasses
 import io
 import math
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 FLOAT_DIGITS = 4
 BINS = 40
 # Lines in a panel come in this order (splits, then GLGE levels, then ChapterBreak boundaries);
 # other values follow alphabetically.
-LINE_ORDER = ("train", "val", "valid", "validation", "dev", "test", "easy", "medium", "medium+", "hard",
-              "chapter", "cause", "dialogue", "pg19", "ao3")
+LINE_ORDER = (
+    "train",
+    "val",
+    "valid",
+    "validation",
+    "dev",
+    "test",
+    "easy",
+    "medium",
+    "medium+",
+    "hard",
+    "chapter",
+    "cause",
+    "dialogue",
+    "pg19",
+    "ao3",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,8 +134,10 @@ def binned(counter: Mapping, edges: list[float]) -> list[int]:
 def panels(figure: Figure, counts: Counts) -> list[tuple[str, list[tuple[str, dict]]]]:
     """[(panel, [(line, summary), ...]), ...] in drawing order."""
     names = sorted({p for p, _ in counts}, key=lambda p: (figure.tables.index(p) if p in figure.tables else -1, p))
-    return [(p, [(line, summary(counts[(p, line)])) for line in sorted({ln for q, ln in counts if q == p}, key=_order)])
-            for p in names]
+    return [
+        (p, [(line, summary(counts[(p, line)])) for line in sorted({ln for q, ln in counts if q == p}, key=_order)])
+        for p in names
+    ]
 
 
 def draw(figure: Figure, counts: Counts) -> bytes:

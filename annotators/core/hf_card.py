@@ -11,6 +11,7 @@ Metadata per job: languages, task categories, the paper's citation, the source d
 `license: other`, because the texts keep their sources' licences (rows carry them where the
 input did). The card text itself (CARD.md) follows the front matter.
 """
+
 from __future__ import annotations
 
 import json
@@ -48,14 +49,25 @@ CITATIONS = {
 
 # job -> (pretty name, languages, task categories, the paper it follows, source datasets)
 JOBS = {
-    "lot": ("LOT (ClozeT, SenPos, PlotCom, OutGen)", ["zh"], ["text-generation", "multiple-choice"], "lot", ["original"]),
+    "lot": (
+        "LOT (ClozeT, SenPos, PlotCom, OutGen)",
+        ["zh"],
+        ["text-generation", "multiple-choice"],
+        "lot",
+        ["original"],
+    ),
     "stories": ("Cleaned stories for LOT", ["zh"], ["text-generation"], "lot", ["original"]),
     "crawl": ("Crawled story pages", ["zh"], ["text-generation"], "lot", ["original"]),
     "overlap": ("8-gram overlap audit", ["zh"], ["text-generation"], "lot", ["extended"]),
     "bias": ("Bias baselines audit", ["zh"], ["multiple-choice"], "lot", ["extended"]),
     "chapterbreak": ("ChapterBreak", ["en"], ["multiple-choice", "text-generation"], "chapterbreak", ["original"]),
-    "glge": ("GLGE difficulty levels", ["en", "zh"], ["summarization", "question-answering", "text-generation"],
-             "glge", ["extended"]),
+    "glge": (
+        "GLGE difficulty levels",
+        ["en", "zh"],
+        ["summarization", "question-answering", "text-generation"],
+        "glge",
+        ["extended"],
+    ),
     "storium": ("STORIUM", ["en"], ["text-generation"], "storium", ["original"]),
     "edits": ("STORIUM user edits", ["en"], ["text-generation"], "storium", ["extended"]),
     "evaluate": ("Official-metric scores", ["en", "zh"], ["text-generation"], None, ["extended"]),
@@ -63,8 +75,14 @@ JOBS = {
 
 
 def size_category(rows: int) -> str:
-    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
-                        (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M")):
+    for limit, name in (
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+        (10_000_000, "1M<n<10M"),
+        (100_000_000, "10M<n<100M"),
+    ):
         if rows < limit:
             return name
     return "100M<n<1B"
@@ -89,10 +107,13 @@ def front_matter(stats: dict) -> str:
     tables: dict[str, int] = stats.get("tables", {})
     splits: dict[str, dict[str, int]] = stats.get("table_splits", {})
     q = json.dumps
-    lines = ["---", f"pretty_name: {q(pretty)}", "license: other",
-             "license_details: the texts keep the licences of their sources "
-             "(see the card and the rows' licence fields)",
-             "language:"] + [f"- {x}" for x in languages]
+    lines = [
+        "---",
+        f"pretty_name: {q(pretty)}",
+        "license: other",
+        "license_details: the texts keep the licences of their sources (see the card and the rows' licence fields)",
+        "language:",
+    ] + [f"- {x}" for x in languages]
     lines += ["task_categories:"] + [f"- {t}" for t in tasks]
     lines += ["size_categories:", f"- {size_category(sum(tables.values()))}", "source_datasets:"]
     lines += [f"- {s}" for s in sources]
@@ -111,15 +132,15 @@ def front_matter(stats: dict) -> str:
 # paper -> what the rows' texts are licensed under (they keep their sources' licences).
 LICENCES = {
     "lot": "The stories keep the licences of the sites they came from; each stories row carries its "
-           "input's `license` and `url` where the input gave them. LOT's own release states no licence.",
+    "input's `license` and `url` where the input gave them. LOT's own release states no licence.",
     "chapterbreak": "PG-19 books are public domain in the United States (each Project Gutenberg file "
-                    "carries its licence); AO3 works belong to their authors and are for research use "
-                    "only: bring your own copies and do not redistribute them.",
+    "carries its licence); AO3 works belong to their authors and are for research use "
+    "only: bring your own copies and do not redistribute them.",
     "glge": "Each GLGE task keeps its source dataset's licence (CNN/DailyMail, Gigaword, XSUM, MSNews, "
-            "SQuAD 1.1, MSQG, CoQA, PersonaChat; LOT for the Chinese tasks). MSNews and MSQG are "
-            "bring-your-own-data.",
+    "SQuAD 1.1, MSQG, CoQA, PersonaChat; LOT for the Chinese tasks). MSNews and MSQG are "
+    "bring-your-own-data.",
     "storium": "STORIUM games are licensed under STORIUM's Data Transfer and Use Agreement, which forbids "
-               "redistribution: outputs built from them stay with the research team that obtained them.",
+    "redistribution: outputs built from them stay with the research team that obtained them.",
 }
 
 
@@ -127,8 +148,12 @@ def licence_section(stats: dict) -> str:
     """The card's Licence and Citation sections (in CARD.md and so in README.md)."""
     paper = JOBS.get(stats.get("job", ""), (None, None, None, None, None))[3]
     note = LICENCES.get(paper, "The texts keep the licences of their sources.")
-    out = ["## Licence", "", f"License: other. {note} storybench's code is Apache-2.0; it adds no "
-           "licence of its own to the data.", ""]
+    out = [
+        "## Licence",
+        "",
+        f"License: other. {note} storybench's code is Apache-2.0; it adds no licence of its own to the data.",
+        "",
+    ]
     if paper:
         out += ["## Citation", "", "```bibtex", CITATIONS[paper], "```", ""]
     return "\n".join(out)
@@ -137,8 +162,10 @@ def licence_section(stats: dict) -> str:
 def readme(stats: dict, card_text: str) -> str:
     """README.md: the front matter, then the human-readable card (CARD.md, which ends with its
     licence and citation), then how to load it."""
-    loading = ("\n## Loading\n\n```python\nfrom datasets import load_dataset\n"
-               "ds = load_dataset(\"path/to/this/folder\", \"<config>\")  # a config per table\n```\n"
-               "A split with no rows is not listed (datasets cannot build an empty split); an empty "
-               "table loads with `streaming=True`. pandas, DuckDB and polars read `<table>/*.parquet`.\n")
+    loading = (
+        "\n## Loading\n\n```python\nfrom datasets import load_dataset\n"
+        'ds = load_dataset("path/to/this/folder", "<config>")  # a config per table\n```\n'
+        "A split with no rows is not listed (datasets cannot build an empty split); an empty "
+        "table loads with `streaming=True`. pandas, DuckDB and polars read `<table>/*.parquet`.\n"
+    )
     return front_matter(stats) + "\n" + card_text.rstrip("\n") + "\n" + loading

@@ -4,6 +4,7 @@ Every id and every sampled choice derives from a SHA-256 of its parts (and the j
 never from Python's `hash()` (salted per process), global `random`, or arrival order, so
 outputs are identical on any runner and worker count.
 """
+
 from __future__ import annotations
 
 import random

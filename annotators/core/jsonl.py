@@ -1,4 +1,5 @@
 """One JSON-lines record: a JSON object, or the reason it is not one (from the catalogue)."""
+
 from __future__ import annotations
 
 import json

@@ -5,9 +5,10 @@ bit-parallel algorithm (O(len(a) * len(b) / 64) machine words, in C) on integer 
 distinct token gets the number of its first appearance, so equality is exact (no hash of a
 string decides it) and the result is the same number the textbook dynamic programme gives.
 """
+
 from __future__ import annotations
 
-from typing import Hashable, Sequence
+from collections.abc import Hashable, Sequence
 
 from rapidfuzz.distance import LCSseq
 

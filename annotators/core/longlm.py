@@ -16,9 +16,11 @@ LOT's exports and GLGE's `lot_outgen` task.
 The files hold one example per line, separated by newlines with none after the last line,
 byte for byte as ../shared/data/lot/official_examples.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from schemas.lot import CLOZET_MASK, SENPOS_MASK, to_jsonl
 
@@ -47,7 +49,7 @@ def outgen_source_target(row: dict[str, Any]) -> tuple[str, str]:
 
 def clozet_source_target(row: dict[str, Any]) -> tuple[str, str]:
     story = _one_line(row["story"]).replace(CLOZET_MASK, SEP)
-    source = (_one_line(row["plot0"]) + sentinel(1) + _one_line(row["plot1"]) + sentinel(2) + story + QUERY)
+    source = _one_line(row["plot0"]) + sentinel(1) + _one_line(row["plot1"]) + sentinel(2) + story + QUERY
     return source, source + sentinel(int(row["label"]) + 1)
 
 
@@ -60,8 +62,7 @@ def senpos_source_target(row: dict[str, Any]) -> tuple[str, str]:
 
 def source_target(task: str, row: dict[str, Any]) -> tuple[str, str]:
     """(source line, target line) of one table row of `task` (clozet, senpos or outgen)."""
-    return {"clozet": clozet_source_target, "senpos": senpos_source_target,
-            "outgen": outgen_source_target}[task](row)
+    return {"clozet": clozet_source_target, "senpos": senpos_source_target, "outgen": outgen_source_target}[task](row)
 
 
 def export_group(task: str, row: dict[str, Any]) -> str:

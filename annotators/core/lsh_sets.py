@@ -8,9 +8,11 @@ two or more), ids only. `near_dup.id_components` then joins sets that share a st
 component's own members rebuild their sets from the band keys they carry (`member_band_sets`),
 so no list of sets travels with the texts. The LOT and stories jobs both use them.
 """
+
 from __future__ import annotations
 
-from typing import Any, Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 BAND_PARTS = 256  # partitions of the LSH band keys: what the band shuffle is keyed by
 

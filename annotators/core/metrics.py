@@ -1,4 +1,5 @@
 """Precision, recall and F1 from counts (micro-averaged: sum the counts, then divide)."""
+
 from __future__ import annotations
 
 

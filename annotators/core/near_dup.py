@@ -11,35 +11,49 @@ LSH never merges stories by chance. Clusters are connected components of the edg
 representative is the member with the smallest (url, input_id), a rule independent of
 arrival order. Members are `Node`s, so a cluster can be computed without the texts.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import functools
 import hashlib
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
 
 import numpy as np
 
 from annotators.core.ids import stable_hash, stable_id
-from annotators.core.shingles import (jaccard, oph_bytes, oph_of_codes, oph_signature, shingle_jaccard,  # noqa: F401
-                                      shingle_set, shingles)
+from annotators.core.shingles import (  # noqa: F401
+    jaccard,
+    oph_bytes,
+    oph_of_codes,
+    oph_signature,
+    shingle_jaccard,
+    shingle_set,
+    shingles,
+)
 
 
 @dataclasses.dataclass(frozen=True)
 class NearDupConfig:
     """Not in the LOT paper; text-dedup style defaults."""
 
-    threshold: float = dataclasses.field(default=0.8, metadata={
-        "help": "Jaccard of character shingles that makes two stories near-duplicates"})
+    threshold: float = dataclasses.field(
+        default=0.8, metadata={"help": "Jaccard of character shingles that makes two stories near-duplicates"}
+    )
     num_perm: int = dataclasses.field(default=128, metadata={"help": "MinHash permutations"})
     shingle: int = dataclasses.field(default=5, metadata={"help": "characters per shingle"})
     seed: int = dataclasses.field(default=1, metadata={"help": "MinHash permutation seed"})
     # oph by default: on 20,000 distinct stories the stories job keeps and rejects exactly the
     # same stories with either sketch (candidates are confirmed by exact Jaccard) at 55% of the CPU
-    sketch: str = dataclasses.field(default="oph", metadata={
-        "help": "oph: one-permutation hashing with densification (one numpy hash pass per story); "
-                "datasketch: its MinHash (num_perm SHA-1-seeded permutations)",
-        "choices": ("oph", "datasketch")})
+    sketch: str = dataclasses.field(
+        default="oph",
+        metadata={
+            "help": "oph: one-permutation hashing with densification (one numpy hash pass per story); "
+            "datasketch: its MinHash (num_perm SHA-1-seeded permutations)",
+            "choices": ("oph", "datasketch"),
+        },
+    )
 
 
 class Node(NamedTuple):
@@ -115,12 +129,12 @@ def band_keys(text: str, config: NearDupConfig = NearDupConfig()) -> list[str]:
         mh.update_batch([g.encode("utf-8") for g in sorted(grams)])
         data = np.asarray(mh.hashvalues, dtype="<u8").tobytes()
     b, r = bands_rows(config.threshold, config.num_perm)
-    return [f"{i:03d}-{hashlib.blake2b(data[i * r * 8:(i + 1) * r * 8], digest_size=12).hexdigest()}"
-            for i in range(b)]
+    return [
+        f"{i:03d}-{hashlib.blake2b(data[i * r * 8 : (i + 1) * r * 8], digest_size=12).hexdigest()}" for i in range(b)
+    ]
 
 
-def verified_pairs(members: Iterable[tuple[Node, str]], config: NearDupConfig = NearDupConfig()
-                   ) -> list[Pair]:
+def verified_pairs(members: Iterable[tuple[Node, str]], config: NearDupConfig = NearDupConfig()) -> list[Pair]:
     """Pairs of one band group (BandMembers) whose exact shingle Jaccard reaches the threshold, sorted."""
     ordered = sorted((BandMember(*m) for m in members), key=lambda m: m.node)
     sets = [shingle_set(m.text, config.shingle) for m in ordered]
@@ -144,8 +158,13 @@ def _root(parent: dict, x):
     return x
 
 
-def component_pairs(members: Iterable[tuple[Node, str]], sets: Iterable[tuple[Node, ...]],
-                    config: NearDupConfig = NearDupConfig(), *, connected_only: bool = False) -> list[Pair]:
+def component_pairs(
+    members: Iterable[tuple[Node, str]],
+    sets: Iterable[tuple[Node, ...]],
+    config: NearDupConfig = NearDupConfig(),
+    *,
+    connected_only: bool = False,
+) -> list[Pair]:
     """`verified_pairs` of every candidate set of one component, each pair checked once and
     each story's shingles made once: the pairs of stories that share a band group whose exact
     shingle Jaccard reaches the threshold, sorted.
@@ -204,7 +223,7 @@ class Assignment:
     def cluster_size(self) -> int:
         return len(self.members) if self.size is None else self.size
 
-    def for_member(self, story_id: str) -> "Assignment":
+    def for_member(self, story_id: str) -> Assignment:
         """What a member needs to hear: the representative keeps the member list, every other
         member only its length (a cluster of n members would otherwise carry n * n ids)."""
         if story_id == self.representative.story_id:
@@ -250,8 +269,9 @@ class DedupKey(NamedTuple):
     bands: tuple[str, ...]
 
 
-def component_clusters(group: tuple[str, dict], config: NearDupConfig, *, connected_only: bool = False
-                       ) -> list[tuple[str, Assignment]]:
+def component_clusters(
+    group: tuple[str, dict], config: NearDupConfig, *, connected_only: bool = False
+) -> list[tuple[str, Assignment]]:
     """(story_id, Assignment) of every member of a multi-story cluster within one candidate
     component ({"member": BandMembers, "sets": [its candidate sets]}), sorted by story_id.
 
@@ -263,8 +283,11 @@ def component_clusters(group: tuple[str, dict], config: NearDupConfig, *, connec
     return sorted(clusters(component_pairs(joined["member"], sets, config, connected_only=connected_only)).items())
 
 
-def scored_against_representative(assignments: list[tuple[str, Assignment]], members: Iterable[tuple[Node, str]],
-                                  config: NearDupConfig = NearDupConfig()) -> list[tuple[str, Assignment]]:
+def scored_against_representative(
+    assignments: list[tuple[str, Assignment]],
+    members: Iterable[tuple[Node, str]],
+    config: NearDupConfig = NearDupConfig(),
+) -> list[tuple[str, Assignment]]:
     """The assignments of `component_clusters(..., connected_only=True)` with each member's
     `best_score` set to its exact shingle Jaccard with its cluster's representative (1.0 for
     the representative): one check per member, where the best score over every pair that
@@ -309,8 +332,9 @@ def id_components(sets: Iterable[tuple[str, ...]]) -> dict[str, str]:
     return out
 
 
-def member_clusters(members: Iterable[tuple[Node, str]], config: NearDupConfig = NearDupConfig()
-                    ) -> list[tuple[str, str, tuple[str, ...]]]:
+def member_clusters(
+    members: Iterable[tuple[Node, str]], config: NearDupConfig = NearDupConfig()
+) -> list[tuple[str, str, tuple[str, ...]]]:
     """(cluster_id, representative's story_id, member story_ids) of every multi-story cluster
     among one component's (node, text) members, one tuple per cluster: the stories sharing a
     band are verified pair by pair (exact shingle Jaccard, `connected_only`), as

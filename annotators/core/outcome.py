@@ -3,6 +3,7 @@
 The Beam wrapper (`pipelines.engine.Stage`) turns a Drop into a rejects row and a counter
 `<stage>/rejected/<reason>`; tests assert on it directly.
 """
+
 from __future__ import annotations
 
 import dataclasses

@@ -7,6 +7,7 @@ which every job does the same way) or a benchmark's own codes in
 `catalogue()` refuses a code defined twice. Each job's card lists the reasons it can give
 (`reasons_markdown`).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -34,14 +35,12 @@ SHARED = {
     "exact_duplicate": "another record with the same normalised text came earlier in input order",
     "near_duplicate": "a near-duplicate (MinHash LSH cluster) of a record kept earlier",
     "over_size_limit": "the record is over the job's documented per-record size or work limit "
-                       "(the detail gives its size and the limit)",
-    "encoding": "the bytes are text in a legacy charset the input must not use (the detail names "
-                "the detected charset)",
-    "utf16": "the file is UTF-16 or UTF-32 text (a byte-order mark or every other byte NUL); "
-             "save it as UTF-8",
+    "(the detail gives its size and the limit)",
+    "encoding": "the bytes are text in a legacy charset the input must not use (the detail names the detected charset)",
+    "utf16": "the file is UTF-16 or UTF-32 text (a byte-order mark or every other byte NUL); save it as UTF-8",
     "not_a_file": "the input path is a folder (or another non-file), not a file",
     "truncated_file": "a compressed file or archive ends early or is corrupt; the records before "
-                      "the break are kept (the detail says how far reading got)",
+    "the break are kept (the detail says how far reading got)",
     # the engine
     "internal_error": "the step raised an exception on this record (a bug to report; the job went on)",
 }

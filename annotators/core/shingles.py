@@ -8,6 +8,7 @@ hashes (splitmix64) into a one-permutation signature, the bytes LSH band keys ha
 hash of the key, so two sets' shared count is exact whatever the hashes do.
 (annotators.core.near_dup uses both.)
 """
+
 from __future__ import annotations
 
 import functools
@@ -26,7 +27,7 @@ def shingles(text: str, n: int) -> set[str]:
     chars = "".join(text.split())
     if len(chars) <= n:
         return {chars} if chars else set()
-    return {chars[i:i + n] for i in range(len(chars) - n + 1)}
+    return {chars[i : i + n] for i in range(len(chars) - n + 1)}
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
@@ -138,8 +139,11 @@ class ShingleSet(NamedTuple):
 
     def strings(self) -> set[str]:
         """The shingles themselves (`shingles(text, n)`)."""
-        chars = [(word >> np.uint64(21 * shift)) & np.uint64(0x1FFFFF) for word in self.words
-                 for shift in range(_PER_WORD - 1, -1, -1)]
+        chars = [
+            (word >> np.uint64(21 * shift)) & np.uint64(0x1FFFFF)
+            for word in self.words
+            for shift in range(_PER_WORD - 1, -1, -1)
+        ]
         rows = np.stack(chars, axis=1) if chars else np.zeros((0, 0), dtype=np.uint64)
         return {(row[row > 0] - 1).astype("<u4").tobytes().decode("utf-32-le", "surrogatepass") for row in rows}
 
@@ -151,13 +155,18 @@ def shingle_set(text: str, n: int) -> ShingleSet | set[str]:
         raise ValueError(f"a shingle needs at least one character, not {n}")
     codes = code_points(text).astype(np.uint64) + np.uint64(1)
     if not len(codes):
-        return ShingleSet(np.zeros(0, dtype=np.uint64), tuple(np.zeros(0, dtype=np.uint64) for _ in range(0, n, _PER_WORD)))
+        return ShingleSet(
+            np.zeros(0, dtype=np.uint64), tuple(np.zeros(0, dtype=np.uint64) for _ in range(0, n, _PER_WORD))
+        )
     if len(codes) < n:  # the whole text is the one shingle
         codes = np.concatenate((codes, np.zeros(n - len(codes), dtype=np.uint64)))
     m = len(codes) - n + 1
-    words = [np.correlate(codes[start:start + m + min(_PER_WORD, n - start) - 1],
-                          _packing(min(_PER_WORD, n - start)), "valid")  # exact: < 2**63
-             for start in range(0, n, _PER_WORD)]
+    words = [
+        np.correlate(
+            codes[start : start + m + min(_PER_WORD, n - start) - 1], _packing(min(_PER_WORD, n - start)), "valid"
+        )  # exact: < 2**63
+        for start in range(0, n, _PER_WORD)
+    ]
     hashes = words[0]
     for word in words[1:]:
         hashes = hashes * _KEY_MIX + word

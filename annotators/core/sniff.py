@@ -8,14 +8,19 @@ bytes: `utf16` (a UTF-16/32 byte-order mark, or NULs at every other byte), `bina
 whole (most of its non-ASCII lines fail UTF-8) rather than holding a few broken lines,
 which are rejected line by line.
 """
+
 from __future__ import annotations
 
 import codecs
 
 from annotators.core.outcome import Drop
 
-_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32LE"), (codecs.BOM_UTF32_BE, "UTF-32BE"),
-              (codecs.BOM_UTF16_LE, "UTF-16LE"), (codecs.BOM_UTF16_BE, "UTF-16BE"))
+_WIDE_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32LE"),
+    (codecs.BOM_UTF32_BE, "UTF-32BE"),
+    (codecs.BOM_UTF16_LE, "UTF-16LE"),
+    (codecs.BOM_UTF16_BE, "UTF-16BE"),
+)
 
 
 def utf16_evidence(data: bytes) -> str | None:
@@ -52,8 +57,9 @@ def not_text_reason(data: bytes, what: str = "the line") -> Drop:
         return Drop("binary_file", "NUL bytes: binary data")
     charset = detected_charset(data)
     if charset:
-        return Drop("encoding", {"charset": charset, "message": f"{what} is {charset} text, not UTF-8; "
-                                                                 "convert it to UTF-8"})
+        return Drop(
+            "encoding", {"charset": charset, "message": f"{what} is {charset} text, not UTF-8; convert it to UTF-8"}
+        )
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:

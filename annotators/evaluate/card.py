@@ -1,5 +1,6 @@
 """The evaluate job's CARD.md: the default card, the metrics, which compatibility mode was
 used and how the two modes differ, and the reject reasons the job can give."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -82,17 +83,24 @@ def _wordnet_lines(db: dict | None) -> list[str]:
         return []
     line = f"- ROUGE-1.5.5 WordNet exception db (`--rouge-wordnet`): **{db['choice']}**, {db['source']}"
     if db["choice"] != "empty":
-        line += (f"; {db['keys']:,} keys from {len(db['files'])} list(s) (WordNet 2.0's give 5,930), "
-                 f"sha256 of its sorted key/value lines `{db['sha256'][:16]}`")
+        line += (
+            f"; {db['keys']:,} keys from {len(db['files'])} list(s) (WordNet 2.0's give 5,930), "
+            f"sha256 of its sorted key/value lines `{db['sha256'][:16]}`"
+        )
     return [line]
 
 
 def metrics_section(stats: dict[str, Any]) -> str:
     config = stats.get("config", {})
-    lines = ["", "## Evaluation", "", f"- task: `{config.get('task')}`",
-             f"- compatibility mode: **{config.get('compat')}**",
-             f"- alignment: by {config.get('align')}; gold format: {config.get('gold_format')}"
-             + (f", split `{config.get('split')}`" if config.get("gold_format") == "table" else "")]
+    lines = [
+        "",
+        "## Evaluation",
+        "",
+        f"- task: `{config.get('task')}`",
+        f"- compatibility mode: **{config.get('compat')}**",
+        f"- alignment: by {config.get('align')}; gold format: {config.get('gold_format')}"
+        + (f", split `{config.get('split')}`" if config.get("gold_format") == "table" else ""),
+    ]
     libraries = config.get("metric_libraries") or {}
     if libraries:
         lines.append("- metric libraries: " + ", ".join(f"{name} {v}" for name, v in sorted(libraries.items())))

@@ -27,13 +27,14 @@ clean:
 - question generation: sacrebleu's corpus BLEU with its defaults (BLEU-4, 13a tokens, case
   kept, exponential smoothing) and rouge-score's ROUGE-L F1 as above, x 100.
 """
+
 from __future__ import annotations
 
 import functools
 import re
 import string
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 from annotators.evaluate.lot_metrics import sentence_bleu
 
@@ -54,8 +55,9 @@ def nltk_method7_bleu(hyp: list[str], ref: list[str], weights: Sequence[float]) 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return float(nltk_sentence_bleu([ref], hyp, smoothing_function=SmoothingFunction().method7,
-                                            weights=list(weights)))
+            return float(
+                nltk_sentence_bleu([ref], hyp, smoothing_function=SmoothingFunction().method7, weights=list(weights))
+            )
     except Exception:  # the official script's `except: score = 0`
         return 0.0
 
@@ -67,11 +69,15 @@ def personachat_tokens(line: str, compat: str) -> list[str]:
 def personachat_scores(pred: str, gold: str, compat: str) -> tuple[dict[str, float], dict]:
     hyp, ref = personachat_tokens(pred, compat), personachat_tokens(gold, compat)
     if compat == "original":
-        values = {"bleu-1": 100 * nltk_method7_bleu(hyp, ref, (1, 0, 0, 0)),
-                  "bleu-2": 100 * nltk_method7_bleu(hyp, ref, (0.5, 0.5, 0, 0))}
+        values = {
+            "bleu-1": 100 * nltk_method7_bleu(hyp, ref, (1, 0, 0, 0)),
+            "bleu-2": 100 * nltk_method7_bleu(hyp, ref, (0.5, 0.5, 0, 0)),
+        }
     else:
-        values = {"bleu-1": 100 * sentence_bleu(hyp, ref, 1, "epsilon"),
-                  "bleu-2": 100 * sentence_bleu(hyp, ref, 2, "epsilon")}
+        values = {
+            "bleu-1": 100 * sentence_bleu(hyp, ref, 1, "epsilon"),
+            "bleu-2": 100 * sentence_bleu(hyp, ref, 2, "epsilon"),
+        }
     grams = {1: [(t,) for t in hyp], 2: list(zip(hyp, hyp[1:]))}
     return values, grams
 

@@ -31,13 +31,14 @@ caption scorers):
 - ROUGE-L: pycocoevalcap's `Rouge` (tokens split on single spaces, the best precision and the
   best recall over the references, beta 1.2), averaged over groups.
 """
+
 from __future__ import annotations
 
 import contextlib
 import io
 import re
 import string
-from typing import Sequence
+from collections.abc import Sequence
 
 from annotators.evaluate import rouge155
 
@@ -45,8 +46,18 @@ SUMMARY_FILES2ROUGE = ("xsum", "msnews")
 SUMMARY_BS_PYROUGE = ("cnndm", "gigaword")
 
 _UPPER_BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-", "}": "-RCB-"}
-_LOWER_BRACKETS = {"(": "-lrb-", ")": "-rrb-", "[": "-lsb-", "]": "-rsb-", "{": "-lcb-", "}": "-rcb-",
-                   "[UNK]": "UNK", "&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_LOWER_BRACKETS = {
+    "(": "-lrb-",
+    ")": "-rrb-",
+    "[": "-lsb-",
+    "]": "-rsb-",
+    "{": "-lcb-",
+    "}": "-rcb-",
+    "[UNK]": "UNK",
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+}
 
 
 class _Kind:
@@ -105,15 +116,22 @@ def fix_tokenization(text, upper: bool = False):
         elif tok == dot and i < n - 2 and toks[i + 1] == dot and toks[i + 2] == dot:
             out.append(c("..."))
             i += 3
-        elif tok == comma and out and set(out[-1]) <= k.digits_comma and nxt is not None \
-                and set(nxt) <= k.digits_comma:
+        elif tok == comma and out and set(out[-1]) <= k.digits_comma and nxt is not None and set(nxt) <= k.digits_comma:
             out[-1] += comma + nxt
             i += 2
         elif tok == dot and out and out[-1].isdigit() and nxt is not None and nxt.isdigit():
             out[-1] += dot + nxt
             i += 2
-        elif tok == dot and out and len(out[-1]) == 1 and out[-1].isupper() and i < n - 2 \
-                and len(toks[i + 1]) == 1 and toks[i + 1].isupper() and toks[i + 2] == dot:
+        elif (
+            tok == dot
+            and out
+            and len(out[-1]) == 1
+            and out[-1].isupper()
+            and i < n - 2
+            and len(toks[i + 1]) == 1
+            and toks[i + 1].isupper()
+            and toks[i + 2] == dot
+        ):
             j = i + 3
             while j + 2 < n and len(toks[j + 1]) == 1 and toks[j + 1].isupper() and toks[j + 2] == dot:
                 j += 2
@@ -165,8 +183,7 @@ def cnndm_candidate(prediction: str, duplicate_rate: float = 0.7) -> list[str]:
     return kept
 
 
-_BS_REMAP = {"-lrb-": "(", "-rrb-": ")", "-lcb-": "{", "-rcb-": "}", "-lsb-": "[", "-rsb-": "]",
-             "``": '"', "''": '"'}
+_BS_REMAP = {"-lrb-": "(", "-rrb-": ")", "-lcb-": "{", "-rcb-": "}", "-lsb-": "[", "-rsb-": "]", "``": '"', "''": '"'}
 _BS_CLEAN = re.compile(r"-lrb-|-rrb-|-lcb-|-rcb-|-lsb-|-rsb-|``|''")
 
 
@@ -202,8 +219,7 @@ def summary_documents(task: str, prediction: str, gold: str) -> tuple[list[str],
         cand = fix_tokenization(prediction.strip()).replace("1", "#")
     else:
         raise ValueError(f"not a summarisation task: {task}")
-    return (rouge155.see_sentences(bs_pyrouge_text(cand)),
-            rouge155.see_sentences(bs_pyrouge_text(ref)))
+    return (rouge155.see_sentences(bs_pyrouge_text(cand)), rouge155.see_sentences(bs_pyrouge_text(ref)))
 
 
 def summary_file_names(task: str, lines: Sequence[int]) -> list[str]:

@@ -22,9 +22,10 @@
 distinct/repetition over jieba WORD n-grams, coverage = plain character LCS recall of every
 phrase (an empty story scores 0, nothing skipped, no "." splitting), order over pairs i < j.
 """
+
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from annotators.core.lcs import lcs_length as core_lcs_length
 from annotators.text import zh_tokens
@@ -72,8 +73,9 @@ def _nltk_bleu(candidate: Sequence[str], reference: Sequence[str], weights, smoo
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return nltk_sentence_bleu([list(reference)], list(candidate), weights=weights,
-                                  smoothing_function=_smoothing(smoothing))
+        return nltk_sentence_bleu(
+            [list(reference)], list(candidate), weights=weights, smoothing_function=_smoothing(smoothing)
+        )
 
 
 def sentence_bleu(candidate: Sequence[str], reference: Sequence[str], n: int, smoothing: str = "none") -> float:
@@ -102,7 +104,7 @@ def units(joined: str, compat: str) -> list[str]:
 def distinct_counts(joined: str, compat: str) -> dict[int, list[tuple]]:
     """Per n, the candidate's n-grams (as tuples) in order."""
     seq = units(joined, compat)
-    return {n: [tuple(seq[i:i + n]) for i in range(len(seq) - n + 1)] for n in ORDERS}
+    return {n: [tuple(seq[i : i + n]) for i in range(len(seq) - n + 1)] for n in ORDERS}
 
 
 def has_repetition(grams: Sequence[tuple]) -> bool:
@@ -219,7 +221,7 @@ def longest_common_substring(x: str, y: str) -> str:
                 if row[j] > best_len:
                     best_len, best_end = row[j], i
         prev = row
-    return x[best_end - best_len:best_end]
+    return x[best_end - best_len : best_end]
 
 
 def gold_ranks(outline: Sequence[str], gold_story: str, compat: str) -> dict[str, int]:

@@ -7,13 +7,14 @@ The jar is the one the pip package `pycocoevalcap` ships (with its paraphrase ta
 with `meteor_jar()`; `STORYBENCH_METEOR_JAR` names another. Java comes from `JAVA` or PATH.
 Nothing is downloaded. This module starts a local process and never touches the network.
 """
+
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 JAR_ENV = "STORYBENCH_METEOR_JAR"
 JAVA_ENV = "JAVA"
@@ -45,8 +46,7 @@ def java() -> str | None:
 def problem() -> str | None:
     """Why METEOR cannot run here, or None."""
     if meteor_jar() is None:
-        return (f"METEOR needs meteor-1.5.jar: `pip install pycocoevalcap` (make setup installs it) "
-                f"or set {JAR_ENV}")
+        return f"METEOR needs meteor-1.5.jar: `pip install pycocoevalcap` (make setup installs it) or set {JAR_ENV}"
     if java() is None:
         return f"METEOR needs a Java runtime (java on PATH, or set {JAVA_ENV})"
     return None
@@ -69,13 +69,19 @@ def meteor_scores(groups: Sequence[tuple[str, Sequence[str]]]) -> tuple[float, l
     if jar is None or runtime is None:
         raise RuntimeError(problem())
     cmd = [runtime, "-jar", "-Xmx2G", str(jar), "-", "-", "-stdio", "-l", "en", "-norm"]
-    proc = subprocess.Popen(cmd, cwd=str(jar.parent), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, encoding="utf-8")
+    proc = subprocess.Popen(
+        cmd,
+        cwd=str(jar.parent),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        encoding="utf-8",
+    )
     try:
         stats = []
         for hyp, refs in groups:
-            line = " ||| ".join(["SCORE", " ||| ".join(_one_line(r) for r in refs),
-                                 _one_line(_clean_hypothesis(hyp))])
+            line = " ||| ".join(["SCORE", " ||| ".join(_one_line(r) for r in refs), _one_line(_clean_hypothesis(hyp))])
             proc.stdin.write(line + "\n")
             proc.stdin.flush()
             stats.append(proc.stdout.readline().strip())

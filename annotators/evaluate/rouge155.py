@@ -24,11 +24,12 @@ GLGE scores cnndm and gigaword through UniLM's `bs_pyrouge` and xsum and msnews 
   perl's string order of their ids), averaged after sorting, rounded to 5 decimals. Perl's
   generator is drand48, reproduced exactly (`perl_resample_indices`).
 """
+
 from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 ALPHA = 0.5
 RESAMPLES = 1000
@@ -45,14 +46,34 @@ _MEQ1 = re.compile(f"^({_C})?{_V}{_C}({_V})?$")
 _MGR1 = re.compile(f"^({_C})?{_V}{_C}{_V}{_C}")
 _VOWEL_IN = re.compile(f"^({_C})?{_v}")
 _CVC = re.compile(f"^{_C}{_v}[^aeiouwxy]$")
-_STEP2 = {"ational": "ate", "tional": "tion", "enci": "ence", "anci": "ance", "izer": "ize",
-          "bli": "ble", "alli": "al", "entli": "ent", "eli": "e", "ousli": "ous", "ization": "ize",
-          "ation": "ate", "ator": "ate", "alism": "al", "iveness": "ive", "fulness": "ful",
-          "ousness": "ous", "aliti": "al", "iviti": "ive", "biliti": "ble", "logi": "log"}
-_STEP3 = {"icate": "ic", "ative": "", "alize": "al", "iciti": "ic", "ical": "ic", "ful": "",
-          "ness": ""}
-_STEP2_RE = re.compile("(ational|tional|enci|anci|izer|bli|alli|entli|eli|ousli|ization|ation|"
-                       "ator|alism|iveness|fulness|ousness|aliti|iviti|biliti|logi)$")
+_STEP2 = {
+    "ational": "ate",
+    "tional": "tion",
+    "enci": "ence",
+    "anci": "ance",
+    "izer": "ize",
+    "bli": "ble",
+    "alli": "al",
+    "entli": "ent",
+    "eli": "e",
+    "ousli": "ous",
+    "ization": "ize",
+    "ation": "ate",
+    "ator": "ate",
+    "alism": "al",
+    "iveness": "ive",
+    "fulness": "ful",
+    "ousness": "ous",
+    "aliti": "al",
+    "iviti": "ive",
+    "biliti": "ble",
+    "logi": "log",
+}
+_STEP3 = {"icate": "ic", "ative": "", "alize": "al", "iciti": "ic", "ical": "ic", "ful": "", "ness": ""}
+_STEP2_RE = re.compile(
+    "(ational|tional|enci|anci|izer|bli|alli|entli|eli|ousli|ization|ation|"
+    "ator|alism|iveness|fulness|ousness|aliti|iviti|biliti|logi)$"
+)
 _STEP3_RE = re.compile("(icate|ative|alize|iciti|ical|ful|ness)$")
 _STEP4_RE = re.compile("(al|ance|ence|er|ic|able|ible|ant|ement|ou|ism|ate|iti|ous|ive|ize)$")
 
@@ -68,20 +89,20 @@ def porter_stem(w: str) -> str:
     # step 1a
     m = re.search("(ss|i)es$", w)
     if m:
-        w = w[:m.start()] + m.group(1)
+        w = w[: m.start()] + m.group(1)
     else:
         m = re.search("([^s])s$", w)
         if m:
-            w = w[:m.start()] + m.group(1)
+            w = w[: m.start()] + m.group(1)
     # step 1b
     m = re.search("eed$", w)
     if m:
-        if _MGR0.search(w[:m.start()]):
+        if _MGR0.search(w[: m.start()]):
             w = w[:-1]
     else:
         m = re.search("(ed|ing)$", w)
         if m:
-            stem = w[:m.start()]
+            stem = w[: m.start()]
             if _VOWEL_IN.search(stem):
                 w = stem
                 if re.search("(at|bl|iz)$", w):
@@ -99,13 +120,13 @@ def porter_stem(w: str) -> str:
     for pattern, table in ((_STEP2_RE, _STEP2), (_STEP3_RE, _STEP3)):
         m = pattern.search(w)
         if m:
-            stem = w[:m.start()]
+            stem = w[: m.start()]
             if _MGR0.search(stem):
                 w = stem + table[m.group(1)]
     # step 4 (the script's version: three separate rules, then -sion/-tion)
     m = _STEP4_RE.search(w)
-    if m and _MGR1.search(w[:m.start()]):
-        w = w[:m.start()]
+    if m and _MGR1.search(w[: m.start()]):
+        w = w[: m.start()]
     if w.endswith("ment") and _MGR1.search(w[:-4]):
         w = w[:-4]
     if w.endswith("ent"):
@@ -114,7 +135,7 @@ def porter_stem(w: str) -> str:
     else:
         m = re.search("(s|t)(ion)$", w)
         if m:
-            stem = w[:m.start()] + m.group(1)
+            stem = w[: m.start()] + m.group(1)
             if _MGR1.search(stem):
                 w = stem
     # step 5
@@ -183,7 +204,7 @@ def _rpf(hit: int, model_count: int, peer_count: int) -> tuple[float, float, flo
 
 
 def _ngrams(toks: list[str], n: int) -> Counter:
-    return Counter(tuple(toks[i:i + n]) for i in range(len(toks) - n + 1))
+    return Counter(tuple(toks[i : i + n]) for i in range(len(toks) - n + 1))
 
 
 def _lcs_hits(model: list[str], peer: list[str], mask: list[int]) -> None:
@@ -218,8 +239,9 @@ def _lcs_hits(model: list[str], peer: list[str], mask: list[int]) -> None:
             j -= 1
 
 
-def document_scores(peer: Sequence[str], model: Sequence[str], stem: bool = True,
-                    exceptions: Mapping[str, str] | None = None) -> dict[str, tuple]:
+def document_scores(
+    peer: Sequence[str], model: Sequence[str], stem: bool = True, exceptions: Mapping[str, str] | None = None
+) -> dict[str, tuple]:
     """ROUGE-1, ROUGE-2 and ROUGE-L (R, P, F, each rounded as the script does) of one peer
     (system) summary against one model (reference) summary, both given as SEE sentences;
     `exceptions`: the WordNet exception db (None: the empty one files2rouge ships)."""

@@ -6,10 +6,11 @@ a blank or broken line is rejected without shifting the lines after it); by id, 
 prediction's `example_id` (or `id`) meets the gold example with that id. A gold example with
 no prediction, and a prediction with no gold example, are rejects rows.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from annotators.core.jsonl import json_object
 from annotators.core.outcome import Drop
@@ -30,9 +31,14 @@ MAX_RECORD_BYTES = 256 * 1024
 def _oversized(raw) -> Drop | None:
     size = len(raw) if isinstance(raw, (bytes, str)) else 0
     if size > MAX_RECORD_BYTES:
-        return Drop("over_size_limit", {"bytes": size, "limit_bytes": MAX_RECORD_BYTES,
-                                        "message": f"a {size:,}-byte line is over the {MAX_RECORD_BYTES:,}-byte "
-                                                   "limit per record"})
+        return Drop(
+            "over_size_limit",
+            {
+                "bytes": size,
+                "limit_bytes": MAX_RECORD_BYTES,
+                "message": f"a {size:,}-byte line is over the {MAX_RECORD_BYTES:,}-byte limit per record",
+            },
+        )
     return None
 
 
@@ -70,8 +76,10 @@ def check_answer(task: str, value, where: str) -> Drop | None:
         return Drop("missing_field", f"{where}: no `{field}`")
     if task in ACCURACY_TASKS:
         if isinstance(value, bool) or not isinstance(value, (int, str)):
-            return Drop("bad_field_type", f"{where}: `label` is a {type(value).__name__}; "
-                        "an integer or a string of digits is needed")
+            return Drop(
+                "bad_field_type",
+                f"{where}: `label` is a {type(value).__name__}; an integer or a string of digits is needed",
+            )
         if isinstance(value, str) and not value.strip().lstrip("-").isdigit():
             return Drop("bad_field_type", f"{where}: `label` {value[:40]!r} is not an integer")
         return None
@@ -225,8 +233,9 @@ def align(element: tuple[str, dict]) -> list[tuple[str, list[Pair] | Drop]]:
     if golds and preds:
         gold, pred = golds[0], preds[0]
         out.append((gold.input_id, []))
-        out.append((pred.input_id, [Pair(key, gold.example_id, pred.input_id, gold.input_id,
-                                         pred.record, gold.record)]))
+        out.append(
+            (pred.input_id, [Pair(key, gold.example_id, pred.input_id, gold.input_id, pred.record, gold.record)])
+        )
     elif golds:
         out.append((golds[0].input_id, Drop("missing_prediction", f"no prediction for gold key {key!r}")))
     elif preds:
@@ -240,13 +249,17 @@ def label_text(value) -> str:
     return str(value).strip() if isinstance(value, str) else str(int(value))
 
 
-def score_pair(pair: Pair, config: EvalConfig, rouge_exceptions: Mapping[str, str] | None = None
-               ) -> list[ExampleScore]:
+def score_pair(pair: Pair, config: EvalConfig, rouge_exceptions: Mapping[str, str] | None = None) -> list[ExampleScore]:
     """The `score` stage: one aligned example's scores (`rouge_exceptions`: ROUGE-1.5.5's
     WordNet exception db for the summarisation tasks' original mode, None for the empty one)."""
     task, compat = config.task, config.compat
-    base = dict(task=task, key=pair.key, example_id=pair.example_id,
-                prediction_input_id=pair.prediction_input_id, gold_input_id=pair.gold_input_id)
+    base = dict(
+        task=task,
+        key=pair.key,
+        example_id=pair.example_id,
+        prediction_input_id=pair.prediction_input_id,
+        gold_input_id=pair.gold_input_id,
+    )
     field = ANSWER_FIELD[task]
     if task in ACCURACY_TASKS:
         correct = label_text(pair.prediction[field]) == label_text(pair.gold[field])
@@ -254,8 +267,9 @@ def score_pair(pair: Pair, config: EvalConfig, rouge_exceptions: Mapping[str, st
     if task == "chapterbreak":
         return _score_chapterbreak(pair, base)
     if task in gm.GLGE_TASKS:
-        scored = _score_glge(pair.prediction["text"], pair.gold["text"], task, compat, base,
-                             pair.gold.get("source"), rouge_exceptions)
+        scored = _score_glge(
+            pair.prediction["text"], pair.gold["text"], task, compat, base, pair.gold.get("source"), rouge_exceptions
+        )
         return scored if isinstance(scored, Drop) else [scored]
     candidate, reference = pair.prediction[field], pair.gold[field]
     cand_words, ref_words = lm.joined_words(candidate), lm.joined_words(reference)
@@ -280,10 +294,15 @@ MAX_LCS_CELLS = 4_000_000
 def _lcs_too_costly(pred_tokens: int, gold_tokens: int, scorer: str) -> Drop | None:
     cells = pred_tokens * gold_tokens
     if cells > MAX_LCS_CELLS:
-        return Drop("over_size_limit", {"prediction_words": pred_tokens, "gold_words": gold_tokens,
-                                        "limit_cells": MAX_LCS_CELLS,
-                                        "message": f"{cells:,} word pairs for the {scorer} ROUGE-L table "
-                                                   f"(limit {MAX_LCS_CELLS:,})"})
+        return Drop(
+            "over_size_limit",
+            {
+                "prediction_words": pred_tokens,
+                "gold_words": gold_tokens,
+                "limit_cells": MAX_LCS_CELLS,
+                "message": f"{cells:,} word pairs for the {scorer} ROUGE-L table (limit {MAX_LCS_CELLS:,})",
+            },
+        )
     return None
 
 
@@ -297,9 +316,15 @@ def _glge_too_costly(pred: str, gold: str, task: str, compat: str) -> Drop | Non
     return _lcs_too_costly(len(gm.rouge_tokens(pred)), len(gm.rouge_tokens(gold)), "rouge-score")
 
 
-def _score_glge(pred: str, gold: str, task: str, compat: str, base: dict,
-                source: str | None = None, rouge_exceptions: Mapping[str, str] | None = None
-                ) -> ExampleScore | Drop:
+def _score_glge(
+    pred: str,
+    gold: str,
+    task: str,
+    compat: str,
+    base: dict,
+    source: str | None = None,
+    rouge_exceptions: Mapping[str, str] | None = None,
+) -> ExampleScore | Drop:
     too_big = _glge_too_costly(pred, gold, task, compat)
     if too_big:
         return too_big
@@ -309,12 +334,16 @@ def _score_glge(pred: str, gold: str, task: str, compat: str, base: dict,
             return Drop("skipped_by_official_scorer", docs)
         doc = rouge155.document_scores(*docs, exceptions=rouge_exceptions)
         f = {metric: rpf[2] for metric, rpf in doc.items()}
-        return ExampleScore(values={m: 100 * v for m, v in f.items()},
-                            grams={"line": int(base["key"]) - 1, "f": f}, **base)
+        return ExampleScore(
+            values={m: 100 * v for m, v in f.items()}, grams={"line": int(base["key"]) - 1, "f": f}, **base
+        )
     if compat == "original" and task in gm.QG_TASKS:
         group, hyp, ref = go.qg_texts(task, source or "", pred, gold)
-        return ExampleScore(values={"rouge-l": 100 * go.coco_rouge_l(hyp, [ref])},
-                            grams={"line": int(base["key"]), "group": group, "hyp": hyp, "ref": ref}, **base)
+        return ExampleScore(
+            values={"rouge-l": 100 * go.coco_rouge_l(hyp, [ref])},
+            grams={"line": int(base["key"]), "group": group, "hyp": hyp, "ref": ref},
+            **base,
+        )
     if task == "personachat":
         values, grams = gm.personachat_scores(pred, gold, compat)
         return ExampleScore(values=values, grams=grams, **base)
@@ -363,8 +392,7 @@ def metric_rows(scores: Iterable[ExampleScore], config: EvalConfig) -> list[dict
     rows: list[dict] = []
 
     def add(group: str, metric: str, value, n: int) -> None:
-        rows.append({"task": task, "compat": compat, "group": group, "metric": metric,
-                     "value": value, "n": n})
+        rows.append({"task": task, "compat": compat, "group": group, "metric": metric, "value": value, "n": n})
 
     if task in ACCURACY_TASKS or task == "chapterbreak":
         groups: dict[str, list[float]] = {"all": []}
@@ -406,8 +434,9 @@ def _glge_original_rows(scores: Sequence[ExampleScore], task: str, add) -> None:
     scores = sorted(scores, key=lambda s: s.grams["line"])
     if task in gm.SUMMARY_TASKS:
         metrics = ("rouge-1", "rouge-2", "rouge-l")
-        averages = go.summary_averages(task, [s.grams["line"] for s in scores],
-                                       {m: [s.grams["f"][m] for s in scores] for m in metrics})
+        averages = go.summary_averages(
+            task, [s.grams["line"] for s in scores], {m: [s.grams["f"][m] for s in scores] for m in metrics}
+        )
         for metric in metrics:
             add("all", metric, 100 * averages[metric] if scores else None, len(scores))
         return

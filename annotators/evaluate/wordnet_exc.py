@@ -23,6 +23,7 @@ bases (best and better: adj good, adv well; is: noun is, verb be; testes: noun t
 testes) take the later file's; a rebuild whose directory listed the files otherwise differs there.
 Nothing is downloaded; reading local files is all this module does.
 """
+
 from __future__ import annotations
 
 import configparser
@@ -30,8 +31,8 @@ import dataclasses
 import hashlib
 import os
 import zipfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 CHOICES = ("empty", "rebuilt")
 FOLDER = "WordNet-2.0-Exceptions"
@@ -51,8 +52,13 @@ class ExceptionDb:
     def describe(self) -> dict:
         """What stats.json and the card record."""
         lines = "".join(f"{k}\t{v}\n" for k, v in sorted(self.mapping.items()))
-        return {"choice": self.choice, "source": self.source, "files": list(self.files),
-                "keys": len(self.mapping), "sha256": hashlib.sha256(lines.encode("utf-8")).hexdigest()}
+        return {
+            "choice": self.choice,
+            "source": self.source,
+            "files": list(self.files),
+            "keys": len(self.mapping),
+            "sha256": hashlib.sha256(lines.encode("utf-8")).hexdigest(),
+        }
 
 
 def parse_exceptions(files: Sequence[tuple[str, str]]) -> dict[str, str]:
@@ -67,8 +73,9 @@ def parse_exceptions(files: Sequence[tuple[str, str]]) -> dict[str, str]:
 
 
 def _read_folder(folder: Path) -> list[tuple[str, str]]:
-    return [(str(f), f.read_text(encoding="utf-8", errors="replace"))
-            for f in sorted(folder.glob("*.exc")) if f.is_file()]
+    return [
+        (str(f), f.read_text(encoding="utf-8", errors="replace")) for f in sorted(folder.glob("*.exc")) if f.is_file()
+    ]
 
 
 def _read_zip(path: Path) -> list[tuple[str, str]]:
@@ -143,9 +150,11 @@ def problem(choice: str, explicit: str = "") -> str | None:
         if explicit:
             return f"--rouge-wordnet-exc {explicit}: no WordNet exception list (.exc) there"
         looked = ", ".join(str(p) for _, p in candidates())
-        return ("--rouge-wordnet rebuilt needs WordNet's exception lists (adj.exc, adv.exc, noun.exc, "
-                f"verb.exc, e.g. ROUGE-1.5.5's data/{FOLDER}); none found in {looked}: "
-                "name them with --rouge-wordnet-exc PATH")
+        return (
+            "--rouge-wordnet rebuilt needs WordNet's exception lists (adj.exc, adv.exc, noun.exc, "
+            f"verb.exc, e.g. ROUGE-1.5.5's data/{FOLDER}); none found in {looked}: "
+            "name them with --rouge-wordnet-exc PATH"
+        )
     return None
 
 

@@ -1,15 +1,16 @@
 """The glge job's CARD.md: the default card, the exact score, every choice the paper left
 open, per task and level the training size and test/train target overlap (GLGE paper
 section 2.4), and the reject reasons the job can give."""
+
 from __future__ import annotations
 
 from typing import Any
 
 from annotators.core.card import default_card
+from annotators.core.figures import Figure
 from annotators.core.reasons import reasons_markdown
 from annotators.glge.reasons import JOB_REASONS
 from schemas.glge import LEVELS
-from annotators.core.figures import Figure
 
 DEFINITION = """\
 ## GLGE levels (GLGE paper section 2.4)
@@ -54,19 +55,25 @@ def _rate(value: Any) -> str:
 def task_table(task: str, summary: dict[str, Any]) -> list[str]:
     """Rows of the per-level table for one task."""
     sizes = summary["sizes"]
-    lines = [f"### {task} ({summary['origin']}, {summary['lang']})", "",
-             f"train {sizes['train']}, dev {sizes['dev']}, test {sizes['test']}; training "
-             f"targets without tokens: {summary['unscorable_train_targets']}; levels get harder: "
-             f"{'yes' if summary['harder'] else 'NO'}", "",
-             f"| level | train size | avg source length ({summary.get('length_unit', 'words')}) | avg target "
-             f"length | test types in train | type overlap | test tokens in train | token overlap |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        f"### {task} ({summary['origin']}, {summary['lang']})",
+        "",
+        f"train {sizes['train']}, dev {sizes['dev']}, test {sizes['test']}; training "
+        f"targets without tokens: {summary['unscorable_train_targets']}; levels get harder: "
+        f"{'yes' if summary['harder'] else 'NO'}",
+        "",
+        f"| level | train size | avg source length ({summary.get('length_unit', 'words')}) | avg target "
+        f"length | test types in train | type overlap | test tokens in train | token overlap |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for level in LEVELS:
         s = summary["levels"][level]
-        lines.append(f"| {level} | {s['train_size']} | {_length(s.get('avg_src_len'))} | "
-                     f"{_length(s.get('avg_tgt_len'))} | {s['shared_types']}/{s['test_types']} | "
-                     f"{_rate(s['type_overlap'])} | {s['covered_tokens']}/{s['test_tokens']} | "
-                     f"{_rate(s['token_overlap'])} |")
+        lines.append(
+            f"| {level} | {s['train_size']} | {_length(s.get('avg_src_len'))} | "
+            f"{_length(s.get('avg_tgt_len'))} | {s['shared_types']}/{s['test_types']} | "
+            f"{_rate(s['type_overlap'])} | {s['covered_tokens']}/{s['test_tokens']} | "
+            f"{_rate(s['token_overlap'])} |"
+        )
     return lines + [""]
 
 
@@ -87,5 +94,15 @@ def glge_card(stats: dict[str, Any]) -> str:
 
 
 # The low-frequency score of the training examples each level keeps, per task.
-FIGURES = (Figure("scores", "Low-frequency score per level (train)", "low-frequency score", ("levels",),
-                  "score", line="level", panel="task", where=(("split", "train"),)),)
+FIGURES = (
+    Figure(
+        "scores",
+        "Low-frequency score per level (train)",
+        "low-frequency score",
+        ("levels",),
+        "score",
+        line="level",
+        panel="task",
+        where=(("split", "train"),),
+    ),
+)

@@ -7,13 +7,15 @@ bytes that are not UTF-8, src/tgt line counts that differ) is a `Drop` naming fi
 line (codes in `annotators.glge.reasons`), so the job writes nothing for it. LOT's PlotCom
 and OutGen tables become tasks too (`lot_task`), serialised as stated in `serialise_lot_row`.
 """
+
 from __future__ import annotations
 
 import io
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from annotators.core.outcome import Drop
 from annotators.core.longlm import outgen_source_target
+from annotators.core.outcome import Drop
 from schemas.glge import FILES, SIDES, SPLITS, GlgeTask, LotRow, LotTable, SrcTgt
 
 LOT_SPLITS = {"train": "train", "val": "dev", "test": "test"}
@@ -39,9 +41,10 @@ def _first_non_utf8(name: str, lines: list[bytes]) -> Drop | None:
         try:
             line.decode("utf-8")
         except UnicodeDecodeError as exc:
-            byte = line[exc.start:exc.start + 1].hex()
-            return Drop("not_utf8", f"{name} line {number}: byte 0x{byte} at column "
-                                    f"{exc.start + 1} is not UTF-8 ({exc.reason})")
+            byte = line[exc.start : exc.start + 1].hex()
+            return Drop(
+                "not_utf8", f"{name} line {number}: byte 0x{byte} at column {exc.start + 1} is not UTF-8 ({exc.reason})"
+            )
     return None
 
 
@@ -49,8 +52,9 @@ def check_task(task: GlgeTask) -> GlgeTask | Drop:
     """The task unchanged if all six files are present, non-empty, UTF-8 and aligned."""
     for key in FILES:
         if task.files.get(key) is None:
-            return Drop("missing_split", f"{task.names[key]}: file not found "
-                                         f"(task {task.task} needs {', '.join(FILES)})")
+            return Drop(
+                "missing_split", f"{task.names[key]}: file not found (task {task.task} needs {', '.join(FILES)})"
+            )
         if not task.files[key]:
             return Drop("empty_file", f"{task.names[key]} line 1: file is empty")
     lines = {key: split_lines(task.files[key]) for key in FILES}
@@ -63,9 +67,11 @@ def check_task(task: GlgeTask) -> GlgeTask | Drop:
         n_src, n_tgt = len(lines[src]), len(lines[tgt])
         if n_src != n_tgt:
             longer = src if n_src > n_tgt else tgt
-            return Drop("line_count_mismatch",
-                        f"{task.names[src]} has {n_src} lines but {task.names[tgt]} has {n_tgt}; "
-                        f"{task.names[longer]} line {min(n_src, n_tgt) + 1} has no partner")
+            return Drop(
+                "line_count_mismatch",
+                f"{task.names[src]} has {n_src} lines but {task.names[tgt]} has {n_tgt}; "
+                f"{task.names[longer]} line {min(n_src, n_tgt) + 1} has no partner",
+            )
     return task
 
 
@@ -103,14 +109,22 @@ def _row_drop(kind: str, row: dict[str, Any]) -> Drop | None:
     """Why a LOT row cannot be serialised (the detail lacks the file and row), or None."""
     split = row.get("split")
     if split not in LOT_SPLITS:
-        return Drop("missing_field" if split is None else "unknown_split",
-                    f"split {split!r} is not one of {sorted(LOT_SPLITS)}")
-    drop = _field_drop("example_id", row.get("example_id"), isinstance(row.get("example_id"), str),
-                       "example_id is missing or not a string")
+        return Drop(
+            "missing_field" if split is None else "unknown_split", f"split {split!r} is not one of {sorted(LOT_SPLITS)}"
+        )
+    drop = _field_drop(
+        "example_id",
+        row.get("example_id"),
+        isinstance(row.get("example_id"), str),
+        "example_id is missing or not a string",
+    )
     for field in LOT_FIELDS[kind]:
         value = row.get(field)
-        ok = (isinstance(value, list) and all(isinstance(v, str) for v in value)
-              if field == "outline" else isinstance(value, str))
+        ok = (
+            isinstance(value, list) and all(isinstance(v, str) for v in value)
+            if field == "outline"
+            else isinstance(value, str)
+        )
         drop = drop or _field_drop(field, value, ok, f"field {field!r} is missing or has the wrong type")
     return drop
 

@@ -5,15 +5,26 @@ Hard: the floor(n/4) training examples with the lowest low-frequency score ("Low
 Medium+: the floor(n/2) lowest (the released "medium+" folder, PEERS.md 3.2). Dev and test
 are the Easy files, byte for byte; chosen training lines keep their original order.
 """
+
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from annotators.glge.layout import line_text, split_lines
-from annotators.glge.score import (LotTokenConfig, TokenConfig, low_frequency_order, lowest,
-                                   medium_indices, overlap, score_parts, term_frequencies, tokens_of)
 from annotators.core.ids import stable_id
+from annotators.glge.layout import line_text, split_lines
+from annotators.glge.score import (
+    LotTokenConfig,
+    TokenConfig,
+    low_frequency_order,
+    lowest,
+    medium_indices,
+    overlap,
+    score_parts,
+    term_frequencies,
+    tokens_of,
+)
 from schemas.glge import FILES, LEVELS, GlgeTask, LevelFile, LevelRow, TaskLevels
 
 
@@ -25,14 +36,19 @@ class GlgeConfig:
     `--tokenizer/--stop_words` and `--lot_tokenizer/--lot_stop_words` flags.
     """
 
-    medium_fraction: float = dataclasses.field(default=0.5, metadata={
-        "help": 'share of train kept, at random, for medium (GLGE 2.4 low-resource: half)'})
-    hard_fraction: float = dataclasses.field(default=0.25, metadata={
-        "help": 'share of train with the lowest score kept for hard (GLGE 2.4 low-frequency: a quarter)'})
-    medium_plus_fraction: float = dataclasses.field(default=0.5, metadata={
-        "help": "share of train with the lowest score kept for medium+ (released data, PEERS.md 3.2)"})
-    en: TokenConfig = TokenConfig()      # GLGE tasks: whitespace tokens, spaCy English stop words
-    zh: TokenConfig = LotTokenConfig()   # LOT tasks: jieba words, spaCy Chinese stop words
+    medium_fraction: float = dataclasses.field(
+        default=0.5, metadata={"help": "share of train kept, at random, for medium (GLGE 2.4 low-resource: half)"}
+    )
+    hard_fraction: float = dataclasses.field(
+        default=0.25,
+        metadata={"help": "share of train with the lowest score kept for hard (GLGE 2.4 low-frequency: a quarter)"},
+    )
+    medium_plus_fraction: float = dataclasses.field(
+        default=0.5,
+        metadata={"help": "share of train with the lowest score kept for medium+ (released data, PEERS.md 3.2)"},
+    )
+    en: TokenConfig = TokenConfig()  # GLGE tasks: whitespace tokens, spaCy English stop words
+    zh: TokenConfig = LotTokenConfig()  # LOT tasks: jieba words, spaCy Chinese stop words
 
     def tokens_for(self, lang: str) -> TokenConfig:
         return self.zh if lang == "zh" else self.en
@@ -58,10 +74,14 @@ def build_levels(task: GlgeTask, config: GlgeConfig, seed: int) -> TaskLevels:
     }
     summary = _summary(task, train, test, selected, n - len(order))
     return TaskLevels(
-        task=task.task, files=task.files,
+        task=task.task,
+        files=task.files,
         scores=tuple(total / count if count else None for total, count in parts),
-        n_tokens=tuple(count for _, count in parts), ranks=tuple(ranks),
-        selected=selected, summary=summary)
+        n_tokens=tuple(count for _, count in parts),
+        ranks=tuple(ranks),
+        selected=selected,
+        summary=summary,
+    )
 
 
 def text_length(text: str, lang: str) -> int:
@@ -76,19 +96,29 @@ def _mean(values) -> float | None:
 
 
 def _summary(task: GlgeTask, train: list, test: list, selected: dict, unscorable: int) -> dict:
-    lengths = {side: [text_length(line_text(x), task.lang) for x in split_lines(task.files[f"train.{side}"])]
-               for side in ("src", "tgt")}
+    lengths = {
+        side: [text_length(line_text(x), task.lang) for x in split_lines(task.files[f"train.{side}"])]
+        for side in ("src", "tgt")
+    }
     levels = {}
     for level in LEVELS:
         types = {t for i in selected[level] for t in train[i]}
-        levels[level] = {"train_size": len(selected[level]), **overlap(test, types),
-                         "avg_src_len": _mean(lengths["src"][i] for i in selected[level]),
-                         "avg_tgt_len": _mean(lengths["tgt"][i] for i in selected[level])}
+        levels[level] = {
+            "train_size": len(selected[level]),
+            **overlap(test, types),
+            "avg_src_len": _mean(lengths["src"][i] for i in selected[level]),
+            "avg_tgt_len": _mean(lengths["tgt"][i] for i in selected[level]),
+        }
     sizes = {split: len(split_lines(task.files[f"{split}.src"])) for split in ("train", "dev", "test")}
-    return {"origin": task.origin, "lang": task.lang, "sizes": sizes,
-            "length_unit": "characters" if task.lang == "zh" else "words",
-            "unscorable_train_targets": unscorable, "levels": levels,
-            "harder": gets_harder(levels)}
+    return {
+        "origin": task.origin,
+        "lang": task.lang,
+        "sizes": sizes,
+        "length_unit": "characters" if task.lang == "zh" else "words",
+        "unscorable_train_targets": unscorable,
+        "levels": levels,
+        "harder": gets_harder(levels),
+    }
 
 
 def gets_harder(levels: dict[str, dict]) -> bool:
@@ -97,6 +127,7 @@ def gets_harder(levels: dict[str, dict]) -> bool:
     Subsets can only lower them (hard is inside medium+, both inside easy); the real check is
     medium -> hard, which holds when the low-frequency choice beats the random one.
     """
+
     def rate(level: str, key: str) -> float:
         return levels[level][key] or 0.0
 
@@ -121,6 +152,12 @@ def level_rows(levels: TaskLevels) -> Iterator[dict[str, Any]]:
     for level in LEVELS:
         for i in levels.selected[level]:
             yield LevelRow(
-                example_id=stable_id("glge", levels.task, level, i), task=levels.task,
-                level=level, split="train", line_index=i, score=levels.scores[i],
-                n_tokens=levels.n_tokens[i], low_freq_rank=levels.ranks[i]).to_row()
+                example_id=stable_id("glge", levels.task, level, i),
+                task=levels.task,
+                level=level,
+                split="train",
+                line_index=i,
+                score=levels.scores[i],
+                n_tokens=levels.n_tokens[i],
+                low_freq_rank=levels.ranks[i],
+            ).to_row()

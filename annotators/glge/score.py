@@ -7,13 +7,14 @@ not stop words. A target with no tokens left has no score and is never selected 
 Medium+; ties go to the lower line index. Medium is a seeded random floor(n/2), chosen by
 a stable hash of (seed, task, line index), never by arrival order.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import math
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from typing import Iterable, Sequence
 
 from annotators.core.ids import stable_int
 from annotators.text.tokenizers import get_tokenizer
@@ -55,19 +56,23 @@ class TokenConfig:
     BERT-uncased text (PEERS.md 3.1); GLGE 2.4 says "remove the stop words" without a list.
     """
 
-    tokenizer: str = _flag("whitespace", "how GLGE-task targets are split into tokens: whitespace, jieba, or "
-                           "hf:PATH, a model's tokenizer.json (file or folder) read offline", None)
+    tokenizer: str = _flag(
+        "whitespace",
+        "how GLGE-task targets are split into tokens: whitespace, jieba, or "
+        "hf:PATH, a model's tokenizer.json (file or folder) read offline",
+        None,
+    )
     stop_words: str = _flag("spacy_en", "stop words removed from GLGE-task targets", STOP_WORD_LISTS)
-    lowercase: bool = dataclasses.field(default=True, metadata={
-        "help": "lower-case targets before tokenising (no job flag: GLGE data is uncased)"})
+    lowercase: bool = dataclasses.field(
+        default=True, metadata={"help": "lower-case targets before tokenising (no job flag: GLGE data is uncased)"}
+    )
 
 
 @dataclasses.dataclass(frozen=True)
 class LotTokenConfig(TokenConfig):
     """`TokenConfig` for LOT tasks (Chinese): jieba words and spaCy's Chinese stop words."""
 
-    tokenizer: str = _flag("jieba", "how LOT-task targets are split into tokens: jieba, whitespace or hf:PATH",
-                           None)
+    tokenizer: str = _flag("jieba", "how LOT-task targets are split into tokens: jieba, whitespace or hf:PATH", None)
     stop_words: str = _flag("spacy_zh", "stop words removed from LOT-task targets", STOP_WORD_LISTS)
 
 
@@ -148,13 +153,13 @@ def low_frequency_order(parts: Sequence[tuple[int, int]]) -> list[int]:
 
 def lowest(order: Sequence[int], n: int, fraction: float) -> tuple[int, ...]:
     """The first floor(n * fraction) lines of `order` (fewer if fewer are scorable), in line order."""
-    return tuple(sorted(order[:math.floor(n * fraction)]))
+    return tuple(sorted(order[: math.floor(n * fraction)]))
 
 
 def medium_indices(n: int, seed: int, task: str, fraction: float = 0.5) -> tuple[int, ...]:
     """Seeded random floor(n * fraction) of range(n), in line order (GLGE 2.4 "Low-resource")."""
     keyed = sorted(range(n), key=lambda i: (stable_int("glge_medium", seed, task, i), i))
-    return tuple(sorted(keyed[:math.floor(n * fraction)]))
+    return tuple(sorted(keyed[: math.floor(n * fraction)]))
 
 
 def overlap(test_tokens: Sequence[Sequence[str]], train_types: set[str]) -> dict:
@@ -163,7 +168,11 @@ def overlap(test_tokens: Sequence[Sequence[str]], train_types: set[str]) -> dict
     n_tokens = sum(len(toks) for toks in test_tokens)
     covered = sum(1 for toks in test_tokens for t in toks if t in train_types)
     shared = len(test_types & train_types)
-    return {"test_types": len(test_types), "shared_types": shared,
-            "type_overlap": shared / len(test_types) if test_types else None,
-            "test_tokens": n_tokens, "covered_tokens": covered,
-            "token_overlap": covered / n_tokens if n_tokens else None}
+    return {
+        "test_types": len(test_types),
+        "shared_types": shared,
+        "type_overlap": shared / len(test_types) if test_types else None,
+        "test_tokens": n_tokens,
+        "covered_tokens": covered,
+        "token_overlap": covered / n_tokens if n_tokens else None,
+    }

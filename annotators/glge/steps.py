@@ -5,9 +5,10 @@ broken task is rejected whole so no partial output is ever written for it. File 
 the job's: it passes `read(location, *parts) -> bytes | None` (None: no such file), so these
 steps stay pure and tests can read from a dict.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from annotators.core.outcome import Drop
 from annotators.glge.layout import glge_task, lot_task, parse_parquet_rows
@@ -22,8 +23,7 @@ LOT_KINDS = ("plotcom", "outgen")
 def _load_glge(spec: TaskSpec, read: Reader) -> GlgeTask | Drop:
     """The six files of `location/{task}_data/org_data/`, checked (none when no location)."""
     prefix = spec.location.rstrip("/") + "/" if spec.location else ""
-    files = {key: read(spec.location, f"{spec.task}_data", "org_data", key) if spec.location
-             else None for key in FILES}
+    files = {key: read(spec.location, f"{spec.task}_data", "org_data", key) if spec.location else None for key in FILES}
     return glge_task(spec.task, files, prefix=prefix)
 
 
@@ -34,8 +34,7 @@ def _load_lot(spec: TaskSpec, read: Reader) -> GlgeTask | Drop:
     tables = []
     for path in spec.parquet_paths:
         data = read(path)
-        rows = Drop("unreadable_file", f"{path}: file not found") if data is None \
-            else parse_parquet_rows(path, data)
+        rows = Drop("unreadable_file", f"{path}: file not found") if data is None else parse_parquet_rows(path, data)
         if isinstance(rows, Drop):
             return rows
         tables.append(LotTable(path, rows))

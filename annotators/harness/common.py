@@ -5,6 +5,7 @@ A folder is a dict {relative path: text} a job writes beside its tables (JobRepo
 `attachments`); it is made from the job's stats alone (which tables and splits have rows,
 which prefix lengths were built), so the same build gives the same bytes.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,12 @@ def data_files_yaml(files: dict[str, str]) -> list[str]:
 def dataset_lines(files: dict[str, str], extra: list[str] = ()) -> list[str]:
     """The dataset part of a task: the built parquet files, read by `utils.load_tables`
     (paths relative to this folder, so lm_eval works from any working directory)."""
-    return (["dataset_path: parquet", "dataset_kwargs:"] + data_files_yaml(files) + list(extra)
-            + ["custom_dataset: !function utils.load_tables"])
+    return (
+        ["dataset_path: parquet", "dataset_kwargs:"]
+        + data_files_yaml(files)
+        + list(extra)
+        + ["custom_dataset: !function utils.load_tables"]
+    )
 
 
 def metric_yaml(name: str, aggregation: str = "mean") -> list[str]:
@@ -46,15 +51,19 @@ def utils_source() -> str:
 
 
 def command(output_hint: str, group: str) -> str:
-    return (f"lm_eval run --model hf --model_args pretrained=MODEL "
-            f"--include_path {output_hint}/{FOLDER} --tasks {group}")
+    return f"lm_eval run --model hf --model_args pretrained=MODEL --include_path {output_hint}/{FOLDER} --tasks {group}"
 
 
 def summary(groups: dict[str, list[str]], output_hint: str, notes: list[str]) -> dict:
     """stats.json's `lm_eval`: the folder, each group with its tasks, the command."""
     first = next(iter(groups)) if groups else ""
-    return {"folder": FOLDER, "harness": HARNESS, "groups": groups,
-            "command": command(output_hint, first) if groups else "", "notes": notes}
+    return {
+        "folder": FOLDER,
+        "harness": HARNESS,
+        "groups": groups,
+        "command": command(output_hint, first) if groups else "",
+        "notes": notes,
+    }
 
 
 def card_section(stats: dict) -> str:
@@ -65,12 +74,21 @@ def card_section(stats: dict) -> str:
     lines = ["## Scoring a model (lm-evaluation-harness)", ""]
     if not info["groups"]:
         return "\n".join(lines + ["No task could be written: no table has a test split with rows.", ""])
-    lines += [f"`{info['folder']}/` holds lm-evaluation-harness tasks ({info['harness']}, which `make setup` "
-              "installs) that read this folder's parquet files by paths relative to the task files, so "
-              "they run from any directory and after the folder moves. With OUT this folder (e.g. "
-              "`output/lot`):", "", "```", info["command"], "```", "",
-              "(`--model hf` also needs torch and transformers: `pip install 'lm-eval[hf]'`.)", "",
-              "| group | tasks |", "|---|---|"]
+    lines += [
+        f"`{info['folder']}/` holds lm-evaluation-harness tasks ({info['harness']}, which `make setup` "
+        "installs) that read this folder's parquet files by paths relative to the task files, so "
+        "they run from any directory and after the folder moves. With OUT this folder (e.g. "
+        "`output/lot`):",
+        "",
+        "```",
+        info["command"],
+        "```",
+        "",
+        "(`--model hf` also needs torch and transformers: `pip install 'lm-eval[hf]'`.)",
+        "",
+        "| group | tasks |",
+        "|---|---|",
+    ]
     lines += [f"| `{g}` | {', '.join(f'`{t}`' for t in tasks)} |" for g, tasks in info["groups"].items()]
     lines += [""] + [f"- {note}" for note in info["notes"]]
     return "\n".join(lines) + "\n"

@@ -12,6 +12,7 @@ the summarisation tasks, the QG scripts' BLEU-1..4, METEOR (needs Java) and ROUG
 F1, PersonaChat's BLEU-1/2 and distinct-1/2. Tasks of other names (LOT's, scored by the LOT
 output's own tasks, or a task of your own) have no GLGE metric and get no harness task.
 """
+
 from __future__ import annotations
 
 from annotators.harness import common
@@ -30,21 +31,39 @@ def task_name(level: str, task: str) -> str:
 
 def task_yaml(level: str, task: str, metrics: tuple[str, ...], has_train: bool) -> str:
     folder = f"../{level}/{task}_data/org_data"
-    lines = [f"# storybench GLGE {task}, {level} level (GLGE section 2.4): write the target line of each "
-             f"test source line; {', '.join(metrics)} as GLGE's scripts compute them.",
-             f"task: {task_name(level, task)}", "dataset_path: text", "dataset_kwargs:", "  data_files:"]
+    lines = [
+        f"# storybench GLGE {task}, {level} level (GLGE section 2.4): write the target line of each "
+        f"test source line; {', '.join(metrics)} as GLGE's scripts compute them.",
+        f"task: {task_name(level, task)}",
+        "dataset_path: text",
+        "dataset_kwargs:",
+        "  data_files:",
+    ]
     for split, name in (("train", "train"), ("test", "test")):
         if split == "train" and not has_train:
             continue
-        lines += [f"    {split}:", f"      source: {common.q(f'{folder}/{name}.src')}",
-                  f"      target: {common.q(f'{folder}/{name}.tgt')}"]
+        lines += [
+            f"    {split}:",
+            f"      source: {common.q(f'{folder}/{name}.src')}",
+            f"      target: {common.q(f'{folder}/{name}.tgt')}",
+        ]
     lines += ["custom_dataset: !function utils.load_lines"]
     if has_train:
         lines += ["training_split: train", "fewshot_split: train"]
-    lines += ["test_split: test", "output_type: generate_until", "doc_to_text: \"{{source}}\\n\"",
-              "doc_to_target: \"{{target}}\"", "target_delimiter: \"\"", "fewshot_delimiter: \"\\n\\n\"",
-              "generation_kwargs:", "  until: [\"\\n\"]", "  max_gen_toks: 128", "  do_sample: false",
-              f"process_results: !function utils.{task}_results", "metric_list:"]
+    lines += [
+        "test_split: test",
+        "output_type: generate_until",
+        'doc_to_text: "{{source}}\\n"',
+        'doc_to_target: "{{target}}"',
+        'target_delimiter: ""',
+        'fewshot_delimiter: "\\n\\n"',
+        "generation_kwargs:",
+        '  until: ["\\n"]',
+        "  max_gen_toks: 128",
+        "  do_sample: false",
+        f"process_results: !function utils.{task}_results",
+        "metric_list:",
+    ]
     for metric in metrics:
         lines += common.metric_yaml(metric, f"!function utils.{metric.replace('-', '_')}")
     return "\n".join(lines + ["metadata:", "  version: 1.0"]) + "\n"
@@ -68,8 +87,10 @@ def attachments(stats: dict) -> tuple[dict[str, str], dict]:
     from annotators.harness.task_utils import GLGE_METRICS
 
     tasks = built(stats)
-    files = {f"{common.FOLDER}/{task_name(level, task)}.yaml": task_yaml(level, task, GLGE_METRICS[task], train)
-             for level, task, train in tasks}
+    files = {
+        f"{common.FOLDER}/{task_name(level, task)}.yaml": task_yaml(level, task, GLGE_METRICS[task], train)
+        for level, task, train in tasks
+    }
     groups: dict[str, list[str]] = {}
     for level, task, _ in tasks:
         groups.setdefault(f"{GROUP}_{level_name(level)}", []).append(task_name(level, task))
@@ -78,10 +99,12 @@ def attachments(stats: dict) -> tuple[dict[str, str], dict]:
     if tasks:
         files[f"{common.FOLDER}/utils.py"] = common.utils_source()
     others = sorted(t for t in stats.get("glge", {}) if t not in GLGE_METRICS)
-    notes = ["The test set is the same in every level; a level's task draws its few-shot examples "
-             "(`--num_fewshot K`) from that level's training set.",
-             "Scored with GLGE's official metrics as `pipelines.evaluate --compat original` computes them "
-             "(storybench must be installed where lm_eval runs; squadqg/msqg's METEOR needs Java)."]
+    notes = [
+        "The test set is the same in every level; a level's task draws its few-shot examples "
+        "(`--num_fewshot K`) from that level's training set.",
+        "Scored with GLGE's official metrics as `pipelines.evaluate --compat original` computes them "
+        "(storybench must be installed where lm_eval runs; squadqg/msqg's METEOR needs Java).",
+    ]
     if others:
         notes.append(f"No harness task for {', '.join(others)}: not a GLGE task with a GLGE metric.")
     return files, common.summary(groups, "OUT", notes)

@@ -20,6 +20,7 @@ tokens for a story); PlotCom and OutGen are scored with storybench's OutGen metr
 (`utils.py`: what `pipelines.evaluate --compat original` gives). A task is written only when
 its table's test split has rows (datasets cannot build an empty split).
 """
+
 from __future__ import annotations
 
 from annotators.core.hf_card import data_files
@@ -29,37 +30,45 @@ GROUP = "storybench_lot"
 TASKS = ("clozet", "senpos", "plotcom", "outgen")
 
 PROMPTS = {
-    "clozet": ["output_type: multiple_choice",
-               "doc_to_text: \"{{plot0}}<extra_id_1>{{plot1}}<extra_id_2>{{story | replace('<mask>', '<sep>')}}<mask>\"",
-               "doc_to_choice: [\"<extra_id_1>\", \"<extra_id_2>\"]",
-               "doc_to_target: \"{{label | int}}\"",
-               "target_delimiter: \"\""],
-    "senpos": ["output_type: multiple_choice",
-               "doc_to_text: \"{{sentence}}<sep>{% for part in story.split('[MASK]') %}{% if not loop.first %}"
-               "<extra_id_{{loop.index0}}>{% endif %}{{part}}{% endfor %}<mask>\"",
-               "doc_to_choice: \"[{% for k in range(1, story.count('[MASK]') + 1) %}'<extra_id_{{k}}>', {% endfor %}]\"",
-               "doc_to_target: \"{{label - 1}}\"",
-               "target_delimiter: \"\""],
-    "plotcom": ["output_type: generate_until",
-                "doc_to_text: \"{{story | replace('<MASK>', '<extra_id_1>')}}<extra_id_1>\"",
-                "doc_to_target: \"{{plot}}\"",
-                "target_delimiter: \"\"",
-                "generation_kwargs:",
-                "  until: [\"<extra_id_2>\", \"\\n\"]",
-                "  max_gen_toks: 128",
-                "  do_sample: true",
-                "  top_k: 40",
-                "  temperature: 0.7"],
-    "outgen": ["output_type: generate_until",
-               "doc_to_text: \"{{ ([title] + outline) | map('replace', '#', '＃') | join('#') }}<extra_id_1>\"",
-               "doc_to_target: \"{{story}}\"",
-               "target_delimiter: \"\"",
-               "generation_kwargs:",
-               "  until: [\"<extra_id_2>\", \"\\n\"]",
-               "  max_gen_toks: 512",
-               "  do_sample: true",
-               "  top_k: 40",
-               "  temperature: 0.7"],
+    "clozet": [
+        "output_type: multiple_choice",
+        "doc_to_text: \"{{plot0}}<extra_id_1>{{plot1}}<extra_id_2>{{story | replace('<mask>', '<sep>')}}<mask>\"",
+        'doc_to_choice: ["<extra_id_1>", "<extra_id_2>"]',
+        'doc_to_target: "{{label | int}}"',
+        'target_delimiter: ""',
+    ],
+    "senpos": [
+        "output_type: multiple_choice",
+        "doc_to_text: \"{{sentence}}<sep>{% for part in story.split('[MASK]') %}{% if not loop.first %}"
+        '<extra_id_{{loop.index0}}>{% endif %}{{part}}{% endfor %}<mask>"',
+        "doc_to_choice: \"[{% for k in range(1, story.count('[MASK]') + 1) %}'<extra_id_{{k}}>', {% endfor %}]\"",
+        'doc_to_target: "{{label - 1}}"',
+        'target_delimiter: ""',
+    ],
+    "plotcom": [
+        "output_type: generate_until",
+        "doc_to_text: \"{{story | replace('<MASK>', '<extra_id_1>')}}<extra_id_1>\"",
+        'doc_to_target: "{{plot}}"',
+        'target_delimiter: ""',
+        "generation_kwargs:",
+        '  until: ["<extra_id_2>", "\\n"]',
+        "  max_gen_toks: 128",
+        "  do_sample: true",
+        "  top_k: 40",
+        "  temperature: 0.7",
+    ],
+    "outgen": [
+        "output_type: generate_until",
+        "doc_to_text: \"{{ ([title] + outline) | map('replace', '#', '＃') | join('#') }}<extra_id_1>\"",
+        'doc_to_target: "{{story}}"',
+        'target_delimiter: ""',
+        "generation_kwargs:",
+        '  until: ["<extra_id_2>", "\\n"]',
+        "  max_gen_toks: 512",
+        "  do_sample: true",
+        "  top_k: 40",
+        "  temperature: 0.7",
+    ],
 }
 
 TITLES = {
@@ -67,7 +76,7 @@ TITLES = {
     "senpos": "LOT SenPos: at which [MASK] the removed sentence goes (LOT section 3.2); accuracy",
     "plotcom": "LOT PlotCom: write the story's missing sentence (LOT section 3.3); BLEU-1..4, distinct-1..4",
     "outgen": "LOT OutGen: write the story of a title and outline (LOT section 3.4); "
-              "BLEU-1..4, distinct-1..4, coverage, order",
+    "BLEU-1..4, distinct-1..4, coverage, order",
 }
 
 
@@ -108,17 +117,20 @@ def attachments(stats: dict) -> tuple[dict[str, str], dict]:
     files = {f"{common.FOLDER}/{task}.yaml": task_yaml(task, stats["table_splits"][task]) for task in tasks}
     groups = {GROUP: [task_name(t) for t in tasks]} if tasks else {}
     if tasks:
-        files[f"{common.FOLDER}/{GROUP}.yaml"] = common.group_yaml(GROUP, groups[GROUP], "storybench: the LOT tasks of this build")
+        files[f"{common.FOLDER}/{GROUP}.yaml"] = common.group_yaml(
+            GROUP, groups[GROUP], "storybench: the LOT tasks of this build"
+        )
         files[f"{common.FOLDER}/utils.py"] = common.utils_source()
     missing = [t for t in TASKS if t not in tasks]
-    notes = ["ClozeT and SenPos: multiple choice by log-likelihood (`acc`) over LongLM's inputs "
-             "(the sentinels `<extra_id_k>` are the choices); PlotCom and OutGen: generation "
-             "(top-k 40, temperature 0.7 as LOT 5.2; `--gen_kwargs do_sample=False` for greedy) scored "
-             "with storybench's OutGen metrics (`pipelines.evaluate --compat original`), which need "
-             "storybench installed where lm_eval runs.",
-             "SenPos test rows that nobody reviewed yet are scored too (the table's `reviewed` column).",
-             "Replace MODEL with a Hugging Face model name or folder; `--model local-completions` or "
-             "`vllm` work as well."]
+    notes = [
+        "ClozeT and SenPos: multiple choice by log-likelihood (`acc`) over LongLM's inputs "
+        "(the sentinels `<extra_id_k>` are the choices); PlotCom and OutGen: generation "
+        "(top-k 40, temperature 0.7 as LOT 5.2; `--gen_kwargs do_sample=False` for greedy) scored "
+        "with storybench's OutGen metrics (`pipelines.evaluate --compat original`), which need "
+        "storybench installed where lm_eval runs.",
+        "SenPos test rows that nobody reviewed yet are scored too (the table's `reviewed` column).",
+        "Replace MODEL with a Hugging Face model name or folder; `--model local-completions` or `vllm` work as well.",
+    ]
     if missing:
         notes.append(f"No task for {', '.join(missing)}: no test rows in this build.")
     return files, common.summary(groups, "OUT", notes)

@@ -17,6 +17,7 @@ file from beside them. Two jobs:
   original` computes), imported, never re-implemented here.
   They need storybench installed where lm_eval runs (`make setup` installs both in .venv).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,12 +26,23 @@ HERE = Path(__file__).resolve().parent
 GLGE_METRICS = {
     **{task: ("rouge-1", "rouge-2", "rouge-l") for task in ("cnndm", "gigaword", "xsum", "msnews")},
     **{task: ("bleu-1", "bleu-2", "bleu-3", "bleu-4", "meteor", "rouge-l") for task in ("squadqg", "msqg")},
-    "coqa": ("f1",), "personachat": ("bleu-1", "bleu-2", "distinct-1", "distinct-2"),
+    "coqa": ("f1",),
+    "personachat": ("bleu-1", "bleu-2", "distinct-1", "distinct-2"),
 }
 GENERATION_METRICS = {
     "plotcom": ("bleu-1", "bleu-2", "bleu-3", "bleu-4", "distinct-1", "distinct-2", "distinct-3", "distinct-4"),
-    "outgen": ("bleu-1", "bleu-2", "bleu-3", "bleu-4", "distinct-1", "distinct-2", "distinct-3", "distinct-4",
-               "coverage", "order"),
+    "outgen": (
+        "bleu-1",
+        "bleu-2",
+        "bleu-3",
+        "bleu-4",
+        "distinct-1",
+        "distinct-2",
+        "distinct-3",
+        "distinct-4",
+        "coverage",
+        "order",
+    ),
 }
 
 
@@ -68,8 +80,9 @@ def load_lines(data_files: dict, **_metadata):
         sources, targets = _lines(HERE / paths["source"]), _lines(HERE / paths["target"])
         if len(sources) != len(targets):
             raise ValueError(f"{paths['source']} has {len(sources)} lines, {paths['target']} {len(targets)}")
-        splits[split] = datasets.Dataset.from_dict({"line": list(range(len(sources))), "source": sources,
-                                                    "target": targets})
+        splits[split] = datasets.Dataset.from_dict(
+            {"line": list(range(len(sources))), "source": sources, "target": targets}
+        )
     return datasets.DatasetDict(splits)
 
 
@@ -99,9 +112,11 @@ def _glge_results(task: str):
 
 
 cnndm_results, gigaword_results, xsum_results, msnews_results = (
-    _glge_results(t) for t in ("cnndm", "gigaword", "xsum", "msnews"))
+    _glge_results(t) for t in ("cnndm", "gigaword", "xsum", "msnews")
+)
 squadqg_results, msqg_results, coqa_results, personachat_results = (
-    _glge_results(t) for t in ("squadqg", "msqg", "coqa", "personachat"))
+    _glge_results(t) for t in ("squadqg", "msqg", "coqa", "personachat")
+)
 
 
 _SCORED: dict = {}

@@ -1,12 +1,13 @@
 """CARD.md for the LOT job: the generic accounting card plus Table 3, outline agreement,
 the definitions (LOT paper section 3) and the reject reasons the job can give."""
+
 from __future__ import annotations
 
-from annotators.lot.stats import table3_markdown
 from annotators.core.card import default_card
+from annotators.core.figures import Figure
 from annotators.core.reasons import reasons_markdown
 from annotators.lot.reasons import JOB_REASONS
-from annotators.core.figures import Figure
+from annotators.lot.stats import table3_markdown
 
 DEFINITIONS = """## How the data was built
 - **Stories**: JSON lines (`story` or `text`; optional `id`, `title`, `outline`, `source`, `url`,
@@ -64,20 +65,26 @@ DEFINITIONS = """## How the data was built
 
 PLOTCOM_EVAL = {
     "leak-free": "the ClozeT val/test examples, in their own split, the right candidate as `plot` "
-                 "(`--plotcom-eval leak-free`, the default: no PlotCom example shares a story with "
-                 "another split).",
+    "(`--plotcom-eval leak-free`, the default: no PlotCom example shares a story with "
+    "another split).",
     "paper": "sampled as the paper did from all ClozeT examples, train included (929 of 1,232: "
-             "each with probability 929/1232, then 465:464 into val:test; `--plotcom-eval paper`). "
-             "This puts ClozeT training stories into PlotCom val/test: see the leak check.",
+    "each with probability 929/1232, then 465:464 into val:test; `--plotcom-eval paper`). "
+    "This puts ClozeT training stories into PlotCom val/test: see the leak check.",
 }
-OUTLINE_FILL = {"longest": "with the longest other phrases, none inside or around a chosen one, as LOT Table 3's "
-                           "8.00 phrases and the official outlines' fill show: `--outline-fill longest`, the default",
-                "none": "not done: `--outline-fill none`, outlines may hold fewer than 8 phrases"}
-OUTLINE_OPENING = {"last": "`--outline-opening last`, the default: LOT's official outlines rarely take them",
-                   "scored": "not done: `--outline-opening scored`, score order"}
-TITLE_FROM = {"none": "its title stays empty (`--title-from none`, the default; counted below).",
-              "first-sentence": "its first sentence, closing punctuation removed, becomes the title and "
-                                "the story stays whole (`--title-from first-sentence`)."}
+OUTLINE_FILL = {
+    "longest": "with the longest other phrases, none inside or around a chosen one, as LOT Table 3's "
+    "8.00 phrases and the official outlines' fill show: `--outline-fill longest`, the default",
+    "none": "not done: `--outline-fill none`, outlines may hold fewer than 8 phrases",
+}
+OUTLINE_OPENING = {
+    "last": "`--outline-opening last`, the default: LOT's official outlines rarely take them",
+    "scored": "not done: `--outline-opening scored`, score order",
+}
+TITLE_FROM = {
+    "none": "its title stays empty (`--title-from none`, the default; counted below).",
+    "first-sentence": "its first sentence, closing punctuation removed, becomes the title and "
+    "the story stays whole (`--title-from first-sentence`).",
+}
 
 
 def _leaks(stats: dict) -> list[str]:
@@ -85,22 +92,30 @@ def _leaks(stats: dict) -> list[str]:
     if not leaks:
         return []
     cfg = stats.get("config", {})
-    lines = ["## Leak check (read from the written examples)", "",
-             "| check | count |", "|---|---:|",
-             f"| stories with examples | {leaks.get('stories', 0)} |",
-             f"| near-duplicate groups (2+ stories) | {leaks.get('groups', 0)} |",
-             f"| stories in two splits (any tasks) | {leaks['stories_in_two_splits']} |",
-             f"| near-duplicate groups in two splits | {leaks['near_duplicate_groups_in_two_splits']} |",
-             f"| PlotCom training stories whose group holds a ClozeT story | {leaks['plotcom_train_clozet_stories']} |",
-             ""]
-    total = sum(leaks[k] for k in ("stories_in_two_splits", "near_duplicate_groups_in_two_splits",
-                                   "plotcom_train_clozet_stories"))
+    lines = [
+        "## Leak check (read from the written examples)",
+        "",
+        "| check | count |",
+        "|---|---:|",
+        f"| stories with examples | {leaks.get('stories', 0)} |",
+        f"| near-duplicate groups (2+ stories) | {leaks.get('groups', 0)} |",
+        f"| stories in two splits (any tasks) | {leaks['stories_in_two_splits']} |",
+        f"| near-duplicate groups in two splits | {leaks['near_duplicate_groups_in_two_splits']} |",
+        f"| PlotCom training stories whose group holds a ClozeT story | {leaks['plotcom_train_clozet_stories']} |",
+        "",
+    ]
+    total = sum(
+        leaks[k]
+        for k in ("stories_in_two_splits", "near_duplicate_groups_in_two_splits", "plotcom_train_clozet_stories")
+    )
     if total == 0:
         lines.append("No leak: every story, window and near-duplicate is in one split across all tasks.")
     elif cfg.get("plotcom_eval") == "paper":
-        lines.append(f"{leaks['stories_in_two_splits']} stories are in two splits because `--plotcom-eval paper` "
-                     "samples PlotCom val/test from all ClozeT examples as LOT did (ClozeT train stories "
-                     f"become PlotCom val/test). Examples: {', '.join(leaks['examples']['stories_in_two_splits'])}.")
+        lines.append(
+            f"{leaks['stories_in_two_splits']} stories are in two splits because `--plotcom-eval paper` "
+            "samples PlotCom val/test from all ClozeT examples as LOT did (ClozeT train stories "
+            f"become PlotCom val/test). Examples: {', '.join(leaks['examples']['stories_in_two_splits'])}."
+        )
     else:
         lines.append(f"**{total} leaks**; examples: {leaks['examples']}.")
     return lines + [""]
@@ -111,10 +126,14 @@ def _titles(stats: dict) -> list[str]:
     if titles is None:
         return []
     untitled = titles.get("none", 0) + titles.get("first_sentence", 0)
-    return ["## OutGen titles", "",
-            f"{titles.get('input', 0)} OutGen stories came with a title; {untitled} did not "
-            f"({titles.get('first_sentence', 0)} took their first sentence as the title, "
-            f"{titles.get('none', 0)} kept an empty title).", ""]
+    return [
+        "## OutGen titles",
+        "",
+        f"{titles.get('input', 0)} OutGen stories came with a title; {untitled} did not "
+        f"({titles.get('first_sentence', 0)} took their first sentence as the title, "
+        f"{titles.get('none', 0)} kept an empty title).",
+        "",
+    ]
 
 
 TABLE3_NOTES = """Columns: **paper** is LOT Table 3; **build** is this output, measured by
@@ -148,34 +167,57 @@ def _official_source(stats: dict) -> str:
 def lot_card(stats: dict) -> str:
     """The job's CARD.md text from its stats.json (the job only passes this to JobReport)."""
     agree = stats.get("outline_agreement", {})
-    lines = [default_card(stats), "## LOT Table 3: paper, this build, official data", "",
-             table3_markdown(stats.get("table3", {}), stats.get("table3_official")), "",
-             TABLE3_NOTES.format(official=_official_source(stats)), *_leaks(stats), *_titles(stats),
-             "## Outline agreement with input outlines", ""]
+    lines = [
+        default_card(stats),
+        "## LOT Table 3: paper, this build, official data",
+        "",
+        table3_markdown(stats.get("table3", {}), stats.get("table3_official")),
+        "",
+        TABLE3_NOTES.format(official=_official_source(stats)),
+        *_leaks(stats),
+        *_titles(stats),
+        "## Outline agreement with input outlines",
+        "",
+    ]
     if agree.get("stories_with_input_outline"):
-        lines.append(f"On {agree['stories_with_input_outline']} stories that came with an outline, "
-                     f"the built outlines share {agree['shared_phrases']} of {agree['predicted_phrases']} "
-                     f"phrases with the input's {agree['input_phrases']}: precision {agree['precision']}, "
-                     f"recall {agree['recall']}, F1 {agree['f1']} (exact phrase match).")
+        lines.append(
+            f"On {agree['stories_with_input_outline']} stories that came with an outline, "
+            f"the built outlines share {agree['shared_phrases']} of {agree['predicted_phrases']} "
+            f"phrases with the input's {agree['input_phrases']}: precision {agree['precision']}, "
+            f"recall {agree['recall']}, F1 {agree['f1']} (exact phrase match)."
+        )
     else:
         lines.append("No input story came with an outline, so agreement was not measured.")
     cfg = stats.get("config", {})
     splits = cfg.get("splits", {})
-    lines += ["", DEFINITIONS.format(
-        normalize=cfg.get("story", {}).get("normalize", "?"),
-        max_story_chars=cfg.get("story", {}).get("max_story_chars", "?"),
-        near_threshold=cfg.get("near_duplicates", {}).get("threshold", "?"),
-        clozet_weights=",".join(f"{w:g}" for w in splits.get("clozet_stories", [])),
-        story_weights=",".join(f"{w:g}" for w in splits.get("stories", [])),
-        plotcom_eval=PLOTCOM_EVAL.get(cfg.get("plotcom_eval", "leak-free"), "?"),
-        title_from=TITLE_FROM.get(cfg.get("title_from", "none"), "?"),
-        outline_from=cfg.get("outline_from", "?"), outline_method=cfg.get("outline_method", "rake"),
-        outline_fill=OUTLINE_FILL.get(cfg.get("outline_fill", "none"), "?"),
-        outline_opening=OUTLINE_OPENING.get(cfg.get("outline_opening", "scored"), "?")),
-        reasons_markdown(JOB_REASONS)]
+    lines += [
+        "",
+        DEFINITIONS.format(
+            normalize=cfg.get("story", {}).get("normalize", "?"),
+            max_story_chars=cfg.get("story", {}).get("max_story_chars", "?"),
+            near_threshold=cfg.get("near_duplicates", {}).get("threshold", "?"),
+            clozet_weights=",".join(f"{w:g}" for w in splits.get("clozet_stories", [])),
+            story_weights=",".join(f"{w:g}" for w in splits.get("stories", [])),
+            plotcom_eval=PLOTCOM_EVAL.get(cfg.get("plotcom_eval", "leak-free"), "?"),
+            title_from=TITLE_FROM.get(cfg.get("title_from", "none"), "?"),
+            outline_from=cfg.get("outline_from", "?"),
+            outline_method=cfg.get("outline_method", "rake"),
+            outline_fill=OUTLINE_FILL.get(cfg.get("outline_fill", "none"), "?"),
+            outline_opening=OUTLINE_OPENING.get(cfg.get("outline_opening", "scored"), "?"),
+        ),
+        reasons_markdown(JOB_REASONS),
+    ]
     return "\n".join(lines)
 
 
 # What a researcher checks first in a LOT build: how long the stories of each task and split are.
-FIGURES = (Figure("lot_lengths", "Story length per task and split", "characters",
-                  ("clozet", "senpos", "plotcom", "outgen"), "chars:story", line="split"),)
+FIGURES = (
+    Figure(
+        "lot_lengths",
+        "Story length per task and split",
+        "characters",
+        ("clozet", "senpos", "plotcom", "outgen"),
+        "chars:story",
+        line="split",
+    ),
+)

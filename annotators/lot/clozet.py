@@ -6,6 +6,7 @@ it against the story and puts the two candidates in seeded random order (label "
 plot0 is right). PlotCom training examples remove one random non-first sentence; PlotCom
 val/test are ClozeT val/test (incomplete story + right candidate).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -14,8 +15,8 @@ import re
 from typing import Any
 
 from annotators.core.ids import rng_for, stable_id
-from annotators.lot.story import PreparedStory, decode_line, field_problem
 from annotators.core.outcome import Drop
+from annotators.lot.story import PreparedStory, decode_line, field_problem
 from schemas.lot import CLOZET_MASK, PLOTCOM_MASK, ClozeTExample, PlotComExample
 
 
@@ -23,10 +24,13 @@ from schemas.lot import CLOZET_MASK, PLOTCOM_MASK, ClozeTExample, PlotComExample
 class ClozeTConfig:
     """ClozeT annotation checks (LOT appendix, ClozeT guideline)."""
 
-    min_length_ratio: float = dataclasses.field(default=0.5, metadata={
-        "help": "LOT appendix: the wrong candidate is at least 1/2 the right sentence's length"})
-    max_length_ratio: float = dataclasses.field(default=2.0, metadata={
-        "help": "LOT appendix: the wrong candidate is at most 2 times the right sentence's length"})
+    min_length_ratio: float = dataclasses.field(
+        default=0.5, metadata={"help": "LOT appendix: the wrong candidate is at least 1/2 the right sentence's length"}
+    )
+    max_length_ratio: float = dataclasses.field(
+        default=2.0,
+        metadata={"help": "LOT appendix: the wrong candidate is at most 2 times the right sentence's length"},
+    )
 
 
 def _squash(text: str) -> str:
@@ -46,15 +50,22 @@ def parse_annotation(input_id: str, raw: bytes) -> dict[str, Any] | Drop:
         return Drop("malformed_json", str(exc)[:200])
     if not isinstance(obj, dict):
         return Drop("not_an_object", f"a JSON {type(obj).__name__}, not an object")
-    problem = (field_problem(obj, "story_id", (str, int), allow_blank=True)
-               or field_problem(obj, "right_index", (int,), allow_bool=False)
-               or field_problem(obj, "wrong", (str,)))
+    problem = (
+        field_problem(obj, "story_id", (str, int), allow_blank=True)
+        or field_problem(obj, "right_index", (int,), allow_bool=False)
+        or field_problem(obj, "wrong", (str,))
+    )
     if problem is not None:
         return problem
     right = obj.get("right")
-    return {"input_id": input_id, "story_id": str(obj["story_id"]), "right_index": obj["right_index"],
-            "wrong": obj["wrong"].strip(), "right": right if isinstance(right, str) else None,
-            "annotator": str(obj.get("annotator") or "")}
+    return {
+        "input_id": input_id,
+        "story_id": str(obj["story_id"]),
+        "right_index": obj["right_index"],
+        "wrong": obj["wrong"].strip(),
+        "right": right if isinstance(right, str) else None,
+        "annotator": str(obj.get("annotator") or ""),
+    }
 
 
 def check_annotation(story: PreparedStory, ann: dict[str, Any], config: ClozeTConfig) -> Drop | None:
@@ -71,8 +82,10 @@ def check_annotation(story: PreparedStory, ann: dict[str, Any], config: ClozeTCo
         return Drop("wrong_equals_right", "the wrong candidate equals the right sentence")
     ratio = len(_squash(ann["wrong"])) / max(1, len(_squash(right)))
     if not config.min_length_ratio <= ratio <= config.max_length_ratio:
-        return Drop("wrong_length_ratio", f"wrong/right length {ratio:.2f} outside "
-                                          f"[{config.min_length_ratio}, {config.max_length_ratio}]")
+        return Drop(
+            "wrong_length_ratio",
+            f"wrong/right length {ratio:.2f} outside [{config.min_length_ratio}, {config.max_length_ratio}]",
+        )
     return None
 
 
@@ -80,8 +93,9 @@ def masked(story: PreparedStory, index: int, mask: str) -> str:
     return "".join(mask if k == index else s for k, s in enumerate(story.sentences))
 
 
-def build_clozet(story: PreparedStory, ann: dict[str, Any], split: str, *, seed: int,
-                 config: ClozeTConfig = ClozeTConfig()) -> ClozeTExample | Drop:
+def build_clozet(
+    story: PreparedStory, ann: dict[str, Any], split: str, *, seed: int, config: ClozeTConfig = ClozeTConfig()
+) -> ClozeTExample | Drop:
     problem = check_annotation(story, ann, config)
     if problem is not None:
         return problem
@@ -89,30 +103,62 @@ def build_clozet(story: PreparedStory, ann: dict[str, Any], split: str, *, seed:
     example_id = stable_id("clozet", story.story_id, i, wrong)
     right_first = rng_for(seed, "clozet", example_id).random() < 0.5
     plot0, plot1 = (right, wrong) if right_first else (wrong, right)
-    return ClozeTExample(example_id, story.story_id, split, masked(story, i, CLOZET_MASK),
-                         plot0, plot1, "0" if right_first else "1", i, ann["annotator"])
+    return ClozeTExample(
+        example_id,
+        story.story_id,
+        split,
+        masked(story, i, CLOZET_MASK),
+        plot0,
+        plot1,
+        "0" if right_first else "1",
+        i,
+        ann["annotator"],
+    )
 
 
 def plotcom_from_clozet(story: PreparedStory, example: ClozeTExample, split: str | None = None) -> PlotComExample:
     """PlotCom val/test: the ClozeT story with the right candidate as the target (in the
     ClozeT example's split unless `split` says otherwise: `--plotcom-eval paper`)."""
     i = example.right_index
-    return PlotComExample(stable_id("plotcom", story.story_id, i), story.story_id, split or example.split,
-                          masked(story, i, PLOTCOM_MASK), story.sentences[i], i, "clozet")
+    return PlotComExample(
+        stable_id("plotcom", story.story_id, i),
+        story.story_id,
+        split or example.split,
+        masked(story, i, PLOTCOM_MASK),
+        story.sentences[i],
+        i,
+        "clozet",
+    )
 
 
 def build_plotcom_train(story: PreparedStory, *, seed: int) -> PlotComExample:
     """PlotCom training: one random non-first sentence becomes `<MASK>`."""
     i = rng_for(seed, "plotcom", story.story_id).randrange(1, len(story.sentences))
-    return PlotComExample(stable_id("plotcom", story.story_id, i), story.story_id, "train",
-                          masked(story, i, PLOTCOM_MASK), story.sentences[i], i, "auto")
+    return PlotComExample(
+        stable_id("plotcom", story.story_id, i),
+        story.story_id,
+        "train",
+        masked(story, i, PLOTCOM_MASK),
+        story.sentences[i],
+        i,
+        "auto",
+    )
 
 
 def annotation_task(story: PreparedStory) -> dict[str, Any]:
     """A ClozeT annotation task: numbered sentences and what to fill in."""
-    return {"story_id": story.story_id, "title": story.title, "story": story.joined,
-            "sentences": [{"index": k, "text": s} for k, s in enumerate(story.sentences)],
-            "instructions": "Pick right_index (never 0) and write `wrong`: a minimal edit of that "
-                            "sentence that breaks commonsense, 1/2 to 2 times its length.",
-            "annotation": {"story_id": story.story_id, "right_index": None, "right": None,
-                           "wrong": None, "annotator": None}}
+    return {
+        "story_id": story.story_id,
+        "title": story.title,
+        "story": story.joined,
+        "sentences": [{"index": k, "text": s} for k, s in enumerate(story.sentences)],
+        "instructions": "Pick right_index (never 0) and write `wrong`: a minimal edit of that "
+        "sentence that breaks commonsense, 1/2 to 2 times its length.",
+        "annotation": {
+            "story_id": story.story_id,
+            "right_index": None,
+            "right": None,
+            "wrong": None,
+            "annotator": None,
+        },
+    }

@@ -9,6 +9,7 @@ words and outline-word count, so the card's official-data column means what the 
 column means. A line whose story is hidden counts for the outline columns only (its story
 columns are None, which `Table3Accumulator` leaves out of those averages).
 """
+
 from __future__ import annotations
 
 import json
@@ -61,8 +62,11 @@ def official_outgen_stats(input_id: str, raw: bytes) -> dict[str, Any] | Drop:
     jieba_words = get_tokenizer("jieba")
     title = str(obj.get("title") or "")
     stats = example_stats(
-        "outgen", story or _EMPTY, title_words=tuple(jieba_words.tokens(title)) if title else (),
-        phrase_words=[tuple(jieba_words.tokens(p)) for p in outline])
+        "outgen",
+        story or _EMPTY,
+        title_words=tuple(jieba_words.tokens(title)) if title else (),
+        phrase_words=[tuple(jieba_words.tokens(p)) for p in outline],
+    )
     if story is None:
         stats.update(dict.fromkeys(STORY_COLUMNS))
     if "title" not in obj:

@@ -7,6 +7,7 @@ has one. A RAKE phrase's words are the tokens it was built from (at most 8, the 
 cut); an input phrase's words are its HMM-on jieba words. When the
 input has an outline, agreement counts (shared phrases) are kept for the dataset card.
 """
+
 from __future__ import annotations
 
 from annotators.core.ids import stable_id
@@ -32,10 +33,16 @@ def _story_tagged(story: PreparedStory) -> tuple[tuple[str, str], ...] | None:
     return None
 
 
-def outline_and_words(story: PreparedStory, *, seed: int, outline_from: str = "rake",
-                      max_words: int = 8, outline_method: str = "posrake", outline_fill: str = "longest",
-                      outline_opening: str = "last",
-                      ) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], str] | Drop:
+def outline_and_words(
+    story: PreparedStory,
+    *,
+    seed: int,
+    outline_from: str = "rake",
+    max_words: int = 8,
+    outline_method: str = "posrake",
+    outline_fill: str = "longest",
+    outline_opening: str = "last",
+) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], str] | Drop:
     """((phrase, its words) ..., source) of one story's outline, or Drop (`outline_fill`,
     `outline_opening`: OutlineConfig.fill and .opening_clause of the posrake method)."""
     from annotators.lot.outline import OutlineConfig, outline_with_words
@@ -48,11 +55,13 @@ def outline_and_words(story: PreparedStory, *, seed: int, outline_from: str = "r
     else:
         config = OutlineConfig(method=outline_method, fill=outline_fill, opening_clause=outline_opening)
         if outline_method == "posrake":
-            pairs = outline_with_words(text, seed=seed, story_id=story.story_id, config=config,
-                                       tagged=_story_tagged(story))
+            pairs = outline_with_words(
+                text, seed=seed, story_id=story.story_id, config=config, tagged=_story_tagged(story)
+            )
         else:
-            pairs = outline_with_words(text, seed=seed, story_id=story.story_id, config=config,
-                                       paragraph_tokens=_story_tokens(story))
+            pairs = outline_with_words(
+                text, seed=seed, story_id=story.story_id, config=config, paragraph_tokens=_story_tokens(story)
+            )
         source = "rake"
         if isinstance(pairs, Drop):
             return pairs
@@ -62,12 +71,29 @@ def outline_and_words(story: PreparedStory, *, seed: int, outline_from: str = "r
     return pairs, source
 
 
-def build_outgen(story: PreparedStory, split: str, *, seed: int, outline_from: str = "rake",
-                 max_words: int = 8, outline_method: str = "posrake", title_from: str = "none",
-                 outline_fill: str = "longest", outline_opening: str = "last") -> OutGenExample | Drop:
-    built = build_outgen_with_words(story, split, seed=seed, outline_from=outline_from, max_words=max_words,
-                                    outline_method=outline_method, title_from=title_from,
-                                    outline_fill=outline_fill, outline_opening=outline_opening)
+def build_outgen(
+    story: PreparedStory,
+    split: str,
+    *,
+    seed: int,
+    outline_from: str = "rake",
+    max_words: int = 8,
+    outline_method: str = "posrake",
+    title_from: str = "none",
+    outline_fill: str = "longest",
+    outline_opening: str = "last",
+) -> OutGenExample | Drop:
+    built = build_outgen_with_words(
+        story,
+        split,
+        seed=seed,
+        outline_from=outline_from,
+        max_words=max_words,
+        outline_method=outline_method,
+        title_from=title_from,
+        outline_fill=outline_fill,
+        outline_opening=outline_opening,
+    )
     return built if isinstance(built, Drop) else built[0]
 
 
@@ -90,20 +116,42 @@ def title_of(story: PreparedStory, title_from: str = "none") -> tuple[str, tuple
     return "", (), "none"
 
 
-def build_outgen_with_words(story: PreparedStory, split: str, *, seed: int, outline_from: str = "rake",
-                            max_words: int = 8, outline_method: str = "posrake", title_from: str = "none",
-                            outline_fill: str = "longest", outline_opening: str = "last",
-                            ) -> tuple[OutGenExample, tuple[tuple[str, ...], ...], tuple[str, ...]] | Drop:
+def build_outgen_with_words(
+    story: PreparedStory,
+    split: str,
+    *,
+    seed: int,
+    outline_from: str = "rake",
+    max_words: int = 8,
+    outline_method: str = "posrake",
+    title_from: str = "none",
+    outline_fill: str = "longest",
+    outline_opening: str = "last",
+) -> tuple[OutGenExample, tuple[tuple[str, ...], ...], tuple[str, ...]] | Drop:
     """(the example, each outline phrase's words, the title's words) or Drop."""
-    outline = outline_and_words(story, seed=seed, outline_from=outline_from, max_words=max_words,
-                                outline_method=outline_method, outline_fill=outline_fill,
-                                outline_opening=outline_opening)
+    outline = outline_and_words(
+        story,
+        seed=seed,
+        outline_from=outline_from,
+        max_words=max_words,
+        outline_method=outline_method,
+        outline_fill=outline_fill,
+        outline_opening=outline_opening,
+    )
     if isinstance(outline, Drop):
         return outline
     pairs, source = outline
     title, title_words, title_source = title_of(story, title_from)
-    ex = OutGenExample(stable_id("outgen", story.story_id), story.story_id, split, title,
-                       tuple(p for p, _ in pairs), story.joined, source, title_source)
+    ex = OutGenExample(
+        stable_id("outgen", story.story_id),
+        story.story_id,
+        split,
+        title,
+        tuple(p for p, _ in pairs),
+        story.joined,
+        source,
+        title_source,
+    )
     return ex, tuple(w for _, w in pairs), title_words
 
 

@@ -35,6 +35,7 @@ give `Drop("no_outline_phrases")`; rake keeps Latin text's case (RAKE lower-case
 phrases are mapped back to their first surface form); posrake never puts Latin words in a
 phrase.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -42,7 +43,7 @@ import importlib.util
 import os
 import re
 import threading
-from typing import Sequence
+from collections.abc import Sequence
 
 from annotators.core.ids import rng_for
 from annotators.core.metrics import prf
@@ -264,8 +265,9 @@ def posrake_scored(tagged: Sequence[tuple[str, str]], max_words: int) -> dict[st
     return scored
 
 
-def posrake_ranked(tagged: Sequence[tuple[str, str]], config: OutlineConfig = OutlineConfig()
-                   ) -> list[tuple[str, float, tuple[str, ...]]]:
+def posrake_ranked(
+    tagged: Sequence[tuple[str, str]], config: OutlineConfig = OutlineConfig()
+) -> list[tuple[str, float, tuple[str, ...]]]:
     """(phrase, RAKE score, its words) of every candidate phrase, best first.
 
     A word's score is its degree (the lengths of the phrases it occurs in, every phrase
@@ -313,8 +315,9 @@ def _filled(chosen, ranked, limit: int) -> list[tuple[str, tuple[str, ...]]]:
     return out
 
 
-def posrake_outline(tagged: Sequence[tuple[str, str]], config: OutlineConfig = OutlineConfig()
-                    ) -> list[tuple[str, tuple[str, ...]]]:
+def posrake_outline(
+    tagged: Sequence[tuple[str, str]], config: OutlineConfig = OutlineConfig()
+) -> list[tuple[str, tuple[str, ...]]]:
     """The outline's (phrase, words), best first: phrases scoring above `min_score` in score
     order (with `opening_clause="last"`, those starting in the opening clause after the
     others); one contained in a phrase already chosen is skipped, chosen ones contained in a
@@ -325,8 +328,9 @@ def posrake_outline(tagged: Sequence[tuple[str, str]], config: OutlineConfig = O
     ranked = posrake_ranked(tagged, config)
     if config.opening_clause == "last":
         ranked = _opening_clause_last(ranked, "".join([word for word, _ in tagged]), config.min_score)
-    chosen = (_merge_contained(ranked, config.max_phrases, config.min_score)
-              or _merge_contained(ranked, config.max_phrases, None))
+    chosen = _merge_contained(ranked, config.max_phrases, config.min_score) or _merge_contained(
+        ranked, config.max_phrases, None
+    )
     return _filled(chosen, ranked, config.max_phrases) if config.fill == "longest" else chosen
 
 
@@ -335,7 +339,11 @@ def _tagged(story: str) -> list[tuple[str, str]]:
 
 
 def outline_with_words(
-    story: str, *, seed: int, story_id: str, config: OutlineConfig = OutlineConfig(),
+    story: str,
+    *,
+    seed: int,
+    story_id: str,
+    config: OutlineConfig = OutlineConfig(),
     paragraph_tokens: Sequence[Sequence[str]] | None = None,
     tagged: Sequence[tuple[str, str]] | None = None,
 ) -> tuple[tuple[str, tuple[str, ...]], ...] | Drop:
@@ -359,18 +367,19 @@ def outline_with_words(
 
 
 def extract_outline(
-    story: str, *, seed: int, story_id: str, config: OutlineConfig = OutlineConfig(),
+    story: str,
+    *,
+    seed: int,
+    story_id: str,
+    config: OutlineConfig = OutlineConfig(),
     paragraph_tokens: Sequence[Sequence[str]] | None = None,
 ) -> tuple[str, ...] | Drop:
     """The OutGen outline: the top `max_phrases` ranked phrases in seeded random order."""
-    result = outline_with_words(story, seed=seed, story_id=story_id, config=config,
-                                paragraph_tokens=paragraph_tokens)
+    result = outline_with_words(story, seed=seed, story_id=story_id, config=config, paragraph_tokens=paragraph_tokens)
     return result if isinstance(result, Drop) else tuple(p for p, _ in result)
 
 
-def outline_scores(
-    predicted: Sequence[Sequence[str]], official: Sequence[Sequence[str]]
-) -> dict[str, float | int]:
+def outline_scores(predicted: Sequence[Sequence[str]], official: Sequence[Sequence[str]]) -> dict[str, float | int]:
     """Phrase precision/recall/F1 (exact string match, micro-averaged over stories).
 
     `predicted[i]` and `official[i]` are the outlines of story i; duplicates count once.

@@ -24,10 +24,11 @@ chosen, 0.803; held-out second half 0.778). Without each rule: HMM on 0.723, no 
 delimiters 0.595, no repeat demotion 0.769, no opening-clause demotion 0.778, single
 words allowed 0.770. posrake wins on both halves, so it is the default; rake stays an option.
 """
+
 from __future__ import annotations
 
 import unicodedata
-from typing import Sequence
+from collections.abc import Sequence
 
 from annotators.lot.outline import OutlineConfig, _frequencies_and_degrees, _opening_clause_end, _resources
 from annotators.text import zh_tokens
@@ -93,8 +94,9 @@ def rake_scores(phrases: Sequence[tuple[str, ...]]) -> list[tuple[float, str]]:
     return sorted(scored, reverse=True)
 
 
-def ranked(story: str, paragraph_tokens: Sequence[Sequence[str]],
-           config: OutlineConfig, limit: int | None = None) -> list[tuple[str, tuple[str, ...]]]:
+def ranked(
+    story: str, paragraph_tokens: Sequence[Sequence[str]], config: OutlineConfig, limit: int | None = None
+) -> list[tuple[str, tuple[str, ...]]]:
     """(phrase, its tokens) for every candidate phrase, best first; with `limit`, only the first
     `limit` of them (the same ones: phrases are met in falling RAKE score, so once `limit`
     phrases of the best class, neither repeated nor in the opening clause, are chosen, a
@@ -138,8 +140,9 @@ def ranked(story: str, paragraph_tokens: Sequence[Sequence[str]],
     return [(p, tokens_of[p]) for p in sorted(chosen, key=chosen.__getitem__)][:limit]
 
 
-def ranked_from_tokens(story: str, paragraph_tokens: Sequence[Sequence[str]], *,
-                       config: OutlineConfig = OutlineConfig()) -> list[str]:
+def ranked_from_tokens(
+    story: str, paragraph_tokens: Sequence[Sequence[str]], *, config: OutlineConfig = OutlineConfig()
+) -> list[str]:
     """All candidate phrases of `story`, best first, from its jieba tokens (one token list per
     paragraph, cut with `config.hmm`): nothing is tokenised again.
 

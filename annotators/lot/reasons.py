@@ -22,7 +22,7 @@ REASONS: dict[str, str] = {
     "not_train_split": "the story's one split is val or test: PlotCom val/test come from ClozeT, not from here",
     # SenPos (LOT 3.2) and its human review
     "no_removable_sentence": "no window of the text under 500 words has 4+ sentences with a middle one of "
-                             ">= 10 Chinese characters to remove",
+    ">= 10 Chinese characters to remove",
     "unknown_example": "the review names no SenPos val/test example of this build",
     "duplicate_review": "an earlier review of the same SenPos example counts",
     "not_reviewed": "a SenPos val/test example without a review (--senpos-reviewed-only)",
@@ -34,8 +34,21 @@ REASONS: dict[str, str] = {
     "no_usable_outline_phrase": "no outline phrase is a verbatim substring of the story of at most 8 words",
 }
 
-SHARED_USED = ("unreadable_file", "binary_file", "utf16", "undecodable", "blank_line", "malformed_json",
-               "not_an_object", "missing_field", "bad_field_type", "duplicate_id", "exact_duplicate",
-               "empty_after_cleaning", "not_chinese", "internal_error")
+SHARED_USED = (
+    "unreadable_file",
+    "binary_file",
+    "utf16",
+    "undecodable",
+    "blank_line",
+    "malformed_json",
+    "not_an_object",
+    "missing_field",
+    "bad_field_type",
+    "duplicate_id",
+    "exact_duplicate",
+    "empty_after_cleaning",
+    "not_chinese",
+    "internal_error",
+)
 
 JOB_REASONS: tuple[str, ...] = SHARED_USED + tuple(REASONS)

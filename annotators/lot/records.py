@@ -4,6 +4,7 @@ A builder step emits `TaskRow`s (task name, parquet row, Table 3 stats); SenPos 
 example object until reviews are applied (`SenPosOutput`); OutGen also carries the
 agreement counts of its outline with the input's own outline (`OutGenOutput`).
 """
+
 from __future__ import annotations
 
 from typing import Any, NamedTuple

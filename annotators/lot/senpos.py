@@ -19,15 +19,16 @@ ids stay unique and a story that is one window keeps the id it always had. Val/t
 go out as review tasks and come back with candidates dropped so that exactly one position
 fits (`apply_review`).
 """
+
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
 from annotators.core.ids import rng_for, stable_id
+from annotators.core.outcome import Drop
 from annotators.lot.records import SenPosBuilt
 from annotators.lot.story import PreparedStory, field_problem
-from annotators.core.outcome import Drop
 from annotators.text.words import word_counts
 from annotators.text.zh_clean import han_count
 from schemas.lot import SENPOS_MASK, SenPosExample
@@ -37,15 +38,22 @@ from schemas.lot import SENPOS_MASK, SenPosExample
 class SenPosConfig:
     """Which windows make a SenPos example and which sentence may be removed (LOT 3.2)."""
 
-    max_words: int = dataclasses.field(default=500, metadata={
-        "help": 'LOT 3.2: "paragraphs with less than 500 words" (annotators.text.words)'})
-    min_removed_han: int = dataclasses.field(default=10, metadata={
-        "help": "SPEC: the removed sentence has at least 10 Chinese characters"})
-    min_candidates: int = dataclasses.field(default=2, metadata={
-        "help": "fewer candidate positions is no task (LOT averages 6.9-8.1)"})
-    max_candidates: int = dataclasses.field(default=99, metadata={
-        "help": "a window has at most this many candidate positions (T5's <extra_id_1..99> mark them "
-                "in the LongLM export)"})
+    max_words: int = dataclasses.field(
+        default=500, metadata={"help": 'LOT 3.2: "paragraphs with less than 500 words" (annotators.text.words)'}
+    )
+    min_removed_han: int = dataclasses.field(
+        default=10, metadata={"help": "SPEC: the removed sentence has at least 10 Chinese characters"}
+    )
+    min_candidates: int = dataclasses.field(
+        default=2, metadata={"help": "fewer candidate positions is no task (LOT averages 6.9-8.1)"}
+    )
+    max_candidates: int = dataclasses.field(
+        default=99,
+        metadata={
+            "help": "a window has at most this many candidate positions (T5's <extra_id_1..99> mark them "
+            "in the LongLM export)"
+        },
+    )
 
 
 def _removable(han: list[int], start: int, end: int, config: SenPosConfig) -> list[int]:
@@ -73,8 +81,9 @@ def _pieces(counts: list[int], breaks: tuple[int, ...], max_words: int, max_sent
     return pieces
 
 
-def windows(story: PreparedStory, config: SenPosConfig = SenPosConfig(), han: list[int] | None = None
-            ) -> list[tuple[int, int]]:
+def windows(
+    story: PreparedStory, config: SenPosConfig = SenPosConfig(), han: list[int] | None = None
+) -> list[tuple[int, int]]:
     """The [start, end) sentence ranges of the text's SenPos windows, in order (`han`: each
     sentence's Han character count, counted here when not given)."""
     n = len(story.sentences)
@@ -106,17 +115,20 @@ def windows(story: PreparedStory, config: SenPosConfig = SenPosConfig(), han: li
     return out
 
 
-def build_senpos(story: PreparedStory, split: str, *, seed: int,
-                 config: SenPosConfig = SenPosConfig()) -> list[SenPosBuilt] | Drop:
+def build_senpos(
+    story: PreparedStory, split: str, *, seed: int, config: SenPosConfig = SenPosConfig()
+) -> list[SenPosBuilt] | Drop:
     """[SenPosBuilt(example, story, removed sentence index, window)] per window, or Drop."""
     han = [han_count(s) for s in story.sentences]
     found = windows(story, config, han)
     if not found:
         n_words = sum(word_counts(story.words))
-        return Drop("no_removable_sentence",
-                    f"no window under {config.max_words} words ({n_words} words in all) has "
-                    f"{config.min_candidates + 2}+ sentences with a middle one of >= {config.min_removed_han} "
-                    f"Chinese characters")
+        return Drop(
+            "no_removable_sentence",
+            f"no window under {config.max_words} words ({n_words} words in all) has "
+            f"{config.min_candidates + 2}+ sentences with a middle one of >= {config.min_removed_han} "
+            f"Chinese characters",
+        )
     whole = found == [(0, len(story.sentences))]
     built = []
     for start, end in found:
@@ -124,9 +136,15 @@ def build_senpos(story: PreparedStory, split: str, *, seed: int,
         k = rng_for(seed, "senpos", *key).choice(_removable(han, start, end, config))
         rest = [story.sentences[i] for i in range(start, end) if i != k]
         ex = SenPosExample(
-            example_id=stable_id("senpos", story.story_id, k), story_id=story.story_id, split=split,
-            story=SENPOS_MASK.join(rest), sentence=story.sentences[k], label=k - start,
-            n_candidates=end - start - 2, removed_index=k)
+            example_id=stable_id("senpos", story.story_id, k),
+            story_id=story.story_id,
+            split=split,
+            story=SENPOS_MASK.join(rest),
+            sentence=story.sentences[k],
+            label=k - start,
+            n_candidates=end - start - 2,
+            removed_index=k,
+        )
         built.append(SenPosBuilt(ex, story, k, (start, end)))
     return built
 
@@ -134,14 +152,19 @@ def build_senpos(story: PreparedStory, split: str, *, seed: int,
 def review_task(example: SenPosExample) -> dict[str, Any]:
     """A human review task: the removed sentence and each candidate with its neighbours."""
     parts = example.story.split(SENPOS_MASK)
-    candidates = [{"position": k, "before": parts[k - 1], "after": parts[k]}
-                  for k in range(1, len(parts))]
-    return {"example_id": example.example_id, "story_id": example.story_id,
-            "split": example.split, "sentence": example.sentence, "label": example.label,
-            "story": example.story, "candidates": candidates,
-            "instructions": "Drop every candidate position where the sentence also fits, "
-                            "so that exactly one fits; set accept=false to discard the example.",
-            "review": {"accept": True, "drop": []}}
+    candidates = [{"position": k, "before": parts[k - 1], "after": parts[k]} for k in range(1, len(parts))]
+    return {
+        "example_id": example.example_id,
+        "story_id": example.story_id,
+        "split": example.split,
+        "sentence": example.sentence,
+        "label": example.label,
+        "story": example.story,
+        "candidates": candidates,
+        "instructions": "Drop every candidate position where the sentence also fits, "
+        "so that exactly one fits; set accept=false to discard the example.",
+        "review": {"accept": True, "drop": []},
+    }
 
 
 def parse_review(obj: Any) -> dict[str, Any] | Drop:
@@ -159,8 +182,12 @@ def parse_review(obj: Any) -> dict[str, Any] | Drop:
     drop = review.get("drop", [])
     if not isinstance(drop, list) or not all(isinstance(d, int) and not isinstance(d, bool) for d in drop):
         return Drop("bad_field_type", "drop must be a list of candidate positions")
-    return {"example_id": obj["example_id"], "accept": review.get("accept", True),
-            "drop": sorted(set(drop)), "reviewer": str(review.get("reviewer", obj.get("reviewer", "")))}
+    return {
+        "example_id": obj["example_id"],
+        "accept": review.get("accept", True),
+        "drop": sorted(set(drop)),
+        "reviewer": str(review.get("reviewer", obj.get("reviewer", ""))),
+    }
 
 
 def apply_review(example: SenPosExample, review: dict[str, Any]) -> SenPosExample | Drop:
@@ -177,5 +204,6 @@ def apply_review(example: SenPosExample, review: dict[str, Any]) -> SenPosExampl
     for k in range(1, len(parts)):
         story += ("" if k in review["drop"] else SENPOS_MASK) + parts[k]
     label = sum(1 for k in range(1, example.label + 1) if k not in review["drop"])
-    return dataclasses.replace(example, story=story, label=label, reviewed=True,
-                               n_candidates=example.n_candidates - len(review["drop"]))
+    return dataclasses.replace(
+        example, story=story, label=label, reviewed=True, n_candidates=example.n_candidates - len(review["drop"])
+    )

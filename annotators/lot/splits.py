@@ -14,10 +14,12 @@ Each task then takes every story in its split: ClozeT and PlotCom val/test the a
 groups', PlotCom train only train stories of groups with no ClozeT story, SenPos and OutGen
 all. `leak_report` checks the written examples (it does not trust the construction).
 """
+
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
 
 from annotators.core.compact import CompactMap
 from annotators.core.ids import unit_interval
@@ -99,8 +101,9 @@ def group_leaks(key: str, triples: Iterable[tuple[str, str, str]], is_group: boo
     leaks = {
         "stories_in_two_splits": sorted(s for s, v in by_story.items() if len({x for _, x in v}) > 1),
         "near_duplicate_groups_in_two_splits": [key] if is_group and len({x for _, x in seen}) > 1 else [],
-        "plotcom_train_clozet_stories": sorted(s for s, v in by_story.items()
-                                               if ("plotcom", "train") in v and has_clozet),
+        "plotcom_train_clozet_stories": sorted(
+            s for s, v in by_story.items() if ("plotcom", "train") in v and has_clozet
+        ),
     }
     out = {name: len(ids) for name, ids in leaks.items()}
     out["examples"] = {name: ids[:10] for name, ids in leaks.items()}

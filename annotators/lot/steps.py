@@ -5,28 +5,43 @@ or (grouped) over a CoGroupByKey result, returning one (input_id, outputs | Drop
 record. Outputs are typed records (annotators.lot.records): `TaskRow`s (task, table row,
 Table 3 stats), SenPos examples until reviewed, OutGen rows with their outline agreement.
 """
+
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 from annotators.core.dedup import keep_first
+from annotators.core.ids import unit_interval
+from annotators.core.lsh_sets import BAND_PARTS, band_part, partition_id_sets  # noqa: F401 (BAND_PARTS: tests)
 from annotators.core.metrics import prf
+from annotators.core.near_dup import NearDupConfig, Node, band_keys, id_components, member_clusters
 from annotators.core.outcome import Drop
-from annotators.lot.clozet import (ClozeTConfig, annotation_task, build_clozet, build_plotcom_train,
-                                   check_annotation, parse_annotation, plotcom_from_clozet)
+from annotators.lot.clozet import (
+    ClozeTConfig,
+    annotation_task,
+    build_clozet,
+    build_plotcom_train,
+    check_annotation,
+    parse_annotation,
+    plotcom_from_clozet,
+)
 from annotators.lot.official import official_outgen_stats
 from annotators.lot.outgen import agreement_counts, build_outgen_with_words
 from annotators.lot.records import OutGenOutput, ReviewRecord, SenPosOutput, TaskRow
 from annotators.lot.senpos import SenPosConfig, apply_review, build_senpos, parse_review, review_task
-from annotators.lot.stats import example_stats
 from annotators.lot.splits import SplitPlan, split_by_weights
-from annotators.lot.story import (StoryConfig, exact_duplicate_key, normalize_text, parse_story_record,
-                                  prepare_story, whole_story_problem)
-from annotators.core.lsh_sets import BAND_PARTS, band_part, partition_id_sets  # noqa: F401 (BAND_PARTS: tests)
-from annotators.core.near_dup import NearDupConfig, Node, band_keys, id_components, member_clusters
+from annotators.lot.stats import example_stats
+from annotators.lot.story import (
+    StoryConfig,
+    exact_duplicate_key,
+    normalize_text,
+    parse_story_record,
+    prepare_story,
+    whole_story_problem,
+)
 from schemas.common import JsonlEntry
-from annotators.core.ids import unit_interval
 
 
 def one(result):
@@ -66,21 +81,26 @@ def story_key_bands(record: dict[str, Any] | Drop, config: StoryConfig, near_dup
     """KeyBands of a parsed story, both made where it is first read (a Drop passes through)."""
     if isinstance(record, Drop):
         return record
-    return KeyBands(story_key(record, config),
-                    tuple(band_keys(normalize_text(record["story"], config.normalize), near_dup)))
+    return KeyBands(
+        story_key(record, config), tuple(band_keys(normalize_text(record["story"], config.normalize), near_dup))
+    )
 
 
 def parse_step(config: StoryConfig, near_dup: NearDupConfig):
     """The parse stage: (input_id, raw line | parquet row) -> [KeyBands] or Drop."""
+
     def parse(element):
         return one(story_key_bands(parse_story_record(*element), config, near_dup))
+
     return parse
 
 
 def prepare_step(config: StoryConfig, outline_method: str):
     """The prepare stage: a kept story record -> [PreparedStory] or Drop."""
+
     def prepare(record):
         return one(prepare_story(record, config, outline_method=outline_method))
+
     return prepare
 
 
@@ -137,10 +157,17 @@ def story_order(key: StoryKey) -> tuple:
 
 def dedup_step(key_name: str, reason: str):
     """Keep the earliest record of a group in input order (file, line); reject the rest."""
+
     def fn(element):
         _, keys = element
-        return keep_first(keys, order=story_order, input_id=lambda k: k.input_id, reason=reason,
-                          detail=lambda kept: f"same {key_name} as {kept.input_id}")
+        return keep_first(
+            keys,
+            order=story_order,
+            input_id=lambda k: k.input_id,
+            reason=reason,
+            detail=lambda kept: f"same {key_name} as {kept.input_id}",
+        )
+
     return fn
 
 
@@ -170,7 +197,9 @@ def plotcom_eval_split(seed: int, story_id: str, right_index: int, mode: str, cl
         return None if clozet_split == "train" else clozet_split
     if unit_interval(seed, "plotcom_eval", story_id, right_index) >= PLOTCOM_PAPER_SHARE:
         return None
-    return split_by_weights(seed, f"plotcom_eval|{story_id}|{right_index}", (PLOTCOM_PAPER_VAL, 1 - PLOTCOM_PAPER_VAL, 0))
+    return split_by_weights(
+        seed, f"plotcom_eval|{story_id}|{right_index}", (PLOTCOM_PAPER_VAL, 1 - PLOTCOM_PAPER_VAL, 0)
+    )
 
 
 class NearDupRecord(NamedTuple):
@@ -182,13 +211,20 @@ class NearDupRecord(NamedTuple):
 
 
 def near_dup_record(record: dict[str, Any], config: StoryConfig) -> NearDupRecord:
-    return NearDupRecord(Node(record["url"], record["input_id"], record["story_id"], (record["input_id"],)),
-                         normalize_text(record["story"], config.normalize))
+    return NearDupRecord(
+        Node(record["url"], record["input_id"], record["story_id"], (record["input_id"],)),
+        normalize_text(record["story"], config.normalize),
+    )
 
 
 def _clozet_outputs(story, ex, plotted: set, seed: int, plotcom_eval: str) -> list:
-    outs = [TaskRow("clozet", ex.to_row(),
-                    example_stats("clozet", story, removed=ex.right_index, extra_texts=(ex.plot0, ex.plot1)))]
+    outs = [
+        TaskRow(
+            "clozet",
+            ex.to_row(),
+            example_stats("clozet", story, removed=ex.right_index, extra_texts=(ex.plot0, ex.plot1)),
+        )
+    ]
     if ex.right_index not in plotted:  # one PlotCom example per removed sentence
         plotted.add(ex.right_index)
         split = plotcom_eval_split(seed, story.story_id, ex.right_index, plotcom_eval, ex.split)
@@ -213,9 +249,11 @@ def _clozet_outcomes(story, anns: list, split: str, seed: int, config: ClozeTCon
     return outcomes
 
 
-def clozet_step(plan: SplitPlan, config: ClozeTConfig, limits: StoryConfig = StoryConfig(),
-                plotcom_eval: str = "leak-free"):
+def clozet_step(
+    plan: SplitPlan, config: ClozeTConfig, limits: StoryConfig = StoryConfig(), plotcom_eval: str = "leak-free"
+):
     """Over (story_id, {story, ann}) and the split side inputs: one outcome per annotation."""
+
     def fn(element, groups, annotated):
         story_id, group = element
         stories = list(group["story"])
@@ -225,8 +263,10 @@ def clozet_step(plan: SplitPlan, config: ClozeTConfig, limits: StoryConfig = Sto
         problem = whole_story_problem(stories[0], limits, "ClozeT")
         if problem is not None:
             return [(a["input_id"], problem) for a in anns]
-        return _clozet_outcomes(stories[0], anns, plan.split(story_id, groups, annotated), plan.seed, config,
-                                plotcom_eval)
+        return _clozet_outcomes(
+            stories[0], anns, plan.split(story_id, groups, annotated), plan.seed, config, plotcom_eval
+        )
+
     return fn
 
 
@@ -234,6 +274,7 @@ def plotcom_step(plan: SplitPlan, config: ClozeTConfig, limits: StoryConfig = St
     """Over one story and the split side inputs: PlotCom training, for a train story of a
     group without ClozeT stories (PlotCom train never holds a ClozeT story or a near-duplicate
     of one; its val/test come from ClozeT)."""
+
     def fn(story, groups, annotated):
         problem = whole_story_problem(story, limits, "PlotCom")
         if problem is not None:
@@ -241,8 +282,11 @@ def plotcom_step(plan: SplitPlan, config: ClozeTConfig, limits: StoryConfig = St
         anns = annotated.get(story.story_id, ())
         if any(check_annotation(story, a, config) is None for a in anns):
             return Drop("clozet_story", "held out: PlotCom train excludes ClozeT stories")
-        others = [m for m in plan.members(story.story_id, groups)
-                  if m != story.story_id and m in annotated] if annotated else []
+        others = (
+            [m for m in plan.members(story.story_id, groups) if m != story.story_id and m in annotated]
+            if annotated
+            else []
+        )
         if others:
             return Drop("clozet_story", f"held out: a near-duplicate of ClozeT story {others[0]}")
         split = plan.split(story.story_id, groups, annotated)
@@ -250,18 +294,31 @@ def plotcom_step(plan: SplitPlan, config: ClozeTConfig, limits: StoryConfig = St
             return Drop("not_train_split", f"the story's split is {split}: PlotCom val/test come from ClozeT")
         ex = build_plotcom_train(story, seed=plan.seed)
         return [TaskRow("plotcom", ex.to_row(), example_stats("plotcom", story, removed=ex.removed_index))]
+
     return fn
 
 
 def senpos_step(plan: SplitPlan, config: SenPosConfig):
     """Over one text and the split side inputs: [SenPosOutput(example, stats)] per window, or Drop."""
+
     def fn(story, groups, annotated):
         built = build_senpos(story, plan.split(story.story_id, groups, annotated), seed=plan.seed, config=config)
         if isinstance(built, Drop):
             return built
-        return [SenPosOutput(b.example, example_stats("senpos", b.story, removed=b.removed_index,
-                                                      indices=range(*b.window),
-                                                      candidates=b.example.n_candidates)) for b in built]
+        return [
+            SenPosOutput(
+                b.example,
+                example_stats(
+                    "senpos",
+                    b.story,
+                    removed=b.removed_index,
+                    indices=range(*b.window),
+                    candidates=b.example.n_candidates,
+                ),
+            )
+            for b in built
+        ]
+
     return fn
 
 
@@ -280,8 +337,9 @@ def _review_outcomes(output: SenPosOutput, reviews: list[ReviewRecord], reviewed
     if reviews:
         reviewed = _reviewed(output, reviews[0])
         final = reviewed if isinstance(reviewed, Drop) else [reviewed]
-        others = [(reviews[0].input_id, [])] + [(r.input_id, Drop("duplicate_review", "an earlier review counts"))
-                                              for r in reviews[1:]]
+        others = [(reviews[0].input_id, [])] + [
+            (r.input_id, Drop("duplicate_review", "an earlier review counts")) for r in reviews[1:]
+        ]
     elif reviewed_only:
         final = Drop("not_reviewed", "val/test example without a review (--senpos-reviewed-only)")
     return [(output.example.example_id, final)] + others
@@ -289,14 +347,15 @@ def _review_outcomes(output: SenPosOutput, reviews: list[ReviewRecord], reviewed
 
 def review_step(reviewed_only: bool):
     """Over (example_id, {example, review}): the example (reviewed if a review came) and each review."""
+
     def fn(element):
         example_id, group = element
         examples = list(group["example"])
         reviews = sorted(group["review"], key=lambda r: input_order(r.input_id))
         if not examples:
-            return [(r.input_id, Drop("unknown_example", f"no SenPos val/test example {example_id}"))
-                    for r in reviews]
+            return [(r.input_id, Drop("unknown_example", f"no SenPos val/test example {example_id}")) for r in reviews]
         return _review_outcomes(examples[0], reviews, reviewed_only)
+
     return fn
 
 
@@ -314,24 +373,38 @@ def parse_review_line(input_id: str, raw: bytes) -> ReviewRecord | Drop:
     return review if isinstance(review, Drop) else ReviewRecord(input_id, review)
 
 
-def outgen_step(plan: SplitPlan, outline_from: str, outline_method: str = "posrake",
-                limits: StoryConfig = StoryConfig(), title_from: str = "none",
-                outline_fill: str = "longest", outline_opening: str = "last"):
+def outgen_step(
+    plan: SplitPlan,
+    outline_from: str,
+    outline_method: str = "posrake",
+    limits: StoryConfig = StoryConfig(),
+    title_from: str = "none",
+    outline_fill: str = "longest",
+    outline_opening: str = "last",
+):
     """Over one story and the split side inputs: [OutGenOutput(TaskRow("outgen", ...),
     agreement counts)] or Drop."""
+
     def fn(story, groups, annotated):
         problem = whole_story_problem(story, limits, "OutGen")
         if problem is not None:
             return problem
-        built = build_outgen_with_words(story, plan.split(story.story_id, groups, annotated), seed=plan.seed,
-                                        outline_from=outline_from, outline_method=outline_method,
-                                        title_from=title_from, outline_fill=outline_fill,
-                                        outline_opening=outline_opening)
+        built = build_outgen_with_words(
+            story,
+            plan.split(story.story_id, groups, annotated),
+            seed=plan.seed,
+            outline_from=outline_from,
+            outline_method=outline_method,
+            title_from=title_from,
+            outline_fill=outline_fill,
+            outline_opening=outline_opening,
+        )
         if isinstance(built, Drop):
             return built
         ex, phrase_words, title_words = built
         stats = example_stats("outgen", story, title_words=title_words, phrase_words=phrase_words)
         return [OutGenOutput(TaskRow("outgen", ex.to_row(), stats), agreement_counts(ex.outline, story.outline))]
+
     return fn
 
 
@@ -352,9 +425,15 @@ def agreement_from_sums(shared: int, predicted: int, official: int, stories: int
     """Micro precision/recall/F1 of built outlines against the inputs' own outlines, from the
     summed AgreementCounts and the number of stories that came with an outline."""
     p, r, f1 = prf(shared, predicted, official)
-    return {"stories_with_input_outline": stories, "shared_phrases": shared,
-            "predicted_phrases": predicted, "input_phrases": official, "precision": round(p, 4),
-            "recall": round(r, 4), "f1": round(f1, 4)}
+    return {
+        "stories_with_input_outline": stories,
+        "shared_phrases": shared,
+        "predicted_phrases": predicted,
+        "input_phrases": official,
+        "precision": round(p, 4),
+        "recall": round(r, 4),
+        "f1": round(f1, 4),
+    }
 
 
 class ZhSetup:

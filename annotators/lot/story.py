@@ -10,23 +10,23 @@ Known-bad inputs: malformed JSON, non-objects, missing/empty/whitespace-only sto
 non-Chinese text, HTML junk, LOT placeholders. Short and long texts are prepared: each task
 applies its own limits (`whole_story_problem`, SenPos windows).
 """
+
 from __future__ import annotations
 
 import codecs
-
 import dataclasses
 import json
 import re
 from typing import Any
 
 from annotators.core.ids import stable_hash, stable_id
-from annotators.core.sniff import not_text_reason
 from annotators.core.outcome import Drop
-from annotators.text.charset import decode_bytes
+from annotators.core.sniff import not_text_reason
 from annotators.text import zh_tokens
+from annotators.text.charset import decode_bytes
+from annotators.text.runs import delete_in_runs
 from annotators.text.zh_clean import clean_chinese, han_ratio
 from annotators.text.zh_sentences import split_paragraph_sentences
-from annotators.text.runs import delete_in_runs
 
 PLACEHOLDERS = ("<mask>", "[MASK]", "<MASK>")  # LOT's markers (PEERS.md 1.2)
 # HTML left in a story (a tag or an entity): junk from a bad scrape, cleaned by pipelines.stories.
@@ -46,20 +46,38 @@ def _help(text: str, **extra) -> dict:
 class StoryConfig:
     """How input stories are cleaned and filtered (the job exposes `--normalize`)."""
 
-    normalize: str = dataclasses.field(default="whitespace", metadata=_help(
-        "whitespace: only delete spaces (text kept verbatim); full: also normalise punctuation "
-        "(annotators.text.zh_clean)", choices=("whitespace", "full")))
-    min_han_ratio: float = dataclasses.field(default=0.5, metadata=_help(
-        "LOT is Chinese: a story with a smaller share of Han characters is not_chinese"))
-    min_sentences: int = dataclasses.field(default=3, metadata=_help(
-        "ClozeT and PlotCom need this many sentences (OutGen takes any story it can outline, "
-        "SenPos any window with a removable sentence)"))
-    max_story_chars: int = dataclasses.field(default=20000, metadata=_help(
-        "ClozeT, PlotCom and OutGen take whole stories up to this many characters (0: no limit); "
-        "longer texts are their story_too_long rejects. SenPos cuts windows from texts of any length"))
-    min_sentence_han: int = dataclasses.field(default=10, metadata=_help(
-        "SPEC: a sentence under this many Chinese characters merges into a neighbour in its paragraph "
-        "(never across a paragraph break)"))
+    normalize: str = dataclasses.field(
+        default="whitespace",
+        metadata=_help(
+            "whitespace: only delete spaces (text kept verbatim); full: also normalise punctuation "
+            "(annotators.text.zh_clean)",
+            choices=("whitespace", "full"),
+        ),
+    )
+    min_han_ratio: float = dataclasses.field(
+        default=0.5, metadata=_help("LOT is Chinese: a story with a smaller share of Han characters is not_chinese")
+    )
+    min_sentences: int = dataclasses.field(
+        default=3,
+        metadata=_help(
+            "ClozeT and PlotCom need this many sentences (OutGen takes any story it can outline, "
+            "SenPos any window with a removable sentence)"
+        ),
+    )
+    max_story_chars: int = dataclasses.field(
+        default=20000,
+        metadata=_help(
+            "ClozeT, PlotCom and OutGen take whole stories up to this many characters (0: no limit); "
+            "longer texts are their story_too_long rejects. SenPos cuts windows from texts of any length"
+        ),
+    )
+    min_sentence_han: int = dataclasses.field(
+        default=10,
+        metadata=_help(
+            "SPEC: a sentence under this many Chinese characters merges into a neighbour in its paragraph "
+            "(never across a paragraph break)"
+        ),
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,8 +132,9 @@ def decode_line(raw: bytes) -> str | Drop:
 _JSON_TYPE = {str: "a string", int: "an integer", bool: "true or false", dict: "an object", list: "a list"}
 
 
-def field_problem(obj: dict[str, Any], name: str, types: tuple[type, ...], *,
-                  allow_blank: bool = False, allow_bool: bool = True) -> Drop | None:
+def field_problem(
+    obj: dict[str, Any], name: str, types: tuple[type, ...], *, allow_blank: bool = False, allow_bool: bool = True
+) -> Drop | None:
     """Why `obj[name]` of a JSON input (story, annotation, review) cannot be used, or None.
 
     Absent, null or blank text is the shared `missing_field`, a wrong JSON type the shared
@@ -164,9 +183,13 @@ def parse_story_record(input_id: str, raw: bytes | dict) -> dict[str, Any] | Dro
     raw_id = obj.get("id", obj.get("story_id"))
     return {
         "story_id": str(raw_id) if raw_id not in (None, "") else stable_id("story", story),
-        "title": str(obj.get("title") or ""), "story": story, "input_id": input_id,
-        "source": str(obj.get("source") or ""), "url": str(obj.get("url") or ""),
-        "license": str(obj.get("license") or ""), "outline": outline,
+        "title": str(obj.get("title") or ""),
+        "story": story,
+        "input_id": input_id,
+        "source": str(obj.get("source") or ""),
+        "url": str(obj.get("url") or ""),
+        "license": str(obj.get("license") or ""),
+        "outline": outline,
     }
 
 
@@ -182,8 +205,9 @@ def normalize_text(text: str, mode: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def prepare_story(record: dict[str, Any], config: StoryConfig = StoryConfig(), *,
-                  outline_method: str = "posrake") -> PreparedStory | Drop:
+def prepare_story(
+    record: dict[str, Any], config: StoryConfig = StoryConfig(), *, outline_method: str = "posrake"
+) -> PreparedStory | Drop:
     """Clean, filter and split one parsed story; tokenises each sentence once, with the
     modes the outline method reads (`jieba.posseg` pairs for posrake, HMM-off tokens for rake)."""
     text = normalize_text(record["story"], config.normalize)
@@ -200,13 +224,27 @@ def prepare_story(record: dict[str, Any], config: StoryConfig = StoryConfig(), *
     split, breaks = split_paragraph_sentences(text, min_han=config.min_sentence_han)
     sentences = tuple(split)
     whole = not too_long(len(text) - text.count("\n"), config)  # OutGen reads the outline tokens
-    words, off_tokens, pos_tokens = sentence_tokens(sentences, off=whole and outline_method == "rake",
-                                                    pos=whole and outline_method == "posrake")
+    words, off_tokens, pos_tokens = sentence_tokens(
+        sentences, off=whole and outline_method == "rake", pos=whole and outline_method == "posrake"
+    )
     outline = tuple(record["outline"]) if record.get("outline") else None
     title_words = tuple(t for t in zh_tokens.load().lcut(record["title"]) if t.strip()) if record["title"] else ()
-    return PreparedStory(record["story_id"], record["title"], text, sentences, words,
-                         record["input_id"], record["source"], record["url"], record["license"],
-                         outline, off_tokens, title_words, pos_tokens, breaks)
+    return PreparedStory(
+        record["story_id"],
+        record["title"],
+        text,
+        sentences,
+        words,
+        record["input_id"],
+        record["source"],
+        record["url"],
+        record["license"],
+        outline,
+        off_tokens,
+        title_words,
+        pos_tokens,
+        breaks,
+    )
 
 
 def too_long(n_chars: int, config: StoryConfig) -> bool:
@@ -219,8 +257,11 @@ def whole_story_problem(story: PreparedStory, config: StoryConfig, task: str) ->
     over `--max-story-chars`, or (ClozeT, PlotCom) fewer than `min_sentences` sentences."""
     n = len(story.joined)
     if too_long(n, config):
-        return Drop("story_too_long", f"{n} characters > --max-story-chars {config.max_story_chars}: "
-                                      f"{task} takes whole stories (SenPos cuts windows from any length)")
+        return Drop(
+            "story_too_long",
+            f"{n} characters > --max-story-chars {config.max_story_chars}: "
+            f"{task} takes whole stories (SenPos cuts windows from any length)",
+        )
     if task != "OutGen" and len(story.sentences) < config.min_sentences:
         return Drop("too_few_sentences", f"{len(story.sentences)} sentence(s) < {config.min_sentences} ({task})")
     return None
@@ -231,8 +272,9 @@ def _joins_a_block(left: str, right: str) -> bool:
     return bool(left and right and zh_tokens.RE_HAN.match(left[-1]) and zh_tokens.RE_HAN.match(right[0]))
 
 
-def sentence_tokens(sentences: tuple[str, ...], *, off: bool = True, pos: bool = True
-                    ) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...], tuple[tuple[str, str], ...]]:
+def sentence_tokens(
+    sentences: tuple[str, ...], *, off: bool = True, pos: bool = True
+) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...], tuple[tuple[str, str], ...]]:
     """(HMM-on words per sentence without whitespace, HMM-off tokens of the joined sentences,
     `jieba.posseg` (word, tag) pairs of the joined sentences); a mode turned off is ().
 

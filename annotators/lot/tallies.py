@@ -6,10 +6,12 @@ near-duplicate groups summed) and `OfficialTable3` (Table 3 of the official OutG
 A fold has `create()`, `add(acc, item)`, `merge(accs)` and `result(acc)`; `leak_entry` and
 `band_entries` give the (key, value) pairs the job gathers per bundle before a shuffle.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, NamedTuple
+from typing import Any, NamedTuple
 
 from annotators.lot import splits
 from annotators.lot.records import AgreementCounts, OutGenOutput, TaskRow
@@ -46,8 +48,12 @@ class AgreementSums:
         self.stories += 1 if counts.official else 0
 
     def merged(self, other: AgreementSums) -> AgreementSums:
-        return AgreementSums(self.shared + other.shared, self.predicted + other.predicted,
-                             self.official + other.official, self.stories + other.stories)
+        return AgreementSums(
+            self.shared + other.shared,
+            self.predicted + other.predicted,
+            self.official + other.official,
+            self.stories + other.stories,
+        )
 
     def result(self) -> dict:
         return agreement_from_sums(self.shared, self.predicted, self.official, self.stories)
@@ -97,8 +103,11 @@ class Summary:
         return out
 
     def result(self, acc: SummaryAcc) -> dict:
-        return {"table3": table3(acc.table3.items(), TASKS), "outgen_titles": dict(sorted(acc.titles.items())),
-                "outline_agreement": acc.agreement.result()}
+        return {
+            "table3": table3(acc.table3.items(), TASKS),
+            "outgen_titles": dict(sorted(acc.titles.items())),
+            "outline_agreement": acc.agreement.result(),
+        }
 
 
 class LeakTriple(NamedTuple):

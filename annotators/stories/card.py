@@ -1,4 +1,5 @@
 """CARD.md of the stories and crawl jobs: the default summary, the job's rules, its reject reasons."""
+
 from __future__ import annotations
 
 from annotators.core.card import default_card
@@ -14,7 +15,8 @@ DEDUP_RULE = (
     "kept is the member with the smallest (url, input_id); the others are rejects "
     "(`exact_duplicate` / `near_duplicate`, whose detail gives the member's exact Jaccard with the "
     "representative: below {threshold} for a member joined through others) and the kept row lists every "
-    "member in `cluster_members` (input ids), with `cluster_id` a hash of them.")
+    "member in `cluster_members` (input ids), with `cluster_id` a hash of them."
+)
 
 CRAWL_RULE = (
     "Polite single-process crawl: robots.txt obeyed (disallowed URLs recorded, "
@@ -22,19 +24,33 @@ CRAWL_RULE = (
     "retries with exponential backoff honouring Retry-After, at most `max_redirects` "
     "redirects and only to `allowed_hosts`, each request within --timeout in all. `pages/` is "
     "the raw cache, written on exit and on SIGTERM/Ctrl-C too; re-running with the same --output "
-    "requests nothing cached. This run: {this_run}.")
+    "requests nothing cached. This run: {this_run}."
+)
 
 
 def stories_card(stats: dict) -> str:
     """Summary, the dedup rule with this run's settings, the clusters found (first 200), reasons."""
-    lines = [default_card(stats), "## Deduplication", "", DEDUP_RULE.format(**stats["config"]["near_dup"]), "",
-             "| representative | members |", "|---|---|"]
-    lines += [f"| {c['representative']} | {', '.join(c['members'])} |"
-              for c in stats.get("duplicate_clusters", [])[:200]]
+    lines = [
+        default_card(stats),
+        "## Deduplication",
+        "",
+        DEDUP_RULE.format(**stats["config"]["near_dup"]),
+        "",
+        "| representative | members |",
+        "|---|---|",
+    ]
+    lines += [
+        f"| {c['representative']} | {', '.join(c['members'])} |" for c in stats.get("duplicate_clusters", [])[:200]
+    ]
     return "\n".join(lines) + "\n\n" + reasons_markdown(JOB_REASONS)
 
 
 def crawl_card(stats: dict) -> str:
     """Summary, the politeness rules and this run's progress, reasons."""
-    return (default_card(stats) + "\n## Crawl\n\n" + CRAWL_RULE.format(this_run=stats["this_run"]) + "\n\n"
-            + reasons_markdown(CRAWL_REASONS))
+    return (
+        default_card(stats)
+        + "\n## Crawl\n\n"
+        + CRAWL_RULE.format(this_run=stats["this_run"])
+        + "\n\n"
+        + reasons_markdown(CRAWL_REASONS)
+    )

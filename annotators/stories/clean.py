@@ -20,21 +20,39 @@ cleaning would otherwise silently empty. In order:
    tokens are not words) -> `too_short` / `too_long`. Long texts are kept by default (no
    `max_words`; SenPos cuts windows from them); `paper_length_filter` applies LOT's 50-500.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import re
 
+from annotators.core.outcome import Drop
 from annotators.text.charset import latin_share
 from annotators.text.runs import delete_in_runs, finditer_from_runs
-from annotators.core.outcome import Drop
 from annotators.text.words import zh_word_count
 from annotators.text.zh_clean import HAN, clean_chinese, han_ratio
 
 BOILERPLATE = (
-    r"转载", r"版权", r"本文(由|来自|来源|整理)", r"(来源|出处)[:：]", r"原文(地址|链接)", r"上一篇", r"下一篇",
-    r"点击(这里|查看|阅读|进入)", r"关注(我们|公众号|微信)", r"扫(码|一扫)", r"投稿", r"联系我们", r"责任编辑",
-    r"免责声明", r"侵权", r"更多.{0,6}(故事|精彩|内容)", r"分享到", r"(?i)copyright", r"©", r"(?i)all rights reserved",
+    r"转载",
+    r"版权",
+    r"本文(由|来自|来源|整理)",
+    r"(来源|出处)[:：]",
+    r"原文(地址|链接)",
+    r"上一篇",
+    r"下一篇",
+    r"点击(这里|查看|阅读|进入)",
+    r"关注(我们|公众号|微信)",
+    r"扫(码|一扫)",
+    r"投稿",
+    r"联系我们",
+    r"责任编辑",
+    r"免责声明",
+    r"侵权",
+    r"更多.{0,6}(故事|精彩|内容)",
+    r"分享到",
+    r"(?i)copyright",
+    r"©",
+    r"(?i)all rights reserved",
 )
 
 _TLDS = r"(?:com|cn|net|org|cc|info|top|xyz)"
@@ -58,7 +76,8 @@ _URL = re.compile(
     rf"(?:https?|ftp)://{_URL_CHARS}+"
     rf"|www\.[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+(?:/{_URL_CHARS}*)?"
     rf"|(?<![A-Za-z0-9\-.@])[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.{_TLDS}\b(?:/{_URL_CHARS}*)?",
-    re.I)
+    re.I,
+)
 _EMPTY_BRACKETS = re.compile(r"[（(【\[「<《]\s*[）)】\]」>》]")
 _REPEATED = re.compile(r"([，、；：])[，、；：]+")
 _DANGLING = re.compile(r"(?<![，、；：])[，、；：]++(?=[。！？…])")  # linear on a long run of commas
@@ -75,20 +94,44 @@ _HAN_OR_ALNUM = re.compile(f"[{HAN}A-Za-z0-9]")
 class CleanConfig:
     """Cleaning and filter settings."""
 
-    min_words: int = dataclasses.field(default=50, metadata={  # LOT appendix / PEERS.md 1.3
-        "help": "fewest words a story may have (annotators.text.words; LOT: 50)"})
-    max_words: int = dataclasses.field(default=0, metadata={
-        "help": "most words a story may have, 0 for no limit (the default: long texts are kept, "
-                "pipelines.lot cuts SenPos windows from them); --paper-length-filter makes it 500"})
-    paper_length_filter: bool = dataclasses.field(default=False, metadata={  # LOT appendix / PEERS.md 1.3
-        "help": "apply LOT's 50-500-word filter (the story pool of ClozeT, PlotCom and OutGen) "
-                "instead of --min-words/--max-words"})
-    min_han_ratio: float = dataclasses.field(default=0.5, metadata={  # not in the paper
-        "help": "smallest Han share of non-space characters: the 'mostly Chinese' language filter"})
-    boilerplate_max_chars: int = dataclasses.field(default=80, metadata={  # not in the paper
-        "help": "longest line that can be boilerplate; longer lines are story text"})
-    max_latin_share: float = dataclasses.field(default=0.5, metadata={  # not in the paper
-        "help": "largest U+0080-U+00FF share before a text is mojibake (mojibake ~1.0, Latin prose < 0.1)"})
+    min_words: int = dataclasses.field(
+        default=50,
+        metadata={  # LOT appendix / PEERS.md 1.3
+            "help": "fewest words a story may have (annotators.text.words; LOT: 50)"
+        },
+    )
+    max_words: int = dataclasses.field(
+        default=0,
+        metadata={
+            "help": "most words a story may have, 0 for no limit (the default: long texts are kept, "
+            "pipelines.lot cuts SenPos windows from them); --paper-length-filter makes it 500"
+        },
+    )
+    paper_length_filter: bool = dataclasses.field(
+        default=False,
+        metadata={  # LOT appendix / PEERS.md 1.3
+            "help": "apply LOT's 50-500-word filter (the story pool of ClozeT, PlotCom and OutGen) "
+            "instead of --min-words/--max-words"
+        },
+    )
+    min_han_ratio: float = dataclasses.field(
+        default=0.5,
+        metadata={  # not in the paper
+            "help": "smallest Han share of non-space characters: the 'mostly Chinese' language filter"
+        },
+    )
+    boilerplate_max_chars: int = dataclasses.field(
+        default=80,
+        metadata={  # not in the paper
+            "help": "longest line that can be boilerplate; longer lines are story text"
+        },
+    )
+    max_latin_share: float = dataclasses.field(
+        default=0.5,
+        metadata={  # not in the paper
+            "help": "largest U+0080-U+00FF share before a text is mojibake (mojibake ~1.0, Latin prose < 0.1)"
+        },
+    )
     boilerplate: tuple[str, ...] = BOILERPLATE
 
 
@@ -180,15 +223,16 @@ def jieba_word_count(text: str) -> int:
     return zh_word_count(text)
 
 
-def check_decoding(text: str, encoding: str | None = None,
-                   config: CleanConfig = CleanConfig()) -> Drop | None:
+def check_decoding(text: str, encoding: str | None = None, config: CleanConfig = CleanConfig()) -> Drop | None:
     """`mojibake` when most characters are Latin-1 letters/symbols (a wrong charset); else None."""
     share = latin_share(text)
     if share <= config.max_latin_share:
         return None
     read_as = f" as read with {encoding}" if encoding else ""
-    return Drop("mojibake", f"{share:.0%} of characters are U+0080-U+00FF{read_as} "
-                            f"(> {config.max_latin_share:.0%}): wrong charset")
+    return Drop(
+        "mojibake",
+        f"{share:.0%} of characters are U+0080-U+00FF{read_as} (> {config.max_latin_share:.0%}): wrong charset",
+    )
 
 
 _BY_PAPER = " (--paper-length-filter: LOT's 50-500-word stories)"
@@ -212,7 +256,9 @@ def check_story(text: str, config: CleanConfig = CleanConfig()) -> Drop | None:
     if words < low:
         return Drop("too_short", f"{words} words < {low}{_BY_PAPER if config.paper_length_filter else ''}")
     if high and words > high:
-        return Drop("too_long", f"{words} words > {high}{_BY_PAPER if config.paper_length_filter else ' (--max-words)'}")
+        return Drop(
+            "too_long", f"{words} words > {high}{_BY_PAPER if config.paper_length_filter else ' (--max-words)'}"
+        )
     return None
 
 

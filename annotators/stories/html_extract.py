@@ -11,6 +11,7 @@ wrap ordinary words in tag links, and URL-looking text is removed later by `anno
 Known-bad inputs guarded against: broken markup (lxml repairs it), missing selectors,
 <br>-only layouts, non-breaking and ideographic spaces.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,10 +22,33 @@ from bs4.element import CData, Comment, Declaration, Doctype, NavigableString, P
 from annotators.core.outcome import Drop
 from annotators.stories.site_spec import normalize_url
 
-BLOCK = {"p", "div", "br", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote",
-         "section", "article", "tr", "table", "pre", "dd", "dt", "dl", "hr", "header", "footer"}
-SKIP = {"script", "style", "noscript", "iframe", "form", "button", "select", "textarea",
-        "template", "svg", "head"}
+BLOCK = {
+    "p",
+    "div",
+    "br",
+    "li",
+    "ul",
+    "ol",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "blockquote",
+    "section",
+    "article",
+    "tr",
+    "table",
+    "pre",
+    "dd",
+    "dt",
+    "dl",
+    "hr",
+    "header",
+    "footer",
+}
+SKIP = {"script", "style", "noscript", "iframe", "form", "button", "select", "textarea", "template", "svg", "head"}
 _NOT_TEXT = (Comment, CData, Declaration, Doctype, ProcessingInstruction)
 
 

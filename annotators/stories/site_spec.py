@@ -9,6 +9,7 @@ Known-bad specs rejected at load time (a `SpecError` naming the field): unreadab
 missing or unknown fields, fields of the wrong type, bad regexes, start URLs that are not
 http(s) or outside `allowed_hosts`, negative or non-finite limits.
 """
+
 from __future__ import annotations
 
 import dataclasses

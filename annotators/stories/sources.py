@@ -9,18 +9,19 @@ and filters (`annotators.stories.clean`).
 A page is a story only when it was fetched without error and its final URL matches the
 spec's `story` pattern; list pages and robots.txt are dropped as `not_story_page`.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import json
 
-from annotators.text.charset import decode_bytes
-from annotators.stories.html_extract import extract_story
 from annotators.core.ids import stable_id
-from annotators.core.sniff import not_text_reason, utf16_evidence
 from annotators.core.outcome import Drop
-from annotators.stories.site_spec import SiteSpec
+from annotators.core.sniff import not_text_reason, utf16_evidence
 from annotators.stories.clean import CleanConfig, check_decoding, check_story, clean_text, single_line_title
+from annotators.stories.html_extract import extract_story
+from annotators.stories.site_spec import SiteSpec
+from annotators.text.charset import decode_bytes
 from schemas.stories import Story
 
 
@@ -58,8 +59,16 @@ def page_to_raw(row: dict, spec: SiteSpec) -> RawStory | Drop:
     if isinstance(extracted, Drop):
         return extracted
     title, body = extracted
-    return RawStory(row["url"], title, body, spec.name, final_url, spec.license,
-                    row.get("fetched_at"), f"{decoded.encoding} ({decoded.evidence})")
+    return RawStory(
+        row["url"],
+        title,
+        body,
+        spec.name,
+        final_url,
+        spec.license,
+        row.get("fetched_at"),
+        f"{decoded.encoding} ({decoded.evidence})",
+    )
 
 
 def json_line_to_raw(input_id: str, raw: bytes, *, source: str, license: str) -> RawStory | Drop:
@@ -84,9 +93,18 @@ def json_line_to_raw(input_id: str, raw: bytes, *, source: str, license: str) ->
         return Drop("bad_field_type", f"`story`/`text` is a {type(text).__name__}, not a string")
     outline = record.get("outline")
     outline = tuple(str(o) for o in outline) if isinstance(outline, list) else None
-    return RawStory(input_id, str(record.get("title") or ""), text, str(record.get("source") or source),
-                    str(record.get("url") or ""), str(record.get("license") or license), None,
-                    decoded.encoding, outline, str(record.get("id") or ""))
+    return RawStory(
+        input_id,
+        str(record.get("title") or ""),
+        text,
+        str(record.get("source") or source),
+        str(record.get("url") or ""),
+        str(record.get("license") or license),
+        None,
+        decoded.encoding,
+        outline,
+        str(record.get("id") or ""),
+    )
 
 
 def text_file_to_raw(input_id: str, raw: bytes, *, source: str, license: str) -> RawStory | Drop:
@@ -96,8 +114,7 @@ def text_file_to_raw(input_id: str, raw: bytes, *, source: str, license: str) ->
         return Drop("undecodable", "file is not UTF-8, GB18030 or Big5")
     if not decoded.text.strip():
         return Drop("empty_file", "")
-    return RawStory(input_id, "", decoded.text, source, "", license, None,
-                    f"{decoded.encoding} ({decoded.evidence})")
+    return RawStory(input_id, "", decoded.text, source, "", license, None, f"{decoded.encoding} ({decoded.evidence})")
 
 
 def to_story(raw: RawStory, config: CleanConfig = CleanConfig()) -> Story | Drop:
@@ -110,6 +127,16 @@ def to_story(raw: RawStory, config: CleanConfig = CleanConfig()) -> Story | Drop
     if dropped is not None:
         return dropped
     story_id = stable_id("story", raw.source, raw.given_id or raw.input_id)
-    return Story(story_id=story_id, text=text, title=single_line_title(raw.title), source=raw.source,
-                 url=raw.url, license=raw.license, lang="zh", outline=raw.outline,
-                 input_id=raw.input_id, fetched_at=raw.fetched_at, encoding=raw.encoding)
+    return Story(
+        story_id=story_id,
+        text=text,
+        title=single_line_title(raw.title),
+        source=raw.source,
+        url=raw.url,
+        license=raw.license,
+        lang="zh",
+        outline=raw.outline,
+        input_id=raw.input_id,
+        fetched_at=raw.fetched_at,
+        encoding=raw.encoding,
+    )

@@ -9,19 +9,28 @@ where they share a story -> near-duplicates verified and clustered per component
 (`annotators.core.near_dup`) -> every story with its cluster. Deduplication decides on
 DedupKeys; texts are needed only to verify the pairs of a component.
 """
+
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from annotators.core.dedup import keep_first
+from annotators.core.near_dup import (
+    Assignment,
+    DedupKey,
+    NearDupConfig,
+    Node,
+    band_keys,
+    cluster_id,
+    exact_duplicate_key,
+)
 from annotators.core.outcome import Drop
 from annotators.stories.clean import CleanConfig
-from annotators.core.near_dup import (Assignment, DedupKey, NearDupConfig, Node, band_keys, cluster_id,
-                                      exact_duplicate_key)
 from annotators.stories.site_spec import SiteSpec
 from annotators.stories.sources import RawStory, json_line_to_raw, page_to_raw, text_file_to_raw, to_story
 from annotators.text.tokenizers import get_tokenizer
@@ -101,8 +110,13 @@ def keep_first_key(group: tuple[str, Iterable[DedupKey]]) -> list[tuple[str, lis
     """Stories with the same cleaned text (as DedupKeys): the smallest (url, input_id) stays, its
     node listing every member's input_id; the others are `exact_duplicate` rejects."""
     _, keys = group
-    decisions = keep_first(keys, order=lambda k: k.node, input_id=lambda k: k.node.input_id,
-                           reason="exact_duplicate", detail=lambda first: f"same text as {first.node.input_id}")
+    decisions = keep_first(
+        keys,
+        order=lambda k: k.node,
+        input_id=lambda k: k.node.input_id,
+        reason="exact_duplicate",
+        detail=lambda first: f"same text as {first.node.input_id}",
+    )
     members = tuple(sorted(input_id for input_id, _ in decisions))
     first_id, [first] = decisions[0]
     return [(first_id, [first._replace(node=first.node._replace(members=members))])] + decisions[1:]
@@ -110,8 +124,9 @@ def keep_first_key(group: tuple[str, Iterable[DedupKey]]) -> list[tuple[str, lis
 
 def with_members(story: Story, members: tuple[str, ...]) -> Story:
     """The story standing for `members` (itself and its exact duplicates)."""
-    return dataclasses.replace(story, cluster_members=members, cluster_size=len(members),
-                               cluster_id=cluster_id(members))
+    return dataclasses.replace(
+        story, cluster_members=members, cluster_size=len(members), cluster_id=cluster_id(members)
+    )
 
 
 def near_decision(join: ClusterJoin) -> list[Story] | Drop:
@@ -121,18 +136,20 @@ def near_decision(join: ClusterJoin) -> list[Story] | Drop:
         return [story]
     a = join.assignments[0]
     if a.representative.story_id != story.story_id:
-        return Drop("near_duplicate", f"of {a.representative.input_id} (jaccard with it {a.best_score:.3f}, "
-                                      f"cluster of {a.cluster_size})")
-    return [dataclasses.replace(story, cluster_id=a.cluster_id, cluster_size=len(a.members),
-                                cluster_members=a.members)]
+        return Drop(
+            "near_duplicate",
+            f"of {a.representative.input_id} (jaccard with it {a.best_score:.3f}, cluster of {a.cluster_size})",
+        )
+    return [dataclasses.replace(story, cluster_id=a.cluster_id, cluster_size=len(a.members), cluster_members=a.members)]
 
 
 def with_singleton_cluster(story: Story) -> Story:
     """A story no other matched is its own cluster of one."""
     if story.cluster_id:
         return story
-    return dataclasses.replace(story, cluster_id=cluster_id([story.input_id]), cluster_size=1,
-                               cluster_members=(story.input_id,))
+    return dataclasses.replace(
+        story, cluster_id=cluster_id([story.input_id]), cluster_size=1, cluster_members=(story.input_id,)
+    )
 
 
 def cluster_info(story: Story) -> dict:

@@ -7,16 +7,18 @@ An edit line is {"id", "generated", "published"} with optional "model", "story_i
 id/generated/published (`missing_field` when absent or null, `bad_field_type` otherwise),
 blank lines.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import json
 import math
-from typing import Any, Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 from annotators.core.metrics import prf
-from annotators.core.sniff import not_text_reason
 from annotators.core.outcome import Drop
+from annotators.core.sniff import not_text_reason
 from annotators.storium.user_metric import UserConfig, matched_blocks, rouge_l_scores, user_tokens
 
 
@@ -66,9 +68,14 @@ def parse_edit_line(data: bytes) -> Edit | Drop:
     chars = raw.get("characters")
     names = tuple(c for c in chars if isinstance(c, str)) if isinstance(chars, list) else ()
     story = raw.get("story_id")
-    return Edit(edit_id, raw["generated"], raw["published"],
-                raw.get("model") if isinstance(raw.get("model"), str) else "",
-                story if isinstance(story, str) else None, names)
+    return Edit(
+        edit_id,
+        raw["generated"],
+        raw["published"],
+        raw.get("model") if isinstance(raw.get("model"), str) else "",
+        story if isinstance(story, str) else None,
+        names,
+    )
 
 
 def score_edit(edit: Edit, config: UserConfig = UserConfig()) -> dict:
@@ -77,16 +84,23 @@ def score_edit(edit: Edit, config: UserConfig = UserConfig()) -> dict:
     matched = sum(n for _, n in matched_blocks(gen, pub, config))
     p, r, f1 = prf(matched, len(gen), len(pub))
     rouge = rouge_l_scores(edit.generated, edit.published)
-    return {"id": edit.id, "model": edit.model, "story_id": edit.story_id,
-            "n_generated_tokens": len(gen), "n_published_tokens": len(pub),
-            "matched_tokens": matched, "user_precision": p, "user_recall": r,
-            "user_f1": f1,
-            "rouge_l_precision": rouge.precision, "rouge_l_recall": rouge.recall,
-            "rouge_l_f1": rouge.f1}
+    return {
+        "id": edit.id,
+        "model": edit.model,
+        "story_id": edit.story_id,
+        "n_generated_tokens": len(gen),
+        "n_published_tokens": len(pub),
+        "matched_tokens": matched,
+        "user_precision": p,
+        "user_recall": r,
+        "user_f1": f1,
+        "rouge_l_precision": rouge.precision,
+        "rouge_l_recall": rouge.recall,
+        "rouge_l_f1": rouge.f1,
+    }
 
 
-METRICS = ("user_precision", "user_recall", "user_f1",
-           "rouge_l_precision", "rouge_l_recall", "rouge_l_f1")
+METRICS = ("user_precision", "user_recall", "user_f1", "rouge_l_precision", "rouge_l_recall", "rouge_l_f1")
 
 
 def summarize(rows: Iterable[dict]) -> list[dict]:
@@ -103,8 +117,11 @@ def summarize(rows: Iterable[dict]) -> list[dict]:
     for model, members in sorted(groups.items()):
         n = len(members)
         gen = sum(r["n_generated_tokens"] for r in members)
-        row = {"model": model, "n_edits": n,
-               "kept_token_share": sum(r["matched_tokens"] for r in members) / gen if gen else 0.0}
+        row = {
+            "model": model,
+            "n_edits": n,
+            "kept_token_share": sum(r["matched_tokens"] for r in members) / gen if gen else 0.0,
+        }
         row.update({m: math.fsum(r[m] for r in members) / n if n else 0.0 for m in METRICS})
         out.append(row)
     return out

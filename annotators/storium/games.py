@@ -8,6 +8,7 @@ are kept as `Item`s (input id, record or Drop) so a bad entry (no `seq_id`, dupl
 Reason codes: annotators.storium.reasons. Guards against: BOM, null/number fields,
 `"unchanged"` hand contexts, cards that are not objects, scenes without `entries`.
 """
+
 from __future__ import annotations
 
 import json
@@ -44,8 +45,14 @@ def type_problem(raw: dict, fields: tuple[str, ...], where: str) -> Drop | None:
     for name in fields:
         value = raw.get(name)
         if value is not None and not isinstance(value, str):
-            return Drop("bad_field_type", {"field": name, "type": type(value).__name__,
-                                           "message": f"{where}: `{name}` is a {type(value).__name__}, not text"})
+            return Drop(
+                "bad_field_type",
+                {
+                    "field": name,
+                    "type": type(value).__name__,
+                    "message": f"{where}: `{name}` is a {type(value).__name__}, not text",
+                },
+            )
     return None
 
 
@@ -95,8 +102,7 @@ def parse_character(story_id: str, raw: Any) -> Character | Drop:
     wrong = type_problem(raw, ("name", "description"), f"character {seq}")
     if wrong:
         return wrong
-    return Character(f"{story_id}:{seq}", story_id, seq, text_of(raw.get("name")),
-                     text_of(raw.get("description")))
+    return Character(f"{story_id}:{seq}", story_id, seq, text_of(raw.get("name")), text_of(raw.get("description")))
 
 
 CARD_TEXT_FIELDS = ("namespace", "name", "description", "success_stakes", "failure_stakes")
@@ -112,9 +118,14 @@ def card_problem(raw: dict, where: str) -> Drop | None:
             if card is None:
                 continue
             if not isinstance(card, dict):
-                return Drop("bad_field_type", {"field": field, "type": type(card).__name__,
-                                               "message": f"{where}: card {position} of `{field}` is a "
-                                                          f"{type(card).__name__}, not an object"})
+                return Drop(
+                    "bad_field_type",
+                    {
+                        "field": field,
+                        "type": type(card).__name__,
+                        "message": f"{where}: card {position} of `{field}` is a {type(card).__name__}, not an object",
+                    },
+                )
             wrong = type_problem(card, CARD_TEXT_FIELDS, f"{where}, card {position} of `{field}`")
             if wrong:
                 return wrong
@@ -129,19 +140,25 @@ def parse_cards(entry: Entry, raw: dict) -> list[Card]:
         items = value if isinstance(value, list) else [value]
         for position, card in enumerate(c for c in items if isinstance(c, dict)):
             cid = id_of(card.get("card_id"))
-            cards.append(Card(
-                card_use_id=f"{entry.entry_id}:{usage}:{position}",
-                card_id=cid or None,
-                story_id=entry.story_id, entry_id=entry.entry_id, usage=usage, position=position,
-                namespace=text_of(card.get("namespace")), name=text_of(card.get("name")),
-                description=text_of(card.get("description")),
-                success_stakes=text_of(card.get("success_stakes")),
-                failure_stakes=text_of(card.get("failure_stakes"))))
+            cards.append(
+                Card(
+                    card_use_id=f"{entry.entry_id}:{usage}:{position}",
+                    card_id=cid or None,
+                    story_id=entry.story_id,
+                    entry_id=entry.entry_id,
+                    usage=usage,
+                    position=position,
+                    namespace=text_of(card.get("namespace")),
+                    name=text_of(card.get("name")),
+                    description=text_of(card.get("description")),
+                    success_stakes=text_of(card.get("success_stakes")),
+                    failure_stakes=text_of(card.get("failure_stakes")),
+                )
+            )
     return cards
 
 
-def parse_entry(story_id: str, scene_index: int, entry_index: int, raw: Any,
-                seen: set) -> Entry | Drop:
+def parse_entry(story_id: str, scene_index: int, entry_index: int, raw: Any, seen: set) -> Entry | Drop:
     """One scene entry, or the reason it cannot be used."""
     if not isinstance(raw, dict):
         return Drop("not_an_object", type(raw).__name__)
@@ -161,10 +178,17 @@ def parse_entry(story_id: str, scene_index: int, entry_index: int, raw: Any,
         char_seq = role.split(":", 1)[1].strip()
     redacted = raw.get("redacted") is True
     return Entry(
-        entry_id=f"{story_id}:{seq}", story_id=story_id, scene_index=scene_index,
-        entry_index=entry_index, seq_id=seq, format=text_of(raw.get("format")), role=role,
+        entry_id=f"{story_id}:{seq}",
+        story_id=story_id,
+        scene_index=scene_index,
+        entry_index=entry_index,
+        seq_id=seq,
+        format=text_of(raw.get("format")),
+        role=role,
         character_id=f"{story_id}:{char_seq}" if char_seq and role != "narrator" else None,
-        text="" if redacted else text_of(raw.get("description")), redacted=redacted)
+        text="" if redacted else text_of(raw.get("description")),
+        redacted=redacted,
+    )
 
 
 def _scenes_and_entries(story_id: str, raw_scenes: list) -> tuple[list, list, list]:
@@ -178,8 +202,16 @@ def _scenes_and_entries(story_id: str, raw_scenes: list) -> tuple[list, list, li
             if isinstance(result, Entry):
                 cards.extend(parse_cards(result, raw_entry))
             position += 1
-        scenes.append(Scene(f"{story_id}:{s_index}", story_id, s_index, len(raw_entries),
-                            scene.get("is_final") is True, scene.get("is_ended") is True))
+        scenes.append(
+            Scene(
+                f"{story_id}:{s_index}",
+                story_id,
+                s_index,
+                len(raw_entries),
+                scene.get("is_final") is True,
+                scene.get("is_ended") is True,
+            )
+        )
     return scenes, items, cards
 
 
@@ -200,17 +232,29 @@ def parse_game(input_id: str, data: bytes) -> Game | Drop:
     if not any(isinstance(item.record, Character) for item in char_items):
         return Drop("no_usable_character", f"game {story_id}: no character has a character_seq_id")
     scene_rows, entry_items, cards = _scenes_and_entries(story_id, scenes)
-    return Game(story_id=story_id, input_id=input_id, n_words=description_words(raw),
-                character_items=tuple(char_items), scenes=tuple(scene_rows),
-                entry_items=tuple(entry_items), cards=tuple(cards))
+    return Game(
+        story_id=story_id,
+        input_id=input_id,
+        n_words=description_words(raw),
+        character_items=tuple(char_items),
+        scenes=tuple(scene_rows),
+        entry_items=tuple(entry_items),
+        cards=tuple(cards),
+    )
 
 
 def story_row(game: Game, split: str) -> dict:
     """The stories-table row: id, split, size and counts (paper section 2, Table A2)."""
     entries = game.entries()
-    return {"story_id": game.story_id, "input_id": game.input_id, "split": split,
-            "n_words": game.n_words, "n_characters": len(game.characters()),
-            "n_scenes": len(game.scenes), "n_entries": len(entries),
-            "n_character_entries": sum(e.character_id is not None for e in entries),
-            "n_cards": len(game.cards),
-            "is_completed": any(s.is_final and s.is_ended for s in game.scenes)}
+    return {
+        "story_id": game.story_id,
+        "input_id": game.input_id,
+        "split": split,
+        "n_words": game.n_words,
+        "n_characters": len(game.characters()),
+        "n_scenes": len(game.scenes),
+        "n_entries": len(entries),
+        "n_character_entries": sum(e.character_id is not None for e in entries),
+        "n_cards": len(game.cards),
+        "is_completed": any(s.is_final and s.is_ended for s in game.scenes),
+    }

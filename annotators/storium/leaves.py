@@ -11,6 +11,7 @@ An entry's summary (the original's `summarize_entry`): a move's challenge card a
 played on it, an establishment's place card, an addition's challenge cards; an entry with
 no such card is summarised by its own text, cut keeping its end (`Trim.start`).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -19,8 +20,7 @@ from schemas.storium import Card, Character, Entry
 
 CARD_FIELDS = ("name", "description", "success_stakes", "failure_stakes")
 MISSING = "<|MISSING|>"
-SUMMARY_USAGES = {"move": ("target_challenge", "played"), "establishment": ("place",),
-                  "addition": ("challenge",)}
+SUMMARY_USAGES = {"move": ("target_challenge", "played"), "establishment": ("place",), "addition": ("challenge",)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,8 +47,11 @@ def card_leaves(kind: str, card: Card, leaves: str) -> list[SegmentSpec]:
     if leaves == "segment":
         text = card_text(card)
         return [SegmentSpec(kind, card.card_use_id, text, "start", "all")] if text else []
-    return [SegmentSpec(kind, card.card_use_id, getattr(card, f).strip(), "start", f)
-            for f in CARD_FIELDS if getattr(card, f).strip()]
+    return [
+        SegmentSpec(kind, card.card_use_id, getattr(card, f).strip(), "start", f)
+        for f in CARD_FIELDS
+        if getattr(card, f).strip()
+    ]
 
 
 def character_leaves(character: Character, leaves: str) -> list[SegmentSpec]:
@@ -56,15 +59,16 @@ def character_leaves(character: Character, leaves: str) -> list[SegmentSpec]:
     if leaves == "segment":
         text = "\n".join(p for p in (name, description) if p)
         return [SegmentSpec("character", character.character_id, text, "start", "all")] if text else []
-    return [SegmentSpec("character", character.character_id, value or MISSING, "start", field, not value)
-            for field, value in (("name", name), ("description", description))]
+    return [
+        SegmentSpec("character", character.character_id, value or MISSING, "start", field, not value)
+        for field, value in (("name", name), ("description", description))
+    ]
 
 
 def summary_cards(entry: Entry, cards: list[Card]) -> list[Card]:
     """The cards of an entry's summary, in the original's order (usage, then position)."""
     usages = SUMMARY_USAGES.get(entry.format, ())
-    return sorted((c for c in cards if c.usage in usages),
-                  key=lambda c: (usages.index(c.usage), c.position))
+    return sorted((c for c in cards if c.usage in usages), key=lambda c: (usages.index(c.usage), c.position))
 
 
 def summary_leaves(kind: str, entry: Entry, cards: list[Card], leaves: str) -> list[SegmentSpec]:

@@ -25,6 +25,7 @@ solution, so it is added once here. Solver values are rounded and, if rounding e
 a required constraint, repaired deterministically (the original truncates with int()).
 When the budget cannot hold every segment's minimum, the example is dropped with a reason.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -39,27 +40,48 @@ from annotators.text.tokenizers import Tokenizer
 
 @dataclasses.dataclass(frozen=True)
 class PackConfig:
-    budget: int = dataclasses.field(default=1024, metadata={
-        "help": "tokens per packed example (GPT-2 max_length, the original's budget; PEERS.md 4.3)"})
-    entry_preferred: int = dataclasses.field(default=256, metadata={
-        "help": "preferred entry length in tokens (paper 3.1.1, original)"})
-    entry_weight: float = dataclasses.field(default=10.0, metadata={
-        "help": "the entry wish is (10, 0, 0): ten times 'strong' (original)"})
-    other_preferred: int = dataclasses.field(default=100, metadata={
-        "help": "MIN_LENGTH wish for every other segment (original)"})
-    separator_tokens: int = dataclasses.field(default=1, metadata={
-        "help": "special tokens before every segment, counted in the budget (the original's "
-                "<|SEPARATOR|> or <|endoftext|>: 1; 0 counts text tokens only)"})
-    end_tokens: int = dataclasses.field(default=1, metadata={
-        "help": "special tokens after the entry text, counted in the budget (the original's "
-                "<|endoftext|>: 1)"})
-    field_token_cap: int = dataclasses.field(default=1024, metadata={
-        "help": "each segment's text is cut to its first N tokens before packing, as the original's "
-                "tokenizer.encode(max_length=1024) does (a text kept by its end keeps the end of those); "
-                "0: no cap"})
-    min_text_tokens: int = dataclasses.field(default=0, metadata={
-        "help": "text tokens every segment keeps at least: 0 lets a segment shrink to its separator "
-                "(the original's len >= 1); 1 keeps one text token each", "choices": (0, 1)})
+    budget: int = dataclasses.field(
+        default=1024,
+        metadata={"help": "tokens per packed example (GPT-2 max_length, the original's budget; PEERS.md 4.3)"},
+    )
+    entry_preferred: int = dataclasses.field(
+        default=256, metadata={"help": "preferred entry length in tokens (paper 3.1.1, original)"}
+    )
+    entry_weight: float = dataclasses.field(
+        default=10.0, metadata={"help": "the entry wish is (10, 0, 0): ten times 'strong' (original)"}
+    )
+    other_preferred: int = dataclasses.field(
+        default=100, metadata={"help": "MIN_LENGTH wish for every other segment (original)"}
+    )
+    separator_tokens: int = dataclasses.field(
+        default=1,
+        metadata={
+            "help": "special tokens before every segment, counted in the budget (the original's "
+            "<|SEPARATOR|> or <|endoftext|>: 1; 0 counts text tokens only)"
+        },
+    )
+    end_tokens: int = dataclasses.field(
+        default=1,
+        metadata={
+            "help": "special tokens after the entry text, counted in the budget (the original's <|endoftext|>: 1)"
+        },
+    )
+    field_token_cap: int = dataclasses.field(
+        default=1024,
+        metadata={
+            "help": "each segment's text is cut to its first N tokens before packing, as the original's "
+            "tokenizer.encode(max_length=1024) does (a text kept by its end keeps the end of those); "
+            "0: no cap"
+        },
+    )
+    min_text_tokens: int = dataclasses.field(
+        default=0,
+        metadata={
+            "help": "text tokens every segment keeps at least: 0 lets a segment shrink to its separator "
+            "(the original's len >= 1); 1 keeps one text token each",
+            "choices": (0, 1),
+        },
+    )
 
     def overhead(self, kind: str) -> int:
         """Special tokens a segment of this kind carries."""
@@ -70,8 +92,12 @@ class PackConfig:
         return max(1, self.overhead(kind) + self.min_text_tokens)
 
 
-def solve_lengths(true_lengths: list[int], entry_index: int | None,
-                  config: PackConfig = PackConfig(), minimums: list[int] | None = None) -> list[int]:
+def solve_lengths(
+    true_lengths: list[int],
+    entry_index: int | None,
+    config: PackConfig = PackConfig(),
+    minimums: list[int] | None = None,
+) -> list[int]:
     """Token lengths per segment under the constraints above (kiwisolver); `minimums`
     (default 1 each) are the smallest lengths allowed."""
     minimums = minimums or [1] * len(true_lengths)
@@ -94,12 +120,12 @@ def solve_lengths(true_lengths: list[int], entry_index: int | None,
     return _repair([round(v.value()) for v in lens], true_lengths, total, entry_index, minimums)
 
 
-def _repair(values: list[int], true_lengths: list[int], total: int, entry_index: int | None,
-            minimums: list[int]) -> list[int]:
+def _repair(
+    values: list[int], true_lengths: list[int], total: int, entry_index: int | None, minimums: list[int]
+) -> list[int]:
     """Clamp to [minimum, true] and fix the sum: surplus to the entry first, deficit from context last-first."""
     values = [min(max(v, m), t) for v, t, m in zip(values, true_lengths, minimums)]
-    order = ([entry_index] if entry_index is not None else []) + [
-        i for i in range(len(values)) if i != entry_index]
+    order = ([entry_index] if entry_index is not None else []) + [i for i in range(len(values)) if i != entry_index]
     diff = total - sum(values)
     for i in order if diff > 0 else []:
         step = min(diff, true_lengths[i] - values[i])
@@ -115,10 +141,10 @@ def cut(text: str, spans: list[tuple[int, int]], n: int, keep: str) -> str:
     if n <= 0:
         return ""
     if n >= len(spans):
-        return text[spans[0][0]:spans[-1][1]] if spans else ""
+        return text[spans[0][0] : spans[-1][1]] if spans else ""
     if keep == "end":
-        return text[spans[len(spans) - n][0]:spans[-1][1]]
-    return text[spans[0][0]:spans[n - 1][1]]
+        return text[spans[len(spans) - n][0] : spans[-1][1]]
+    return text[spans[0][0] : spans[n - 1][1]]
 
 
 def cut_segments(tokenizer: Tokenizer, segs: list, kept: list[int]) -> list[tuple[str, int]]:
@@ -132,11 +158,12 @@ def cut_segments(tokenizer: Tokenizer, segs: list, kept: list[int]) -> list[tupl
     tails = [i for i, ((s, _), n) in enumerate(zip(segs, kept)) if not s.special and n > 0 and s.keep == "end"]
     cuts = [Cut(segs[i][0].text, Offsets.of(segs[i][1]), segs[i][1][0][0], kept[i]) for i in heads]
     for i, (end, count) in zip(heads, fit_heads(tokenizer, cuts)):
-        out[i] = (segs[i][0].text[segs[i][1][0][0]:end], count)
-    cuts = [Cut(segs[i][0].text, Offsets.of(segs[i][1]), segs[i][1][-1][1], kept[i], floor=segs[i][1][0][0])
-            for i in tails]
+        out[i] = (segs[i][0].text[segs[i][1][0][0] : end], count)
+    cuts = [
+        Cut(segs[i][0].text, Offsets.of(segs[i][1]), segs[i][1][-1][1], kept[i], floor=segs[i][1][0][0]) for i in tails
+    ]
     for i, (start, count) in zip(tails, fit_tails(tokenizer, cuts)):
-        out[i] = (segs[i][0].text[start:segs[i][1][-1][1]], count)
+        out[i] = (segs[i][0].text[start : segs[i][1][-1][1]], count)
     return out
 
 
@@ -159,18 +186,35 @@ def pack(context: Context, tokenizer: Tokenizer, config: PackConfig = PackConfig
     overheads = [config.overhead(s.kind) for s, _ in segs]
     minimums = [config.minimum(s.kind) for s, _ in segs]
     if sum(minimums) > config.budget:
-        return Drop("budget_below_segments",
-                    f"{len(segs)} segments need {sum(minimums)} tokens ({sum(overheads)} special tokens, "
-                    f"{config.min_text_tokens} text token(s) each), budget {config.budget}")
+        return Drop(
+            "budget_below_segments",
+            f"{len(segs)} segments need {sum(minimums)} tokens ({sum(overheads)} special tokens, "
+            f"{config.min_text_tokens} text token(s) each), budget {config.budget}",
+        )
     entry_index = next((i for i, (s, _) in enumerate(segs) if s.kind == "entry"), None)
     full = [len(spans) + o for (_, spans), o in zip(segs, overheads)]
     lengths = solve_lengths(full, entry_index, config, minimums)
     kept = [n - o for n, o in zip(lengths, overheads)]
     cuts = cut_segments(tokenizer, segs, kept)
-    out = [{"kind": s.kind, "field": s.field, "source_id": s.source_id, "text": text,
-            "true_tokens": len(spans), "tokens": n} for (s, spans), (text, n) in zip(segs, cuts)]
-    return {"example_id": f"storium:{context.entry_id}", "story_id": context.story_id,
-            "entry_id": context.entry_id, "segments": out, "special_tokens": sum(overheads),
-            "total_tokens": sum(n for _, n in cuts) + sum(overheads), "true_total_tokens": sum(full),
-            "budget": config.budget,
-            "tokenizer": tokenizer.name}
+    out = [
+        {
+            "kind": s.kind,
+            "field": s.field,
+            "source_id": s.source_id,
+            "text": text,
+            "true_tokens": len(spans),
+            "tokens": n,
+        }
+        for (s, spans), (text, n) in zip(segs, cuts)
+    ]
+    return {
+        "example_id": f"storium:{context.entry_id}",
+        "story_id": context.story_id,
+        "entry_id": context.entry_id,
+        "segments": out,
+        "special_tokens": sum(overheads),
+        "total_tokens": sum(n for _, n in cuts) + sum(overheads),
+        "true_total_tokens": sum(full),
+        "budget": config.budget,
+        "tokenizer": tokenizer.name,
+    }

@@ -8,6 +8,7 @@ and is "in the characters" when its USER tokens occur contiguously in a characte
 (so "Adira" matches "Adira Makarova"). Needs an installed spaCy English pipeline with a
 tagger and NER; the job skips this table, and says so, when none is available.
 """
+
 from __future__ import annotations
 
 import functools
@@ -40,13 +41,13 @@ def kept_token_flags(edit: Edit, config: UserConfig = UserConfig()) -> list[bool
     gen, pub = user_tokens(edit.generated), user_tokens(edit.published)
     flags = [False] * len(gen)
     for start, length in matched_blocks(gen, pub, config):
-        flags[start:start + length] = [True] * length
+        flags[start : start + length] = [True] * length
     return flags
 
 
 def _contains(name_tokens: list[str], tokens: list[str]) -> bool:
     n = len(tokens)
-    return any(name_tokens[i:i + n] == tokens for i in range(len(name_tokens) - n + 1))
+    return any(name_tokens[i : i + n] == tokens for i in range(len(name_tokens) - n + 1))
 
 
 def analyze_doc(edit: Edit, doc: Any, config: UserConfig = UserConfig()) -> dict | None:
@@ -78,8 +79,7 @@ def analyze_doc(edit: Edit, doc: Any, config: UserConfig = UserConfig()) -> dict
 
 def merge_counts(parts: list[dict]) -> dict:
     """Sum per-edit counts (order-independent)."""
-    total: dict = {"pos": {}, "entities_generated": 0, "entities_kept": 0,
-                   "entities_kept_in_characters": 0, "edits": 0}
+    total: dict = {"pos": {}, "entities_generated": 0, "entities_kept": 0, "entities_kept_in_characters": 0, "edits": 0}
     for part in parts:
         for tag, (gen, kept) in part["pos"].items():
             cur = total["pos"].setdefault(tag, [0, 0])
@@ -90,8 +90,10 @@ def merge_counts(parts: list[dict]) -> dict:
 
 
 def pos_rows(total: dict) -> list[dict]:
-    return [{"pos": tag, "generated": g, "kept": k, "deleted": g - k, "kept_share": k / g if g else 0.0}
-            for tag, (g, k) in sorted(total["pos"].items())]
+    return [
+        {"pos": tag, "generated": g, "kept": k, "deleted": g - k, "kept_share": k / g if g else 0.0}
+        for tag, (g, k) in sorted(total["pos"].items())
+    ]
 
 
 def spacy_status(name: str | None) -> str | None:

@@ -10,18 +10,36 @@ REASONS: dict[str, str] = {
     "no_usable_character": "no character of the STORIUM game has a `character_seq_id`",
     "no_scenes": "the STORIUM game has no `scenes` list, or the list is empty",
     "budget_below_segments": "the packed example has more non-empty segments than budget tokens "
-                             "(every segment needs at least one token)",
+    "(every segment needs at least one token)",
     "unalignable_tokens": "the edit's USER tokens cannot be mapped back to character spans "
-                          "(a case-folding oddity), so its preserved text is not analysed",
+    "(a case-folding oddity), so its preserved text is not analysed",
 }
 
-_READING = ("empty_file", "malformed_json", "utf16", "encoding", "binary_file", "not_utf8", "not_an_object", "missing_field",
-            "bad_field_type", "duplicate_id", "internal_error")
+_READING = (
+    "empty_file",
+    "malformed_json",
+    "utf16",
+    "encoding",
+    "binary_file",
+    "not_utf8",
+    "not_an_object",
+    "missing_field",
+    "bad_field_type",
+    "duplicate_id",
+    "internal_error",
+)
 
 STORIUM_REASONS: tuple[str, ...] = _READING + (
-    "no_characters", "no_usable_character", "no_scenes", "budget_below_segments")
+    "no_characters",
+    "no_usable_character",
+    "no_scenes",
+    "budget_below_segments",
+)
 
 EDITS_REASONS: tuple[str, ...] = tuple(c for c in _READING if c != "empty_file") + (
-    "blank_line", "unalignable_tokens", "over_size_limit")
+    "blank_line",
+    "unalignable_tokens",
+    "over_size_limit",
+)
 
 JOB_REASONS: tuple[str, ...] = tuple(sorted(set(STORIUM_REASONS) | set(EDITS_REASONS)))

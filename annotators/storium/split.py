@@ -15,24 +15,32 @@ sum of ratios) in floating point, so equal keys go where the heap's layout puts 
 "story_id" orders ties by smaller `story_id` and picks train, then validation, then test,
 with exact fractions (storybench before issue 30).
 """
+
 from __future__ import annotations
 
 import dataclasses
 import heapq
+from collections.abc import Iterable
 from fractions import Fraction
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
 
 from schemas.storium import SPLITS
 
 
 @dataclasses.dataclass(frozen=True)
 class SplitConfig:
-    ratios: tuple = dataclasses.field(default=(8, 1, 1), metadata={
-        "help": "train,validation,test ratios by stories and words (paper section 2: 8:1:1)"})
-    split_ties: str = dataclasses.field(default="original", metadata={
-        "help": "ties in size: by entries, scenes and input path, descending, the split picked as the "
-                "original's heap does ('original'), or by story_id, train first ('story_id')",
-        "choices": ("original", "story_id")})
+    ratios: tuple = dataclasses.field(
+        default=(8, 1, 1),
+        metadata={"help": "train,validation,test ratios by stories and words (paper section 2: 8:1:1)"},
+    )
+    split_ties: str = dataclasses.field(
+        default="original",
+        metadata={
+            "help": "ties in size: by entries, scenes and input path, descending, the split picked as the "
+            "original's heap does ('original'), or by story_id, train first ('story_id')",
+            "choices": ("original", "story_id"),
+        },
+    )
 
 
 class StorySize(NamedTuple):
@@ -60,16 +68,18 @@ class _HeapSplit:
     def __init__(self, index: int, share: float):
         self.index, self.share, self.words = index, share, 0
 
-    def __lt__(self, other: "_HeapSplit") -> bool:
+    def __lt__(self, other: _HeapSplit) -> bool:
         return self.words / self.share < other.words / other.share
 
 
 def _assign_original(sizes: list[StorySize], ratios: list) -> list[int]:
     total = float(sum(ratios))
-    heap = sorted((_HeapSplit(i, float(r) / total) for i, r in enumerate(ratios) if r > 0),
-                  key=lambda s: s.share, reverse=True)  # stable, as the original's sorted()
-    order = sorted(sizes, key=lambda s: (s.words, s.entries, s.scenes, s.input_id, s.story_id),
-                   reverse=True)  # story_id: only when paths are equal (direct calls)
+    heap = sorted(
+        (_HeapSplit(i, float(r) / total) for i, r in enumerate(ratios) if r > 0), key=lambda s: s.share, reverse=True
+    )  # stable, as the original's sorted()
+    order = sorted(
+        sizes, key=lambda s: (s.words, s.entries, s.scenes, s.input_id, s.story_id), reverse=True
+    )  # story_id: only when paths are equal (direct calls)
     targets = []
     for size in order:
         best = heapq.heappop(heap)
@@ -98,8 +108,7 @@ def assign_splits(sizes: Iterable[tuple], config: SplitConfig = SplitConfig()) -
     return {story_id: SPLITS[i] for story_id, i in assign(sizes, list(config.ratios))}
 
 
-def split_report(sizes: Iterable[tuple], assignment: dict[str, str],
-                 config: SplitConfig = SplitConfig()) -> dict:
+def split_report(sizes: Iterable[tuple], assignment: dict[str, str], config: SplitConfig = SplitConfig()) -> dict:
     """Per split: stories and words, their shares, and the target share (for the card)."""
     sizes = {s.story_id: s.words for s in (StorySize(*t) for t in sizes)}
     n_stories, n_words = len(sizes), sum(sizes.values())
@@ -109,7 +118,8 @@ def split_report(sizes: Iterable[tuple], assignment: dict[str, str],
         ids = [s for s, split in assignment.items() if split == name]
         words = sum(sizes[s] for s in ids)
         report[name] = {
-            "stories": len(ids), "words": words,
+            "stories": len(ids),
+            "words": words,
             "story_share": round(len(ids) / n_stories, 6) if n_stories else 0.0,
             "word_share": round(words / n_words, 6) if n_words else 0.0,
             "target_share": round(float(Fraction(str(ratio)) / total_ratio), 6),

@@ -4,9 +4,11 @@ Each returns a list of outputs or a `Drop` (or, for grouped dedup stages, the
 `[(input_id, outputs | Drop)]` pairs of `annotators.core.dedup.keep_first`); the jobs only
 wire them into Beam. Rules live in the modules named in each docstring.
 """
+
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from annotators.core.dedup import keep_first
 from annotators.core.outcome import Drop
@@ -36,8 +38,13 @@ def parse_game_file(element: tuple[str, bytes]) -> list[sc.Game] | Drop:
 def keep_first_game(group: tuple[str, Iterable[sc.Game]]) -> list[tuple[str, Any]]:
     """Stage `dedupe` (grouped by game_pid): the game from the smallest input path is kept."""
     _pid, games = group
-    return keep_first(games, order=lambda g: g.input_id, input_id=lambda g: g.input_id,
-                      reason="duplicate_id", detail=lambda g: f"{g.story_id} also in {g.input_id}")
+    return keep_first(
+        games,
+        order=lambda g: g.input_id,
+        input_id=lambda g: g.input_id,
+        reason="duplicate_id",
+        detail=lambda g: f"{g.story_id} also in {g.input_id}",
+    )
 
 
 def judged_item(item: sc.Item) -> list | Drop:
@@ -47,8 +54,9 @@ def judged_item(item: sc.Item) -> list | Drop:
 
 def story_size(game: sc.Game) -> StorySize:
     """What the split orders stories by (annotators.storium.split): words, entries, scenes, path."""
-    return StorySize(game.story_id, game.n_words, sum(s.n_entries for s in game.scenes),
-                     len(game.scenes), game.input_id)
+    return StorySize(
+        game.story_id, game.n_words, sum(s.n_entries for s in game.scenes), len(game.scenes), game.input_id
+    )
 
 
 def with_split(record: Any, splits: dict[str, str]) -> dict:
@@ -94,8 +102,13 @@ def line_order(input_id: str) -> tuple[str, int]:
 def keep_first_edit(group: tuple[str, Iterable[EditLine]]) -> list[tuple[str, Any]]:
     """Stage `dedupe` (grouped by edit id): the first line by (file, line number) is kept."""
     _id, lines = group
-    kept = keep_first(lines, order=lambda e: line_order(e.input_id), input_id=lambda e: e.input_id,
-                      reason="duplicate_id", detail=lambda e: f"{e.edit.id} first at {e.input_id}")
+    kept = keep_first(
+        lines,
+        order=lambda e: line_order(e.input_id),
+        input_id=lambda e: e.input_id,
+        reason="duplicate_id",
+        detail=lambda e: f"{e.edit.id} first at {e.input_id}",
+    )
     return [(i, r if isinstance(r, Drop) else [line.edit for line in r]) for i, r in kept]
 
 
@@ -104,8 +117,10 @@ def score(edit: Edit, config: UserConfig) -> list[dict]:
     try:
         return [score_edit(edit, config)]
     except AlignmentTooCostly as exc:
-        return Drop("over_size_limit", {"message": str(exc), "generated_chars": len(edit.generated),
-                                        "published_chars": len(edit.published)})
+        return Drop(
+            "over_size_limit",
+            {"message": str(exc), "generated_chars": len(edit.generated), "published_chars": len(edit.published)},
+        )
 
 
 def analyze_edit(edit: Edit, model: str, config: UserConfig) -> list[dict] | Drop:

@@ -7,6 +7,7 @@ evaluated model's own tokenizer, a Hugging Face `tokenizer.json` (file or folder
 (annotators.text.hf); `gpt2:DIR` builds GPT-2's byte-level BPE from its `vocab.json` +
 `merges.txt`, the original model's (paper section 3.1); nothing is downloaded.
 """
+
 from __future__ import annotations
 
 import functools

@@ -15,13 +15,14 @@ raises `AlignmentTooCostly` past `MAX_ALIGNMENT_PAIRS` (about a second of work):
 becomes an `over_size_limit` rejects row, never a hang. Under the limit the blocks are
 difflib's own, unchanged. ROUGE-L's LCS is `annotators.core.lcs` (exact, bit-parallel).
 """
+
 from __future__ import annotations
 
 import bisect
 import dataclasses
 import difflib
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from spacy.lang.en.stop_words import STOP_WORDS
 
@@ -53,17 +54,22 @@ class _BoundedMatcher(difflib.SequenceMatcher):
         bhi = len(self.b) if bhi is None else bhi
         self._spent += sum(bisect.bisect_left(js, bhi) for js in self._where[alo:ahi]) + (ahi - alo)
         if self._spent > self._budget:
-            raise AlignmentTooCostly(f"aligning {len(self.a)} generated with {len(self.b)} published tokens "
-                                     f"needs more than {self._budget} token comparisons")
+            raise AlignmentTooCostly(
+                f"aligning {len(self.a)} generated with {len(self.b)} published tokens "
+                f"needs more than {self._budget} token comparisons"
+            )
         return super().find_longest_match(alo, ahi, blo, bhi)
 
 
 @dataclasses.dataclass(frozen=True)
 class UserConfig:
-    autojunk: bool = dataclasses.field(default=False, metadata={
-        "help": "difflib autojunk heuristic; the original frontend used True (PEERS.md 4.4)"})
-    stop_words: frozenset = dataclasses.field(default=frozenset(STOP_WORDS), metadata={
-        "help": "blocks made only of these tokens do not count (spaCy's English list)"})
+    autojunk: bool = dataclasses.field(
+        default=False, metadata={"help": "difflib autojunk heuristic; the original frontend used True (PEERS.md 4.4)"}
+    )
+    stop_words: frozenset = dataclasses.field(
+        default=frozenset(STOP_WORDS),
+        metadata={"help": "blocks made only of these tokens do not count (spaCy's English list)"},
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,8 +84,7 @@ def user_tokens(text: str) -> list[str]:
     return _NON_ALNUM.sub(" ", text.lower()).split()
 
 
-def matched_blocks(gen: Sequence[str], pub: Sequence[str],
-                   config: UserConfig = UserConfig()) -> list[tuple[int, int]]:
+def matched_blocks(gen: Sequence[str], pub: Sequence[str], config: UserConfig = UserConfig()) -> list[tuple[int, int]]:
     """(start in gen, length) of every aligned block that counts as a USER match."""
     matcher = _BoundedMatcher(list(gen), list(pub), config.autojunk, MAX_ALIGNMENT_PAIRS)
     kept = []

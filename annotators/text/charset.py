@@ -18,6 +18,7 @@ superset), Big5 as Big5-HKSCS (a superset) and Latin-1/ASCII as windows-1252 (as
 do). `latin_share` measures how much of a text looks like CJK bytes read as Latin-1
 (mojibake), for callers that reject such text.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -25,18 +26,31 @@ import dataclasses
 import re
 
 # Frequent characters of Chinese prose, in simplified and in traditional form.
-COMMON = set("的一是不了在人有我他中大上到以地出就和要也子可你小生而好那下天心去之自道于得着"
-             "都里后看日多然把起还只没想年走用如过知么家面前头手回事名又山水老王长白她它吧呢"
-             "这很再从外因此其每口目们来时说会对个为国见开儿间点发样"
-             "們來時說後會對個這為國過還沒麼長頭裡與學見開兒從間點發樣")
+COMMON = set(
+    "的一是不了在人有我他中大上到以地出就和要也子可你小生而好那下天心去之自道于得着"
+    "都里后看日多然把起还只没想年走用如过知么家面前头手回事名又山水老王长白她它吧呢"
+    "这很再从外因此其每口目们来时说会对个为国见开儿间点发样"
+    "們來時說後會對個這為國過還沒麼長頭裡與學見開兒從間點發樣"
+)
 _META = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?\s*([A-Za-z0-9_:.\-]+)""", re.I)
 _HEADER = re.compile(r"charset\s*=\s*[\"']?\s*([A-Za-z0-9_:.\-]+)", re.I)
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-_ALIASES = {"gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030", "gb_2312-80": "gb18030",
-            "cp936": "gb18030", "big5": "big5hkscs", "cp950": "big5hkscs", "x-big5": "big5hkscs",
-            "latin1": "cp1252", "iso-8859-1": "cp1252", "iso8859-1": "cp1252", "ascii": "cp1252",
-            "us-ascii": "cp1252",
-            "utf8": "utf-8"}
+_ALIASES = {
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "x-gbk": "gb18030",
+    "gb_2312-80": "gb18030",
+    "cp936": "gb18030",
+    "big5": "big5hkscs",
+    "cp950": "big5hkscs",
+    "x-big5": "big5hkscs",
+    "latin1": "cp1252",
+    "iso-8859-1": "cp1252",
+    "iso8859-1": "cp1252",
+    "ascii": "cp1252",
+    "us-ascii": "cp1252",
+    "utf8": "utf-8",
+}
 DETECT = ("gb18030", "big5hkscs")
 WEAK = frozenset({"cp1252", "iso8859-15"})  # codec names of weak (Latin) declarations; Latin-1 is cp1252
 LATIN_MARGIN = 0.1  # common_score lead that overrules a weak declaration
@@ -136,7 +150,7 @@ def decode_bytes(body: bytes, content_type: str | None = None, *, html: bool = T
         if text is None:
             continue
         if codec in WEAK and not body.isascii():
-            better = _overrule_latin(body, text, declared[i + 1:])
+            better = _overrule_latin(body, text, declared[i + 1 :])
             if better is not None:
                 return better
         return Decoded(text, codec, evidence)

@@ -12,10 +12,12 @@ count returned is the cut text's own: a head of a text with `n` or more tokens h
 several byte tokens; a blank line that a byte-level BPE splits before a word but keeps as one
 token at the end of a text).
 """
+
 from __future__ import annotations
 
 import bisect
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 SLACK = 64  # tokens a verified cut may move past its first guess
 EDGE = 16  # tokens before a tail's end encoded on their own to improve its first guess
@@ -28,7 +30,7 @@ class Offsets(NamedTuple):
     ends: list[int]
 
     @classmethod
-    def of(cls, spans: Sequence[tuple[int, int]]) -> "Offsets":
+    def of(cls, spans: Sequence[tuple[int, int]]) -> Offsets:
         return cls([s for s, _ in spans], [e for _, e in spans])
 
 
@@ -47,14 +49,14 @@ def fit_heads(tok, cuts: Sequence[Cut]) -> list[tuple[int, int]]:
     """(end, token count of text[at:end]) per cut: the longest head found holding <= n tokens."""
     if getattr(tok, "context_free", True):
         return [_free_head(c) for c in cuts]
-    return _fit(tok, cuts, [_head_choices(c) for c in cuts], lambda c, pos: c.text[c.at:pos], longer=1)
+    return _fit(tok, cuts, [_head_choices(c) for c in cuts], lambda c, pos: c.text[c.at : pos], longer=1)
 
 
 def fit_tails(tok, cuts: Sequence[Cut]) -> list[tuple[int, int]]:
     """(start, token count of text[start:at]) per cut: the longest tail found holding <= n tokens."""
     if getattr(tok, "context_free", True):
         return [_free_tail(c) for c in cuts]
-    return _fit(tok, cuts, [_tail_choices(c) for c in cuts], lambda c, pos: c.text[pos:c.at], longer=-1)
+    return _fit(tok, cuts, [_tail_choices(c) for c in cuts], lambda c, pos: c.text[pos : c.at], longer=-1)
 
 
 def _free_head(cut: Cut) -> tuple[int, int]:
@@ -76,7 +78,7 @@ def _head_choices(cut: Cut) -> tuple[list[int], int]:
     end of the `n`th token that ends after `at`."""
     ends = cut.offsets.ends
     first = bisect.bisect_right(ends, cut.at)
-    near = ends[first:first + cut.n + SLACK]
+    near = ends[first : first + cut.n + SLACK]
     if not near or cut.n <= 0:
         return [], -1
     choices = sorted(set(near))
@@ -105,8 +107,11 @@ def _fit(tok, cuts, found, piece, longer: int) -> list[tuple[int, int]]:
     tries = {i: move.k for i, move in moves.items()}
     while tries:
         counted = tok.counts([piece(cuts[i], found[i][0][k]) for i, k in tries.items()])
-        tries = {i: nxt for (i, k), count in zip(tries.items(), counted)
-                 if (nxt := moves[i].take(k, count, cuts[i].n, longer, len(found[i][0]))) is not None}
+        tries = {
+            i: nxt
+            for (i, k), count in zip(tries.items(), counted)
+            if (nxt := moves[i].take(k, count, cuts[i].n, longer, len(found[i][0]))) is not None
+        }
     out = []
     for i, cut in enumerate(cuts):
         move = moves.get(i)
@@ -127,7 +132,7 @@ def _shift_guesses(tok, cuts, found, longer: int) -> list[tuple[list[int], int]]
         starts, ends = cut.offsets
         last = bisect.bisect_right(ends, cut.at)
         if choices and cut.at < len(cut.text) and last >= EDGE and starts[last - EDGE] >= cut.floor:
-            windows[i] = cut.text[starts[last - EDGE]:cut.at]
+            windows[i] = cut.text[starts[last - EDGE] : cut.at]
     out = list(found)
     for i, count in zip(windows, tok.counts(list(windows.values()))):
         choices, k = found[i]

@@ -14,6 +14,7 @@ The name written to rows and cards is `hf:<model type>:<sha256 prefix>` of the t
 canonical JSON (`Tokenizer.to_str()`): the same tokenizer gives the same name whether it is
 read from a file, a folder or GPT-2's two files, wherever they are.
 """
+
 from __future__ import annotations
 
 import hashlib

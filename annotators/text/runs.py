@@ -8,6 +8,7 @@ the pattern's matches are made of S characters and look one character around the
 run with no W in it or beside it never matches. Inside such a run every failed start is
 followed by a match to the run's end, so the pattern reads the run a bounded number of times.
 """
+
 from __future__ import annotations
 
 import re
@@ -24,7 +25,7 @@ def delete_in_runs(pattern: re.Pattern, text: str, run: re.Pattern, wide: re.Pat
         lo, hi = max(i - 1, 0), min(j + 1, end)
         kept = pattern.sub("", text[lo:hi])  # the neighbours are not S: they stay, at both ends
         pieces.append(text[last:i])
-        pieces.append(kept[i - lo:len(kept) - (hi - j)])
+        pieces.append(kept[i - lo : len(kept) - (hi - j)])
         last = j
     if not pieces:
         return text

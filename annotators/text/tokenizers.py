@@ -19,6 +19,7 @@ Named tokenizers (`get_tokenizer(spec)`):
 `head`/`tail` cut through annotators.text.cuts: a subword tokenizer's cut is re-encoded on its
 own and holds at most the asked tokens (exactly that many wherever a cut can).
 """
+
 from __future__ import annotations
 
 import functools

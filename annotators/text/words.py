@@ -7,11 +7,12 @@ character; punctuation and whitespace tokens are not words. `pipelines.stories` 
 job keeps as under 500 words is under 500 words for SenPos too. (LOT Table 3's averages are
 a separate, descriptive statistic: annotators.lot.stats.)
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from itertools import filterfalse
-from typing import Iterable, Sequence
 
 
 def is_word(token: str) -> bool:
@@ -33,8 +34,7 @@ _HAS_ALNUM = re.compile(r"[^\W_]").search
 def word_counts(sentences: Sequence[Sequence[str]]) -> list[int]:
     """`count_words` of each token sequence, about 3x faster: tokens that are all letters,
     digits or Han characters (most) are words; the regex looks only at the rest."""
-    return [len(tokens) - len(list(filterfalse(_HAS_ALNUM, filterfalse(str.isalnum, tokens))))
-            for tokens in sentences]
+    return [len(tokens) - len(list(filterfalse(_HAS_ALNUM, filterfalse(str.isalnum, tokens)))) for tokens in sentences]
 
 
 def zh_word_count(text: str) -> int:

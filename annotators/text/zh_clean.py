@@ -5,6 +5,7 @@ turns ASCII punctuation used in Chinese prose into its full-width form, folds fu
 letters and digits to ASCII, and makes ellipses uniform ("..." / "。。。" -> "……").
 Spaces between two Latin words survive ("Harry Potter"); decimals ("3.5") are untouched.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,8 +21,9 @@ ZH_PUNCT = "，。！？；：、“”‘’（）《》〈〉「」『』【�
 _WIDE = f"{HAN}{re.escape(ZH_PUNCT)}"
 # The second form starts only where a run of spaces starts and never gives spaces back (the
 # wide characters are not spaces): linear on a long run of spaces (issue 28).
-_SPACE_NEAR_WIDE = re.compile(f"(?<=[{_WIDE}])[ \\t\\u3000\\u00a0]+"
-                              f"|(?<![ \\t\\u3000\\u00a0])[ \\t\\u3000\\u00a0]++(?=[{_WIDE}])")
+_SPACE_NEAR_WIDE = re.compile(
+    f"(?<=[{_WIDE}])[ \\t\\u3000\\u00a0]+|(?<![ \\t\\u3000\\u00a0])[ \\t\\u3000\\u00a0]++(?=[{_WIDE}])"
+)
 _ASCII_TO_WIDE = {",": "，", "!": "！", "?": "？", ";": "；", ":": "：", "(": "（", ")": "）"}
 _ASCII_NEAR_HAN = re.compile(f"(?<=[{HAN}])[,!?;:()]|[,!?;:()](?=[{HAN}])")
 _ELLIPSIS = re.compile(r"\.{3,}|。{3,}|…+")
@@ -62,8 +64,11 @@ def han_ratio(text: str) -> float:
 
 
 # full-width digits and letters -> ASCII (U+FF10-FF19, FF21-FF3A, FF41-FF5A); nothing else
-_WIDTH_FOLD = {code: code - 0xFEE0 for lo, hi in ((0xFF10, 0xFF19), (0xFF21, 0xFF3A), (0xFF41, 0xFF5A))
-               for code in range(lo, hi + 1)}
+_WIDTH_FOLD = {
+    code: code - 0xFEE0
+    for lo, hi in ((0xFF10, 0xFF19), (0xFF21, 0xFF3A), (0xFF41, 0xFF5A))
+    for code in range(lo, hi + 1)
+}
 
 
 def _fold_width(text: str) -> str:
@@ -88,7 +93,9 @@ def clean_chinese(text: str, *, keep_paragraphs: bool = True) -> str:
     text = unicodedata.normalize("NFC", text).replace("\r\n", "\n").replace("\r", "\n")
     text = _fold_width(re.sub("[\u200b-\u200d\ufeff]", "", text))
     # Spaces go before and after punctuation is normalised: "说 :" -> "说:" -> "说："
-    lines = [_SPACE_NEAR_WIDE.sub("", normalize_punctuation(_SPACE_NEAR_WIDE.sub("", line))).strip()
-             for line in text.split("\n")]
+    lines = [
+        _SPACE_NEAR_WIDE.sub("", normalize_punctuation(_SPACE_NEAR_WIDE.sub("", line))).strip()
+        for line in text.split("\n")
+    ]
     lines = [re.sub(r"[ \t]{2,}", " ", line) for line in lines if line]
     return ("\n" if keep_paragraphs else "").join(lines)

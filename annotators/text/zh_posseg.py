@@ -1,6 +1,6 @@
 """`jieba.posseg.lcut` (jieba 0.42.1, HMM on), with rjieba computing the route where it is jieba's.
 
-posseg cuts each of its blocks (`[\u4E00-\u9FD5a-zA-Z0-9+#&._]+`) along jieba's best route
+posseg cuts each of its blocks (`[\u4e00-\u9fd5a-zA-Z0-9+#&._]+`) along jieba's best route
 through the dictionary DAG, tags every route word of two or more characters from jieba's
 dictionary, and sends each run of single characters that is not itself a dictionary word
 through its part-of-speech HMM (Viterbi); every other character is its own pair, tagged `x`.
@@ -17,6 +17,7 @@ The Viterbi for unknown runs runs in the optional C module `_jieba_hmm` (built b
 setup`; see docs/DEVELOPING.md), else in jieba's own `jieba.posseg.viterbi`: the same pairs.
 STORYBENCH_ZH_NATIVE=0 forces the Python Viterbi.
 """
+
 from __future__ import annotations
 
 import logging
@@ -26,7 +27,7 @@ import re
 LOG = logging.getLogger("storybench")
 _MAX_CACHED = 200_000  # HMM results kept per process (unknown runs recur: names, places)
 # jieba.posseg's patterns for an unknown run (re_han_detail, re_skip_detail, re_num, re_eng).
-RE_HAN_DETAIL = re.compile("([\u4E00-\u9FD5]+)")
+RE_HAN_DETAIL = re.compile("([\u4e00-\u9fd5]+)")
 RE_SKIP_DETAIL = re.compile("([\\.0-9]+|[a-zA-Z0-9]+)")
 RE_NUM = re.compile("[\\.0-9]+")
 RE_ENG = re.compile("[a-zA-Z0-9]+")
@@ -48,8 +49,13 @@ def hmm_states(tables) -> list:
     """Every (position, tag) state of posseg's HMM tables, in Python's sorted order (the C
     module breaks ties to the larger state, as viterbi.py's max over (prob, state) does)."""
     char_state, start, trans, emit = tables
-    return sorted(set(trans) | set(start) | set(emit) | {y for d in trans.values() for y in d}
-                  | {y for v in char_state.values() for y in v})
+    return sorted(
+        set(trans)
+        | set(start)
+        | set(emit)
+        | {y for d in trans.values() for y in d}
+        | {y for v in char_state.values() for y in v}
+    )
 
 
 def python_hmm_cut(text: str, tables) -> list[tuple[str, str]]:
@@ -64,7 +70,7 @@ def python_hmm_cut(text: str, tables) -> list[tuple[str, str]]:
         if state == "B":
             begin = i
         elif state == "E":
-            out.append((text[begin:i + 1], tag))
+            out.append((text[begin : i + 1], tag))
             nexti = i + 1
         elif state == "S":
             out.append((char, tag))
@@ -92,7 +98,9 @@ class Tagger:
 
     def hmm_cut(self, run: str) -> list[tuple[str, str]]:
         """posseg's HMM pairs of a run of Han characters."""
-        return self._native.posseg_cut(self._model, run) if self._model is not None else python_hmm_cut(run, self.tables)
+        return (
+            self._native.posseg_cut(self._model, run) if self._model is not None else python_hmm_cut(run, self.tables)
+        )
 
     def detail(self, run: str) -> tuple[tuple[str, str], ...]:
         """posseg's `__cut_detail` of an unknown run (cached): Han parts through the HMM, the

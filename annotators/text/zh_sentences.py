@@ -9,6 +9,7 @@ first into its next), until none is short or the paragraph is one sentence: a me
 crosses a paragraph break, so a paragraph that is one short sentence (“好。”) stays a
 sentence of its own and every break of the text is a sentence boundary.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,8 +21,10 @@ CLOSERS = "”’」』）)】》\"'"
 
 
 # a piece: everything up to a run of terminators and the closers that follow it, or the rest
-_PIECE = re.compile("[^{t}]*[{t}]+[{c}]*|[^{t}]+\\Z".format(t="".join(map(re.escape, TERMINATORS)),
-                                                           c="".join(map(re.escape, CLOSERS))), re.S)
+_PIECE = re.compile(
+    "[^{t}]*[{t}]+[{c}]*|[^{t}]+\\Z".format(t="".join(map(re.escape, TERMINATORS)), c="".join(map(re.escape, CLOSERS))),
+    re.S,
+)
 
 
 def _raw_pieces(paragraph: str) -> list[str]:

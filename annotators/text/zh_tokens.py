@@ -20,6 +20,7 @@ Backends (`--zh-backend` / STORYBENCH_ZH_BACKEND: auto, jieba or rjieba):
 dictionaries load on first use or in `load()`, which Beam DoFns call from `setup()`; never at
 import time. `jieba.enable_paddle()` is never called (it tries to pip-install at run time).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -34,23 +35,22 @@ REFERENCE = "jieba"
 ACCELERATED = "rjieba"
 BACKENDS = ("auto", REFERENCE, ACCELERATED)
 _LOCK = threading.RLock()
-_SEGMENTERS: dict[str, "Segmenter"] = {}
+_SEGMENTERS: dict[str, Segmenter] = {}
 _RESOLVED: dict[str, str] = {}
 _DEFAULT = {"backend": os.environ.get("STORYBENCH_ZH_BACKEND", "auto")}
 _HERE = os.path.dirname(__file__)
 _MAX_CACHED = 200_000  # finalseg results kept per process (unknown runs recur: names, places)
 
 # jieba 0.42.1's block patterns (jieba/__init__.py: re_han_default, re_skip_default).
-RE_HAN = re.compile("([\u4E00-\u9FD5a-zA-Z0-9+#&\\._%\\-]+)", re.U)
+RE_HAN = re.compile("([\u4e00-\u9fd5a-zA-Z0-9+#&\\._%\\-]+)", re.U)
 RE_SKIP = re.compile("(\r\n|\\s)", re.U)
 # Characters jieba-rs's Han pattern takes and jieba's does not (found over every code point).
-EXTRA_HAN = ("\u3400-\u4DBF\u9FD6-\u9FFF\uF900-\uFAFF\U00020000-\U0002A6DF\U0002A700-\U0002EBEF"
-             "\U0002F800-\U0002FA1F")
+EXTRA_HAN = "\u3400-\u4dbf\u9fd6-\u9fff\uf900-\ufaff\U00020000-\U0002a6df\U0002a700-\U0002ebef\U0002f800-\U0002fa1f"
 # Where rjieba may cut differently from jieba: blocks holding one of these, and these characters.
 RE_DIFFERS = re.compile(f"[+#&._%\\-{EXTRA_HAN}]")
 # The same for the tagged cut, which walks rjieba's HMM-off tokens as the route of Han-only blocks.
 RE_POS_DIFFERS = re.compile(f"[a-zA-Z0-9+#&._%\\-{EXTRA_HAN}]")
-BLOCK_CHAR = re.compile("[\u4E00-\u9FD5a-zA-Z0-9+#&._%\\-]")
+BLOCK_CHAR = re.compile("[\u4e00-\u9fd5a-zA-Z0-9+#&._%\\-]")
 
 
 def configure(backend: str) -> None:
@@ -168,8 +168,9 @@ class Segmenter:
                 if len(self._hmm_cache) > _MAX_CACHED:
                     self._hmm_cache.clear()
                 native = self._finalseg if not finalseg.Force_Split_Words else None
-                got = self._hmm_cache[buf] = tuple(native[0].finalseg_cut(native[1], buf) if native
-                                                   else finalseg.cut(buf))
+                got = self._hmm_cache[buf] = tuple(
+                    native[0].finalseg_cut(native[1], buf) if native else finalseg.cut(buf)
+                )
             out.extend(got)
         else:
             out.extend(buf)
@@ -185,8 +186,11 @@ class Segmenter:
                     tagger = zh_posseg.Tagger(self._fast.cut, zh_posseg.native_module())
                     for text, want in zip(canary_texts(), canary_tokens().get("pos") or []):
                         if [list(p) for p in tagger.tagged(text)] != want:
-                            LOG.warning("the rjieba tagged cut differs from jieba.posseg on a canary text "
-                                        "(%r); using jieba.posseg", text[:40])
+                            LOG.warning(
+                                "the rjieba tagged cut differs from jieba.posseg on a canary text "
+                                "(%r); using jieba.posseg",
+                                text[:40],
+                            )
                             self.pos_exact = False
                             break
                     self._tagger = tagger
@@ -214,13 +218,17 @@ class Segmenter:
             return [(p.word, p.flag) for p in posseg.lcut(text)]
         return tagger.tagged(text)
 
-    def cut_all(self, text: str, *, off: bool = True, pos: bool = True
-                ) -> tuple[list[str], list[str] | None, list[tuple[str, str]] | None]:
+    def cut_all(
+        self, text: str, *, off: bool = True, pos: bool = True
+    ) -> tuple[list[str], list[str] | None, list[tuple[str, str]] | None]:
         """(HMM-on words, HMM-off tokens, `jieba.posseg` pairs) as `cut_both(text)` and
         `cut_tagged(text)` give them; a mode turned off is None."""
         if self._fast is None or not (off or pos):
-            return (self._cut(text, True), self._cut(text, False) if off else None,
-                    self.cut_tagged(text) if pos else None)
+            return (
+                self._cut(text, True),
+                self._cut(text, False) if off else None,
+                self.cut_tagged(text) if pos else None,
+            )
         no_hmm = self._off(text)
         if not pos:
             return self._on(text, no_hmm), no_hmm if off else None, None
@@ -250,8 +258,9 @@ class Segmenter:
             self._run(buf, on)
             tagger.run(buf, pos)
 
-    def cut_sentences(self, sentences, *, off: bool = True, pos: bool = True
-                      ) -> tuple[tuple[tuple[str, ...], ...], list[str] | None, list[tuple[str, str]] | None]:
+    def cut_sentences(
+        self, sentences, *, off: bool = True, pos: bool = True
+    ) -> tuple[tuple[tuple[str, ...], ...], list[str] | None, list[tuple[str, str]] | None]:
         """(the HMM-on words of each sentence without whitespace tokens, the HMM-off tokens and
         the `jieba.posseg` pairs of the sentences one after another; a mode turned off is
         None): `cut_all` of each sentence."""
@@ -347,8 +356,9 @@ def resolve(backend: str | None = None) -> str:
         raise ValueError(f"unknown jieba backend {backend!r}; choose one of {BACKENDS}")
     with _LOCK:
         if backend not in _RESOLVED:
-            _RESOLVED[backend] = REFERENCE if backend == REFERENCE else _check_accelerated(
-                required=backend == ACCELERATED)
+            _RESOLVED[backend] = (
+                REFERENCE if backend == REFERENCE else _check_accelerated(required=backend == ACCELERATED)
+            )
         return _RESOLVED[backend]
 
 

@@ -7,6 +7,7 @@ Reads the stories, keeps the first of every exact duplicate (same text), queries
 against the LSH of the stories kept so far and keeps it when nothing matches. Prints one JSON
 line: stories read and kept.
 """
+
 import json
 import sys
 
@@ -25,7 +26,7 @@ def main(path: str, shingle: int = 5, threshold: float = 0.8, num_perm: int = 12
             if text in seen:
                 continue
             seen.add(text)
-            grams = {text[i:i + shingle] for i in range(max(1, len(text) - shingle + 1))}
+            grams = {text[i : i + shingle] for i in range(max(1, len(text) - shingle + 1))}
             mh = MinHash(num_perm=num_perm, seed=1)
             mh.update_batch([g.encode("utf-8") for g in grams])
             if lsh.query(mh):

@@ -20,6 +20,7 @@ atomically, so an interrupted crawl leaves whole cache parts and the previous wh
 The fetch flags come from `pipelines.crawl.fetch.FetchConfig`; the card text and reject
 reasons from `annotators.stories`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,7 +31,7 @@ import os
 import signal
 import sys
 import threading
-from typing import Sequence
+from collections.abc import Sequence
 
 from pipelines.crawl.stopping import quiet_start
 
@@ -43,10 +44,10 @@ from pipelines.crawl.crawler import Crawler, Progress
 from pipelines.crawl.fetch import FetchConfig, Fetcher
 from pipelines.crawl.report import ForeignOutput, PageCache, check_output, crawl_stats, write_report  # noqa: F401
 from pipelines.crawl.stopping import Stopped, shielded, stop_on_signals
-from pipelines.engine import add_config_flags, config_from_args, join, read_bytes
-from pipelines.engine.paths import is_local_path
+
 # not a Beam job: no PipelineOptions, so unknown flags are errors; flags still take `-` or `_`
-from pipelines.engine import alias_separators
+from pipelines.engine import add_config_flags, alias_separators, config_from_args, join, read_bytes
+from pipelines.engine.paths import is_local_path
 
 LOG = logging.getLogger("storybench.crawl")
 
@@ -69,15 +70,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--site", required=True, help="site spec (JSON, or YAML by extension)")
     parser.add_argument("--output", required=True, help="output folder; DIR/pages is the cache")
     timeout = {f.name: f for f in dataclasses.fields(FetchConfig)}["timeout_seconds"]  # flag: --timeout
-    parser.add_argument("--timeout", type=float, default=timeout.default,
-                        help=f"{timeout.metadata['help']} (default: {timeout.default})")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=timeout.default,
+        help=f"{timeout.metadata['help']} (default: {timeout.default})",
+    )
     add_config_flags(parser, FetchConfig, exclude=("timeout_seconds",))
     parser.add_argument("--max_pages", type=int, default=None, help="override the spec's max_pages")
-    parser.add_argument("--flush_every", type=int, default=1,
-                        help="new cache rows per parquet part (default 1: a killed crawl loses no page; "
-                             "small parts are merged when the crawl ends)")
-    parser.add_argument("--progress_seconds", type=float, default=10.0,
-                        help="seconds between progress lines on stderr (default: 10)")
+    parser.add_argument(
+        "--flush_every",
+        type=int,
+        default=1,
+        help="new cache rows per parquet part (default 1: a killed crawl loses no page; "
+        "small parts are merged when the crawl ends)",
+    )
+    parser.add_argument(
+        "--progress_seconds", type=float, default=10.0, help="seconds between progress lines on stderr (default: 10)"
+    )
     alias_separators(parser)
     return parser
 
@@ -101,10 +111,17 @@ def load_spec_file(path: str) -> SiteSpec:
 
 
 def check_flags(args: argparse.Namespace) -> None:
-    positive = {"--timeout": args.timeout, "--max_tries": args.max_tries, "--flush_every": args.flush_every,
-                "--progress_seconds": args.progress_seconds}
-    at_least_zero = {"--backoff_base": args.backoff_base, "--backoff_max": args.backoff_max,
-                     "--max_retry_after": args.max_retry_after}
+    positive = {
+        "--timeout": args.timeout,
+        "--max_tries": args.max_tries,
+        "--flush_every": args.flush_every,
+        "--progress_seconds": args.progress_seconds,
+    }
+    at_least_zero = {
+        "--backoff_base": args.backoff_base,
+        "--backoff_max": args.backoff_max,
+        "--max_retry_after": args.max_retry_after,
+    }
     for flag, value in positive.items():
         if not math.isfinite(value) or value <= 0:
             raise UsageError(f"{flag} must be a number above 0, not {value}")
@@ -127,13 +144,14 @@ class ProgressLines:
     def line(self) -> str:
         current = self.crawler.current
         return f"crawl {self.crawler.spec.name}: {self.crawler.progress.line()}" + (
-            f"; fetching {current}" if current else "")
+            f"; fetching {current}" if current else ""
+        )
 
     def _loop(self) -> None:
         while not self._done.wait(self.seconds):
             LOG.info("%s", self.line())
 
-    def __enter__(self) -> "ProgressLines":
+    def __enter__(self) -> ProgressLines:
         self._thread.start()
         return self
 
@@ -200,15 +218,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt as exc:  # Stopped (SIGTERM, SIGINT), or Ctrl-C before the handlers
         signum = exc.signum if isinstance(exc, Stopped) else signal.SIGINT
-        print(f"{PROG}: stopped by {signal.Signals(signum).name}; every page fetched so far is kept "
-              "under --output, and the same command resumes the crawl", file=sys.stderr)
+        print(
+            f"{PROG}: stopped by {signal.Signals(signum).name}; every page fetched so far is kept "
+            "under --output, and the same command resumes the crawl",
+            file=sys.stderr,
+        )
         return 128 + signum
     except OSError as exc:  # the disk filled up, the output went away: what was written is whole
-        print(f"{PROG}: error: writing under --output failed ({type(exc).__name__}: {exc}); the pages "
-              "written before are kept, and the same command resumes the crawl", file=sys.stderr)
+        print(
+            f"{PROG}: error: writing under --output failed ({type(exc).__name__}: {exc}); the pages "
+            "written before are kept, and the same command resumes the crawl",
+            file=sys.stderr,
+        )
         return 1
     if progress.internal_errors:
-        print(f"{PROG}: {progress.internal_errors} pages hit an internal error (a bug to report): "
-              "see the internal_error rows of rejects/", file=sys.stderr)
+        print(
+            f"{PROG}: {progress.internal_errors} pages hit an internal error (a bug to report): "
+            "see the internal_error rows of rejects/",
+            file=sys.stderr,
+        )
         return 1
     return 0

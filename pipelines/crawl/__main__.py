@@ -1,4 +1,5 @@
 """`python -m pipelines.crawl`: the crawl job (see pipelines/crawl/__init__.py)."""
+
 import sys
 
 from pipelines.crawl import main

@@ -13,20 +13,21 @@ robots.txt. One Fetcher and one thread: never more than one request in flight pe
 An exception of the fetch code itself (a bug) is recorded as an `internal_error` row and
 the crawl goes on.
 """
+
 from __future__ import annotations
 
 import collections
 import dataclasses
 import json
 import logging
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
-from annotators.text.charset import decode_bytes
 from annotators.stories.html_extract import extract_links
+from annotators.stories.site_spec import SiteSpec, host_key
+from annotators.text.charset import decode_bytes
 from pipelines.crawl.fetch import Fetcher
 from pipelines.crawl.robots import Robots, agent_token, robots_for_status
-from annotators.stories.site_spec import SiteSpec, host_key
 from schemas.crawl import Page
 
 LOG = logging.getLogger("storybench.crawl")
@@ -45,8 +46,10 @@ class Progress:
     stopped: str = "done"  # done | max_pages | interrupted
 
     def line(self) -> str:
-        return (f"fetched {self.fetched}, cached {self.cached}, failed {self.failed}, "
-                f"queued {self.queued}, requests {self.requests}")
+        return (
+            f"fetched {self.fetched}, cached {self.cached}, failed {self.failed}, "
+            f"queued {self.queued}, requests {self.requests}"
+        )
 
 
 def robots_url(url: str) -> str:
@@ -67,8 +70,14 @@ def robots_refusal(robots: Robots, url: str) -> str | None:
 class Crawler:
     """Crawl `spec` with `fetcher`; `on_page(page)` persists every new row as it is made."""
 
-    def __init__(self, spec: SiteSpec, fetcher: Fetcher, cached: Iterable[Page],
-                 on_page: Callable[[Page], None], on_progress: Callable[[Progress], None] = lambda p: None):
+    def __init__(
+        self,
+        spec: SiteSpec,
+        fetcher: Fetcher,
+        cached: Iterable[Page],
+        on_page: Callable[[Page], None],
+        on_progress: Callable[[Progress], None] = lambda p: None,
+    ):
         self.spec, self.fetcher = spec, fetcher
         self.on_page, self.on_progress = on_page, on_progress
         self.cache: dict[str, Page] = {p.url: p for p in cached}
@@ -111,8 +120,11 @@ class Crawler:
                 page = self._record(self._page(result, "robots", "", 0))
             rules = robots_for_status(page.status, page.body, self.agent, page.error or "")
             if (rules.crawl_delay or 0.0) > self.fetcher.config.max_retry_after:  # too slow to crawl at all
-                rules = dataclasses.replace(rules, disallow_all=True, note=(
-                    f"robots.txt asks a Crawl-delay of {rules.crawl_delay:g} s, over --max_retry_after"))
+                rules = dataclasses.replace(
+                    rules,
+                    disallow_all=True,
+                    note=(f"robots.txt asks a Crawl-delay of {rules.crawl_delay:g} s, over --max_retry_after"),
+                )
             self.robots[host] = rules
             self.fetcher.set_delay(host, max(self.spec.delay_seconds, rules.crawl_delay or 0.0))
         return self.robots[host]
@@ -139,8 +151,24 @@ class Crawler:
         refusal = robots_refusal(robots, url)
         if refusal:
             why = robots.note or "disallowed by robots.txt"
-            return self._record(Page(self.spec.name, url, url, kind, None, "{}", b"",
-                                     self.fetcher.now(), refusal, why, 0, (), referrer, depth))
+            return self._record(
+                Page(
+                    self.spec.name,
+                    url,
+                    url,
+                    kind,
+                    None,
+                    "{}",
+                    b"",
+                    self.fetcher.now(),
+                    refusal,
+                    why,
+                    0,
+                    (),
+                    referrer,
+                    depth,
+                )
+            )
         if self.requested_pages >= self.spec.max_pages:
             self.progress.stopped = "max_pages"
             return None
@@ -149,9 +177,23 @@ class Crawler:
         try:
             result = self.fetcher.fetch(url, gate=self.gate)
         except Exception as exc:  # a bug, not the site: recorded (internal_error), the crawl goes on
-            return self._record(Page(self.spec.name, url, url, kind, None, "{}", b"", self.fetcher.now(),
-                                     error="internal_error", detail=f"{type(exc).__name__}: {exc}"[:300],
-                                     attempts=1, referrer=referrer, depth=depth))
+            return self._record(
+                Page(
+                    self.spec.name,
+                    url,
+                    url,
+                    kind,
+                    None,
+                    "{}",
+                    b"",
+                    self.fetcher.now(),
+                    error="internal_error",
+                    detail=f"{type(exc).__name__}: {exc}"[:300],
+                    attempts=1,
+                    referrer=referrer,
+                    depth=depth,
+                )
+            )
         finally:
             self.current = ""
         return self._record(self._page(result, kind, referrer, depth))

@@ -15,6 +15,7 @@ a server silent for 90% of it is a `timeout` (retried), one still sending when i
 `too_slow` (a drip; not retried). A non-2xx answer is `http_<status>`
 whatever its content type, and a body whose Content-Encoding does not decode is `bad_gzip`.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -23,7 +24,7 @@ import email.utils
 import http.client
 import json
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import requests
 from urllib3.response import HTTPResponse
@@ -47,16 +48,25 @@ class FetchConfig:
 
     user_agent: str = dataclasses.field(
         default="storybench/0.1 (+https://github.com/storybench/storybench; research crawler)",
-        metadata={"help": "User-Agent header; its product token picks the robots.txt group"})
-    timeout_seconds: float = dataclasses.field(default=30.0, metadata={
-        "help": "seconds a request may take in all (headers and body), and the longest wait for any bytes"})
-    max_tries: int = dataclasses.field(default=4, metadata={  # one request and three retries
-        "help": "requests per URL before giving up on 429, 5xx, timeouts and connection errors"})
-    backoff_base: float = dataclasses.field(default=1.0, metadata={
-        "help": "seconds before the first retry; doubles every try"})
+        metadata={"help": "User-Agent header; its product token picks the robots.txt group"},
+    )
+    timeout_seconds: float = dataclasses.field(
+        default=30.0,
+        metadata={"help": "seconds a request may take in all (headers and body), and the longest wait for any bytes"},
+    )
+    max_tries: int = dataclasses.field(
+        default=4,
+        metadata={  # one request and three retries
+            "help": "requests per URL before giving up on 429, 5xx, timeouts and connection errors"
+        },
+    )
+    backoff_base: float = dataclasses.field(
+        default=1.0, metadata={"help": "seconds before the first retry; doubles every try"}
+    )
     backoff_max: float = dataclasses.field(default=60.0, metadata={"help": "longest backoff between tries"})
-    max_retry_after: float = dataclasses.field(default=300.0, metadata={
-        "help": "a server asking (Retry-After) for a longer pause, in seconds, is left alone"})
+    max_retry_after: float = dataclasses.field(
+        default=300.0, metadata={"help": "a server asking (Retry-After) for a longer pause, in seconds, is left alone"}
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,14 +81,16 @@ class _Attempt:
     @property
     def retryable(self) -> bool:
         return self.error in RETRIED or (
-            self.error is None and self.status is not None and (self.status == 429 or self.status >= 500))
+            self.error is None and self.status is not None and (self.status == 429 or self.status >= 500)
+        )
 
 
-def retry_delay(attempt: int, retry_after: str | None, config: FetchConfig,
-                now: dt.datetime | None = None) -> float | None:
+def retry_delay(
+    attempt: int, retry_after: str | None, config: FetchConfig, now: dt.datetime | None = None
+) -> float | None:
     """Seconds to wait after failed try number `attempt`, or None to give up (too long)."""
     backoff = min(config.backoff_max, config.backoff_base * 2 ** (attempt - 1))
-    asked = parse_retry_after(retry_after, now or dt.datetime.now(dt.timezone.utc))
+    asked = parse_retry_after(retry_after, now or dt.datetime.now(dt.UTC))
     if asked is None:
         return backoff
     if asked > config.max_retry_after:
@@ -98,24 +110,33 @@ def parse_retry_after(value: str | None, now: dt.datetime) -> float | None:
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
+        when = when.replace(tzinfo=dt.UTC)
     return max(0.0, (when - now).total_seconds())
 
 
 def _utc_now() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class Fetcher:
     """Fetch URLs one at a time; `sleep`/`clock`/`now` are injectable for tests."""
 
-    def __init__(self, config: FetchConfig, *, max_bytes: int, max_redirects: int = 5,
-                 session: requests.Session | None = None, sleep: Callable = time.sleep,
-                 clock: Callable = time.monotonic, now: Callable = _utc_now):
+    def __init__(
+        self,
+        config: FetchConfig,
+        *,
+        max_bytes: int,
+        max_redirects: int = 5,
+        session: requests.Session | None = None,
+        sleep: Callable = time.sleep,
+        clock: Callable = time.monotonic,
+        now: Callable = _utc_now,
+    ):
         self.config, self.max_bytes, self.max_redirects = config, max_bytes, max_redirects
         self.session = session or requests.Session()
-        self.session.headers.update({"User-Agent": config.user_agent,
-                                     "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1"})
+        self.session.headers.update(
+            {"User-Agent": config.user_agent, "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1"}
+        )
         self._sleep, self._clock, self.now = sleep, clock, now
         self._last_end: dict[str, float] = {}
         self._delay: dict[str, float] = {}
@@ -140,16 +161,21 @@ class Fetcher:
             with deadline(self.config.timeout_seconds):
                 return self._exchange(url, html_only)
         except DeadlineExceeded:
-            return _Attempt(None, {}, error="too_slow", detail=(
-                f"no whole response within {self.config.timeout_seconds:g} s (--timeout)"))
+            return _Attempt(
+                None,
+                {},
+                error="too_slow",
+                detail=(f"no whole response within {self.config.timeout_seconds:g} s (--timeout)"),
+            )
         finally:
             self._last_end[host] = self._clock()
 
     def _exchange(self, url: str, html_only: bool) -> _Attempt:
         """The GET itself, reading the body only when it will be kept (a 2xx answer)."""
         try:
-            with self.session.get(url, stream=True, allow_redirects=False,
-                                  timeout=self.config.timeout_seconds * SILENT_SHARE) as resp:
+            with self.session.get(
+                url, stream=True, allow_redirects=False, timeout=self.config.timeout_seconds * SILENT_SHARE
+            ) as resp:
                 headers = {k.lower(): v for k, v in sorted(resp.headers.items())}
                 status = resp.status_code
                 if status in REDIRECTS or status == 429 or status >= 500:
@@ -173,8 +199,12 @@ class Fetcher:
         encodings = [e.strip() for e in headers.get("content-encoding", "").lower().split(",") if e.strip()]
         unknown = [e for e in encodings if e not in DECODED]
         if unknown:
-            return _Attempt(status, headers, error="bad_gzip",
-                            detail=f"Content-Encoding {', '.join(unknown)} is not one the crawler decodes")
+            return _Attempt(
+                status,
+                headers,
+                error="bad_gzip",
+                detail=f"Content-Encoding {', '.join(unknown)} is not one the crawler decodes",
+            )
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_bytes:
             return _Attempt(status, headers, error="too_large", detail=f"content-length {declared}")
@@ -186,8 +216,9 @@ class Fetcher:
                     return _Attempt(status, headers, error="too_large", detail=f"over {self.max_bytes} bytes")
         except requests.exceptions.ContentDecodingError as exc:
             encoding = headers.get("content-encoding", "")
-            return _Attempt(status, headers, error="bad_gzip",
-                            detail=f"Content-Encoding {encoding} does not decode: {exc}"[:300])
+            return _Attempt(
+                status, headers, error="bad_gzip", detail=f"Content-Encoding {encoding} does not decode: {exc}"[:300]
+            )
         if html_only and not media and b"<html" not in bytes(body[:2048]).lower():
             return _Attempt(status, headers, error="not_html", detail="no content-type, no <html>")
         return _Attempt(status, headers, bytes(body))
@@ -199,17 +230,18 @@ class Fetcher:
                 return result, attempt
             why = result.error or f"http_{result.status}"
             if attempt == self.config.max_tries:
-                return dataclasses.replace(result, error="retries_exhausted",
-                                           detail=f"{why} on all {attempt} tries"), attempt
+                return dataclasses.replace(
+                    result, error="retries_exhausted", detail=f"{why} on all {attempt} tries"
+                ), attempt
             wait = retry_delay(attempt, result.retry_after, self.config)
             if wait is None:
-                return dataclasses.replace(result, error="retry_after_too_long",
-                                           detail=f"{why}, Retry-After {result.retry_after}"), attempt
+                return dataclasses.replace(
+                    result, error="retry_after_too_long", detail=f"{why}, Retry-After {result.retry_after}"
+                ), attempt
             self._sleep(wait)
         raise AssertionError("unreachable")
 
-    def fetch(self, url: str, *, gate: Callable[[str], str | None] = lambda u: None,
-              html_only: bool = True) -> Page:
+    def fetch(self, url: str, *, gate: Callable[[str], str | None] = lambda u: None, html_only: bool = True) -> Page:
         """Fetch `url`, following allowed redirects; `gate(hop)` returns a refusal reason or None.
         The result is a page-cache row (schemas.crawl.Page) without its site, kind, referrer and
         depth, which the crawler fills in; `error` is a short reason code, None when usable."""
@@ -234,6 +266,17 @@ class Fetcher:
         error, detail = attempt.error, attempt.detail
         if error is None and attempt.status is not None and not 200 <= attempt.status < 300:
             error, detail = f"http_{attempt.status}", f"status {attempt.status}"
-        return Page(site="", url=url, final_url=final, kind="", status=attempt.status,
-                    headers=json.dumps(attempt.headers, sort_keys=True, ensure_ascii=False), body=attempt.body,
-                    fetched_at=self.now(), error=error, detail=detail, attempts=tries, redirects=tuple(hops))
+        return Page(
+            site="",
+            url=url,
+            final_url=final,
+            kind="",
+            status=attempt.status,
+            headers=json.dumps(attempt.headers, sort_keys=True, ensure_ascii=False),
+            body=attempt.body,
+            fetched_at=self.now(),
+            error=error,
+            detail=detail,
+            attempts=tries,
+            redirects=tuple(hops),
+        )

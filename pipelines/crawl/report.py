@@ -5,6 +5,7 @@ Every file is written atomically (a temporary name outside the readers' `*.parqu
 names, then a rename) and with stop signals held off (`stopping.shielded`), so an interrupted
 crawl leaves whole cache parts and a whole report.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -147,28 +148,40 @@ def write_atomically(path: str, data: bytes) -> None:
     FileSystems.rename([tmp], [path])  # replaces `path` (os.rename locally; copy + delete on GCS)
 
 
-def crawl_stats(spec: SiteSpec, config: FetchConfig, pages: list[Page], progress: Progress,
-                spec_path: str) -> dict:
+def crawl_stats(spec: SiteSpec, config: FetchConfig, pages: list[Page], progress: Progress, spec_path: str) -> dict:
     """stats.json: every URL decided is a page (written) or a failure (rejected)."""
     reasons: dict[str, int] = {}
     for page in pages:
         if page.error:
             reasons[page.error] = reasons.get(page.error, 0) + 1
     rejected = sum(reasons.values())
-    stage = {"read": len(pages), "written": len(pages) - rejected, "rejected": rejected,
-             "outputs": len(pages) - rejected, "rejected_by_reason": dict(sorted(reasons.items())),
-             "balanced": True}
-    return {"job": "crawl", "schema_version": SCHEMA_VERSION, "seed": None, "runner": "single-process",
-            "beam_version": "-", "inputs": [spec_path],
-            "config": {"site": spec.to_json(), "fetch": dataclasses.asdict(config)},
-            "stages": {"crawl": stage}, "tables": {"pages": len(pages)}, "exports": {},
-            "balanced": True, "this_run": dataclasses.asdict(progress),
-            "requested_pages_total": sum(1 for p in pages if p.requested and p.kind != "robots")}
+    stage = {
+        "read": len(pages),
+        "written": len(pages) - rejected,
+        "rejected": rejected,
+        "outputs": len(pages) - rejected,
+        "rejected_by_reason": dict(sorted(reasons.items())),
+        "balanced": True,
+    }
+    return {
+        "job": "crawl",
+        "schema_version": SCHEMA_VERSION,
+        "seed": None,
+        "runner": "single-process",
+        "beam_version": "-",
+        "inputs": [spec_path],
+        "config": {"site": spec.to_json(), "fetch": dataclasses.asdict(config)},
+        "stages": {"crawl": stage},
+        "tables": {"pages": len(pages)},
+        "exports": {},
+        "balanced": True,
+        "this_run": dataclasses.asdict(progress),
+        "requested_pages_total": sum(1 for p in pages if p.requested and p.kind != "robots"),
+    }
 
 
 def write_report(output: str, stats: dict, pages: list[Page]) -> None:
-    rows = [Reject("crawl", p.url, p.error, p.detail).to_row()
-            for p in sorted(pages, key=lambda p: p.url) if p.error]
+    rows = [Reject("crawl", p.url, p.error, p.detail).to_row() for p in sorted(pages, key=lambda p: p.url) if p.error]
     write_atomically(join(output, "rejects", "part-00000-of-00001.parquet"), parquet_bytes(rows, REJECTS_SCHEMA))
     write_atomically(join(output, "stats.json"), (json.dumps(stats, indent=2, ensure_ascii=False) + "\n").encode())
     card_text = complete_card(crawl_card(stats), stats)
@@ -191,12 +204,16 @@ def check_output(output: str) -> None:
         return
     stats = join(output, MARKER)
     if not FileSystems.exists(stats):
-        raise ForeignOutput(f"--output {output} holds files but no {MARKER}: it is not a crawl's output, "
-                            "so the crawler will not write into it; choose another --output")
+        raise ForeignOutput(
+            f"--output {output} holds files but no {MARKER}: it is not a crawl's output, "
+            "so the crawler will not write into it; choose another --output"
+        )
     try:
         job = json.loads(read_bytes(stats).decode("utf-8")).get("job")
     except (ValueError, AttributeError):
         job = None
     if job != "crawl":
-        raise ForeignOutput(f"--output {output} is not a crawl's output ({MARKER} is "
-                            f"{'of job ' + repr(job) if job else 'unreadable'}); choose another --output")
+        raise ForeignOutput(
+            f"--output {output} is not a crawl's output ({MARKER} is "
+            f"{'of job ' + repr(job) if job else 'unreadable'}); choose another --output"
+        )

@@ -12,6 +12,7 @@ disallow all (the crawler records why and fetches nothing).
 Known-bad inputs guarded against: BOM, CRLF, comments, rules before any User-agent line,
 undecodable bytes, huge files (only the first 500 KiB are read, as RFC 9309 allows).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -50,8 +51,11 @@ class Robots:
         for rule in self.rules:
             if not rule.path or not rule.matches(target):
                 continue
-            if best is None or len(rule.path) > len(best.path) or (
-                    len(rule.path) == len(best.path) and rule.allow and not best.allow):
+            if (
+                best is None
+                or len(rule.path) > len(best.path)
+                or (len(rule.path) == len(best.path) and rule.allow and not best.allow)
+            ):
                 best = rule
         return best is None or best.allow
 

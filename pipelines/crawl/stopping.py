@@ -12,13 +12,14 @@ blocking socket read at once (PEP 475: the read is interrupted and the exception
   sending one byte a second never trips.
 Off the main thread (signal handlers cannot be set there) these do nothing.
 """
+
 from __future__ import annotations
 
 import contextlib
 import signal
 import sys
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # kill, Ctrl-C, the terminal closed
 
@@ -64,8 +65,10 @@ def quiet_start() -> None:
         return
 
     def leave(signum, frame):
-        print(f"python -m pipelines.crawl: stopped by {signal.Signals(signum).name} while starting; "
-              "nothing was fetched", file=sys.stderr)
+        print(
+            f"python -m pipelines.crawl: stopped by {signal.Signals(signum).name} while starting; nothing was fetched",
+            file=sys.stderr,
+        )
         raise SystemExit(128 + signum)
 
     for sig in _catchable():

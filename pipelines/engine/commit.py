@@ -7,6 +7,7 @@ folder). Nothing here runs while the graph is built: `prepare` runs just before 
 `commit` just after it finished, on the machine that launched the job (local paths or
 `gs://`, through Beam's FileSystems).
 """
+
 from __future__ import annotations
 
 import logging
@@ -43,8 +44,10 @@ def prepare(output: str) -> None:
     """Before a run: refuse to replace a folder that is not a storybench output; clear staging."""
     existing = _files(output)
     if existing and not any(p.rstrip("/").endswith("/" + MARKER) for p in existing):
-        raise ForeignOutput(f"{output!r} holds files but no {MARKER}: it is not a storybench output, "
-                              "so it will not be replaced; choose another --output")
+        raise ForeignOutput(
+            f"{output!r} holds files but no {MARKER}: it is not a storybench output, "
+            "so it will not be replaced; choose another --output"
+        )
     _delete(_files(staging_path(output)))
 
 
@@ -55,7 +58,7 @@ def commit(output: str) -> list[str]:
     _delete(_files(output))
     if is_local_path(output):
         _remove_empty_dirs(output, keep_root=True)
-    final = [output.rstrip("/") + p[len(staging):] for p in new]
+    final = [output.rstrip("/") + p[len(staging) :] for p in new]
     if is_local_path(output):
         for path in final:
             os.makedirs(os.path.dirname(path), exist_ok=True)

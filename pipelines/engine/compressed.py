@@ -7,6 +7,7 @@ member of a multi-member file) and `.bz2` with the standard decompressors and ra
 `CorruptFile` when the bytes do not decompress; both carry the compressed and
 decompressed bytes read so far. Other files open as they are.
 """
+
 from __future__ import annotations
 
 import bz2
@@ -66,8 +67,12 @@ class _Checked:
             try:
                 out.append(self._d.decompress(data))
             except (zlib.error, OSError, EOFError, ValueError) as exc:
-                raise CorruptFile(f"{self._path}: corrupt compressed data after {self._in} bytes "
-                                  f"({self._out} bytes of content read): {exc}", self._in, self._out) from None
+                raise CorruptFile(
+                    f"{self._path}: corrupt compressed data after {self._in} bytes "
+                    f"({self._out} bytes of content read): {exc}",
+                    self._in,
+                    self._out,
+                ) from None
             data = b""
             if self._d.eof:  # a member ended: another may follow (concatenated .gz/.bz2)
                 data = self._d.unused_data
@@ -82,8 +87,12 @@ class _Checked:
     def _finish(self) -> None:
         self._done = True
         if not self._d.eof:
-            raise TruncatedFile(f"{self._path}: the compressed file ends early, after {self._in} bytes "
-                                f"({self._out} bytes of content read)", self._in, self._out)
+            raise TruncatedFile(
+                f"{self._path}: the compressed file ends early, after {self._in} bytes "
+                f"({self._out} bytes of content read)",
+                self._in,
+                self._out,
+            )
 
     def read(self, n: int = -1) -> bytes:
         """Up to `n` bytes of content; the bytes before a break come out first, the break is

@@ -8,11 +8,13 @@ Why read the parquet back instead of shuffling the rows again: the shards are al
 so a streaming merge gives every file in order with one pass and no row held; `ExportTables`
 writes several exports in that one step.
 """
+
 from __future__ import annotations
 
 import functools
 import heapq
-from typing import Any, Callable, Iterable, NamedTuple, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NamedTuple
 
 import apache_beam as beam
 import pyarrow.parquet as pq
@@ -54,8 +56,11 @@ class _TableExport(NamedTuple):
         routers = {id(w._router) for w in writers.values() if isinstance(w, _LineWriter)}
         # line writers of one router (ExportLinesFromTable): each row's lines go straight to
         # their files, instead of every writer being asked about every row
-        router = next(iter(writers.values()))._router if len(routers) == 1 and all(
-            isinstance(w, _LineWriter) for w in writers.values()) else None
+        router = (
+            next(iter(writers.values()))._router
+            if len(routers) == 1 and all(isinstance(w, _LineWriter) for w in writers.values())
+            else None
+        )
         try:
             for k in keys:
                 files[k].write(writers[k].begin())
@@ -123,8 +128,15 @@ class ExportFromTable(beam.PTransform):
     rows written) tallies. `ExportTables` runs several exports in one step.
     """
 
-    def __init__(self, table_path: str, keys: Iterable[Any], sort_key: Callable[[dict], Any],
-                 writer_for: Callable[[Any], Any], path_for: Callable[[Any], str], label: str):
+    def __init__(
+        self,
+        table_path: str,
+        keys: Iterable[Any],
+        sort_key: Callable[[dict], Any],
+        writer_for: Callable[[Any], Any],
+        path_for: Callable[[Any], str],
+        label: str,
+    ):
         super().__init__(f"Export[{label}]")
         self.export = _TableExport(table_path, list(keys), sort_key, writer_for, path_for, label)
 
@@ -159,13 +171,20 @@ class ExportLinesFromTable(ExportFromTable):
     (`jsonl|<label>/<key>`, n) tallies like WriteJsonlGroups.
     """
 
-    def __init__(self, table_path: str, keys: Iterable[Any], sort_key: Callable[[dict], Any],
-                 lines: Callable[[dict], Iterable[tuple[Any, str]]], path_for: Callable[[Any], str], label: str,
-                 *, newline_at_end: bool | Callable[[Any], bool] = True):
+    def __init__(
+        self,
+        table_path: str,
+        keys: Iterable[Any],
+        sort_key: Callable[[dict], Any],
+        lines: Callable[[dict], Iterable[tuple[Any, str]]],
+        path_for: Callable[[Any], str],
+        label: str,
+        *,
+        newline_at_end: bool | Callable[[Any], bool] = True,
+    ):
         router = _LineRouter(lines)
         ends = newline_at_end if callable(newline_at_end) else (lambda key, end=newline_at_end: end)
-        super().__init__(table_path, keys, sort_key, functools.partial(_line_writer, router, ends),
-                         path_for, label)
+        super().__init__(table_path, keys, sort_key, functools.partial(_line_writer, router, ends), path_for, label)
 
 
 class _LineRouter:
@@ -215,8 +234,14 @@ class ExportJsonlFromTable(ExportLinesFromTable):
     """ExportLinesFromTable writing one JSON-lines file per group: group g's file
     `path_for(g)` holds `line(row)` as JSON for the table's rows with `row[column] == g`."""
 
-    def __init__(self, table_path: str, column: str, groups: Iterable[Any], sort_key: Callable[[dict], Any],
-                 line: Callable[[dict], dict], path_for: Callable[[Any], str], label: str):
-        super().__init__(table_path, groups, sort_key, functools.partial(_jsonl_entry, column, line),
-                         path_for, label)
-
+    def __init__(
+        self,
+        table_path: str,
+        column: str,
+        groups: Iterable[Any],
+        sort_key: Callable[[dict], Any],
+        line: Callable[[dict], dict],
+        path_for: Callable[[Any], str],
+        label: str,
+    ):
+        super().__init__(table_path, groups, sort_key, functools.partial(_jsonl_entry, column, line), path_for, label)

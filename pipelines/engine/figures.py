@@ -5,10 +5,11 @@ one row group at a time, from local or remote storage (FileSystems), and writes
 `figures/<name>.png` beside the tables. A figure whose tables are missing is listed as not
 drawn, with the reason; it never fails the job.
 """
+
 from __future__ import annotations
 
 import logging
-from typing import Sequence
+from collections.abc import Sequence
 
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -40,8 +41,12 @@ def figure_counts(output: str, figure: Figure) -> Counts:
                     if figure.panel:
                         for panel in sorted(set(group[figure.panel].to_pylist())):
                             keep = pc.equal(group[figure.panel], panel)
-                            count_values(counts, panel, [line for line, k in zip(lines, keep.to_pylist()) if k],
-                                         values.filter(keep).to_pylist())
+                            count_values(
+                                counts,
+                                panel,
+                                [line for line, k in zip(lines, keep.to_pylist()) if k],
+                                values.filter(keep).to_pylist(),
+                            )
                     else:
                         count_values(counts, table, lines, values.to_pylist())
     return counts
@@ -51,8 +56,7 @@ def draw_figures(output: str, figures: Sequence[Figure]) -> list[dict]:
     """Draw every figure into `output/figures/`; returns stats["figures"] entries."""
     entries = []
     for figure in figures:
-        entry: dict = {"file": figure.file, "title": figure.title, "value": figure.value,
-                       "tables": list(figure.tables)}
+        entry: dict = {"file": figure.file, "title": figure.title, "value": figure.value, "tables": list(figure.tables)}
         missing = [t for t in figure.tables if not table_files(join(output, t))]
         if missing:
             entry["missing"] = f"no table {', '.join(missing)} in this output"
@@ -60,7 +64,9 @@ def draw_figures(output: str, figures: Sequence[Figure]) -> list[dict]:
             continue
         counts = figure_counts(output, figure)
         write_bytes(join(output, figure.file), draw(figure, counts))
-        entry["panels"] = [{"panel": p, "lines": [{"line": line, "summary": s} for line, s in lines]}
-                           for p, lines in panels(figure, counts)]
+        entry["panels"] = [
+            {"panel": p, "lines": [{"line": line, "summary": s} for line, s in lines]}
+            for p, lines in panels(figure, counts)
+        ]
         entries.append(entry)
     return entries

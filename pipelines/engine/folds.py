@@ -15,9 +15,11 @@ classes only say where Beam runs it:
   key and bundle instead of one element per pair;
 - `ConcatLists()`: the fold that joins such blocks' lists.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows

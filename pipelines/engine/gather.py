@@ -9,9 +9,10 @@ on lists of tens of thousands of elements (measured on the LOT job: 4 s at 20,00
 `Gather` yields nothing for an empty input instead: consumers read it through
 `beam.pvalue.AsSingleton(..., default_value=...)` or a FlatMap that then simply does not run.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows
@@ -49,8 +50,9 @@ def after_all(pcoll, label: str, fn: Callable, *args):
     never on the elements themselves (the local runner holds a side input whole: a barrier
     on the stories job's final stories held the corpus)."""
     marks = pcoll | f"{label}Marks" >> beam.ParDo(_BundleDone())
-    return (once(pcoll.pipeline, f"{label}Once")
-            | label >> beam.FlatMap(lambda _, done, *a: fn(done, *a), beam.pvalue.AsList(marks), *args))
+    return once(pcoll.pipeline, f"{label}Once") | label >> beam.FlatMap(
+        lambda _, done, *a: fn(done, *a), beam.pvalue.AsList(marks), *args
+    )
 
 
 class Gather(beam.PTransform):

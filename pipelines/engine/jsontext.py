@@ -3,10 +3,11 @@
 Why: every table row's shard bucket and every exported JSON line is encoded; building json's
 encoder per call cost more than the encoding itself on short rows.
 """
+
 from __future__ import annotations
 
 import json
-from typing import Callable
+from collections.abc import Callable
 
 
 def json_text(default: Callable | None):
@@ -17,8 +18,17 @@ def json_text(default: Callable | None):
     c_make = getattr(json.encoder, "c_make_encoder", None)
     if c_make is None:
         return lambda obj: json.dumps(obj, ensure_ascii=False, default=default)
-    encode = c_make(None, default or json.JSONEncoder().default, json.encoder.encode_basestring, None,
-                    ": ", ", ", False, False, True)
+    encode = c_make(
+        None,
+        default or json.JSONEncoder().default,
+        json.encoder.encode_basestring,
+        None,
+        ": ",
+        ", ",
+        False,
+        False,
+        True,
+    )
     return lambda obj: "".join(encode(obj, 0))
 
 

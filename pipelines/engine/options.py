@@ -7,6 +7,7 @@
   --direct_num_workers=N`.
 - `run_pipeline`: a local run given no worker flag uses every core (`local_workers`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -14,7 +15,8 @@ import dataclasses
 import os
 import types
 import typing
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions, TypeOptions
@@ -39,15 +41,24 @@ def parse_job_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None):
     """Split argv into (job args, PipelineOptions); job flags take `-` or `_` alike."""
     group = parser.add_argument_group("table writing (every job)")
     if "--shards" not in parser._option_string_actions:
-        group.add_argument("--shards", type=int, default=None,
-                           help="parquet files per table (default: one per --shard-bytes of row data)")
+        group.add_argument(
+            "--shards",
+            type=int,
+            default=None,
+            help="parquet files per table (default: one per --shard-bytes of row data)",
+        )
     if "--shard-bytes" not in parser._option_string_actions:
-        group.add_argument("--shard-bytes", type=int, default=sorted_tables.SHARD_BYTES,
-                           help=f"target uncompressed bytes per shard (default: {sorted_tables.SHARD_BYTES})")
+        group.add_argument(
+            "--shard-bytes",
+            type=int,
+            default=sorted_tables.SHARD_BYTES,
+            help=f"target uncompressed bytes per shard (default: {sorted_tables.SHARD_BYTES})",
+        )
     alias_separators(parser)
     args, beam_argv = parser.parse_known_args(argv)
-    sorted_tables.SHARDING.update(shards=getattr(args, "shards", None),
-                                  shard_bytes=getattr(args, "shard_bytes", sorted_tables.SHARD_BYTES))
+    sorted_tables.SHARDING.update(
+        shards=getattr(args, "shards", None), shard_bytes=getattr(args, "shard_bytes", sorted_tables.SHARD_BYTES)
+    )
     return args, PipelineOptions(beam_argv)
 
 
@@ -80,8 +91,11 @@ def machine_cores() -> int:
 
 def _given_flags(options: PipelineOptions) -> set[str]:
     """The option names given as flags (even at their default value) or set in code."""
-    names = {flag.split("=", 1)[0].lstrip("-").replace("-", "_")
-             for flag in getattr(options, "_flags", ()) if flag.startswith("--")}
+    names = {
+        flag.split("=", 1)[0].lstrip("-").replace("-", "_")
+        for flag in getattr(options, "_flags", ())
+        if flag.startswith("--")
+    }
     return names | set(options.get_all_options(drop_default=True))
 
 
@@ -160,8 +174,12 @@ def _validate_only(p: beam.Pipeline) -> None:
     import sys
 
     proto = p.to_runner_api()
-    print(f"dry run: the job's graph of {len(proto.components.transforms)} transforms is valid; "
-          "nothing was run or written", file=sys.stderr, flush=True)
+    print(
+        f"dry run: the job's graph of {len(proto.components.transforms)} transforms is valid; "
+        "nothing was run or written",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _print_summary(output: str) -> None:
@@ -217,8 +235,9 @@ class _BooleanFlag(argparse.BooleanOptionalAction):
         setattr(namespace, self.dest, not option_string.startswith(("--no-", "--no_")))
 
 
-def add_config_flags(parser: argparse.ArgumentParser, cls: type, *, prefix: str = "",
-                     exclude: Sequence[str] = ()) -> None:
+def add_config_flags(
+    parser: argparse.ArgumentParser, cls: type, *, prefix: str = "", exclude: Sequence[str] = ()
+) -> None:
     """One flag per field of a frozen `*Config` dataclass, so its default lives in one place.
 
     `--{prefix}{field}` (with `-` or `_`); help comes from `field.metadata["help"]`, choices
@@ -237,13 +256,17 @@ def add_config_flags(parser: argparse.ArgumentParser, cls: type, *, prefix: str 
         if is_bool:
             parser.add_argument(flag, dest=dest, action=_BooleanFlag, default=default, help=text)
         else:
-            parser.add_argument(flag, dest=dest, type=kind, default=default, help=text,
-                                choices=field.metadata.get("choices"))
+            parser.add_argument(
+                flag, dest=dest, type=kind, default=default, help=text, choices=field.metadata.get("choices")
+            )
 
 
 def config_from_args(args: argparse.Namespace, cls: type, *, prefix: str = "", **overrides: Any):
     """The `cls` instance the flags of `add_config_flags(parser, cls, prefix=...)` describe."""
-    values = {f.name: getattr(args, f"{prefix}{f.name}".replace("-", "_"))
-              for f in dataclasses.fields(cls) if hasattr(args, f"{prefix}{f.name}".replace("-", "_"))}
+    values = {
+        f.name: getattr(args, f"{prefix}{f.name}".replace("-", "_"))
+        for f in dataclasses.fields(cls)
+        if hasattr(args, f"{prefix}{f.name}".replace("-", "_"))
+    }
     values.update(overrides)
     return cls(**values)

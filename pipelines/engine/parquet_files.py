@@ -6,9 +6,11 @@ Why a module of its own: the sorted table writer (pipelines.engine.sorted_tables
 job's page cache and the tests all write parquet the same way: zstd, nulls checked against
 the schema, and no row group at all in an empty file.
 """
+
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq

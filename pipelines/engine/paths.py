@@ -5,11 +5,13 @@ made of, whole-file reads and writes, a written table's parquet files and its sp
 Why a module of its own: every reader, writer, exporter and job names files the same way, and
 nothing here builds a Beam graph, so the crawl job (not Beam) and the report use it too.
 """
+
 from __future__ import annotations
 
 import os
 import re
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from apache_beam.io.filesystems import FileSystems
 
@@ -69,8 +71,7 @@ def input_names(paths: Sequence[str], pattern: str) -> dict[str, str]:
     if is_local_path(fixed):
         fixed = fixed + "/" if os.path.isdir(fixed) and not fixed.endswith("/") else fixed
     prefix = fixed.rsplit("/", 1)[0] + "/" if "/" in fixed else ""
-    return {p: p[len(prefix):] if prefix and p.startswith(prefix) else p.rsplit("/", 1)[-1]
-            for p in paths}
+    return {p: p[len(prefix) :] if prefix and p.startswith(prefix) else p.rsplit("/", 1)[-1] for p in paths}
 
 
 def listed_inputs(pattern: str, exts: Sequence[str] = (), *, mixed: bool = False) -> list[str]:
@@ -119,8 +120,14 @@ def match_sources(pattern: str, exts: Sequence[str] = (), mixed: bool = False) -
 
 # Split names as Hugging Face datasets names them (its file-name patterns and `DatasetDict`
 # keys): the parquet tables use these; the papers' own layouts (exports) keep "val" or "dev".
-HF_SPLITS = {"train": "train", "val": "validation", "valid": "validation", "validation": "validation",
-             "dev": "validation", "test": "test"}
+HF_SPLITS = {
+    "train": "train",
+    "val": "validation",
+    "valid": "validation",
+    "validation": "validation",
+    "dev": "validation",
+    "test": "test",
+}
 DEFAULT_SPLITS = ("train", "validation", "test")
 
 
@@ -133,6 +140,7 @@ def hf_split(split: str) -> str:
 def table_files(table_path: str) -> list[str]:
     """A written table's parquet files (`part-*` or per-split `<split>-*`), sorted."""
     return sorted(m.path for m in FileSystems.match([join(table_path, "*.parquet")])[0].metadata_list)
+
 
 def file_name(path: str) -> str:
     """The last component of a local or remote path (what an export's tally is named by)."""
@@ -150,4 +158,3 @@ def delete_folder(_, folder: str) -> list:
     if is_local_path(folder) and os.path.isdir(folder) and not os.listdir(folder):
         os.rmdir(folder)
     return []
-

@@ -15,6 +15,7 @@ worker processes of other runners print the counts without a bar.
 
 At the end, `summary(stats, output)` gives one line per output with its rows and path.
 """
+
 from __future__ import annotations
 
 import os
@@ -92,8 +93,9 @@ def _due(now: float) -> str | None:
         return None
     _STATE["last"] = now
     first = _INPUT["first"]
-    return progress_line(_COUNTS, now - _STATE["start"],
-                         (_INPUT["read"], _INPUT["total"], now - first if first is not None else 0.0))
+    return progress_line(
+        _COUNTS, now - _STATE["start"], (_INPUT["read"], _INPUT["total"], now - first if first is not None else 0.0)
+    )
 
 
 def input_bar(read: int, total: int, seconds: float) -> str:
@@ -102,15 +104,19 @@ def input_bar(read: int, total: int, seconds: float) -> str:
     filled = int(share * BAR_WIDTH)
     rate = read / seconds if seconds > 0 else 0.0
     eta = f"ETA {(total - read) / rate:,.0f} s" if rate and read < total else ("done" if read >= total else "ETA ?")
-    return (f"input {share:.0%} [{'#' * filled}{'.' * (BAR_WIDTH - filled)}] "
-            f"{min(read, total) / 1e6:,.1f}/{total / 1e6:,.1f} MB, {rate / 1e6:,.1f} MB/s, {eta}")
+    return (
+        f"input {share:.0%} [{'#' * filled}{'.' * (BAR_WIDTH - filled)}] "
+        f"{min(read, total) / 1e6:,.1f}/{total / 1e6:,.1f} MB, {rate / 1e6:,.1f} MB/s, {eta}"
+    )
 
 
 def progress_line(counts: dict[str, list[int]], seconds: float, inputs: tuple | None = None) -> str:
     """One progress line: the input bar when its total is known, then each stage's counts.
     `inputs` is (bytes read, bytes expected, seconds since the first byte)."""
-    parts = [f"{stage} {r:,} read ({w:,} written, {j:,} rejected, {r / max(seconds, 1e-9):,.0f}/s)"
-             for stage, (r, w, j) in counts.items()]
+    parts = [
+        f"{stage} {r:,} read ({w:,} written, {j:,} rejected, {r / max(seconds, 1e-9):,.0f}/s)"
+        for stage, (r, w, j) in counts.items()
+    ]
     read, total, reading = inputs or (0, 0, 0.0)
     if total:
         parts.insert(0, input_bar(read, total, reading))
@@ -119,8 +125,10 @@ def progress_line(counts: dict[str, list[int]], seconds: float, inputs: tuple | 
 
 def summary(stats: dict, output: str) -> list[str]:
     """One line per table and export of a finished job: rows and where they are."""
-    lines = [f"{stats.get('job')}: {sum(s['read'] for s in stats.get('stages', {}).values()):,} records read, "
-             f"accounting {'balanced' if stats.get('balanced', True) else 'NOT balanced'}"]
+    lines = [
+        f"{stats.get('job')}: {sum(s['read'] for s in stats.get('stages', {}).values()):,} records read, "
+        f"accounting {'balanced' if stats.get('balanced', True) else 'NOT balanced'}"
+    ]
     lines += [f"  {rows:>10,} rows  {output.rstrip('/')}/{name}" for name, rows in stats.get("tables", {}).items()]
     lines += [f"  {rows:>10,} records in export {name}" for name, rows in stats.get("exports", {}).items()]
     return lines

@@ -15,10 +15,12 @@ shuffled, never lines. A compressed file cannot be cut: it is one range, read wh
 The cut depends on the file size alone (never on the worker count), and the outputs never
 depend on it.
 """
+
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -55,8 +57,9 @@ def file_size(path: str) -> int:
     return found[0].size_in_bytes if found else -1
 
 
-def plan_ranges(path: str, name: str, size: int, *, splittable: bool = True,
-                range_bytes: int | None = None, source: Any = None) -> list[LineRange]:
+def plan_ranges(
+    path: str, name: str, size: int, *, splittable: bool = True, range_bytes: int | None = None, source: Any = None
+) -> list[LineRange]:
     """The ranges of one file: whole (one range) when it cannot or need not be cut."""
     if range_bytes is None:
         wanted = os.environ.get(RANGE_BYTES_ENV, "")
@@ -152,11 +155,17 @@ def numbered_ranges(sources, *, splittable=lambda path: not is_compressed(path))
     from pipelines.engine.gather import once
 
     def plan(source):
-        return plan_ranges(source.path, source.name, file_size(source.path), splittable=splittable(source.path),
-                           source=source)
+        return plan_ranges(
+            source.path, source.name, file_size(source.path), splittable=splittable(source.path), source=source
+        )
 
-    counted = (sources | "PlanRanges" >> beam.FlatMap(plan) | "SpreadRanges" >> beam.Reshuffle()
-               | "CountLines" >> beam.Map(line_starts))
-    numbered = (once(sources.pipeline, "Number")
-                | "NumberRanges" >> beam.FlatMap(lambda _, c: number_ranges(c), beam.pvalue.AsList(counted)))
+    counted = (
+        sources
+        | "PlanRanges" >> beam.FlatMap(plan)
+        | "SpreadRanges" >> beam.Reshuffle()
+        | "CountLines" >> beam.Map(line_starts)
+    )
+    numbered = once(sources.pipeline, "Number") | "NumberRanges" >> beam.FlatMap(
+        lambda _, c: number_ranges(c), beam.pvalue.AsList(counted)
+    )
     return numbered | "SpreadNumbered" >> beam.Reshuffle()

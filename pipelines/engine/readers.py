@@ -5,9 +5,10 @@ job runs), `ReadLines` (numbered lines, in byte ranges spread over the workers),
 Why: every job reads its inputs the same way, so input ids ("name:line", "name:row"), the
 progress bar's byte counts and the spreading of work over the workers are decided once here.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import apache_beam as beam
 import pyarrow.parquet as pq
@@ -41,8 +42,7 @@ class MatchInputs(beam.PTransform):
             warn_empty_files(paths)
             progress.expect_input(pbegin.pipeline, progress.local_size(paths))
         pattern, exts, mixed = self._pattern, self._exts, self._mixed
-        return (once(pbegin.pipeline, "Pattern")
-                | "Match" >> beam.FlatMap(lambda _: match_sources(pattern, exts, mixed)))
+        return once(pbegin.pipeline, "Pattern") | "Match" >> beam.FlatMap(lambda _: match_sources(pattern, exts, mixed))
 
 
 class _Reader(beam.PTransform):
@@ -141,8 +141,12 @@ class ReadParquetRows(_Reader):
     A file that cannot be read yields one row {READ_ERROR: message} for the parser to reject.
     """
 
-    def __init__(self, paths: Sequence[str] | None = None, names: dict[str, str] | None = None,
-                 columns: Sequence[str] | None = None):
+    def __init__(
+        self,
+        paths: Sequence[str] | None = None,
+        names: dict[str, str] | None = None,
+        columns: Sequence[str] | None = None,
+    ):
         super().__init__(paths, names)
         self._columns = list(columns) if columns else None
 
@@ -176,14 +180,13 @@ def read_lines_or_rows(p, pattern: str, exts: Sequence[str], label: str = ""):
     and parquet files, matched when the job runs and routed by extension (a local pattern is
     listed now only to leave out a kind it has no file of). `label` tells apart several reads
     of one pattern."""
-    kinds = ({x.endswith(".parquet") for x in expand_input(pattern, exts)} if is_local_path(pattern)
-             else {True, False})
+    kinds = {x.endswith(".parquet") for x in expand_input(pattern, exts)} if is_local_path(pattern) else {True, False}
     sources = p | f"MatchRecords{label}" >> MatchInputs(pattern, exts)
     parts = []
     if False in kinds:
-        parts.append(sources | f"LineFiles{label}" >> beam.Filter(_is_line_file)
-                     | f"ReadLines{label}" >> ReadLines())
+        parts.append(sources | f"LineFiles{label}" >> beam.Filter(_is_line_file) | f"ReadLines{label}" >> ReadLines())
     if True in kinds:
-        parts.append(sources | f"ParquetFiles{label}" >> beam.Filter(_is_parquet)
-                     | f"ReadParquet{label}" >> ReadParquetRows())
+        parts.append(
+            sources | f"ParquetFiles{label}" >> beam.Filter(_is_parquet) | f"ReadParquet{label}" >> ReadParquetRows()
+        )
     return parts[0] if len(parts) == 1 else parts | f"AllRecords{label}" >> beam.Flatten()

@@ -6,10 +6,11 @@ text/JSON lines line by line (.gz/.bz2 decompressed on the fly), parquet batch b
 with only the needed columns. A file that breaks mid-way yields a Drop marker, which the
 next Stage turns into a rejects row, so the job never crashes on it.
 """
+
 from __future__ import annotations
 
 import functools
-from typing import Sequence
+from collections.abc import Sequence
 
 import apache_beam as beam
 import pyarrow.parquet as pq
@@ -20,8 +21,8 @@ from annotators.audits import records as ar
 from annotators.core.outcome import Drop
 from pipelines.engine import JobReport, expand_input, input_names, is_local_path, join, progress, ranges
 from pipelines.engine.compressed import ReadBreak, open_checked
-from pipelines.engine.readers import counted, counted_lines, parquet_batches
 from pipelines.engine.gather import once
+from pipelines.engine.readers import counted, counted_lines, parquet_batches
 from pipelines.engine.usage import MissingInput, require_folder, warn_empty_files
 
 PARQUET_BATCH = 1024
@@ -37,8 +38,15 @@ def _open(path: str, kind: str):
 
 def _break(exc: ReadBreak, records: int) -> Drop:
     """The rejects row of a compressed file that breaks mid-way: how far reading got."""
-    return Drop(exc.reason, {"message": str(exc)[:300], "records_read": records,
-                             "compressed_bytes_read": exc.read_in, "content_bytes_read": exc.read_out})
+    return Drop(
+        exc.reason,
+        {
+            "message": str(exc)[:300],
+            "records_read": records,
+            "compressed_bytes_read": exc.read_in,
+            "content_bytes_read": exc.read_out,
+        },
+    )
 
 
 def sniff_file(item: ar.AuditSource) -> list | Drop:
@@ -83,8 +91,9 @@ def stream_records(item: ar.AuditSource, columns: Sequence[str] | None):
     except ReadBreak as exc:  # a truncated or corrupt archive: the records before the break are kept
         yield ar.RawRecord(f"{name}:{number + 1}", task, kind, _break(exc, number))
     except Exception as exc:  # a file that breaks mid-way: one rejects row, the rest kept
-        yield ar.RawRecord(f"{name}:{number + 1}", task, kind,
-                           Drop("unreadable_file", f"{type(exc).__name__}: {exc}"[:300]))
+        yield ar.RawRecord(
+            f"{name}:{number + 1}", task, kind, Drop("unreadable_file", f"{type(exc).__name__}: {exc}"[:300])
+        )
 
 
 def _splittable(path: str) -> bool:
@@ -108,8 +117,9 @@ def stream_range(r: ranges.LineRange, columns: Sequence[str] | None):
                 number += 1
                 yield ar.RawRecord(f"{name}:{number}", task, kind, raw.rstrip(b"\r"))
     except Exception as exc:  # a file that breaks mid-way: one rejects row, the rest kept
-        yield ar.RawRecord(f"{name}:{number + 1}", task, kind,
-                           Drop("unreadable_file", f"{type(exc).__name__}: {exc}"[:300]))
+        yield ar.RawRecord(
+            f"{name}:{number + 1}", task, kind, Drop("unreadable_file", f"{type(exc).__name__}: {exc}"[:300])
+        )
 
 
 class ReadRecords(beam.PTransform):
@@ -118,8 +128,9 @@ class ReadRecords(beam.PTransform):
     `sources` is a list of AuditSources, or a function returning them that runs when the job
     runs (remote inputs are never listed while the graph is built)."""
 
-    def __init__(self, sources, report: JobReport, label: str, columns: Sequence[str] | None = None,
-                 check: bool = True):
+    def __init__(
+        self, sources, report: JobReport, label: str, columns: Sequence[str] | None = None, check: bool = True
+    ):
         super().__init__()
         self._sources = sources if callable(sources) else sorted(sources)
         self._report, self._label = report, label
@@ -173,10 +184,12 @@ def lot_sources(lot_dir: str, tasks: Sequence[str]) -> tuple:
 def table_sources(pattern: str, exts: Sequence[str], task: str):
     """AuditSources of a test table or reference: now for a local pattern, when the job runs
     for a remote one."""
+
     def listed() -> list:
         paths = expand_input(pattern, exts)
         warn_empty_files(paths)
         return [ar.AuditSource(path, task, name) for path, name in input_names(paths, pattern).items()]
+
     return listed() if is_local_path(pattern) else listed
 
 

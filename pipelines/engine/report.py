@@ -1,23 +1,25 @@
 """`JobReport`: adds up stage tallies into stats.json (read = written + rejected per stage),
 writes the rejects table and a human-readable CARD.md.
 """
+
 from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from pipelines.engine.paths import join, write_text
-from pipelines.engine.sorted_tables import WriteTable
-from pipelines.engine import usage
-from pipelines.engine.gather import Gather, once
-from pipelines.engine.stage import REJECTS, TALLY, Stage
 from annotators.core.card import complete_card, default_card
 from annotators.core.figures import Figure
 from annotators.core.hf_card import readme as hf_readme
+from pipelines.engine import usage
+from pipelines.engine.gather import Gather, once
+from pipelines.engine.paths import join, write_text
+from pipelines.engine.sorted_tables import WriteTable
+from pipelines.engine.stage import REJECTS, TALLY, Stage
 from schemas.common import REJECTS_SCHEMA, SCHEMA_VERSION
 
 LOG = logging.getLogger("storybench")
@@ -36,14 +38,20 @@ def _nest_tallies(pairs: Iterable[tuple[str, int]], stages: Sequence[str]) -> di
         totals[key] = totals.get(key, 0) + n
     out: dict[str, Any] = {"stages": {}, "tables": {}, "exports": {}}
     for stage in stages:
-        reasons = {k.split("|", 1)[1][len("rejected/"):]: v for k, v in sorted(totals.items())
-                   if k.startswith(f"{stage}|rejected/")}
+        reasons = {
+            k.split("|", 1)[1][len("rejected/") :]: v
+            for k, v in sorted(totals.items())
+            if k.startswith(f"{stage}|rejected/")
+        }
         read, written = totals.get(f"{stage}|read", 0), totals.get(f"{stage}|written", 0)
         rejected = totals.get(f"{stage}|rejected", 0)
         out["stages"][stage] = {
-            "read": read, "written": written, "rejected": rejected,
+            "read": read,
+            "written": written,
+            "rejected": rejected,
             "outputs": totals.get(f"{stage}|outputs", 0),
-            "rejected_by_reason": reasons, "balanced": read == written + rejected,
+            "rejected_by_reason": reasons,
+            "balanced": read == written + rejected,
         }
     for key, n in sorted(totals.items()):
         kind, _, name = key.partition("|")
@@ -70,10 +78,19 @@ class JobReport:
     defaults)` for several entries from one summary), finally `report.finish(pipeline)`.
     """
 
-    def __init__(self, output: str, job: str, *, config: dict, seed: int | None,
-                 inputs: Sequence[str], options: PipelineOptions,
-                 card: Callable[[dict], str] = default_card, figures: Sequence[Figure] = (),
-                 attachments: Callable[[dict], tuple[dict[str, str], dict]] | None = None):
+    def __init__(
+        self,
+        output: str,
+        job: str,
+        *,
+        config: dict,
+        seed: int | None,
+        inputs: Sequence[str],
+        options: PipelineOptions,
+        card: Callable[[dict], str] = default_card,
+        figures: Sequence[Figure] = (),
+        attachments: Callable[[dict], tuple[dict[str, str], dict]] | None = None,
+    ):
         self.output, self.job, self.config, self.seed = output, job, config, seed
         # stats -> ({path under the output: text}, what stats.json keeps of them), e.g. the
         # lm_eval tasks (annotators/harness): written with the report, from the same stats
@@ -86,7 +103,7 @@ class JobReport:
         self._extras: dict[str, tuple] = {}  # stats key -> (PCollection, default, key in its dict)
         self._warned_from = len(usage.WARNINGS)  # the warnings given from here on are this job's
 
-    def stage(self, name: str, fn: Callable, **kwargs) -> "Stage":
+    def stage(self, name: str, fn: Callable, **kwargs) -> Stage:
         """`pcoll | report.stage(name, fn, ...)`: apply a Stage and register it; returns its main output."""
         return Stage(name, fn, report=self, **kwargs)
 
@@ -112,8 +129,10 @@ class JobReport:
         (`backend`: the job's --zh-backend, else the workers' default)."""
         from annotators.text import zh_tokens
 
-        self.extra("jieba_backend", once(p, "JiebaBackend")
-                   | "ResolveBackend" >> beam.Map(lambda _, b: zh_tokens.backend_info(b), backend))
+        self.extra(
+            "jieba_backend",
+            once(p, "JiebaBackend") | "ResolveBackend" >> beam.Map(lambda _, b: zh_tokens.backend_info(b), backend),
+        )
 
     def extra(self, name: str, pcoll, default: Any = _REQUIRED) -> None:
         """A PCollection holding exactly one JSON-able value, stored under stats[name] (with
@@ -127,13 +146,19 @@ class JobReport:
             self._extras[name] = (pcoll, default, name)
 
     def finish(self, p: beam.Pipeline) -> None:
-        warnings = usage.WARNINGS[self._warned_from:]
+        warnings = usage.WARNINGS[self._warned_from :]
         if warnings:  # stats.json `warnings` and a card section (empty inputs, empty layouts)
             self.extra("warnings", p | "Warnings" >> beam.Create([list(warnings)]))
         rejects = (self._rejects or [p | "NoRejects" >> beam.Create([])]) | "AllRejects" >> beam.Flatten()
-        self.tally(rejects | WriteTable(join(self.output, "rejects"), REJECTS_SCHEMA,
-                                        lambda r: (r["stage"], r["input_id"], r["reason"], r["detail"]),
-                                        name="rejects"))
+        self.tally(
+            rejects
+            | WriteTable(
+                join(self.output, "rejects"),
+                REJECTS_SCHEMA,
+                lambda r: (r["stage"], r["input_id"], r["reason"], r["detail"]),
+                name="rejects",
+            )
+        )
         totals = (
             self._tallies
             | "AllTallies" >> beam.Flatten()
@@ -150,21 +175,30 @@ class JobReport:
                 value = default if key is None else {k: d for q, d, k in self._extras.values() if q is pc}
                 side[arg] = (pc, value)
             fields[name] = (arg, key)
-        inputs = {arg: beam.pvalue.AsSingleton(pc) if value is _REQUIRED
-                  else beam.pvalue.AsSingleton(pc, default_value=value) for arg, (pc, value) in side.items()}
+        inputs = {
+            arg: beam.pvalue.AsSingleton(pc) if value is _REQUIRED else beam.pvalue.AsSingleton(pc, default_value=value)
+            for arg, (pc, value) in side.items()
+        }
         totals | "WriteReport" >> beam.Map(self._write_from, fields, **inputs)
 
     def _write_from(self, pairs, fields, **inputs):
         """`_write` with every extra taken from its side input (or from the dict it holds)."""
-        return self._write(pairs, **{name: inputs[arg] if key is None else inputs[arg][key]
-                                     for name, (arg, key) in fields.items()})
+        return self._write(
+            pairs, **{name: inputs[arg] if key is None else inputs[arg][key] for name, (arg, key) in fields.items()}
+        )
 
     def _write(self, pairs, **extras):
         import apache_beam
 
-        stats = {"job": self.job, "schema_version": SCHEMA_VERSION, "seed": self.seed,
-                 "runner": self.runner, "beam_version": apache_beam.__version__,
-                 "inputs": self.inputs, "config": self.config}
+        stats = {
+            "job": self.job,
+            "schema_version": SCHEMA_VERSION,
+            "seed": self.seed,
+            "runner": self.runner,
+            "beam_version": apache_beam.__version__,
+            "inputs": self.inputs,
+            "config": self.config,
+        }
         stats.update(_nest_tallies(pairs, self.stages))
         stats.update(extras)
         if self.figures:  # drawn from the written tables (every write is in the tallies)
@@ -175,8 +209,9 @@ class JobReport:
             files, stats["lm_eval"] = self.attachments(stats)
             for path, text in sorted(files.items()):
                 write_text(join(self.output, path), text)
-        write_text(join(self.output, "stats.json"),
-                   json.dumps(stats, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+        write_text(
+            join(self.output, "stats.json"), json.dumps(stats, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+        )
         card_text = complete_card(self.card(stats), stats)
         write_text(join(self.output, "CARD.md"), card_text)
         write_text(join(self.output, "README.md"), hf_readme(stats, card_text))  # Hugging Face dataset card

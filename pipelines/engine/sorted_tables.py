@@ -16,6 +16,7 @@ Sorting where the rows are made and shuffling only the run indexes keeps memory 
 run per bundle and a bounded merge per writer, and the total order (key, then the pickled row)
 makes ties independent of arrival.
 """
+
 from __future__ import annotations
 
 import functools
@@ -29,7 +30,8 @@ import pickle
 import shutil
 import tempfile
 import uuid
-from typing import Any, Callable, Iterable, NamedTuple, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NamedTuple
 
 import apache_beam as beam
 import pyarrow as pa
@@ -44,7 +46,7 @@ from pipelines.engine.paths import DEFAULT_SPLITS, delete_folder, file_name, hf_
 SHARD_BYTES = 128 << 20  # target uncompressed bytes per shard when the count follows the data
 MAX_SHARDS = 4096
 SHARDING = {"shards": None, "shard_bytes": SHARD_BYTES}  # set from --shards / --shard-bytes
-SHARD_PREFIX = "shard\x1f".encode("utf-8")  # stable_int("shard", text): SHA-256 of "shard" US text
+SHARD_PREFIX = b"shard\x1f"  # stable_int("shard", text): SHA-256 of "shard" US text
 
 
 def shard_of_key(key: Any, shards: int) -> int:
@@ -91,9 +93,13 @@ class _SpillRuns(beam.DoFn):
     run and summed under `size_of(bucket)` (the run's `nbytes` is then {name: bytes}).
     """
 
-    def __init__(self, folder: str, measure: Callable[[Any], int] | None,
-                 keyed: Callable[[Any], Iterable[tuple]] | None = None,
-                 size_of: Callable[[Any], Any] | None = None):
+    def __init__(
+        self,
+        folder: str,
+        measure: Callable[[Any], int] | None,
+        keyed: Callable[[Any], Iterable[tuple]] | None = None,
+        size_of: Callable[[Any], Any] | None = None,
+    ):
         self._folder, self._measure, self._keyed, self._size_of = folder, measure, keyed, size_of
 
     def start_bundle(self):
@@ -101,7 +107,7 @@ class _SpillRuns(beam.DoFn):
 
     def process(self, element):
         dumps, measure, size_of, est = pickle.dumps, self._measure, self._size_of, self._est
-        for bucket, key, record in (self._keyed(element) if self._keyed is not None else (element,)):
+        for bucket, key, record in self._keyed(element) if self._keyed is not None else (element,):
             blob = dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
             size = 0
             if measure is not None:
@@ -123,11 +129,11 @@ class _SpillRuns(beam.DoFn):
         buf.sort()  # (bucket, key, blob, size): a total order, so equal keys never depend on arrival
         path = join(self._folder, f"run-{uuid.uuid4().hex}.pkl")  # a name only, never an output
         segments, offset = {}, 0
-        with FileSystems.create(path, mime_type="application/octet-stream",
-                                compression_type="uncompressed") as f:
+        with FileSystems.create(path, mime_type="application/octet-stream", compression_type="uncompressed") as f:
             for bucket, group in itertools.groupby(buf, key=operator.itemgetter(0)):
-                data = pickle.dumps([(key, blob, size) for _, key, blob, size in group],
-                                    protocol=pickle.HIGHEST_PROTOCOL)
+                data = pickle.dumps(
+                    [(key, blob, size) for _, key, blob, size in group], protocol=pickle.HIGHEST_PROTOCOL
+                )
                 f.write(data)
                 segments[bucket] = (offset, len(data))
                 offset += len(data)
@@ -156,8 +162,11 @@ def _merged_records(segment_lists, sized: bool = False) -> Iterable[Any]:
     if sum(length for _, _, length in segments) > MERGE_IN_MEMORY_BYTES:
         ordered = _external_merge(segments)
     else:
-        ordered = sorted(itertools.chain.from_iterable(_run_rows(path, group) for path, group in
-                                                       itertools.groupby(segments, key=operator.itemgetter(0))))
+        ordered = sorted(
+            itertools.chain.from_iterable(
+                _run_rows(path, group) for path, group in itertools.groupby(segments, key=operator.itemgetter(0))
+            )
+        )
     if sized:
         return ((pickle.loads(blob), size) for _, blob, size in ordered)
     return (pickle.loads(blob) for _, blob, _ in ordered)
@@ -187,9 +196,13 @@ def _external_merge(segments) -> Iterable[tuple]:
         level = 0
         while len(files) > MERGE_FAN_IN:
             level += 1
-            files = [_write_chunks(os.path.join(folder, f"{level}-{i}.run"),
-                                   heapq.merge(*(_read_chunks(p) for p in files[i:i + MERGE_FAN_IN])))
-                     for i in range(0, len(files), MERGE_FAN_IN)]
+            files = [
+                _write_chunks(
+                    os.path.join(folder, f"{level}-{i}.run"),
+                    heapq.merge(*(_read_chunks(p) for p in files[i : i + MERGE_FAN_IN])),
+                )
+                for i in range(0, len(files), MERGE_FAN_IN)
+            ]
         yield from heapq.merge(*(_read_chunks(p) for p in files))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -263,13 +276,22 @@ class WriteTables(beam.PTransform):
     Returns the (key, n) tallies (`table|<name>`, and `split|<name>|<split>`).
     """
 
-    def __init__(self, tables: dict[str, TableSpec], rows_of: Sequence[Callable[[Any], Iterable[tuple]]], *,
-                 spill: str, label: str | None = None):
+    def __init__(
+        self,
+        tables: dict[str, TableSpec],
+        rows_of: Sequence[Callable[[Any], Iterable[tuple]]],
+        *,
+        spill: str,
+        label: str | None = None,
+    ):
         super().__init__(label)
         self._specs = {}
         for name, spec in tables.items():
-            splits = ((tuple(dict.fromkeys(hf_split(x) for x in spec.splits)) if spec.splits is not None
-                       else DEFAULT_SPLITS) if "split" in spec.schema.names else None)
+            splits = (
+                (tuple(dict.fromkeys(hf_split(x) for x in spec.splits)) if spec.splits is not None else DEFAULT_SPLITS)
+                if "split" in spec.schema.names
+                else None
+            )
             self._specs[name] = spec._replace(shards=spec.shards or SHARDING["shards"], splits=splits)
         self._rows_of, self._spill = list(rows_of), spill
         self._shard_bytes = SHARDING["shard_bytes"]
@@ -288,6 +310,7 @@ class WriteTables(beam.PTransform):
                     k = sortable(keys[name](row))
                     b = shard_of_key(k, MAX_SHARDS)
                     yield ((name, hf_split(row["split"]), b) if name in split_tables else (name, None, b)), k, row
+
             return triples
 
         def count_of(sizes, name):
@@ -301,24 +324,36 @@ class WriteTables(beam.PTransform):
             return name, split, b % count_of(sizes, name)
 
         def seeds(_, sizes):
-            return [((name, split, i), None) for name, spec in sorted(specs.items())
-                    for split in (spec.splits or (None,)) for i in range(count_of(sizes, name))]
+            return [
+                ((name, split, i), None)
+                for name, spec in sorted(specs.items())
+                for split in (spec.splits or (None,))
+                for i in range(count_of(sizes, name))
+            ]
 
         def write_shard(item, sizes):
             (name, split, i), segment_lists = item
             spec, n_shards = specs[name], count_of(sizes, name)
-            file_name = (f"part-{i:05d}-of-{n_shards:05d}.parquet" if split is None
-                         else f"{split}-{i:05d}-of-{n_shards:05d}.parquet")
-            n = write_parquet(join(spec.path, file_name), _merged_records(segment_lists, sized=True), spec.schema,
-                              sized=True)
+            file_name = (
+                f"part-{i:05d}-of-{n_shards:05d}.parquet"
+                if split is None
+                else f"{split}-{i:05d}-of-{n_shards:05d}.parquet"
+            )
+            n = write_parquet(
+                join(spec.path, file_name), _merged_records(segment_lists, sized=True), spec.schema, sized=True
+            )
             return [(f"table|{name}", n)] + ([(f"split|{name}|{split}", n)] if split is not None else [])
 
-        spilled = [pc | (f"Spill{i}" if len(pcolls) > 1 else "Spill") >> beam.ParDo(
-                       _SpillRuns(folder, row_bytes, keyed(fn), size_of=operator.itemgetter(0)))
-                   for i, (pc, fn) in enumerate(zip(pcolls, self._rows_of))]
+        spilled = [
+            pc
+            | (f"Spill{i}" if len(pcolls) > 1 else "Spill")
+            >> beam.ParDo(_SpillRuns(folder, row_bytes, keyed(fn), size_of=operator.itemgetter(0)))
+            for i, (pc, fn) in enumerate(zip(pcolls, self._rows_of))
+        ]
         runs = spilled[0] if len(spilled) == 1 else spilled | "Runs" >> beam.Flatten()
         sizes = beam.pvalue.AsList(runs | "RunBytes" >> beam.Map(lambda run: run.nbytes))
         seeded_shards = once(runs.pipeline, "One") | "Seeds" >> beam.FlatMap(seeds, sizes)
+
         def segments(run, sizes):
             return _shard_segments(run, functools.partial(shard_of, sizes=sizes))
 
@@ -333,12 +368,25 @@ class WriteTable(WriteTables):
     """Write row dicts as one parquet table folder `path/part-SSSSS-of-NNNNN.parquet`
     (WriteTables, one table): its rows spill to `path/_spill/`. Returns the (key, n) tally."""
 
-    def __init__(self, path: str, schema: pa.Schema, sort_key: Callable[[dict], Any], *,
-                 name: str | None = None, shards: int | None = None, splits: Iterable[str] | None = None):
+    def __init__(
+        self,
+        path: str,
+        schema: pa.Schema,
+        sort_key: Callable[[dict], Any],
+        *,
+        name: str | None = None,
+        shards: int | None = None,
+        splits: Iterable[str] | None = None,
+    ):
         name = name or path.rstrip("/").rsplit("/", 1)[-1]
-        super().__init__({name: TableSpec(path, schema, sort_key, shards, splits)}, [lambda row: ((name, row),)],
-                         spill=join(path, SPILL_FOLDER), label=f"WriteTable[{name}]")
+        super().__init__(
+            {name: TableSpec(path, schema, sort_key, shards, splits)},
+            [lambda row: ((name, row),)],
+            spill=join(path, SPILL_FOLDER),
+            label=f"WriteTable[{name}]",
+        )
         self._shards = self._specs[name].shards
+
 
 def _spill_entry(entry) -> tuple:
     """(bucket, key, record) of a WriteJsonlGroups element (schemas.common.JsonlEntry, or
@@ -367,17 +415,15 @@ class WriteJsonlGroups(beam.PTransform):
             bucket, segment_lists = item
             group = json.loads(bucket)
             n = 0
-            with FileSystems.create(path_for(group), mime_type="application/octet-stream",
-                                    compression_type="uncompressed") as f:
+            with FileSystems.create(
+                path_for(group), mime_type="application/octet-stream", compression_type="uncompressed"
+            ) as f:
                 for rec in _merged_records(segment_lists):
                     f.write(jsonl_line(rec).encode("utf-8"))
                     n += 1
             return (f"jsonl|{label}/{file_name(path_for(group))}", n)
 
-        runs = (items | "Key" >> beam.Map(_spill_entry)
-                | "Spill" >> beam.ParDo(_SpillRuns(folder, None)))
-        written = (_group_shards(runs, [json.dumps(g) for g in self._groups])
-                   | "Write" >> beam.Map(write_group))
+        runs = items | "Key" >> beam.Map(_spill_entry) | "Spill" >> beam.ParDo(_SpillRuns(folder, None))
+        written = _group_shards(runs, [json.dumps(g) for g in self._groups]) | "Write" >> beam.Map(write_group)
         _ = after_all(written, "DeleteSpill", delete_folder, folder)
         return written
-

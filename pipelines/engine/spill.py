@@ -10,11 +10,13 @@ it is made and emits `(key_of(record), Loc)`; later steps read a record back by 
 a folder of the job's staging output and are deleted once the job no longer needs them
 (`pipelines.engine.files.after_all` with `delete_folder`).
 """
+
 from __future__ import annotations
 
 import pickle
 import uuid
-from typing import Any, Callable, Iterable, NamedTuple
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -55,8 +57,9 @@ class SpillRecords(beam.DoFn):
 
     def _flush(self):
         if self._parts:
-            with FileSystems.create(self._path, mime_type="application/octet-stream",
-                                    compression_type="uncompressed") as f:
+            with FileSystems.create(
+                self._path, mime_type="application/octet-stream", compression_type="uncompressed"
+            ) as f:
                 f.write(b"".join(self._parts))
         self._parts, self._offset, self._path = [], 0, None
 
@@ -79,4 +82,4 @@ def read_file(path: str, locs: Iterable[Loc]) -> list[tuple[Loc, Any]]:
     """(Loc, record) for the given records of one spill file, read whole once, in file order."""
     with FileSystems.open(path, compression_type="uncompressed") as f:
         data = f.read()
-    return [(loc, pickle.loads(data[loc.offset:loc.offset + loc.length])) for loc in sorted(set(locs))]
+    return [(loc, pickle.loads(data[loc.offset : loc.offset + loc.length])) for loc in sorted(set(locs))]

@@ -5,11 +5,13 @@ a rejects row per Drop (or exception: `internal_error`), (key, n) tallies for Jo
 summed per bundle (jobs run in the global window), `<stage>/<outcome>` Beam metrics, and a
 progress line on stderr at most every 10 s (pipelines.engine.progress).
 """
+
 from __future__ import annotations
 
 import gc
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
@@ -38,8 +40,7 @@ def tune_gc() -> None:
 
 
 class _StageFn(beam.DoFn):
-    def __init__(self, stage: str, fn: Callable, input_id: Callable, setup: Callable | None,
-                 grouped: bool):
+    def __init__(self, stage: str, fn: Callable, input_id: Callable, setup: Callable | None, grouped: bool):
         self._stage, self._fn, self._input_id, self._setup = stage, fn, input_id, setup
         self._grouped = grouped
         self._counters: dict[str, Any] = {}
@@ -57,8 +58,7 @@ class _StageFn(beam.DoFn):
         """(input_id, list of outputs | Drop) per input record held by `element`."""
         try:
             if self._grouped:
-                return [(i, r if isinstance(r, Drop) else list(r))
-                        for i, r in self._fn(element, **side)]
+                return [(i, r if isinstance(r, Drop) else list(r)) for i, r in self._fn(element, **side)]
             result = self._fn(element, **side)
             return [(self._input_id(element), result if isinstance(result, Drop) else list(result))]
         except Exception as exc:  # bad input must not crash the job; it is recorded instead
@@ -84,8 +84,7 @@ class _StageFn(beam.DoFn):
                 self._add(rejected)
                 self._add(f"{self._stage}|rejected/{result.reason}")
                 progress.count(self._stage, 0, 1)
-                yield TaggedOutput(REJECTS, Reject(self._stage, str(input_id), result.reason,
-                                                   result.detail).to_row())
+                yield TaggedOutput(REJECTS, Reject(self._stage, str(input_id), result.reason, result.detail).to_row())
                 continue
             self._count("written")
             progress.count(self._stage, 1, 0)
@@ -121,10 +120,18 @@ class Stage(beam.PTransform):
     DoOutputsTuple (main, `rejects`, `tally`) itself.
     """
 
-    def __init__(self, stage: str, fn: Callable, *, input_id: Callable = lambda e: e[0],
-                 setup: Callable | None = None, grouped: bool = False,
-                 side_inputs: dict[str, Any] | None = None, report: Any = None,
-                 with_rejects: bool = False):
+    def __init__(
+        self,
+        stage: str,
+        fn: Callable,
+        *,
+        input_id: Callable = lambda e: e[0],
+        setup: Callable | None = None,
+        grouped: bool = False,
+        side_inputs: dict[str, Any] | None = None,
+        report: Any = None,
+        with_rejects: bool = False,
+    ):
         super().__init__(f"Stage[{stage}]")
         self.name = stage
         self._args = (stage, fn, input_id, setup, grouped)
@@ -132,8 +139,7 @@ class Stage(beam.PTransform):
         self._report, self._with_rejects = report, with_rejects
 
     def expand(self, pcoll):
-        result = pcoll | beam.ParDo(_StageFn(*self._args), **self._side).with_outputs(
-            REJECTS, TALLY, main="main")
+        result = pcoll | beam.ParDo(_StageFn(*self._args), **self._side).with_outputs(REJECTS, TALLY, main="main")
         if self._report is None:
             return result
         main = self._report.add(self.name, result)

@@ -6,6 +6,7 @@ its "lines" are fragments that look like binary data, or even decode as GB18030 
 or NULs at every other byte) is one record, its head, which the job's parser rejects as
 `utf16` (annotators.core.sniff), instead of hundreds of misleading rows.
 """
+
 from __future__ import annotations
 
 from annotators.core.sniff import utf16_evidence

@@ -8,11 +8,12 @@ user's to fix, so a job says what and where in one line, argparse-style
 is every job's `__main__`. A bug in the project still raises its traceback, with a
 non-zero exit.
 """
+
 from __future__ import annotations
 
 import os
 import sys
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 USAGE_EXIT = 2
 

@@ -1,4 +1,5 @@
 """The audits' reject codes are catalogued and listed on their cards; their flags keep their defaults."""
+
 from __future__ import annotations
 
 import re
@@ -10,9 +11,13 @@ from annotators.core.reasons import SHARED, catalogue
 from pipelines import bias, overlap
 from pipelines.engine import config_from_args, parse_job_args
 
-SOURCES = [*sorted((ROOT / "annotators" / "audits").glob("*.py")), ROOT / "pipelines" / "overlap.py",
-           ROOT / "pipelines" / "bias.py", ROOT / "pipelines" / "engine" / "records.py",
-           ROOT / "annotators" / "core" / "jsonl.py"]
+SOURCES = [
+    *sorted((ROOT / "annotators" / "audits").glob("*.py")),
+    ROOT / "pipelines" / "overlap.py",
+    ROOT / "pipelines" / "bias.py",
+    ROOT / "pipelines" / "engine" / "records.py",
+    ROOT / "annotators" / "core" / "jsonl.py",
+]
 
 
 def test_every_drop_code_is_catalogued_and_on_a_card():
@@ -26,8 +31,10 @@ def test_every_drop_code_is_catalogued_and_on_a_card():
 def test_flags_keep_their_defaults_and_both_spellings():
     args, _ = parse_job_args(overlap.build_parser(), ["--lot", "x", "--output", "o"])
     assert (args.n, args.tokenizer) == (8, "jieba")
-    args, _ = parse_job_args(overlap.build_parser(), ["--lot", "x", "--output", "o", "--n", "4",
-                                                      "--tokenizer", "regex", "--test_fields", "a"])
+    args, _ = parse_job_args(
+        overlap.build_parser(),
+        ["--lot", "x", "--output", "o", "--n", "4", "--tokenizer", "regex", "--test_fields", "a"],
+    )
     assert (args.n, args.tokenizer, args.test_fields) == (4, "regex", "a")
     args, _ = parse_job_args(bias.build_parser(), ["--lot", "x", "--output", "o", "--seed", "3"])
     assert config_from_args(args, bias.bb.BiasConfig).seed == 3

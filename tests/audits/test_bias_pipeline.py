@@ -1,5 +1,6 @@
 """End-to-end runs of `pipelines.bias` (LOT Table 13), every figure recomputed plainly here
 from the issue's definitions (jieba, snownlp, BLEU, naive Bayes written out again)."""
+
 from __future__ import annotations
 
 import json
@@ -12,18 +13,23 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import snownlp
+from conftest import check_rejects, shared_path
+from test_overlap_data import STORIES, clozet_row, senpos_row, write_task
 
 from annotators.audits.discourse_markers import MARKER_PAIRS
 from annotators.core.ids import rng_for
 from annotators.text.zh_sentences import split_sentences
-from conftest import check_rejects, shared_path
 from pipelines import bias
-from test_overlap_data import STORIES, clozet_row, senpos_row, write_task
 
 pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
 
-WRONG = ["所以他们再也没有见过面。", "但是大家都笑着跑开了。", "他把所有的东西都扔进了河里。",
-         "因为天太黑，它什么都看不见。", "小猫跳上了屋顶，一直睡到了第二天中午。"]
+WRONG = [
+    "所以他们再也没有见过面。",
+    "但是大家都笑着跑开了。",
+    "他把所有的东西都扔进了河里。",
+    "因为天太黑，它什么都看不见。",
+    "小猫跳上了屋顶，一直睡到了第二天中午。",
+]
 
 
 def W(text):  # noqa: N802
@@ -41,8 +47,8 @@ def bleu(hyp, ref, n):
         return 0.0
     logs = 0.0
     for k in range(1, n + 1):
-        h = Counter(tuple(hyp[i:i + k]) for i in range(len(hyp) - k + 1))
-        r = Counter(tuple(ref[i:i + k]) for i in range(len(ref) - k + 1))
+        h = Counter(tuple(hyp[i : i + k]) for i in range(len(hyp) - k + 1))
+        r = Counter(tuple(ref[i : i + k]) for i in range(len(ref) - k + 1))
         match = sum(min(c, r[g]) for g, c in h.items())
         if match == 0:
             return 0.0
@@ -70,7 +76,7 @@ def markers(ex_id, eligible, n, seed=0):
 
 
 def nb_fit(docs):
-    feats = lambda t: t + ["\x1f".join(t[i:i + 2]) for i in range(len(t) - 1)]  # noqa: E731
+    feats = lambda t: t + ["\x1f".join(t[i : i + 2]) for i in range(len(t) - 1)]  # noqa: E731
     classes = Counter(c for c, _ in docs)
     counts = {c: Counter() for c in classes}
     for c, t in docs:
@@ -82,7 +88,9 @@ def nb_fit(docs):
             return None
         denom = sum(counts[c].values()) + len(vocab)
         return math.log(classes[c] / len(docs)) + sum(
-            math.log((counts[c][f] + 1) / denom) for f in feats(t) if f in vocab)
+            math.log((counts[c][f] + 1) / denom) for f in feats(t) if f in vocab
+        )
+
     return score
 
 
@@ -108,12 +116,16 @@ def expected_table(rows_by_task, seed=0):
                     ctx, n = W(pre + suf), 2
                     s_pre, s_suf = split_sentences(pre), split_sentences(suf)
                     before, after = W(s_pre[-1] if s_pre else ""), W(s_suf[0] if s_suf else "")
-                    picks = {"length": first_best([len(W(c)) for c in cands]),
-                             "bleu1": first_best([bleu(W(c), ctx, 1) for c in cands]),
-                             "bleu2": first_best([bleu(W(c), ctx, 2) for c in cands]),
-                             "sentiment": first_best([senti(c) for c in cands]),
-                             "discourse_markers": markers(r["example_id"], [i for i, c in enumerate(cands) if pairs_ok(before, W(c), after)], 2, seed),
-                             "candidate_only": first_best([score(1, W(c)) - score(0, W(c)) for c in cands])}
+                    picks = {
+                        "length": first_best([len(W(c)) for c in cands]),
+                        "bleu1": first_best([bleu(W(c), ctx, 1) for c in cands]),
+                        "bleu2": first_best([bleu(W(c), ctx, 2) for c in cands]),
+                        "sentiment": first_best([senti(c) for c in cands]),
+                        "discourse_markers": markers(
+                            r["example_id"], [i for i, c in enumerate(cands) if pairs_ok(before, W(c), after)], 2, seed
+                        ),
+                        "candidate_only": first_best([score(1, W(c)) - score(0, W(c)) for c in cands]),
+                    }
                 else:
                     segs = r["story"].split("[MASK]")
                     n = len(segs) - 1
@@ -123,12 +135,20 @@ def expected_table(rows_by_task, seed=0):
                     s = r["sentence"]
                     mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
                     gap = lambda m, x: None if m is None else abs(m - x)  # noqa: E731
-                    picks = {"length": first_best([gap(mean([len(W(a)) for a in adj[i]]), len(W(s))) for i in range(n)], lower=True),
-                             "bleu1": first_best([mean([bleu(W(s), W(a), 1) for a in adj[i]]) for i in range(n)]),
-                             "bleu2": first_best([mean([bleu(W(s), W(a), 2) for a in adj[i]]) for i in range(n)]),
-                             "sentiment": first_best([gap(mean([senti(a) for a in adj[i]]), senti(s)) for i in range(n)], lower=True),
-                             "discourse_markers": markers(r["example_id"], [i for i in range(n) if pairs_ok(W(left[i]), W(s), W(right[i]))], n, seed),
-                             "candidate_only": first_best([score(j, W(s)) for j in range(n)])}
+                    picks = {
+                        "length": first_best(
+                            [gap(mean([len(W(a)) for a in adj[i]]), len(W(s))) for i in range(n)], lower=True
+                        ),
+                        "bleu1": first_best([mean([bleu(W(s), W(a), 1) for a in adj[i]]) for i in range(n)]),
+                        "bleu2": first_best([mean([bleu(W(s), W(a), 2) for a in adj[i]]) for i in range(n)]),
+                        "sentiment": first_best(
+                            [gap(mean([senti(a) for a in adj[i]]), senti(s)) for i in range(n)], lower=True
+                        ),
+                        "discourse_markers": markers(
+                            r["example_id"], [i for i in range(n) if pairs_ok(W(left[i]), W(s), W(right[i]))], n, seed
+                        ),
+                        "candidate_only": first_best([score(j, W(s)) for j in range(n)]),
+                    }
                 picks["majority"] = majority
                 credit.setdefault("random", []).append(1 / n)
                 for name, p in picks.items():
@@ -157,11 +177,15 @@ def bias_run(tmp_path_factory):
     rows = make_rows(STORIES, {"train": [0, 1, 2, 3, 4, 5], "val": [6, 7], "test": [8, 9]})
     for task, task_rows in rows.items():
         write_task(root / "lot", task, task_rows)
-    bad = [{**rows["clozet"][-1], "example_id": "bad-label", "label": "7"},
-           {**rows["clozet"][-1], "example_id": "no-mask", "story": "没有空位的故事。"}]
+    bad = [
+        {**rows["clozet"][-1], "example_id": "bad-label", "label": "7"},
+        {**rows["clozet"][-1], "example_id": "no-mask", "story": "没有空位的故事。"},
+    ]
     write_task(root / "lot", "clozet", bad, name="part-1.parquet")
-    pq.write_table(pa.Table.from_pylist([{"example_id": "s-miss", "split": "test", "story": "甲。[MASK]乙。", "label": 1}]),
-                   root / "lot" / "senpos" / "part-1.parquet")
+    pq.write_table(
+        pa.Table.from_pylist([{"example_id": "s-miss", "split": "test", "story": "甲。[MASK]乙。", "label": 1}]),
+        root / "lot" / "senpos" / "part-1.parquet",
+    )
     out = root / "out"
     bias.run(["--lot", str(root / "lot"), "--output", str(out)])
     return rows, out
@@ -183,16 +207,26 @@ def test_bias_rejects_and_accounting(bias_run):
     _, out = bias_run
     check_rejects(out)
     rejects = {(r["stage"], r["input_id"], r["reason"]) for r in read(out / "rejects")}
-    assert rejects == {("lot_rows", "clozet/part-1.parquet:1", "bad_label"),
-                       ("lot_rows", "clozet/part-1.parquet:2", "bad_placeholder"),
-                       ("lot_rows", "senpos/part-1.parquet:1", "missing_field")}
+    assert rejects == {
+        ("lot_rows", "clozet/part-1.parquet:1", "bad_label"),
+        ("lot_rows", "clozet/part-1.parquet:2", "bad_placeholder"),
+        ("lot_rows", "senpos/part-1.parquet:1", "missing_field"),
+    }
     stats = json.loads((out / "stats.json").read_text())
     assert stats["balanced"] and stats["stages"]["lot_rows"]["rejected"] == 3
     md = (out / "summary.md").read_text()
     assert "| Baselines | ClozeT | SenPos |" in md and "| BLEU-1/2 |" in md
     preds = read(out / "predictions")
-    assert {p["baseline"] for p in preds} == {"random", "majority", "length", "bleu1", "bleu2", "sentiment",
-                                              "discourse_markers", "candidate_only"}
+    assert {p["baseline"] for p in preds} == {
+        "random",
+        "majority",
+        "length",
+        "bleu1",
+        "bleu2",
+        "sentiment",
+        "discourse_markers",
+        "candidate_only",
+    }
 
 
 def test_empty_split_is_rejected(tmp_path):
@@ -216,15 +250,34 @@ def test_real_stories_bias_table(tmp_path):
         right = (i * 5 // 2) % 2
         wrong = stories[(i + 7) % len(stories)][2]
         plots = [s[-2], wrong] if right == 0 else [wrong, s[-2]]
-        clozet.append({"example_id": f"c{i:02d}", "story_id": f"r{i}", "split": split,
-                       "story": "".join(s[:-2]) + "<mask>" + s[-1], "plot0": plots[0], "plot1": plots[1],
-                       "label": str(right), "right_index": right, "annotator": "t"})
+        clozet.append(
+            {
+                "example_id": f"c{i:02d}",
+                "story_id": f"r{i}",
+                "split": split,
+                "story": "".join(s[:-2]) + "<mask>" + s[-1],
+                "plot0": plots[0],
+                "plot1": plots[1],
+                "label": str(right),
+                "right_index": right,
+                "annotator": "t",
+            }
+        )
         k = 1 + i % (len(s) - 2)
-        rest = s[:k] + s[k + 1:]
-        senpos.append({"example_id": f"p{i:02d}", "story_id": f"r{i}", "split": split,
-                       "story": rest[0] + "".join("[MASK]" + t for t in rest[1:]), "sentence": s[k],
-                       "label": k, "n_candidates": len(rest) - 1, "removed_index": k,
-                       "reviewed": False})
+        rest = s[:k] + s[k + 1 :]
+        senpos.append(
+            {
+                "example_id": f"p{i:02d}",
+                "story_id": f"r{i}",
+                "split": split,
+                "story": rest[0] + "".join("[MASK]" + t for t in rest[1:]),
+                "sentence": s[k],
+                "label": k,
+                "n_candidates": len(rest) - 1,
+                "removed_index": k,
+                "reviewed": False,
+            }
+        )
     write_task(tmp_path / "lot", "clozet", clozet)
     write_task(tmp_path / "lot", "senpos", senpos)
     bias.run(["--lot", str(tmp_path / "lot"), "--output", str(tmp_path / "out"), "--seed", "3"])

@@ -1,4 +1,5 @@
 """Unit tests of the bias-baseline annotators (LOT Table 13): exact values on tiny inputs."""
+
 from __future__ import annotations
 
 import math
@@ -64,14 +65,17 @@ def test_majority_label_ties_lowest():
     assert bb.majority_label([]) == 0
 
 
-@pytest.mark.parametrize("task,record,expected", [
-    ("clozet", {"story": "甲。<mask>乙。", "label": "1"}, (1, 2)),
-    ("clozet", {"story": "甲。乙。", "label": "1"}, "bad_placeholder"),
-    ("clozet", {"story": "甲。<mask>乙。", "label": "2"}, "bad_label"),
-    ("senpos", {"story": "甲。[MASK]乙。[MASK]丙。", "label": 2}, (1, 2)),
-    ("senpos", {"story": "甲。[MASK]乙。", "label": 2}, "bad_label"),
-    ("senpos", {"story": "甲。乙。", "label": 1}, "no_candidates"),
-])
+@pytest.mark.parametrize(
+    "task,record,expected",
+    [
+        ("clozet", {"story": "甲。<mask>乙。", "label": "1"}, (1, 2)),
+        ("clozet", {"story": "甲。乙。", "label": "1"}, "bad_placeholder"),
+        ("clozet", {"story": "甲。<mask>乙。", "label": "2"}, "bad_label"),
+        ("senpos", {"story": "甲。[MASK]乙。[MASK]丙。", "label": 2}, (1, 2)),
+        ("senpos", {"story": "甲。[MASK]乙。", "label": 2}, "bad_label"),
+        ("senpos", {"story": "甲。乙。", "label": 1}, "no_candidates"),
+    ],
+)
 def test_parse(task, record, expected):
     out = bb.parse(task, record)
     assert (out.reason if isinstance(out, Drop) else out) == expected
@@ -86,8 +90,12 @@ def test_naive_bayes_exact_log_scores():
     assert cc.features(["x", "y", "z"]) == ["x", "y", "z", "x\x1fy", "y\x1fz"]
 
 
-CLOZET = {"story": "小明的作业写完了。因为外面下起了大雨，<mask>他只好在家里看书。",
-          "plot0": "所以他没有去公园踢球。", "plot1": "他决定冒着大雨去公园里踢一场足球比赛。", "label": "0"}
+CLOZET = {
+    "story": "小明的作业写完了。因为外面下起了大雨，<mask>他只好在家里看书。",
+    "plot0": "所以他没有去公园踢球。",
+    "plot1": "他决定冒着大雨去公园里踢一场足球比赛。",
+    "label": "0",
+}
 
 
 def test_clozet_context_baselines_exact():
@@ -100,24 +108,34 @@ def test_clozet_context_baselines_exact():
     assert preds["bleu1"] == (0 if b[0] >= b[1] else 1)
 
 
-SENPOS = {"story": "天亮了。[MASK]公鸡在院子里大声地叫着。[MASK]奶奶给鸡喂了一把米。[MASK]",
-          "sentence": "因为天气冷，", "label": 1}
+SENPOS = {
+    "story": "天亮了。[MASK]公鸡在院子里大声地叫着。[MASK]奶奶给鸡喂了一把米。[MASK]",
+    "sentence": "因为天气冷，",
+    "label": 1,
+}
 
 
 def test_senpos_positions_use_adjacent_sentences():
-    preds = dict(bb.senpos_preds({**SENPOS, "sentence": "所以鸡都醒来了。"}, WORDS, FAKE_SENTIMENT,
-                                 bb.BiasConfig(), "s1"))
+    preds = dict(
+        bb.senpos_preds({**SENPOS, "sentence": "所以鸡都醒来了。"}, WORDS, FAKE_SENTIMENT, bb.BiasConfig(), "s1")
+    )
     # the last position has only a left neighbour; no marker pair anywhere -> seeded choice of 3
     assert preds["discourse_markers"] == rng_for(0, "discourse_markers", "s1").randrange(3)
     assert preds["length"] == 0  # "天亮了。" (3 words) + "公鸡..." mean is closest to 5 words
-    marked = dict(bb.senpos_preds({**SENPOS, "story": "因为天亮了。[MASK]公鸡叫了。[MASK]",
-                                   "sentence": "所以鸡都醒来了。"}, WORDS, FAKE_SENTIMENT, bb.BiasConfig(), "s2"))
+    marked = dict(
+        bb.senpos_preds(
+            {**SENPOS, "story": "因为天亮了。[MASK]公鸡叫了。[MASK]", "sentence": "所以鸡都醒来了。"},
+            WORDS,
+            FAKE_SENTIMENT,
+            bb.BiasConfig(),
+            "s2",
+        )
+    )
     assert marked["discourse_markers"] == 0
 
 
 def test_prediction_rows_majority_beyond_candidates_is_wrong():
-    item = bb.BiasItem("senpos", "test", "e", gold=1, n_candidates=2, seen=(("甲",),),
-                       preds=(("length", 1),))
+    item = bb.BiasItem("senpos", "test", "e", gold=1, n_candidates=2, seen=(("甲",),), preds=(("length", 1),))
     model = bb.train_candidate_only([item])
     rows = {r["baseline"]: r for r in prediction_rows(item, majority=4, model=model)}
     assert rows["random"]["credit"] == 0.5 and rows["random"]["prediction"] == -1
@@ -133,8 +151,10 @@ def test_accuracy_and_markdown():
 
 
 @settings(max_examples=50, deadline=None)
-@given(credits=st.lists(st.sampled_from([0.0, 1.0, 0.5, 1 / 3, 1 / 7]), max_size=40),
-       scores=st.lists(st.one_of(st.none(), st.floats(-5, 5)), min_size=1, max_size=8))
+@given(
+    credits=st.lists(st.sampled_from([0.0, 1.0, 0.5, 1 / 3, 1 / 7]), max_size=40),
+    scores=st.lists(st.one_of(st.none(), st.floats(-5, 5)), min_size=1, max_size=8),
+)
 def test_accuracy_in_unit_interval_and_argbest_is_best(credits, scores):
     acc = accuracy_row("t", "s", "b", credits)["accuracy"]
     assert 0.0 <= acc <= 1.0

@@ -1,5 +1,6 @@
 """End-to-end runs of `pipelines.overlap` (LOT Table 14) into tmp folders, checked against an
 independent re-computation of every figure written plainly here from the issue's definition."""
+
 from __future__ import annotations
 
 import gzip
@@ -10,15 +11,19 @@ import jieba
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import check_rejects, shared_path
-from pipelines import overlap
 from test_overlap_data import STORIES, TITLES, clozet_row, senpos_row, write_lot, write_task
+
+from pipelines import overlap
 
 pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
 
-FIELDS = {"clozet": ["story", "plot0", "plot1"], "senpos": ["story", "sentence"],
-          "plotcom": ["story", "plot"], "outgen": ["title", "story", "outline"]}
+FIELDS = {
+    "clozet": ["story", "plot0", "plot1"],
+    "senpos": ["story", "sentence"],
+    "plotcom": ["story", "plot"],
+    "outgen": ["title", "story", "outline"],
+}
 
 
 def table(folder: pathlib.Path) -> list[dict]:
@@ -37,7 +42,7 @@ def grams_of(row: dict, fields) -> list[tuple]:
         texts = row[f] if isinstance(row[f], list) else [row[f]]
         for text in texts:
             t = toks(text)
-            out += [tuple(t[i:i + 8]) for i in range(len(t) - 7)]
+            out += [tuple(t[i : i + 8]) for i in range(len(t) - 7)]
     return out
 
 
@@ -49,10 +54,15 @@ def expected_summary(test_rows, reference_grams: set) -> dict:
         o = len([x for x in g if x in reference_grams])
         per.append((len(g), o, o / len(g) if g else 0.0))
     total_n, total_o = sum(p[0] for p in per), sum(p[1] for p in per)
-    return {"n_examples": len(per), "ratio": total_o / total_n if total_n else 0.0,
-            "ngrams": total_o, "examples": len([p for p in per if p[1] > 0]),
-            "examples_over_10pct": len([p for p in per if p[2] > 0.1]),
-            "max_ratio": max([p[2] for p in per], default=0.0), "total_ngrams": total_n}
+    return {
+        "n_examples": len(per),
+        "ratio": total_o / total_n if total_n else 0.0,
+        "ngrams": total_o,
+        "examples": len([p for p in per if p[1] > 0]),
+        "examples_over_10pct": len([p for p in per if p[2] > 0.1]),
+        "max_ratio": max([p[2] for p in per], default=0.0),
+        "total_ngrams": total_n,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -60,14 +70,32 @@ def lot_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("lot")
     rows = write_lot(root / "lot", {"train": [0, 1, 2, 3, 4, 5], "val": [6, 7], "test": [8, 9, 2]})
     # SenPos test from a train story with another sentence removed: partial overlap.
-    extra = [senpos_row(3, "test", removed=2), clozet_row(4, "test", wrong="狐狸偷偷溜走了，谁也没有发现它。", right_index=0)]
+    extra = [
+        senpos_row(3, "test", removed=2),
+        clozet_row(4, "test", wrong="狐狸偷偷溜走了，谁也没有发现它。", right_index=0),
+    ]
     write_task(root / "lot", "senpos", rows["senpos"] + extra[:1])
     write_task(root / "lot", "clozet", rows["clozet"] + extra[1:])
     write_task(root / "lot", "outgen", [r for r in rows["outgen"] if r["split"] != "val"])
-    bad = pa.Table.from_pylist([{"example_id": "clozet-bad", "story_id": "s", "split": "test",
-                                 "story": "缺了一个候选。<mask>", "plot0": "只有一个。"},
-                                {"example_id": "clozet-dev", "story_id": "s", "split": "dev",
-                                 "story": "故事", "plot0": "甲", "plot1": "乙"}])
+    bad = pa.Table.from_pylist(
+        [
+            {
+                "example_id": "clozet-bad",
+                "story_id": "s",
+                "split": "test",
+                "story": "缺了一个候选。<mask>",
+                "plot0": "只有一个。",
+            },
+            {
+                "example_id": "clozet-dev",
+                "story_id": "s",
+                "split": "dev",
+                "story": "故事",
+                "plot0": "甲",
+                "plot1": "乙",
+            },
+        ]
+    )
     pq.write_table(bad, root / "lot" / "clozet" / "part-1.parquet")
     (root / "lot" / "plotcom" / "notes.parquet").write_bytes(b"this is not parquet at all")
     out = root / "out"
@@ -78,8 +106,7 @@ def lot_run(tmp_path_factory):
 def test_lot_summary_matches_independent_recomputation(lot_run):
     root, out = lot_run
     summary = {(r["task"], r["split"]): r for r in table(out / "summary")}
-    assert sorted(summary) == sorted((t, s) for t in FIELDS for s in ("val", "test")
-                                     if (t, s) != ("outgen", "val"))
+    assert sorted(summary) == sorted((t, s) for t in FIELDS for s in ("val", "test") if (t, s) != ("outgen", "val"))
     for task, fields in FIELDS.items():
         rows = [r for r in table(root / "lot" / task / "part-0.parquet")]
         reference = {g for r in rows if r["split"] == "train" for g in grams_of(r, fields)}
@@ -122,9 +149,19 @@ def test_lot_rejects_and_accounting(lot_run):
 
 
 def _mystories(folder: pathlib.Path, stories: list[str]) -> list[dict]:
-    rows = [{"example_id": f"s{i:02d}", "story_id": f"s{i:02d}", "split": "test", "title": TITLES[i % 10],
-             "outline": [st[:5], st[10:16]], "story": st, "outline_source": "rake", "title_source": "input"}
-            for i, st in enumerate(stories)]
+    rows = [
+        {
+            "example_id": f"s{i:02d}",
+            "story_id": f"s{i:02d}",
+            "split": "test",
+            "title": TITLES[i % 10],
+            "outline": [st[:5], st[10:16]],
+            "story": st,
+            "outline_source": "rake",
+            "title_source": "input",
+        }
+        for i, st in enumerate(stories)
+    ]
     folder.mkdir(parents=True)
     write = pa.Table.from_pylist(rows)
     pq.write_table(write, folder / "part-0.parquet")
@@ -144,8 +181,9 @@ def corpus_run(tmp_path_factory):
     unrelated = "今天的天气很好，我们一起去公园散步，看见湖面上有几只白色的天鹅在游泳。"
     (ref / "novels.txt").write_text("\n".join([unrelated, stories[1], ""]) + "\n")
     (ref / "more_novels.txt.gz").write_bytes(gzip.compress((stories[4] + "\n").encode("utf-8")))
-    (ref / "more.jsonl").write_text(json.dumps({"text": stories[7]}, ensure_ascii=False) + "\n{oops\n"
-                                    + json.dumps({"n": 1}) + "\n")
+    (ref / "more.jsonl").write_text(
+        json.dumps({"text": stories[7]}, ensure_ascii=False) + "\n{oops\n" + json.dumps({"n": 1}) + "\n"
+    )
     pq.write_table(pa.table({"text": [unrelated * 2]}), ref / "shelf.parquet")
     (ref / "cover.jpg").write_bytes(b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01" * 20)
     (ref / "broken.parquet").write_bytes(b"PAR1 nope")
@@ -160,17 +198,23 @@ def test_reference_with_three_stories_flags_exactly_those(corpus_run):
     assert over == {"s01", "s04", "s07"}
     (summary,) = table(out / "summary")
     assert (summary["task"], summary["split"], summary["n_examples"], summary["examples_over_10pct"]) == (
-        "outgen", "test", 10, 3)
+        "outgen",
+        "test",
+        10,
+        3,
+    )
 
 
 def test_corpus_rejects_each_bad_input_with_a_reason(corpus_run):
     _, out = corpus_run
     check_rejects(out)
     rejects = {(r["stage"], r["input_id"], r["reason"]) for r in table(out / "rejects")}
-    assert rejects == {("reference_files", "cover.jpg", "binary_file"),
-                       ("reference_files", "broken.parquet", "unreadable_file"),
-                       ("reference_rows", "more.jsonl:2", "malformed_json"),
-                       ("reference_rows", "more.jsonl:3", "no_text_fields")}
+    assert rejects == {
+        ("reference_files", "cover.jpg", "binary_file"),
+        ("reference_files", "broken.parquet", "unreadable_file"),
+        ("reference_rows", "more.jsonl:2", "malformed_json"),
+        ("reference_rows", "more.jsonl:3", "no_text_fields"),
+    }
     stats = json.loads((out / "stats.json").read_text())
     assert stats["balanced"] and stats["stages"]["reference_rows"]["read"] == 8
 
@@ -179,8 +223,7 @@ def test_empty_reference_gives_zero(tmp_path):
     _mystories(tmp_path / "outgen", ["".join(s) for s in STORIES[:4]])
     (tmp_path / "empty.txt").write_text("")
     out = tmp_path / "out"
-    overlap.run(["--test", str(tmp_path / "outgen"), "--reference", str(tmp_path / "empty.txt"),
-                 "--output", str(out)])
+    overlap.run(["--test", str(tmp_path / "outgen"), "--reference", str(tmp_path / "empty.txt"), "--output", str(out)])
     (summary,) = table(out / "summary")
     assert (summary["ratio"], summary["ngrams"], summary["examples"], summary["max_ratio"]) == (0.0, 0, 0, 0.0)
     assert summary["total_ngrams"] > 0
@@ -191,12 +234,17 @@ def test_empty_reference_gives_zero(tmp_path):
 def test_english_with_regex_tokenizer(tmp_path):
     test = tmp_path / "tales" / "t.jsonl"
     test.parent.mkdir()
-    test.write_text(json.dumps({"id": "a", "text": "The old man walked slowly to the sea, and the boy followed him."}) + "\n"
-                    + json.dumps({"id": "b", "text": "Nothing here repeats anything from the other book at all."}) + "\n")
+    test.write_text(
+        json.dumps({"id": "a", "text": "The old man walked slowly to the sea, and the boy followed him."})
+        + "\n"
+        + json.dumps({"id": "b", "text": "Nothing here repeats anything from the other book at all."})
+        + "\n"
+    )
     (tmp_path / "ref.txt").write_text("Yesterday the old man walked slowly to the sea, and nobody saw.\n")
     out = tmp_path / "out"
-    overlap.run(["--test", str(test), "--reference", str(tmp_path / "ref.txt"), "--output", str(out),
-                 "--tokenizer", "regex"])
+    overlap.run(
+        ["--test", str(test), "--reference", str(tmp_path / "ref.txt"), "--output", str(out), "--tokenizer", "regex"]
+    )
     got = {r["example_id"]: (r["n"], r["o"]) for r in table(out / "examples")}
     # a: 15 tokens -> 8 8-grams; only "old man ... sea ," and "man ... , and" are in the
     # reference (case-sensitive: "The old man" is not "the old man").
@@ -213,13 +261,23 @@ def test_real_stories_three_verbatim(tmp_path):
     ref_lines = [records[i]["story"] for i in chosen] + [r["story"] for r in records[60:]]
     (tmp_path / "ref.txt").write_text("\n".join(ref_lines) + "\n", encoding="utf-8")
     out = tmp_path / "out"
-    overlap.run(["--test", str(test), "--reference", str(tmp_path / "ref.txt"), "--output", str(out),
-                 "--test-fields", "story,outline"])  # the sample has no titles
+    overlap.run(
+        [
+            "--test",
+            str(test),
+            "--reference",
+            str(tmp_path / "ref.txt"),
+            "--output",
+            str(out),
+            "--test-fields",
+            "story,outline",
+        ]
+    )  # the sample has no titles
     assert {r["example_id"] for r in table(out / "over_10pct")} == {f"val.jsonl:{i + 1}" for i in chosen}
     reference = set()
     for line in ref_lines:
         t = toks(line)
-        reference |= {tuple(t[i:i + 8]) for i in range(len(t) - 7)}
+        reference |= {tuple(t[i : i + 8]) for i in range(len(t) - 7)}
     tests = [{"grams": grams_of(r, ["story", "outline"])} for r in records[:30]]
     (summary,) = table(out / "summary")
     want = expected_summary(tests, reference)
@@ -229,8 +287,16 @@ def test_real_stories_three_verbatim(tmp_path):
 def test_multiprocess_run_is_byte_identical(lot_run, tmp_path):
     root, out = lot_run
     again = tmp_path / "again"
-    overlap.run(["--lot", str(root / "lot"), "--output", str(again),
-                 "--direct_running_mode=multi_processing", "--direct_num_workers=2"])
+    overlap.run(
+        [
+            "--lot",
+            str(root / "lot"),
+            "--output",
+            str(again),
+            "--direct_running_mode=multi_processing",
+            "--direct_num_workers=2",
+        ]
+    )
     names = sorted(str(p.relative_to(out)) for p in out.rglob("*.parquet"))
     assert "examples/test-00000-of-00001.parquet" in names  # one file set per split
     assert "rejects/part-00000-of-00001.parquet" in names

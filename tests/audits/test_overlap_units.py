@@ -1,4 +1,5 @@
 """Unit tests of the 8-gram overlap annotators (LOT Table 14) on tiny inputs, exact values."""
+
 from __future__ import annotations
 
 import json
@@ -7,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotators.audits import records as ar
 from annotators.audits import overlap as ng
-from annotators.core.outcome import Drop
+from annotators.audits import records as ar
 from annotators.audits.overlap_report import summarize, table14_markdown
+from annotators.core.outcome import Drop
 
 WS = ng.make_tokenizer("whitespace")
 CFG3 = ng.OverlapConfig(n=3, tokenizer="whitespace")
@@ -23,7 +24,20 @@ def test_placeholders_are_removed_before_tokenising():
 def test_jieba_tokens_drop_whitespace_and_keep_punctuation():
     tok = ng.make_tokenizer("jieba")
     assert tok("小猴 边跑边笑，\n结果掉进了水池里。") == [
-        "小猴", "边", "跑", "边", "笑", "，", "结果", "掉", "进", "了", "水池", "里", "。"]
+        "小猴",
+        "边",
+        "跑",
+        "边",
+        "笑",
+        "，",
+        "结果",
+        "掉",
+        "进",
+        "了",
+        "水池",
+        "里",
+        "。",
+    ]
 
 
 def test_regex_tokenizer_splits_words_and_punctuation():
@@ -52,8 +66,14 @@ def test_field_texts_expand_lists_in_field_order():
 
 def test_score_example_counts_with_multiplicity():
     ex = ng.ExampleGrams("t", "test", "e1", ("a", "b", "a", "c"))
-    assert ng.score_example(ex, {"a"}) == {"task": "t", "split": "test", "example_id": "e1",
-                                           "n": 4, "o": 2, "ratio": 0.5}
+    assert ng.score_example(ex, {"a"}) == {
+        "task": "t",
+        "split": "test",
+        "example_id": "e1",
+        "n": 4,
+        "o": 2,
+        "ratio": 0.5,
+    }
     empty = ng.score_example(ng.ExampleGrams("t", "test", "e2", ()), {"a"})
     assert (empty["n"], empty["o"], empty["ratio"]) == (0, 0, 0.0)
 
@@ -71,12 +91,25 @@ def test_separator_never_survives_in_tokens():
 
 
 def test_summarize_gives_every_table14_figure():
-    rows = [{"n": 10, "o": 0, "ratio": 0.0}, {"n": 20, "o": 2, "ratio": 0.1},
-            {"n": 5, "o": 3, "ratio": 0.6}, {"n": 0, "o": 0, "ratio": 0.0}]
+    rows = [
+        {"n": 10, "o": 0, "ratio": 0.0},
+        {"n": 20, "o": 2, "ratio": 0.1},
+        {"n": 5, "o": 3, "ratio": 0.6},
+        {"n": 0, "o": 0, "ratio": 0.0},
+    ]
     s = summarize("senpos", "test", "senpos/train", rows)
-    assert s == {"task": "senpos", "split": "test", "reference": "senpos/train", "n_examples": 4,
-                 "ratio": 5 / 35, "ngrams": 5, "examples": 2, "examples_over_10pct": 1,
-                 "max_ratio": 0.6, "total_ngrams": 35}
+    assert s == {
+        "task": "senpos",
+        "split": "test",
+        "reference": "senpos/train",
+        "n_examples": 4,
+        "ratio": 5 / 35,
+        "ngrams": 5,
+        "examples": 2,
+        "examples_over_10pct": 1,
+        "max_ratio": 0.6,
+        "total_ngrams": 35,
+    }
 
 
 def test_summarize_empty_is_zero():
@@ -85,8 +118,10 @@ def test_summarize_empty_is_zero():
 
 
 def test_markdown_has_the_table14_rows_in_task_order():
-    rows = [summarize(t, "test", f"{t}/train", [{"n": 1000, "o": o, "ratio": o / 1000}])
-            for t, o in (("outgen", 0), ("senpos", 1040), ("clozet", 6))]
+    rows = [
+        summarize(t, "test", f"{t}/train", [{"n": 1000, "o": o, "ratio": o / 1000}])
+        for t, o in (("outgen", 0), ("senpos", 1040), ("clozet", 6))
+    ]
     md = table14_markdown(rows)
     assert "| Tasks | ClozeT | SenPos | OutGen |" in md
     assert "| Percent | 0.60% | 104.00% | 0.00% |" in md
@@ -94,40 +129,49 @@ def test_markdown_has_the_table14_rows_in_task_order():
     assert "| # Exam >10% | 0 | 1 | 0 |" in md
 
 
-@pytest.mark.parametrize("head,reason", [
-    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary_file"),
-    ("中文".encode("gbk") + b" more", "encoding"),  # a GBK file names its charset (issue 28)
-    ("一个故事\n".encode("utf-16"), "utf16"),
-    ("a story\n".encode("utf-16-le"), "utf16"),  # no byte-order mark: NULs at every other byte
-    ("一个故事。\n".encode("utf-8") * 7 + "坏".encode("gbk") + b"\n", None),  # one bad line: that line only
-    ("一个故事。\n".encode("utf-8"), None),
-    ("一个故事".encode("utf-8")[:-1], None),  # a character cut by the sniff window is fine
-])
+@pytest.mark.parametrize(
+    "head,reason",
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary_file"),
+        ("中文".encode("gbk") + b" more", "encoding"),  # a GBK file names its charset (issue 28)
+        ("一个故事\n".encode("utf-16"), "utf16"),
+        ("a story\n".encode("utf-16-le"), "utf16"),  # no byte-order mark: NULs at every other byte
+        ("一个故事。\n".encode() * 7 + "坏".encode("gbk") + b"\n", None),  # one bad line: that line only
+        ("一个故事。\n".encode(), None),
+        ("一个故事".encode()[:-1], None),  # a character cut by the sniff window is fine
+    ],
+)
 def test_sniff_text(head, reason):
     out = ar.sniff_text(head)
     assert (out.reason if out else None) == reason
 
 
-@pytest.mark.parametrize("kind,raw,expected", [
-    ("text", "一行字".encode(), {"text": "一行字"}),
-    ("jsonl", json.dumps({"story": "故事"}).encode(), {"story": "故事"}),
-    ("jsonl", b"{broken", "malformed_json"),
-    ("jsonl", b"[1, 2]", "not_an_object"),
-    ("text", b"\xff\xfe", "utf16"),  # the UTF-16 byte-order mark (issue 28)
-    ("text", b"ok \xff here", "not_utf8"),
-])
+@pytest.mark.parametrize(
+    "kind,raw,expected",
+    [
+        ("text", "一行字".encode(), {"text": "一行字"}),
+        ("jsonl", json.dumps({"story": "故事"}).encode(), {"story": "故事"}),
+        ("jsonl", b"{broken", "malformed_json"),
+        ("jsonl", b"[1, 2]", "not_an_object"),
+        ("text", b"\xff\xfe", "utf16"),  # the UTF-16 byte-order mark (issue 28)
+        ("text", b"ok \xff here", "not_utf8"),
+    ],
+)
 def test_parse_record(kind, raw, expected):
     out = ar.parse_record(kind, raw)
     assert (out.reason if isinstance(out, Drop) else out) == expected
 
 
-@pytest.mark.parametrize("record,expected", [
-    ({"example_id": "e", "split": "test", "story": "s", "plot": "p"}, ("e", "test")),
-    ({"split": "test", "story": "s", "plot": "p"}, "missing_field"),
-    ({"example_id": "e", "split": "dev", "story": "s", "plot": "p"}, "unknown_split"),
-    ({"example_id": "e", "split": "val", "story": "s"}, "missing_field"),
-    ({"example_id": "e", "split": "val", "story": "s", "plot": 3}, "bad_field_type"),
-])
+@pytest.mark.parametrize(
+    "record,expected",
+    [
+        ({"example_id": "e", "split": "test", "story": "s", "plot": "p"}, ("e", "test")),
+        ({"split": "test", "story": "s", "plot": "p"}, "missing_field"),
+        ({"example_id": "e", "split": "dev", "story": "s", "plot": "p"}, "unknown_split"),
+        ({"example_id": "e", "split": "val", "story": "s"}, "missing_field"),
+        ({"example_id": "e", "split": "val", "story": "s", "plot": 3}, "bad_field_type"),
+    ],
+)
 def test_check_example(record, expected):
     out = ar.check_example(record, ("story", "plot"))
     assert (out.reason if isinstance(out, Drop) else out) == expected
@@ -135,16 +179,17 @@ def test_check_example(record, expected):
 
 def test_check_example_fallback_id_and_list_fields():
     rec = {"story": "s", "outline": ["a", "b"]}
-    assert ar.check_example(rec, ("story", "outline"), list_fields=("outline",), default_split="test",
-                            fallback_id="f.jsonl:3") == ("f.jsonl:3", "test")
-    bad = ar.check_example({**rec, "outline": ["a", 1]}, ("outline",), list_fields=("outline",),
-                           default_split="test", fallback_id="x")
+    assert ar.check_example(
+        rec, ("story", "outline"), list_fields=("outline",), default_split="test", fallback_id="f.jsonl:3"
+    ) == ("f.jsonl:3", "test")
+    bad = ar.check_example(
+        {**rec, "outline": ["a", 1]}, ("outline",), list_fields=("outline",), default_split="test", fallback_id="x"
+    )
     assert bad.reason == "bad_field_type"
 
 
 def test_file_kind_and_reference_fields():
-    assert [ar.file_kind(p) for p in ("a.parquet", "b.jsonl.gz", "c.txt", "d")] == [
-        "parquet", "jsonl", "text", "text"]
+    assert [ar.file_kind(p) for p in ("a.parquet", "b.jsonl.gz", "c.txt", "d")] == ["parquet", "jsonl", "text", "text"]
     assert ar.reference_fields_of({"text": "x", "n": 1}, ar.REFERENCE_FIELDS) == ["text"]
     assert ar.reference_fields_of({"n": 1}, ar.REFERENCE_FIELDS).reason == "no_text_fields"
     assert ar.check_split(("clozet/val", 0)).reason == "empty_split"
@@ -155,8 +200,7 @@ words = st.lists(st.sampled_from(["甲", "乙", "丙", "a", "b"]), max_size=30)
 
 
 @settings(max_examples=60, deadline=None)
-@given(fields=st.lists(words, min_size=1, max_size=3), reference=st.lists(words, max_size=3),
-       n=st.integers(1, 4))
+@given(fields=st.lists(words, min_size=1, max_size=3), reference=st.lists(words, max_size=3), n=st.integers(1, 4))
 def test_ratio_in_unit_interval_and_o_at_most_n(fields, reference, n):
     cfg = ng.OverlapConfig(n=n, tokenizer="whitespace")
     ex = ng.ExampleGrams("t", "test", "e", ng.example_ngrams([" ".join(f) for f in fields], WS, cfg))

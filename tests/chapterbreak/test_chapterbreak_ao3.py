@@ -1,4 +1,5 @@
 """Unit tests: AO3 pages, downloads and JSON lines -> works; notes removal; Appendix A filters."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -9,7 +10,14 @@ import pytest
 from conftest import shared_path
 
 from annotators.chapterbreak.ao3 import (
-    Ao3Config, assemble, filter_reasons, normalise_heading, parse_ao3_html, parse_json_line, split_dump_text)
+    Ao3Config,
+    assemble,
+    filter_reasons,
+    normalise_heading,
+    parse_ao3_html,
+    parse_json_line,
+    split_dump_text,
+)
 from annotators.chapterbreak.ao3_text import clean_chapter_text
 from annotators.chapterbreak.books import ao3_book, book_chapters
 from annotators.chapterbreak.examples import ExampleConfig, chapter_examples
@@ -22,8 +30,14 @@ def test_real_chapter_pages_group_into_one_work():
     where = parse_ao3_html("where.html", shared_path("ao3", "where.html").read_bytes())
     hogwarts = parse_ao3_html("hogwarts.html", shared_path("ao3", "hogwarts.html").read_bytes())
     (w,), (h,) = where, hogwarts
-    assert (w.work_id, h.work_id, w.posted, w.rating, w.language, w.words) == \
-        ("692", "692", 2, "General Audiences", "English", 1581)
+    assert (w.work_id, h.work_id, w.posted, w.rating, w.language, w.words) == (
+        "692",
+        "692",
+        2,
+        "General Audiences",
+        "English",
+        1581,
+    )
     assert [c.heading for c in w.chapters + h.chapters] == ["Chapter 1: Where am I?", "Chapter 2: Hogwarts"]
     assert h.chapters[0].text.startswith('Amy looked at the pair in disbelief. "Hogwarts. I see,"')
     assert "giving up on nanowrimo" not in h.chapters[0].text  # end notes are not chapter text
@@ -75,24 +89,33 @@ def test_dump_layout_keyed_by_work_id():
     assert part.work_id == "77" and [c.heading for c in part.chapters] == ["Chapter 1", "Chapter 2"]
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("**Notes for the Chapter:**\n\nMy note.\n\nStory starts.", "Story starts."),
-    ("Summary for the Chapter: short summary here\n\nStory.\n\nAuthor's Note:\n\nBye!", "Story."),
-    ("<p><b>Author's Note:</b></p><blockquote><p>hi</p></blockquote><p>Real <i>text</i>, here.</p>",
-     "Real text, here."),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("**Notes for the Chapter:**\n\nMy note.\n\nStory starts.", "Story starts."),
+        ("Summary for the Chapter: short summary here\n\nStory.\n\nAuthor's Note:\n\nBye!", "Story."),
+        (
+            "<p><b>Author's Note:</b></p><blockquote><p>hi</p></blockquote><p>Real <i>text</i>, here.</p>",
+            "Real text, here.",
+        ),
+    ],
+)
 def test_note_blocks_removed(text, expected):
     assert clean_chapter_text(text) == expected
 
 
-@pytest.mark.parametrize("cfg, reasons", [
-    (Ao3Config(), ["not_english", "too_few_words", "ten_or_fewer_chapters"]),
-    (Ao3Config(language=None, min_words=0), ["ten_or_fewer_chapters"]),
-    (Ao3Config(language=None, min_words=0, more_than_chapters=0), []),
-])
+@pytest.mark.parametrize(
+    "cfg, reasons",
+    [
+        (Ao3Config(), ["not_english", "too_few_words", "ten_or_fewer_chapters"]),
+        (Ao3Config(language=None, min_words=0), ["ten_or_fewer_chapters"]),
+        (Ao3Config(language=None, min_words=0, more_than_chapters=0), []),
+    ],
+)
 def test_filters_are_flags(cfg, reasons):
-    line = json.dumps({"work_id": "1", "language": "Deutsch", "rating": "General Audiences",
-                       "chapters": ["a b c"] * 3}).encode()
+    line = json.dumps(
+        {"work_id": "1", "language": "Deutsch", "rating": "General Audiences", "chapters": ["a b c"] * 3}
+    ).encode()
     meta, chapters = assemble("1", parse_json_line("x:1", line))
     assert filter_reasons(meta, chapters, cfg) == reasons
 
@@ -104,8 +127,13 @@ def _variants():
 
 def test_list_valued_tags_and_comma_counts_are_accepted():
     (part,) = parse_json_line("dump_variants.jsonl:1", _variants()[0])
-    assert (part.work_id, part.title, part.rating, part.language, part.words) == \
-        ("6601", "Reed Lanterns", "General Audiences", "English", 12345)
+    assert (part.work_id, part.title, part.rating, part.language, part.words) == (
+        "6601",
+        "Reed Lanterns",
+        "General Audiences",
+        "English",
+        12345,
+    )
     book = ao3_book("6601", [part])
     assert book["info"]["stated_words"] == 12345 and len(book["chapters"]) == 12
 
@@ -123,25 +151,37 @@ def test_long_fic_dump_text_is_split_at_its_heading_lines():
     assert part.chapters[0].text.startswith("Edmer slept near the bridge as the tide turned.")
     book = ao3_book("6602", [part])  # the dump is ChapterBreak's filtered set: no rating field needed
     assert book["source"] == "ao3" and len(book["chapters"]) == 12
-    assert filter_reasons(dataclasses.replace(part, prefiltered=False), list(part.chapters), Ao3Config()) == \
-        ["language_unknown", "rating_unknown"]
+    assert filter_reasons(dataclasses.replace(part, prefiltered=False), list(part.chapters), Ao3Config()) == [
+        "language_unknown",
+        "rating_unknown",
+    ]
     bad = parse_json_line("dump_variants.jsonl:4", _variants()[3])
     assert bad == Drop("chapter_count_mismatch", "num_chaps=13 but 12 chapter headings in `text`")
 
 
 def test_split_dump_text_fallback_and_no_headings():
     text = "Chapter 1: Start\n\nOne two.\n\nChapter 3 of the book was read aloud.\n\nChapter 2\n\nThree."
-    assert split_dump_text(text) == [("Chapter 1: Start", "\nOne two.\n\nChapter 3 of the book was read aloud.\n"),
-                                     ("Chapter 2", "\nThree.")]
+    assert split_dump_text(text) == [
+        ("Chapter 1: Start", "\nOne two.\n\nChapter 3 of the book was read aloud.\n"),
+        ("Chapter 2", "\nThree."),
+    ]
     assert split_dump_text("Just prose.\n\n3. A list item") == []
     line = json.dumps({"9": {"title": "T", "num_chaps": 2, "text": "no headings here"}}).encode()
     assert parse_json_line("x:1", line).reason == "no_chapter_headings"
 
 
-@pytest.mark.parametrize("position, title, heading", [
-    (2, "2. Chapter 4", "Chapter 2"), (9, "9. Chapter 12", "Chapter 9"), (3, "Chapter 3: The Storm", "Chapter 3: The Storm"),
-    (4, "4. The Storm", "Chapter 4: The Storm"), (5, "Part 5", "Chapter 5"), (6, "101 Dalmatians", "Chapter 6: 101 Dalmatians"),
-    (7, "", "Chapter 7")])
+@pytest.mark.parametrize(
+    "position, title, heading",
+    [
+        (2, "2. Chapter 4", "Chapter 2"),
+        (9, "9. Chapter 12", "Chapter 9"),
+        (3, "Chapter 3: The Storm", "Chapter 3: The Storm"),
+        (4, "4. The Storm", "Chapter 4: The Storm"),
+        (5, "Part 5", "Chapter 5"),
+        (6, "101 Dalmatians", "Chapter 6: 101 Dalmatians"),
+        (7, "", "Chapter 7"),
+    ],
+)
 def test_normalise_heading_drops_numbering_only_titles(position, title, heading):
     assert normalise_heading(position, title) == heading
 
@@ -149,8 +189,9 @@ def test_normalise_heading_drops_numbering_only_titles(position, title, heading)
 def test_ao3_negatives_do_not_leak_their_number():
     (part,) = parse_json_line("dump_variants.jsonl:1", _variants()[0])
     book = ao3_book("6601", [part])
-    rows = chapter_examples(book["book_id"], "ao3", book_chapters(book), seed=2,
-                            config=ExampleConfig(prefix_lengths=(64,)))
+    rows = chapter_examples(
+        book["book_id"], "ao3", book_chapters(book), seed=2, config=ExampleConfig(prefix_lengths=(64,))
+    )
     for row in rows:
         first = row["gold"].split("\n")[0]
         assert first == f"Chapter {row['chapter_index'] + 1}"

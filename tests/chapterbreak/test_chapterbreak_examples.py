@@ -1,14 +1,15 @@
 """Unit and property tests of ChapterBreak examples: prefix cut, gold, negatives, headings (§2)."""
+
 from __future__ import annotations
 
 import dataclasses
 import pathlib
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from annotators.chapterbreak.books import book_chapters, gutenberg_book
-from annotators.chapterbreak.examples import (
-    BookChapter, ExampleConfig, chapter_examples, rewrite_heading)
+from annotators.chapterbreak.examples import BookChapter, ExampleConfig, chapter_examples, rewrite_heading
 from annotators.chapterbreak.records import PoolOpening
 from annotators.chapterbreak.subsets import subset_examples
 from annotators.text.tokenizers import get_tokenizer
@@ -27,16 +28,26 @@ def test_tokenizer_counts_and_cuts_verbatim():
 
 
 def test_rewrite_heading_keeps_gold_style():
-    assert rewrite_heading("CHAPTER VII\nTHE ROAD\n\nBody", "CHAPTER VII\nTHE ROAD", "VII", "III") == \
-        "CHAPTER III\nTHE ROAD\n\nBody"
+    assert (
+        rewrite_heading("CHAPTER VII\nTHE ROAD\n\nBody", "CHAPTER VII\nTHE ROAD", "VII", "III")
+        == "CHAPTER III\nTHE ROAD\n\nBody"
+    )
     # an arabic chapter number repeated in the title is rewritten too (it would tell the position)
-    assert rewrite_heading("Chapter 12: Chapter 12 Redux\n\nx", "Chapter 12: Chapter 12 Redux", "12", "3") == \
-        "Chapter 3: Chapter 3 Redux\n\nx"
-    assert rewrite_heading("Chapter 5: The 5th Day of 15\n\nOn day 5", "Chapter 5: The 5th Day of 15", "5", "2") == \
-        "Chapter 2: The 2th Day of 15\n\nOn day 5"
-    assert rewrite_heading("CHAPTER IV\nI AM BORN\n\nx", "CHAPTER IV\nI AM BORN", "IV", "I") == "CHAPTER I\nI AM BORN\n\nx"
-    assert rewrite_heading("The mill. Chapter IV.\n\nI went", "The mill. Chapter IV.", "IV", "II") == \
-        "The mill. Chapter II.\n\nI went"
+    assert (
+        rewrite_heading("Chapter 12: Chapter 12 Redux\n\nx", "Chapter 12: Chapter 12 Redux", "12", "3")
+        == "Chapter 3: Chapter 3 Redux\n\nx"
+    )
+    assert (
+        rewrite_heading("Chapter 5: The 5th Day of 15\n\nOn day 5", "Chapter 5: The 5th Day of 15", "5", "2")
+        == "Chapter 2: The 2th Day of 15\n\nOn day 5"
+    )
+    assert (
+        rewrite_heading("CHAPTER IV\nI AM BORN\n\nx", "CHAPTER IV\nI AM BORN", "IV", "I") == "CHAPTER I\nI AM BORN\n\nx"
+    )
+    assert (
+        rewrite_heading("The mill. Chapter IV.\n\nI went", "The mill. Chapter IV.", "IV", "II")
+        == "The mill. Chapter II.\n\nI went"
+    )
 
 
 def make_chapters(n: int, words: int = 60) -> list[BookChapter]:
@@ -70,8 +81,9 @@ def test_fixture_book_examples_exact():
 def test_caption_gold_starts_with_a_clean_heading_and_prefix_has_no_contents():
     config = ExampleConfig(prefix_lengths=(8192,), min_later_chapters=3, n_negatives=3)
     book = gutenberg_book("stray_heading.txt", (FIX / "stray_heading.txt").read_bytes())
-    rows = chapter_examples(book["book_id"], "pg19", book_chapters(book), seed=1,
-                            config=dataclasses.replace(config, headings="number"))
+    rows = chapter_examples(
+        book["book_id"], "pg19", book_chapters(book), seed=1, config=dataclasses.replace(config, headings="number")
+    )
     gold = next(r for r in rows if r["chapter_index"] == 3)
     assert gold["gold"].startswith("CHAPTER IV.\nTHE CHAPEL\n\n")
     assert all("Illustration" not in r["prefix"] and "_" not in r["gold"] for r in rows)
@@ -84,14 +96,18 @@ def test_caption_gold_starts_with_a_clean_heading_and_prefix_has_no_contents():
 def test_too_few_chapters_is_a_drop_and_keep_headings_option():
     assert chapter_examples("b", "pg19", make_chapters(6), seed=0).reason == "no_usable_boundary"
     rows = chapter_examples("b", "pg19", make_chapters(7), seed=0, config=ExampleConfig(headings="keep"))
-    assert len(rows) == 1 and sorted(n.split("\n")[0] for n in rows[0]["negatives"]) == \
-        [f"CHAPTER {i}" for i in range(3, 8)]
+    assert len(rows) == 1 and sorted(n.split("\n")[0] for n in rows[0]["negatives"]) == [
+        f"CHAPTER {i}" for i in range(3, 8)
+    ]
 
 
 def test_out_of_book_negatives_come_from_other_books():
-    pool = [PoolOpening("other", i, f"CHAPTER {i + 1}", str(i + 1), f"CHAPTER {i + 1}\n\nOther text {i}.") for i in range(6)]
-    rows = chapter_examples("b", "pg19", make_chapters(3), seed=0,
-                            config=ExampleConfig(negatives_from="out_of_book"), pool=pool)
+    pool = [
+        PoolOpening("other", i, f"CHAPTER {i + 1}", str(i + 1), f"CHAPTER {i + 1}\n\nOther text {i}.") for i in range(6)
+    ]
+    rows = chapter_examples(
+        "b", "pg19", make_chapters(3), seed=0, config=ExampleConfig(negatives_from="out_of_book"), pool=pool
+    )
     assert [r["chapter_index"] for r in rows] == [1, 2]
     assert all(set(r["negative_book_ids"]) == {"other"} for r in rows)
     assert all(n.startswith("CHAPTER 2\n") for n in rows[0]["negatives"])
@@ -110,9 +126,12 @@ def test_cause_and_dialogue_subsets_on_fixture():
 
 
 @settings(max_examples=40, deadline=None)
-@given(n=st.integers(min_value=7, max_value=14), words=st.integers(min_value=5, max_value=300),
-       seed=st.integers(min_value=0, max_value=10_000),
-       lengths=st.lists(st.sampled_from([16, 64, 256, 1024]), min_size=1, max_size=3))
+@given(
+    n=st.integers(min_value=7, max_value=14),
+    words=st.integers(min_value=5, max_value=300),
+    seed=st.integers(min_value=0, max_value=10_000),
+    lengths=st.lists(st.sampled_from([16, 64, 256, 1024]), min_size=1, max_size=3),
+)
 def test_property_negatives_and_prefix(n, words, seed, lengths):
     chapters = make_chapters(n, words)
     config = ExampleConfig(prefix_lengths=tuple(lengths))
@@ -120,7 +139,7 @@ def test_property_negatives_and_prefix(n, words, seed, lengths):
     assert {r["chapter_index"] for r in rows} == set(range(1, n - 5))
     for r in rows:
         k = r["chapter_index"] - 1
-        before = "\n\n".join(c.opening for c in chapters[:k + 1])
+        before = "\n\n".join(c.opening for c in chapters[: k + 1])
         assert before.endswith(r["prefix"]) and r["prefix"].endswith(chapters[k].body[-50:])
         assert r["prefix_tokens"] == TOK.count(r["prefix"]) <= r["prefix_length"]
         assert r["gold"] == TOK.head(chapters[k + 1].opening, 128)

@@ -1,4 +1,5 @@
 """Unit tests: PG decoding, boilerplate stripping and chapter detection (ChapterBreak §2)."""
+
 from __future__ import annotations
 
 import pathlib
@@ -32,16 +33,29 @@ def test_decode_mixed_lines_and_bad_inputs():
     assert decode_text(b"\x00\x01\x02abc").reason == "binary_file"
 
 
-@pytest.mark.parametrize("text, body, style", [
-    ("Header\n*** START OF THE PROJECT GUTENBERG EBOOK X ***\nBody line\n"
-     "*** END OF THE PROJECT GUTENBERG EBOOK X ***\nLicence",
-     "Body line", "modern"),
-    ("Intro\n*END*THE SMALL PRINT! FOR PUBLIC DOMAIN ETEXTS*Ver.04.29.93*END*\n\nBody\n\n"
-     "End of The Project Gutenberg Etext of X\n",
-     "Body", "small_print"),
-    ("Just a body\nwith two lines", "Just a body\nwith two lines", "none"),
-    ("*** START OF THIS PROJECT GUTENBERG EBOOK Y ***\n\nProduced by A. Volunteer\n\nTHE BOOK\n", "THE BOOK", "modern"),
-])
+@pytest.mark.parametrize(
+    "text, body, style",
+    [
+        (
+            "Header\n*** START OF THE PROJECT GUTENBERG EBOOK X ***\nBody line\n"
+            "*** END OF THE PROJECT GUTENBERG EBOOK X ***\nLicence",
+            "Body line",
+            "modern",
+        ),
+        (
+            "Intro\n*END*THE SMALL PRINT! FOR PUBLIC DOMAIN ETEXTS*Ver.04.29.93*END*\n\nBody\n\n"
+            "End of The Project Gutenberg Etext of X\n",
+            "Body",
+            "small_print",
+        ),
+        ("Just a body\nwith two lines", "Just a body\nwith two lines", "none"),
+        (
+            "*** START OF THIS PROJECT GUTENBERG EBOOK Y ***\n\nProduced by A. Volunteer\n\nTHE BOOK\n",
+            "THE BOOK",
+            "modern",
+        ),
+    ],
+)
 def test_strip_boilerplate_every_era(text, body, style):
     assert strip_boilerplate(text) == (body, style)
 
@@ -66,9 +80,15 @@ def test_fixture_modern_book_skips_contents_prose_and_reads_caption():
     assert "PREFACE" not in chapters[0].body
 
 
-@pytest.mark.parametrize("name, reason", [
-    ("one_chapter.txt", "fewer_than_two_chapters"), ("no_headings.txt", "no_chapter_headings"),
-    ("empty.txt", "empty_file"), ("binary.txt", "binary_file")])
+@pytest.mark.parametrize(
+    "name, reason",
+    [
+        ("one_chapter.txt", "fewer_than_two_chapters"),
+        ("no_headings.txt", "no_chapter_headings"),
+        ("empty.txt", "empty_file"),
+        ("binary.txt", "binary_file"),
+    ],
+)
 def test_fixture_rejects(name, reason):
     raw = (FIX / name).read_bytes()
     cleaned = clean_book(raw)
@@ -77,26 +97,36 @@ def test_fixture_rejects(name, reason):
 
 
 def test_contents_list_with_blank_lines_is_dropped():
-    toc = "\n\n".join(f"CHAPTER {r}. The {w} Room" for r, w in zip("I II III IV".split(), "Red Blue Green Grey".split()))
-    prose = "\n\n".join(f"CHAPTER {r}. The {w} Room\n\n" + ("Words of the chapter go here. " * 30)
-                        for r, w in zip("I II III IV".split(), "Red Blue Green Grey".split()))
+    toc = "\n\n".join(
+        f"CHAPTER {r}. The {w} Room" for r, w in zip("I II III IV".split(), "Red Blue Green Grey".split())
+    )
+    prose = "\n\n".join(
+        f"CHAPTER {r}. The {w} Room\n\n" + ("Words of the chapter go here. " * 30)
+        for r, w in zip("I II III IV".split(), "Red Blue Green Grey".split())
+    )
     chapters, info = detect_chapters(f"CONTENTS\n\n{toc}\n\n\nPREFACE\n\n{'A preface line. ' * 80}\n\n{prose}")
     assert [c.numeral for c in chapters] == ["I", "II", "III", "IV"]
     assert info["contents_entries"] == 4 and info["kept"] == 4
 
 
 def test_prose_lines_beginning_with_chapter_are_not_headings():
-    text = ("CHAPTER I\n\n" + "Some prose. " * 50 + "\n\nChapter 3 of the report was lost in the fire.\n\n"
-            "CHAPTER II\n\n" + "More prose. " * 50)
+    text = (
+        "CHAPTER I\n\n" + "Some prose. " * 50 + "\n\nChapter 3 of the report was lost in the fire.\n\n"
+        "CHAPTER II\n\n" + "More prose. " * 50
+    )
     chapters, _ = detect_chapters(text)
     assert [c.numeral for c in chapters] == ["I", "II"]
     assert "Chapter 3 of the report" in chapters[0].body
 
 
 # ---- review regressions (fixtures written by make_fixtures.py)
-@pytest.mark.parametrize("name, numerals, first_heading", [
-    ("contents_single_spaced.txt", ["I", "II", "III", "IV", "V", "VI"], "CHAPTER I.\nThe Mill"),
-    ("contents_pages_1990.txt", ["1", "2", "3", "4", "5", "6"], "Chapter 1: The Mill")])
+@pytest.mark.parametrize(
+    "name, numerals, first_heading",
+    [
+        ("contents_single_spaced.txt", ["I", "II", "III", "IV", "V", "VI"], "CHAPTER I.\nThe Mill"),
+        ("contents_pages_1990.txt", ["1", "2", "3", "4", "5", "6"], "Chapter 1: The Mill"),
+    ],
+)
 def test_single_spaced_contents_list_is_not_a_chapter(name, numerals, first_heading):
     chapters, info = chapters_of(FIX / name)
     assert [c.numeral for c in chapters] == numerals
@@ -108,8 +138,9 @@ def test_single_spaced_contents_list_is_not_a_chapter(name, numerals, first_head
 def test_run_of_short_chapters_is_not_a_contents_list():
     chapters, info = chapters_of(FIX / "short_chapters.txt")
     assert [c.numeral for c in chapters] == ["I", "II", "III", "IV", "V", "VI", "VII", "VIII"]
-    assert chapters[2].body == ("Corwin waited by the orchard with a lantern in hand, and nobody there\n"
-                                "said a word about it.")
+    assert chapters[2].body == (
+        "Corwin waited by the orchard with a lantern in hand, and nobody there\nsaid a word about it."
+    )
     assert info == {"encoding": "utf-8", "boilerplate": "modern"}
 
 
@@ -173,17 +204,22 @@ def test_real_books_second_chapters_begin_at_their_heading():
     assert info["encoding"] == "cp1252" and "\u2014" in frank[0].body
 
 
-@pytest.mark.parametrize("rel", ["pg_2017/pg1661.txt", "pg_2017/pg236.txt", "pg_2017/pg5200.txt",
-                                 "pg_2017/pg98.txt", "pg_2024/pg64317.txt"])
+@pytest.mark.parametrize(
+    "rel", ["pg_2017/pg1661.txt", "pg_2017/pg236.txt", "pg_2017/pg5200.txt", "pg_2017/pg98.txt", "pg_2024/pg64317.txt"]
+)
 def test_real_books_without_chapter_headings_are_rejected(rel):
     body, _ = clean_book(shared_path("gutenberg", rel).read_bytes())
     assert detect_chapters(body).reason == "no_chapter_headings"
 
 
-@pytest.mark.parametrize("rel, count, first", [
-    ("pg_2024/pg64317.txt", 9, "In my younger and more vulnerable years"),
-    ("pg_2017/pg98.txt", 45, "It was the best of times"),
-    ("pg_2017/pg5200.txt", 3, "One morning, when Gregor Samsa")])
+@pytest.mark.parametrize(
+    "rel, count, first",
+    [
+        ("pg_2024/pg64317.txt", 9, "In my younger and more vulnerable years"),
+        ("pg_2017/pg98.txt", 45, "It was the best of times"),
+        ("pg_2017/pg5200.txt", 3, "One morning, when Gregor Samsa"),
+    ],
+)
 def test_optional_bare_numeral_headings(rel, count, first):
     chapters, _ = chapters_of(shared_path("gutenberg", rel), heading_styles=("chapter", "numeral"))
     assert len(chapters) == count and chapters[0].body.startswith(first)

@@ -4,6 +4,7 @@ The tokenizers are trained here, offline, with the `tokenizers` library (a GPT-2
 byte-level BPE and a BERT-style WordPiece); every cut text is encoded again on its own with
 the same file: golds hold exactly 128 of its tokens and prefixes at most the asked length.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,8 @@ import shutil
 
 import pandas as pd
 import pytest
-
 from conftest import shared_path, write_tiny_gpt2, write_tokenizer_json
+
 from annotators.chapterbreak.gutenberg import decode_text
 from annotators.text.tokenizers import get_tokenizer
 from pipelines.chapterbreak import run
@@ -40,8 +41,22 @@ def vocab(books, tmp_path_factory):
 
 
 def build(books, out: pathlib.Path, spec: str) -> pd.DataFrame:
-    run(["--gutenberg", str(books / "*.txt"), "--output", str(out), "--tokenizer", spec,
-         "--prefix_lengths", ",".join(map(str, LENGTHS)), "--subsets", "cause,dialogue", "--seed", "3"])
+    run(
+        [
+            "--gutenberg",
+            str(books / "*.txt"),
+            "--output",
+            str(out),
+            "--tokenizer",
+            spec,
+            "--prefix_lengths",
+            ",".join(map(str, LENGTHS)),
+            "--subsets",
+            "cause,dialogue",
+            "--seed",
+            "3",
+        ]
+    )
     return pd.read_parquet(out / "examples")
 
 

@@ -1,8 +1,8 @@
 """ChapterBreak as the paper built it: wrapped headings, heading lines that give nothing away,
 Appendix A's cause and dialogue subsets from every book, duplicate books, subword lengths."""
+
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import pathlib
@@ -18,15 +18,17 @@ from annotators.chapterbreak.chapters import ChapterConfig, detect_chapters
 from annotators.chapterbreak.dedup import duplicate_books, similarity
 from annotators.chapterbreak.examples import BookText, ExampleConfig, chapter_examples, heading_phrase
 from annotators.chapterbreak.headings import wrapped_title
+from annotators.chapterbreak.numerals import numeral_value
 from annotators.chapterbreak.steps import book_examples, gutenberg_key
 from annotators.chapterbreak.subsets import PAPER_PER_BOOK, boundaries, positions, subset_examples
-from annotators.chapterbreak.numerals import numeral_value
 from annotators.text.tokenizers import get_tokenizer
 from pipelines.chapterbreak import run
 
 FIX = pathlib.Path(__file__).parents[1] / "fixtures" / "chapterbreak" / "books"
-PROSE = ("The boats came in late that evening, and the men who had rowed them sat a long while on the "
-         "shingle without speaking, watching the lamps come on one by one along the harbour wall.\n")
+PROSE = (
+    "The boats came in late that evening, and the men who had rowed them sat a long while on the "
+    "shingle without speaking, watching the lamps come on one by one along the harbour wall.\n"
+)
 
 
 def book(name: str, **kw) -> dict:
@@ -35,11 +37,11 @@ def book(name: str, **kw) -> dict:
 
 # 1. Headings whose title wraps onto the next line ------------------------------------------
 
+
 def test_wrapped_titles_are_part_of_their_heading():
     chapters = book("wrapped_titles.txt")["chapters"]
     assert [c["number"] for c in chapters] == list(range(1, 11))
-    assert chapters[1]["heading"] == ("CHAPTER 2. Marten and Ilse Mend a Torn Net; and Then Have a Quarrel\n"
-                                      "over It.")
+    assert chapters[1]["heading"] == ("CHAPTER 2. Marten and Ilse Mend a Torn Net; and Then Have a Quarrel\nover It.")
     assert chapters[1]["title"] == "Marten and Ilse Mend a Torn Net; and Then Have a Quarrel over It."
     assert chapters[4]["title"] == "How the Lighthouse Keeper Lost His Lamp in the Great Autumn Storm"
     assert all(not c["body"].startswith(("over It.", "Autumn Storm", "Market Town")) for c in chapters)
@@ -68,9 +70,11 @@ def test_moby_dick_chapter_73_is_found_and_prose_is_never_a_title():
 
 def test_moby_dick_wrapped_headings_as_pg_2701_prints_them():
     """The three wrapped headings of PG #2701, with a double-spaced contents list before them."""
-    wrapped = {56: ("Of the Less Erroneous Pictures of Whales, and the True Pictures of Whaling", "Scenes."),
-               57: ("Of Whales in Paint; in Teeth; in Wood; in Sheet-Iron; in", "Stone; in Mountains; in Stars."),
-               73: ("Stubb and Flask kill a Right Whale; and Then Have a Talk", "over Him.")}
+    wrapped = {
+        56: ("Of the Less Erroneous Pictures of Whales, and the True Pictures of Whaling", "Scenes."),
+        57: ("Of Whales in Paint; in Teeth; in Wood; in Sheet-Iron; in", "Stone; in Mountains; in Stars."),
+        73: ("Stubb and Flask kill a Right Whale; and Then Have a Talk", "over Him."),
+    }
 
     def heading(n):
         return f"CHAPTER {n}. {wrapped[n][0]}\n{wrapped[n][1]}" if n in wrapped else f"CHAPTER {n}. The Line."
@@ -85,18 +89,22 @@ def test_moby_dick_wrapped_headings_as_pg_2701_prints_them():
         assert chapter.title == f"{first} {second}" and chapter.body.startswith("The boats came in late")
 
 
-@pytest.mark.parametrize("lines, wrapped", [
-    (["Stubb and Flask kill a Right Whale; and Then Have a Talk", "over Him."], True),
-    (["The Wreck of the", "Morning Star"], True),
-    (["The Storm.", "It rained all night."], False),  # the first line ends a sentence
-    (["It was a cold and bitter night when the boats came", "in, and nobody spoke of the storm at all"], False),
-    (["A Title", "that", "runs", "on"], False),  # longer than a wrapped title
-])
+@pytest.mark.parametrize(
+    "lines, wrapped",
+    [
+        (["Stubb and Flask kill a Right Whale; and Then Have a Talk", "over Him."], True),
+        (["The Wreck of the", "Morning Star"], True),
+        (["The Storm.", "It rained all night."], False),  # the first line ends a sentence
+        (["It was a cold and bitter night when the boats came", "in, and nobody spoke of the storm at all"], False),
+        (["A Title", "that", "runs", "on"], False),  # longer than a wrapped title
+    ],
+)
 def test_wrapped_title_rule(lines, wrapped):
     assert wrapped_title(lines) is wrapped
 
 
 # 3. Heading lines that give nothing away -----------------------------------------------------
+
 
 def heading_line(text: str) -> str:
     return text.split("\n", 1)[0]
@@ -135,8 +143,9 @@ def fixture_rows(headings: str) -> list[dict]:
     rows = []
     for name in ("wrapped_titles.txt", "hallow_fen_1990s.txt", "quarry_road_modern.txt", "stray_heading.txt"):
         b = book(name)
-        rows += [r for s in range(3)
-                 for r in chapter_examples(b["book_id"], "pg19", book_chapters(b), seed=s, config=config)]
+        rows += [
+            r for s in range(3) for r in chapter_examples(b["book_id"], "pg19", book_chapters(b), seed=s, config=config)
+        ]
     return rows
 
 
@@ -179,6 +188,7 @@ def test_heading_modes():
 
 # 2. Appendix A's cause and dialogue subsets --------------------------------------------------
 
+
 def text_of(*paragraphs: str) -> BookText:
     from annotators.chapterbreak.examples import BookChapter
 
@@ -186,20 +196,34 @@ def text_of(*paragraphs: str) -> BookText:
 
 
 def test_boundaries_are_sentence_and_paragraph_starts():
-    t = text_of("Title line", "Mr. Darcy came in. He sat down! \u201cWell?\u201d she asked. J. Smith waited.",
-                "Because it rained, they stayed.")
+    t = text_of(
+        "Title line",
+        "Mr. Darcy came in. He sat down! \u201cWell?\u201d she asked. J. Smith waited.",
+        "Because it rained, they stayed.",
+    )
     starts = [t.text[s:e] for s, e in boundaries(t)]
-    assert starts == ["Mr. Darcy came in.", "He sat down!", "\u201cWell?\u201d she asked.", "J. Smith waited.",
-                      "Because it rained, they stayed."]
+    assert starts == [
+        "Mr. Darcy came in.",
+        "He sat down!",
+        "\u201cWell?\u201d she asked.",
+        "J. Smith waited.",
+        "Because it rained, they stayed.",
+    ]
 
 
 def test_cause_is_a_cue_in_the_first_sentence_and_dialogue_an_opening_quote():
-    t = text_of("Intro.", "They left early, because the tide was turning. Nobody spoke.",
-                "The storm broke. Owing to the wind the boats stayed in.", "The day ended. It was due to rain.",
-                "'Come here,' she said.", "It was the men's boat. \"Row!\" he cried.", "He said nothing because.")
-    cause = [t.text[p:p + 20].split("\n")[0] for p in positions(t, "cause")]
+    t = text_of(
+        "Intro.",
+        "They left early, because the tide was turning. Nobody spoke.",
+        "The storm broke. Owing to the wind the boats stayed in.",
+        "The day ended. It was due to rain.",
+        "'Come here,' she said.",
+        'It was the men\'s boat. "Row!" he cried.',
+        "He said nothing because.",
+    )
+    cause = [t.text[p : p + 20].split("\n")[0] for p in positions(t, "cause")]
     assert cause == ["They left early, bec", "Owing to the wind th", "It was due to rain.", "He said nothing beca"]
-    assert [t.text[p:p + 6] for p in positions(t, "dialogue")] == ["'Come ", "\"Row!\""]
+    assert [t.text[p : p + 6] for p in positions(t, "dialogue")] == ["'Come ", '"Row!"']
 
 
 def test_subsets_come_from_a_book_without_chapters_with_later_same_book_negatives():
@@ -211,7 +235,7 @@ def test_subsets_come_from_a_book_without_chapters_with_later_same_book_negative
     assert 0 < len(kinds["dialogue"]) <= PAPER_PER_BOOK[("pg19", "dialogue")]
     text = BookText(book_chapters(b), "words_punct_v1").text
     for r in rows:
-        assert text[r["cut_offset"]:].startswith(r["gold"]) and text[:r["cut_offset"]].endswith(r["prefix"])
+        assert text[r["cut_offset"] :].startswith(r["gold"]) and text[: r["cut_offset"]].endswith(r["prefix"])
         assert r["gold_tokens"] == 128 and len(r["negatives"]) == 5 and set(r["negative_book_ids"]) == {b["book_id"]}
         for neg in r["negatives"]:
             at = text.index(neg)
@@ -219,7 +243,9 @@ def test_subsets_come_from_a_book_without_chapters_with_later_same_book_negative
         if r["boundary"] == "dialogue":
             assert all(x[0] in "\"\u201c'" for x in [r["gold"], *r["negatives"]])
         else:
-            assert all(re.search(r"(?i)\b(because|due to|owing to)\b", x.split(".")[0]) for x in [r["gold"], *r["negatives"]])
+            assert all(
+                re.search(r"(?i)\b(because|due to|owing to)\b", x.split(".")[0]) for x in [r["gold"], *r["negatives"]]
+            )
     assert book_examples(b, seed=5, config=ExampleConfig(prefix_lengths=(256,))) == rows
 
 
@@ -229,15 +255,23 @@ def test_per_book_cap_is_seeded():
 
     def draw(cap, seed=0):
         config = ExampleConfig(prefix_lengths=(64,), subset_per_book=cap)
-        return [r["cut_offset"] for r in subset_examples(b["book_id"], "pg19", chapters, "dialogue", seed=seed,
-                                                         config=config)]
+        return [
+            r["cut_offset"]
+            for r in subset_examples(b["book_id"], "pg19", chapters, "dialogue", seed=seed, config=config)
+        ]
 
     everything = draw("0")
     assert len(draw("3")) == 3 and set(draw("3")) <= set(everything) and len(everything) >= 10
     assert draw("3", seed=1) != draw("3", seed=2)
     assert len(draw("paper")) == min(69, len(everything))
-    assert len(subset_examples(b["book_id"], "ao3", chapters, "dialogue", seed=0,
-                               config=ExampleConfig(prefix_lengths=(64,)))) == 9
+    assert (
+        len(
+            subset_examples(
+                b["book_id"], "ao3", chapters, "dialogue", seed=0, config=ExampleConfig(prefix_lengths=(64,))
+            )
+        )
+        == 9
+    )
 
 
 @pytest.mark.slow
@@ -261,9 +295,13 @@ def test_real_books_give_subsets_at_the_papers_rates_chapters_or_not():
 
 # 5. Duplicate books ---------------------------------------------------------------------------
 
+
 def keys_of(*names_and_texts):
-    return [key for name, raw in names_and_texts
-            for key in gutenberg_key((name, raw), ChapterConfig(), keep_unchaptered=True)]
+    return [
+        key
+        for name, raw in names_and_texts
+        for key in gutenberg_key((name, raw), ChapterConfig(), keep_unchaptered=True)
+    ]
 
 
 def test_copies_and_editions_collapse_and_unrelated_books_do_not():
@@ -271,10 +309,16 @@ def test_copies_and_editions_collapse_and_unrelated_books_do_not():
     text = raw.decode("cp1252")
     paras = text.split("\n\n")
     rewrapped = "\n\n".join(textwrap.fill(" ".join(p.split()), 50) for p in paras)
-    edition = "\n\n".join(p if i % 25 != 7 else "An editor added this note of his own here." for i, p in enumerate(paras))
-    keys = keys_of(("b.txt", raw), ("a_copy.txt", rewrapped.encode()), ("edition.txt", edition.encode()),
-                   ("other.txt", (FIX / "hallow_fen_1990s.txt").read_bytes()),
-                   ("novel.txt", (FIX / "unchaptered_novel.txt").read_bytes()))
+    edition = "\n\n".join(
+        p if i % 25 != 7 else "An editor added this note of his own here." for i, p in enumerate(paras)
+    )
+    keys = keys_of(
+        ("b.txt", raw),
+        ("a_copy.txt", rewrapped.encode()),
+        ("edition.txt", edition.encode()),
+        ("other.txt", (FIX / "hallow_fen_1990s.txt").read_bytes()),
+        ("novel.txt", (FIX / "unchaptered_novel.txt").read_bytes()),
+    )
     assert similarity(keys[0], keys[1]) >= 0.95 and similarity(keys[0], keys[2]) >= 0.8
     assert max(similarity(a, b) for a, b in itertools.combinations(keys[2:], 2)) < 0.1
     verdicts = duplicate_books(keys)
@@ -296,13 +340,26 @@ def test_the_copy_with_chapters_is_kept():
 
 # 4. Subword lengths ----------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_bpe_vocabulary_counts_prefix_and_suffix_lengths(tmp_path):
     (tmp_path / "gpt2-small").mkdir()
     vocab = write_tiny_gpt2(tmp_path / "gpt2-small")
     out = tmp_path / "out"
-    run(["--gutenberg", str(FIX / "hallow_fen_1990s.txt"), "--output", str(out), "--prefix_lengths", "300",
-         "--tokenizer", f"gpt2:{vocab}", "--subsets", "none"])
+    run(
+        [
+            "--gutenberg",
+            str(FIX / "hallow_fen_1990s.txt"),
+            "--output",
+            str(out),
+            "--prefix_lengths",
+            "300",
+            "--tokenizer",
+            f"gpt2:{vocab}",
+            "--subsets",
+            "none",
+        ]
+    )
     tok = get_tokenizer(f"gpt2:{vocab}")
     ex = pd.read_parquet(out / "examples")
     assert len(ex) > 0 and set(ex.tokenizer) == {tok.name} and tok.name.startswith("hf:BPE:")

@@ -1,4 +1,5 @@
 """Pipeline tests: `python -m pipelines.chapterbreak` on fixtures (+ real books when present)."""
+
 from __future__ import annotations
 
 import json
@@ -7,8 +8,8 @@ import shutil
 
 import pandas as pd
 import pytest
-
 from conftest import SHARED_DATA
+
 from annotators.chapterbreak.examples import heading_phrase
 from annotators.chapterbreak.reasons import JOB_REASONS
 from pipelines.chapterbreak import run
@@ -133,8 +134,11 @@ def test_released_layout_matches_examples(built):
 def test_deterministic_on_two_workers(built, tmp_path):
     out, books, ao3 = built
     out2 = tmp_path / "out2"
-    run(["--gutenberg", str(books / "*.txt"), "--ao3", str(ao3), "--output", str(out2)] + ARGS
-        + ["--direct_running_mode=multi_processing", "--direct_num_workers=2"])
+    run(
+        ["--gutenberg", str(books / "*.txt"), "--ao3", str(ao3), "--output", str(out2)]
+        + ARGS
+        + ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
+    )
     files = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(out2) for p in out2.rglob("*") if p.is_file())
     for rel in files:
@@ -142,8 +146,18 @@ def test_deterministic_on_two_workers(built, tmp_path):
 
 
 def test_out_of_book_option(tmp_path):
-    run(["--gutenberg", str(FIX / "books" / "*.txt"), "--output", str(tmp_path), "--negatives", "out_of_book",
-         "--prefix_lengths", "128"])
+    run(
+        [
+            "--gutenberg",
+            str(FIX / "books" / "*.txt"),
+            "--output",
+            str(tmp_path),
+            "--negatives",
+            "out_of_book",
+            "--prefix_lengths",
+            "128",
+        ]
+    )
     ex = table(tmp_path, "examples")
     assert len(ex[ex.boundary == "chapter"]) > 0
     for r in ex.itertuples():  # Appendix F applies to chapter breaks; subsets stay in-book

@@ -1,4 +1,5 @@
 """Reject reasons, flags and page decoding of the chapterbreak job (issue 10 items 3, 5, 6)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -72,11 +73,35 @@ def test_every_existing_flag_and_spelling(sep):
     def flag(name):
         return "--" + name.replace("_", sep)
 
-    argv = [flag("prefix_lengths"), "8192,256,256", flag("suffix_tokens"), "64", flag("negatives"), "out_of_book",
-            flag("subsets"), "cause", flag("headings"), "keep", flag("subset_per_book"), "7",
-            flag("duplicate_threshold"), "0.9", flag("heading_styles"), "chapter,numeral",
-            flag("strict_numbering"), flag("tokenizer"), "whitespace_v1", flag("ao3_language"), "",
-            flag("ao3_rating"), "Teen", flag("ao3_min_words"), "5", flag("ao3_more_than_chapters"), "3"]
+    argv = [
+        flag("prefix_lengths"),
+        "8192,256,256",
+        flag("suffix_tokens"),
+        "64",
+        flag("negatives"),
+        "out_of_book",
+        flag("subsets"),
+        "cause",
+        flag("headings"),
+        "keep",
+        flag("subset_per_book"),
+        "7",
+        flag("duplicate_threshold"),
+        "0.9",
+        flag("heading_styles"),
+        "chapter,numeral",
+        flag("strict_numbering"),
+        flag("tokenizer"),
+        "whitespace_v1",
+        flag("ao3_language"),
+        "",
+        flag("ao3_rating"),
+        "Teen",
+        flag("ao3_min_words"),
+        "5",
+        flag("ao3_more_than_chapters"),
+        "3",
+    ]
     parser = build_parser()
     from pipelines.engine.options import parse_job_args
 
@@ -84,9 +109,15 @@ def test_every_existing_flag_and_spelling(sep):
     chapters, examples, ao3 = configs(args)
     assert (args.shards, args.seed) == (2, 3)
     assert chapters == ChapterConfig(heading_styles=("chapter", "numeral"), strict_numbering=True)
-    assert examples == ExampleConfig(prefix_lengths=(256, 8192), suffix_tokens=64, negatives_from="out_of_book",
-                                     subsets=("cause",), headings="keep", subset_per_book="7",
-                                     tokenizer="whitespace_v1")
+    assert examples == ExampleConfig(
+        prefix_lengths=(256, 8192),
+        suffix_tokens=64,
+        negatives_from="out_of_book",
+        subsets=("cause",),
+        headings="keep",
+        subset_per_book="7",
+        tokenizer="whitespace_v1",
+    )
     assert args.duplicate_threshold == 0.9
     assert ao3 == Ao3Config(language=None, rating="Teen", min_words=5, more_than_chapters=3)
 
@@ -96,18 +127,21 @@ def test_config_fields_have_help():
         assert all(f.metadata.get("help") for f in dataclasses.fields(cls)), cls
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--keep_headings"], "--keep_headings is gone; use --headings keep"),
-    (["--keep-headings"], "--keep_headings is gone; use --headings keep"),
-    (["--subset_per_chapter", "2"], "--subset_per_chapter is gone; use --subset_per_book"),
-    (["--subsets", "cause,plot"], "unknown ['plot']"),
-    (["--subset_per_book", "many"], "'paper' or a count >= 0"),
-    (["--tokenizer", "gpt2:/no/such/folder"], "no GPT-2 vocabulary"),
-    (["--tokenizer", "hf:/no/such/tokenizer.json"], "no such file or folder"),
-    (["--tokenizer", "hf:/"], "holds no tokenizer.json"),
-    (["--tokenizer", "hf:" + __file__], "not a tokenizers tokenizer.json"),
-    (["--tokenizer", "hf"], "unknown tokenizer 'hf'"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--keep_headings"], "--keep_headings is gone; use --headings keep"),
+        (["--keep-headings"], "--keep_headings is gone; use --headings keep"),
+        (["--subset_per_chapter", "2"], "--subset_per_chapter is gone; use --subset_per_book"),
+        (["--subsets", "cause,plot"], "unknown ['plot']"),
+        (["--subset_per_book", "many"], "'paper' or a count >= 0"),
+        (["--tokenizer", "gpt2:/no/such/folder"], "no GPT-2 vocabulary"),
+        (["--tokenizer", "hf:/no/such/tokenizer.json"], "no such file or folder"),
+        (["--tokenizer", "hf:/"], "holds no tokenizer.json"),
+        (["--tokenizer", "hf:" + __file__], "not a tokenizers tokenizer.json"),
+        (["--tokenizer", "hf"], "unknown tokenizer 'hf'"),
+    ],
+)
 def test_retired_and_bad_flags_are_usage_errors(argv, message, capsys):
     from pipelines.chapterbreak import run
 

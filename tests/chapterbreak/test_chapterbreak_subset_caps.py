@@ -1,10 +1,12 @@
 """The cause and dialogue subsets reach Table 4's per-book rates only through the per-book cap
 (issue 30): the job counts what each book would give uncapped, in stats.json and the card."""
+
 from __future__ import annotations
 
 import pathlib
 
 import pytest
+from conftest import shared_path
 
 from annotators.chapterbreak.books import book_chapters, gutenberg_book
 from annotators.chapterbreak.card import PER_BOOK_ROWS, cap_lines, dataset_stats
@@ -12,7 +14,6 @@ from annotators.chapterbreak.examples import BookText, ExampleConfig
 from annotators.chapterbreak.records import BookStat, BoundaryStat
 from annotators.chapterbreak.steps import book_stat
 from annotators.chapterbreak.subsets import KINDS, subset_examples, uncapped_count
-from conftest import shared_path
 
 FIX = pathlib.Path(__file__).parents[1] / "fixtures" / "chapterbreak" / "books"
 CONFIG = ExampleConfig(prefix_lengths=(64,))
@@ -27,10 +28,13 @@ def drawn_without_cap(book: dict, kind: str) -> int:
 def _repeating_book() -> dict:
     """A book ending in one passage said over and over: its suffixes equal the later ones,
     so only the last few (cut short by the end of the book) can be their negatives."""
-    opening = "\n\n".join(f'"Night {k} was quieter," the keeper wrote, because he kept a log of every one.'
-                            for k in range(12))
-    refrain = ('"Again and again the bell rang over the water," he said, because the keeper had told '
-               "him to count every stroke of it until the morning came.")
+    opening = "\n\n".join(
+        f'"Night {k} was quieter," the keeper wrote, because he kept a log of every one.' for k in range(12)
+    )
+    refrain = (
+        '"Again and again the bell rang over the water," he said, because the keeper had told '
+        "him to count every stroke of it until the morning came."
+    )
     text = opening + "\n\n" + "\n\n".join([refrain] * 20)
     return gutenberg_book("repeating.txt", text.encode("utf-8"), keep_unchaptered=True)
 
@@ -49,8 +53,9 @@ def test_uncapped_count_leaves_out_suffixes_whose_only_negatives_are_copies():
     counts = {kind: uncapped_count(text, kind, CONFIG) for kind in KINDS}
     assert counts == {kind: drawn_without_cap(book, kind) for kind in KINDS}
     # a boundary with enough later ones, but not enough that differ from it, gives nothing
-    later = {kind: sum(len(text_after) >= CONFIG.n_negatives for text_after in _later_lists(text, kind))
-             for kind in KINDS}
+    later = {
+        kind: sum(len(text_after) >= CONFIG.n_negatives for text_after in _later_lists(text, kind)) for kind in KINDS
+    }
     assert counts["dialogue"] >= 10 and counts["dialogue"] < later["dialogue"]
 
 
@@ -70,10 +75,16 @@ def test_book_stat_counts_each_subset_kind():
 
 
 def _stats(n_books: int, per_book: str = "paper") -> dict:
-    books = [BookStat("pg19", f"b{k}", 0, 1000, f"book{k:02d}.txt", (("cause", 30 + k), ("dialogue", 690)))
-             for k in range(n_books)]
-    bounds = [BoundaryStat("pg19", kind, f"b{k}", f"{kind}{k}-{i}")
-              for k in range(n_books) for kind, n in (("cause", 11), ("dialogue", 69)) for i in range(n)]
+    books = [
+        BookStat("pg19", f"b{k}", 0, 1000, f"book{k:02d}.txt", (("cause", 30 + k), ("dialogue", 690)))
+        for k in range(n_books)
+    ]
+    bounds = [
+        BoundaryStat("pg19", kind, f"b{k}", f"{kind}{k}-{i}")
+        for k in range(n_books)
+        for kind, n in (("cause", 11), ("dialogue", 69))
+        for i in range(n)
+    ]
     return dataset_stats(books, bounds, per_book)
 
 

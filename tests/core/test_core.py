@@ -1,4 +1,5 @@
 """annotators.core: keep-first dedup, P/R/F1, and the one catalogue of reject reasons."""
+
 from __future__ import annotations
 
 import ast
@@ -17,16 +18,22 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 def test_keep_first_keeps_the_earliest_by_order_not_arrival():
     group = [{"id": "b.jsonl:3"}, {"id": "a.jsonl:9"}, {"id": "a.jsonl:2"}]
     out = keep_first(group, order=lambda r: r["id"], input_id=lambda r: r["id"], reason="exact_duplicate")
-    assert out == [("a.jsonl:2", [{"id": "a.jsonl:2"}]),
-                   ("a.jsonl:9", Drop("exact_duplicate", "same as a.jsonl:2")),
-                   ("b.jsonl:3", Drop("exact_duplicate", "same as a.jsonl:2"))]
-    assert keep_first(list(reversed(group)), order=lambda r: r["id"], input_id=lambda r: r["id"],
-                      reason="exact_duplicate") == out
+    assert out == [
+        ("a.jsonl:2", [{"id": "a.jsonl:2"}]),
+        ("a.jsonl:9", Drop("exact_duplicate", "same as a.jsonl:2")),
+        ("b.jsonl:3", Drop("exact_duplicate", "same as a.jsonl:2")),
+    ]
+    assert (
+        keep_first(list(reversed(group)), order=lambda r: r["id"], input_id=lambda r: r["id"], reason="exact_duplicate")
+        == out
+    )
     assert keep_first([], order=str, input_id=str, reason="duplicate_id") == []
 
 
-@pytest.mark.parametrize("hits,pred,gold,expected", [
-    (3, 4, 6, (0.75, 0.5, 0.6)), (0, 0, 5, (0.0, 0.0, 0.0)), (0, 3, 0, (0.0, 0.0, 0.0)), (2, 2, 2, (1.0, 1.0, 1.0))])
+@pytest.mark.parametrize(
+    "hits,pred,gold,expected",
+    [(3, 4, 6, (0.75, 0.5, 0.6)), (0, 0, 5, (0.0, 0.0, 0.0)), (0, 3, 0, (0.0, 0.0, 0.0)), (2, 2, 2, (1.0, 1.0, 1.0))],
+)
 def test_prf(hits, pred, gold, expected):
     assert prf(hits, pred, gold) == pytest.approx(expected)
 

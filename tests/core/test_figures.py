@@ -1,4 +1,5 @@
 """Card figures: counting, binning, summaries, deterministic PNGs, and reading written tables."""
+
 from __future__ import annotations
 
 import collections
@@ -20,8 +21,8 @@ def png_chunks(data: bytes) -> list[bytes]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     out, at = [], 8
     while at < len(data):
-        size = int.from_bytes(data[at:at + 4], "big")
-        out.append(data[at + 4:at + 8])
+        size = int.from_bytes(data[at : at + 4], "big")
+        out.append(data[at + 4 : at + 8])
         at += 12 + size
     return out
 
@@ -76,9 +77,9 @@ def test_png_has_pixels_for_each_line():
     data = draw(LENGTHS, counts)
     at, idat = 8, b""
     while at < len(data):
-        size = int.from_bytes(data[at:at + 4], "big")
-        if data[at + 4:at + 8] == b"IDAT":
-            idat += data[at + 8:at + 8 + size]
+        size = int.from_bytes(data[at : at + 4], "big")
+        if data[at + 4 : at + 8] == b"IDAT":
+            idat += data[at + 8 : at + 8 + size]
         at += 12 + size
     raw = zlib.decompress(idat)
     assert len(set(raw)) > 10
@@ -87,9 +88,14 @@ def test_png_has_pixels_for_each_line():
 def test_card_section_lists_each_line_and_links_the_png():
     counts: dict = {}
     count_values(counts, "clozet", ["train", "train", "val"], [200, 300, 250])
-    entry = {"file": LENGTHS.file, "title": LENGTHS.title,
-             "panels": [{"panel": p, "lines": [{"line": line, "summary": s} for line, s in lines]}
-                        for p, lines in panels(LENGTHS, counts)]}
+    entry = {
+        "file": LENGTHS.file,
+        "title": LENGTHS.title,
+        "panels": [
+            {"panel": p, "lines": [{"line": line, "summary": s} for line, s in lines]}
+            for p, lines in panels(LENGTHS, counts)
+        ],
+    }
     text = card_section([entry, {"file": "figures/x.png", "title": "X", "missing": "no table x in this output"}])
     assert "![Story length](figures/lengths.png)" in text
     assert "| clozet | train | 2 | 200 | 200 | 250 | 300 |" in text
@@ -109,20 +115,37 @@ def test_figures_are_read_from_written_tables(tmp_path):
     from pipelines.engine.figures import draw_figures, figure_counts
 
     schema = pa.schema([("split", pa.string()), ("story", pa.string()), ("status", pa.string())])
-    for table, rows in {"clozet": [("train", "一二三", "ok"), ("test", "一二三四五", "ok")],
-                        "outgen": [("train", "一", "ok"), ("train", "一二", "rejected")]}.items():
+    for table, rows in {
+        "clozet": [("train", "一二三", "ok"), ("test", "一二三四五", "ok")],
+        "outgen": [("train", "一", "ok"), ("train", "一二", "rejected")],
+    }.items():
         (tmp_path / table).mkdir()
         data = pa.table({k: [r[i] for r in rows] for i, k in enumerate(schema.names)}, schema=schema)
         pq.write_table(data, tmp_path / table / "train-00000-of-00001.parquet", row_group_size=1)
-    kept = Figure("ok_lengths", "Lengths", "characters", ("clozet", "outgen"), "chars:story", line="split",
-                  where=(("status", "ok"),))
+    kept = Figure(
+        "ok_lengths",
+        "Lengths",
+        "characters",
+        ("clozet", "outgen"),
+        "chars:story",
+        line="split",
+        where=(("status", "ok"),),
+    )
     by_status = Figure("by_status", "Lengths", "characters", ("outgen",), "chars:story", panel="status")
-    assert figure_counts(str(tmp_path), kept) == {("clozet", "train"): {3: 1}, ("clozet", "test"): {5: 1},
-                                                  ("outgen", "train"): {1: 1}}
+    assert figure_counts(str(tmp_path), kept) == {
+        ("clozet", "train"): {3: 1},
+        ("clozet", "test"): {5: 1},
+        ("outgen", "train"): {1: 1},
+    }
     assert figure_counts(str(tmp_path), by_status) == {("ok", ""): {1: 1}, ("rejected", ""): {2: 1}}
     missing = Figure("m", "M", "x", ("nothing",), "chars:story")
     entries = draw_figures(str(tmp_path), [kept, missing])
     assert (tmp_path / "figures" / "ok_lengths.png").read_bytes()[:4] == b"\x89PNG"
-    assert entries[1] == {"file": "figures/m.png", "title": "M", "value": "chars:story", "tables": ["nothing"],
-                          "missing": "no table nothing in this output"}
+    assert entries[1] == {
+        "file": "figures/m.png",
+        "title": "M",
+        "value": "chars:story",
+        "tables": ["nothing"],
+        "missing": "no table nothing in this output",
+    }
     assert json.dumps(entries)  # stats.json holds them

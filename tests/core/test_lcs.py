@@ -1,16 +1,17 @@
 """annotators.core.lcs and the bounded USER alignment (issue 28): exact on normal inputs,
 seconds on pathological ones."""
+
 import difflib
 import time
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from annotators.core.lcs import lcs_length
 from annotators.evaluate import lot_metrics
-from annotators.storium.steps import score
 from annotators.storium.edits import Edit
-from annotators.storium.user_metric import (AlignmentTooCostly, UserConfig, matched_blocks, user_scores,
-                                            user_tokens)
+from annotators.storium.steps import score
+from annotators.storium.user_metric import AlignmentTooCostly, UserConfig, matched_blocks, user_scores, user_tokens
 
 
 def textbook_lcs(a, b):
@@ -39,8 +40,11 @@ def test_lcs_equals_the_textbook_programme(a, b):
 def test_user_blocks_are_difflibs_own_under_the_limit(gen, pub, autojunk):
     matcher = difflib.SequenceMatcher(None, gen, pub, autojunk=autojunk)
     stop = UserConfig().stop_words
-    expected = [(i1, i2 - i1) for tag, i1, i2, _, _ in matcher.get_opcodes()
-                if tag == "equal" and any(t not in stop for t in gen[i1:i2])]
+    expected = [
+        (i1, i2 - i1)
+        for tag, i1, i2, _, _ in matcher.get_opcodes()
+        if tag == "equal" and any(t not in stop for t in gen[i1:i2])
+    ]
     assert matched_blocks(gen, pub, UserConfig(autojunk=autojunk)) == expected
 
 

@@ -1,6 +1,7 @@
 """annotators.core.shingles: the numpy one-permutation MinHash and exact shingle sets equal
 small pure-Python references (written here from their definitions), bit for bit; band keys
 are the ones the stories and lot jobs have always made."""
+
 from __future__ import annotations
 
 import hashlib
@@ -8,10 +9,12 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
-from annotators.core import near_dup, shingles as sh
 from conftest import shared_path
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from annotators.core import near_dup
+from annotators.core import shingles as sh
 
 M64 = (1 << 64) - 1
 
@@ -27,7 +30,7 @@ def reference_oph(codes: list[int], n: int, bins: int, seed: int) -> list[int]:
     """One-permutation hashing by its definition, one shingle at a time, in Python ints."""
     if len(codes) < n:
         n = len(codes)
-    windows = [codes[i:i + n] for i in range(len(codes) - n + 1)] or [[]]
+    windows = [codes[i : i + n] for i in range(len(codes) - n + 1)] or [[]]
     shift = 64 - bins.bit_length() + 1
     value: list[int | None] = [None] * bins
     for window in windows:
@@ -49,7 +52,9 @@ def reference_band_keys(text: str, config: near_dup.NearDupConfig) -> list[str]:
     codes = [ord(c) for c in "".join(text.split())]
     data = b"".join(v.to_bytes(8, "little") for v in reference_oph(codes, config.shingle, config.num_perm, config.seed))
     b, r = near_dup.bands_rows(config.threshold, config.num_perm)
-    return [f"{i:03d}-{hashlib.blake2b(data[i * r * 8:(i + 1) * r * 8], digest_size=12).hexdigest()}" for i in range(b)]
+    return [
+        f"{i:03d}-{hashlib.blake2b(data[i * r * 8 : (i + 1) * r * 8], digest_size=12).hexdigest()}" for i in range(b)
+    ]
 
 
 # Han, CJK extension A and its edges, ASCII, emoji and other astral characters, whitespace of
@@ -67,7 +72,7 @@ TEXTS = st.text(CHARS, max_size=60)
 def _related(draw_text: str, edit: str) -> str:
     """A near copy: the text with one piece replaced, so pairs share many shingles."""
     cut = len(draw_text) // 2
-    return draw_text[:cut] + edit + draw_text[cut + len(edit):]
+    return draw_text[:cut] + edit + draw_text[cut + len(edit) :]
 
 
 @settings(max_examples=300, deadline=None)
@@ -83,7 +88,9 @@ def test_oph_signature_is_the_definitions(text, n, bins, seed):
 @given(st.lists(st.integers(0, M64), max_size=40), st.integers(1, 9), st.sampled_from([2, 8, 256]), st.integers(0, M64))
 def test_oph_of_any_codes_is_the_definitions(codes, n, bins, seed):
     """Word ids (ChapterBreak's book dedup) are any 64-bit values: the arithmetic wraps alike."""
-    assert sh.oph_of_codes(np.array(codes, dtype=np.uint64), n, bins, seed).tolist() == reference_oph(codes, n, bins, seed)
+    assert sh.oph_of_codes(np.array(codes, dtype=np.uint64), n, bins, seed).tolist() == reference_oph(
+        codes, n, bins, seed
+    )
 
 
 @settings(max_examples=150, deadline=None)
@@ -97,10 +104,15 @@ def test_band_keys_are_the_ones_the_jobs_always_made():
     """Band keys decide which pairs are checked, so outputs depend on them: these are the
     keys of the C module the numpy code replaced (and of the numpy code before it)."""
     text = "一个星期天的上午，小狗熊刚刚和小熊菲菲带着自己心爱的皮球，来到了森林公园里玩。"
-    assert near_dup.band_keys(text)[:3] == ["000-d9e94849f74264e83ad66f71", "001-74aeeabdc3cf20d9e1ef2eaf",
-                                            "002-ab2d0dc91bd7d65a4574f99d"]
-    stories = [json.loads(line)["story"] for line in
-               shared_path("lot", "outgen_val_sample.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert near_dup.band_keys(text)[:3] == [
+        "000-d9e94849f74264e83ad66f71",
+        "001-74aeeabdc3cf20d9e1ef2eaf",
+        "002-ab2d0dc91bd7d65a4574f99d",
+    ]
+    stories = [
+        json.loads(line)["story"]
+        for line in shared_path("lot", "outgen_val_sample.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     digest = hashlib.sha256()
     for story in stories:
         for key in near_dup.band_keys(story):
@@ -126,8 +138,18 @@ def test_shingle_sets_stay_exact_when_hashes_collide(monkeypatch):
     hashes within a text (the text falls back to its set of strings) and across texts (the
     exact keys decide): every Jaccard is still the sets of strings'."""
     monkeypatch.setattr(sh, "_KEY_MIX", np.array(0, dtype=np.uint64))  # hash = the last key word
-    texts = ["春眠不觉晓处处闻啼鸟", "夜来风雨声花落知多少处处闻啼鸟", "不觉晓处处闻啼鸟春眠", "甲乙丙丁闻啼鸟", "甲乙丙丁戊闻啼鸟",
-             "abcdefgh", "xbcdefgh", "甲乙丙啼鸟丁戊己啼鸟", "啼鸟啼鸟", ""]
+    texts = [
+        "春眠不觉晓处处闻啼鸟",
+        "夜来风雨声花落知多少处处闻啼鸟",
+        "不觉晓处处闻啼鸟春眠",
+        "甲乙丙丁闻啼鸟",
+        "甲乙丙丁戊闻啼鸟",
+        "abcdefgh",
+        "xbcdefgh",
+        "甲乙丙啼鸟丁戊己啼鸟",
+        "啼鸟啼鸟",
+        "",
+    ]
     made = [(sh.shingles(t, 5), sh.shingle_set(t, 5)) for t in texts]
     assert any(isinstance(s, set) for _, s in made) and any(isinstance(s, sh.ShingleSet) for _, s in made)
     for grams, fast in made:
@@ -136,7 +158,9 @@ def test_shingle_sets_stay_exact_when_hashes_collide(monkeypatch):
 
 
 def test_shingle_set_of_a_real_story_and_its_near_copy():
-    story = json.loads(shared_path("lot", "outgen_val_sample.jsonl").read_text(encoding="utf-8").splitlines()[0])["story"]
+    story = json.loads(shared_path("lot", "outgen_val_sample.jsonl").read_text(encoding="utf-8").splitlines()[0])[
+        "story"
+    ]
     copy = story[:40] + "啊" + story[41:]
     for n in (5, 7):
         want = sh.jaccard(sh.shingles(story, n), sh.shingles(copy, n))

@@ -8,6 +8,7 @@ and the server shuts itself down after `lifetime` seconds if the test has not.
 `robots` picks the robots.txt answer: "disallow" (`Disallow: /private/`), "500", "404" or
 "hour" (`Crawl-delay: 3600`).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -41,14 +42,24 @@ def _bomb() -> bytes:
 
 
 _BOMB: list[bytes] = []
-META_GBK = ('<html><head><meta charset="gbk"><title>目录</title></head><body><h1>故事目录</h1>'
-            '<a href="/s/meta-linked.html">第一个故事</a></body></html>').encode("gbk")
+META_GBK = (
+    '<html><head><meta charset="gbk"><title>目录</title></head><body><h1>故事目录</h1>'
+    '<a href="/s/meta-linked.html">第一个故事</a></body></html>'
+).encode("gbk")
 
 
 class FaultServer:
-    def __init__(self, robots: str = "disallow", offsite: str = "", max_requests: int = 300,
-                 lifetime: float = 90.0, drip_seconds: float = 0.1, page_delay: float = 0.0,
-                 many: int = 0, index_links: bool = True):
+    def __init__(
+        self,
+        robots: str = "disallow",
+        offsite: str = "",
+        max_requests: int = 300,
+        lifetime: float = 90.0,
+        drip_seconds: float = 0.1,
+        page_delay: float = 0.0,
+        many: int = 0,
+        index_links: bool = True,
+    ):
         self.robots, self.offsite, self.max_requests = robots, offsite, max_requests
         self.index_links = index_links
         self.drip_seconds, self.page_delay, self.many = drip_seconds, page_delay, many
@@ -62,7 +73,7 @@ class FaultServer:
         self._timer = threading.Timer(lifetime, self.httpd.shutdown)
         self._timer.daemon = True
 
-    def __enter__(self) -> "FaultServer":
+    def __enter__(self) -> FaultServer:
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
         self._timer.start()
         return self
@@ -99,15 +110,21 @@ class FaultServer:
                     return
                 try:
                     server.respond(self, path, n)
-                except (BrokenPipeError, ConnectionResetError, socket.timeout):
+                except (TimeoutError, BrokenPipeError, ConnectionResetError):
                     pass  # the crawler hung up: a body over max_bytes, a drip past its deadline
 
         return Handler
 
     # ------------------------------------------------------------------ answers
     @staticmethod
-    def send(h, status: int, body: bytes = b"", ctype: str | None = "text/html",
-             headers: dict | None = None, length: int | None = -1) -> None:
+    def send(
+        h,
+        status: int,
+        body: bytes = b"",
+        ctype: str | None = "text/html",
+        headers: dict | None = None,
+        length: int | None = -1,
+    ) -> None:
         h.send_response(status)
         if ctype:
             h.send_header("Content-Type", ctype)
@@ -153,7 +170,7 @@ class FaultServer:
         if path.startswith("/n/"):
             time.sleep(self.page_delay)
             return self.send(h, 200, story(path))
-        name = path[len("/s/"):-len(".html")] if path.startswith("/s/") and path.endswith(".html") else ""
+        name = path[len("/s/") : -len(".html")] if path.startswith("/s/") and path.endswith(".html") else ""
         if name.startswith("chain-"):  # chain-0 -> chain-1 -> chain-2 -> chain-3 (a page)
             step = int(name.split("-")[1])
             if step < 3:
@@ -215,9 +232,14 @@ class FaultServer:
 
     def page_retry_date(self, h, n):
         if n == 1:
-            when = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=2)
-            return self.send(h, 429, b"slow down", "text/plain",
-                             headers={"Retry-After": email.utils.format_datetime(when, usegmt=True)})
+            when = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=2)
+            return self.send(
+                h,
+                429,
+                b"slow down",
+                "text/plain",
+                headers={"Retry-After": email.utils.format_datetime(when, usegmt=True)},
+            )
         self.send(h, 200, story("retry date"))
 
     def page_retry_hour(self, h, n):
@@ -277,12 +299,37 @@ class FaultServer:
         for i in range(len(data)):
             if time.monotonic() > stop:
                 break
-            h.wfile.write(data[i:i + 1])
+            h.wfile.write(data[i : i + 1])
             h.wfile.flush()
             time.sleep(self.drip_seconds)
 
 
-PAGES = ["gzip", "bomb", "bad-gzip", "unknown-encoding", "bad-location", "pdf", "plain", "no-type", "no-type-html", "big-length",
-         "big-stream", "retry-seconds", "retry-date", "retry-hour", "unavailable-once", "always-500",
-         "missing-plain", "gone", "chain-0", "longchain-0", "loop-a", "offsite", "to-private", "reset",
-         "reset-once", "drip", "drip-headers"]
+PAGES = [
+    "gzip",
+    "bomb",
+    "bad-gzip",
+    "unknown-encoding",
+    "bad-location",
+    "pdf",
+    "plain",
+    "no-type",
+    "no-type-html",
+    "big-length",
+    "big-stream",
+    "retry-seconds",
+    "retry-date",
+    "retry-hour",
+    "unavailable-once",
+    "always-500",
+    "missing-plain",
+    "gone",
+    "chain-0",
+    "longchain-0",
+    "loop-a",
+    "offsite",
+    "to-private",
+    "reset",
+    "reset-once",
+    "drip",
+    "drip-headers",
+]

@@ -2,6 +2,7 @@
 (issue 28): each fault ends in seconds with the row and reason listed here, the crawl never
 leaves its hosts or requests a disallowed path, every URL is accounted for, and a re-run
 requests nothing."""
+
 from __future__ import annotations
 
 import json
@@ -9,9 +10,9 @@ import time
 
 import pyarrow.parquet as pq
 import pytest
+from conftest import check_rejects
 
 from annotators.text.charset import decode_bytes
-from conftest import check_rejects
 from pipelines import crawl
 from tests.crawl.fault_server import BIG, META_GBK, FaultServer, story
 
@@ -55,15 +56,30 @@ EXPECTED = {
     "/s/drip-headers.html": ("too_slow", 1, 1),
     "/private/secret.html": ("robots_disallowed", 0, 0),
 }
-REDIRECT_HOPS = {"/s/chain-1.html": 1, "/s/chain-2.html": 1, "/s/chain-3.html": 1, "/s/loop-b.html": 3,
-                 **{f"/s/longchain-{i}.html": 1 for i in range(1, 6)}}
+REDIRECT_HOPS = {
+    "/s/chain-1.html": 1,
+    "/s/chain-2.html": 1,
+    "/s/chain-3.html": 1,
+    "/s/loop-b.html": 3,
+    **{f"/s/longchain-{i}.html": 1 for i in range(1, 6)},
+}
 
 
 def write_spec(tmp, servers, **overrides) -> str:
-    spec = {"name": "fault-site", "start_urls": [f"{s.base}/index.html" for s in servers],
-            "allowed_hosts": [s.host for s in servers], "follow": [r"/index\.html$", r"/meta-gbk\.html$"],
-            "story": r"/(s|private)/", "title": "h1", "body": "div.b", "license": "test pages",
-            "delay_seconds": 0, "max_pages": 200, "max_bytes": MAX_BYTES, "max_redirects": 5}
+    spec = {
+        "name": "fault-site",
+        "start_urls": [f"{s.base}/index.html" for s in servers],
+        "allowed_hosts": [s.host for s in servers],
+        "follow": [r"/index\.html$", r"/meta-gbk\.html$"],
+        "story": r"/(s|private)/",
+        "title": "h1",
+        "body": "div.b",
+        "license": "test pages",
+        "delay_seconds": 0,
+        "max_pages": 200,
+        "max_bytes": MAX_BYTES,
+        "max_redirects": 5,
+    }
     spec.update(overrides)
     path = tmp / "site.json"
     path.write_text(json.dumps(spec), encoding="utf-8")
@@ -72,38 +88,65 @@ def write_spec(tmp, servers, **overrides) -> str:
 
 def rows_by_path(folder, server) -> dict:
     rows = pq.read_table(folder / "pages").to_pylist()
-    return {r["url"][len(server.base):]: r for r in rows if r["url"].startswith(server.base + "/")}
+    return {r["url"][len(server.base) :]: r for r in rows if r["url"].startswith(server.base + "/")}
 
 
 @pytest.fixture(scope="module")
 def fault_crawl(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("faults")
-    with FaultServer(index_links=False) as offsite, \
-            FaultServer(offsite=offsite.base) as site, \
-            FaultServer(robots="500", index_links=False) as robots_500, \
-            FaultServer(robots="404", index_links=False) as robots_404, \
-            FaultServer(robots="hour", index_links=False) as robots_hour:
+    with (
+        FaultServer(index_links=False) as offsite,
+        FaultServer(offsite=offsite.base) as site,
+        FaultServer(robots="500", index_links=False) as robots_500,
+        FaultServer(robots="404", index_links=False) as robots_404,
+        FaultServer(robots="hour", index_links=False) as robots_hour,
+    ):
         spec = write_spec(tmp, [site, robots_500, robots_404, robots_hour])
         argv = ["--site", spec, "--output", str(tmp / "crawl"), *FLAGS]
         started = time.monotonic()
         first = crawl.run(argv)
         seconds = time.monotonic() - started
-        hits = {name: dict(s.hits) for name, s in
-                (("site", site), ("offsite", offsite), ("r500", robots_500), ("r404", robots_404),
-                  ("hour", robots_hour))}
+        hits = {
+            name: dict(s.hits)
+            for name, s in (
+                ("site", site),
+                ("offsite", offsite),
+                ("r500", robots_500),
+                ("r404", robots_404),
+                ("hour", robots_hour),
+            )
+        }
         second = crawl.run(argv)
-        rerun = {name: s.paths()[sum(hits[name].values()):] for name, s in
-                 (("site", site), ("offsite", offsite), ("r500", robots_500), ("r404", robots_404),
-                  ("hour", robots_hour))}
-        yield {"tmp": tmp, "folder": tmp / "crawl", "site": site, "r500": robots_500, "r404": robots_404,
-               "hour": robots_hour,
-               "first": first, "second": second, "seconds": seconds, "hits": hits, "rerun": rerun}
+        rerun = {
+            name: s.paths()[sum(hits[name].values()) :]
+            for name, s in (
+                ("site", site),
+                ("offsite", offsite),
+                ("r500", robots_500),
+                ("r404", robots_404),
+                ("hour", robots_hour),
+            )
+        }
+        yield {
+            "tmp": tmp,
+            "folder": tmp / "crawl",
+            "site": site,
+            "r500": robots_500,
+            "r404": robots_404,
+            "hour": robots_hour,
+            "first": first,
+            "second": second,
+            "seconds": seconds,
+            "hits": hits,
+            "rerun": rerun,
+        }
 
 
 def test_every_fault_ends_with_its_reason(fault_crawl):
     rows = rows_by_path(fault_crawl["folder"], fault_crawl["site"])
     assert {p: (r["error"], r["attempts"]) for p, r in rows.items()} == {
-        p: (error, attempts) for p, (error, attempts, _) in EXPECTED.items()}
+        p: (error, attempts) for p, (error, attempts, _) in EXPECTED.items()
+    }
     assert rows["/s/missing-plain.html"]["status"] == 404 and rows["/s/gone.html"]["status"] == 410
     assert rows["/s/big-length.html"]["detail"] == f"content-length {BIG}"
     assert rows["/s/bomb.html"]["detail"] == rows["/s/big-stream.html"]["detail"] == f"over {MAX_BYTES} bytes"
@@ -141,14 +184,19 @@ def test_requests_stay_on_allowed_paths_and_hosts(fault_crawl):
 def test_robots_txt_500_or_an_hour_of_crawl_delay_fetches_nothing_and_404_allows_all(fault_crawl):
     r500 = rows_by_path(fault_crawl["folder"], fault_crawl["r500"])
     assert fault_crawl["hits"]["r500"] == {"/robots.txt": 3}  # 5xx retried, then the host is off limits
-    assert {p: r["error"] for p, r in r500.items()} == {"/robots.txt": "retries_exhausted",
-                                                        "/index.html": "robots_unavailable"}
+    assert {p: r["error"] for p, r in r500.items()} == {
+        "/robots.txt": "retries_exhausted",
+        "/index.html": "robots_unavailable",
+    }
     hour = rows_by_path(fault_crawl["folder"], fault_crawl["hour"])  # Crawl-delay: 3600 is not waited for
     assert fault_crawl["hits"]["hour"] == {"/robots.txt": 1}
     assert {p: r["error"] for p, r in hour.items()} == {"/robots.txt": None, "/index.html": "crawl_delay_too_long"}
     r404 = rows_by_path(fault_crawl["folder"], fault_crawl["r404"])
     assert {p: (r["error"], r["status"]) for p, r in r404.items()} == {
-        "/robots.txt": ("http_404", 404), "/index.html": (None, 200), "/s/fine.html": (None, 200)}
+        "/robots.txt": ("http_404", 404),
+        "/index.html": (None, 200),
+        "/s/fine.html": (None, 200),
+    }
 
 
 def test_every_url_is_accounted_for_and_the_crawl_ends_in_seconds(fault_crawl):
@@ -159,7 +207,11 @@ def test_every_url_is_accounted_for_and_the_crawl_ends_in_seconds(fault_crawl):
     assert stage["read"] == stage["written"] + stage["rejected"]
     assert stage["rejected"] == check_rejects(fault_crawl["folder"])
     errors = [e for e, _, _ in EXPECTED.values() if e] + [
-        "retries_exhausted", "robots_unavailable", "http_404", "crawl_delay_too_long"]
+        "retries_exhausted",
+        "robots_unavailable",
+        "http_404",
+        "crawl_delay_too_long",
+    ]
     assert stage["rejected_by_reason"] == {e: errors.count(e) for e in sorted(set(errors))}
     assert stats["this_run"]["stopped"] == "done"
     # the Retry-After pauses (1 s, 1-2 s) and the two drips' deadlines (1 s each) are most of it

@@ -1,4 +1,5 @@
 """`pipelines.crawl` against the loopback fixture site: requests made, cache rows, resume."""
+
 from __future__ import annotations
 
 import collections
@@ -6,23 +7,40 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
+from conftest import check_rejects
 
 import pipelines.crawl.fetch as http_fetch
 from pipelines import crawl
 from tests.fixtures.site.server import CRAWL_FLAGS, SLOW_SECONDS, WWW, SiteServer, site_spec
-from conftest import check_rejects
 
 pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
 
 FIRST_RUN = [  # every request of a full crawl, in order (breadth-first, robots.txt first)
-    "/robots.txt", "/index.html", "/list/page-1.html",
-    "/stories/story-01.html", "/stories/story-02.html", "/stories/story-03.html",
-    "/stories/story-04.html", "/stories/story-05.html", "/mirror/story-05.html",
-    "/list/page-2.html", "/stories/story-06.html", "/stories/story-07-old.html",
-    "/stories/story-07.html", "/stories/story-08.html", "/stories/story-08.html",
-    "/stories/story-08.html", "/stories/story-09.html", "/stories/story-17.html", "/stories/story-10.html",
-    "/stories/story-11.html", "/stories/story-12.pdf", "/stories/story-13.html",
-    "/stories/story-15.html", "/stories/story-16.html", "/stories/story-16.html",
+    "/robots.txt",
+    "/index.html",
+    "/list/page-1.html",
+    "/stories/story-01.html",
+    "/stories/story-02.html",
+    "/stories/story-03.html",
+    "/stories/story-04.html",
+    "/stories/story-05.html",
+    "/mirror/story-05.html",
+    "/list/page-2.html",
+    "/stories/story-06.html",
+    "/stories/story-07-old.html",
+    "/stories/story-07.html",
+    "/stories/story-08.html",
+    "/stories/story-08.html",
+    "/stories/story-08.html",
+    "/stories/story-09.html",
+    "/stories/story-17.html",
+    "/stories/story-10.html",
+    "/stories/story-11.html",
+    "/stories/story-12.pdf",
+    "/stories/story-13.html",
+    "/stories/story-15.html",
+    "/stories/story-16.html",
+    "/stories/story-16.html",
     "/stories/story-16.html",
 ]
 ROWS = {  # cache row per URL path: (kind, status, error, attempts)
@@ -59,7 +77,7 @@ def run_crawl(tmp, server, *extra, **spec_overrides):
 
 def cache_rows(tmp, server) -> dict:
     rows = pq.read_table(tmp / "crawl" / "pages").to_pylist()
-    return {r["url"][len(server.base):]: r for r in rows}
+    return {r["url"][len(server.base) :]: r for r in rows}
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +90,15 @@ def full_crawl(tmp_path_factory):
         first = run_crawl(tmp, site, "--flush_every", "20")
         first_log = list(site.log)
         second = run_crawl(tmp, site, "--flush_every", "20")
-        yield {"tmp": tmp, "site": site, "offsite": offsite, "first": first, "second": second,
-               "first_log": first_log, "second_log": site.log[len(first_log):]}
+        yield {
+            "tmp": tmp,
+            "site": site,
+            "offsite": offsite,
+            "first": first,
+            "second": second,
+            "first_log": first_log,
+            "second_log": site.log[len(first_log) :],
+        }
 
 
 def test_first_run_requests_exactly_the_allowed_pages(full_crawl):
@@ -109,7 +134,8 @@ def test_cache_rows_record_status_and_reason(full_crawl):
     base = full_crawl["site"].base
     assert rows["/stories/story-07-old.html"]["final_url"] == f"{base}/stories/story-07.html"
     assert rows["/stories/story-15.html"]["detail"] == (
-        f"redirect to {full_crawl['offsite'].base}/stories/story-15.html")
+        f"redirect to {full_crawl['offsite'].base}/stories/story-15.html"
+    )
     assert rows["/stories/story-11.html"]["body"] == b""
     assert rows["/stories/story-16.html"]["detail"] == "timeout on all 3 tries"
     assert rows["/stories/story-02.html"]["body"] == (WWW / "stories" / "story-02.html").read_bytes()
@@ -127,9 +153,14 @@ def test_stats_account_for_every_url(full_crawl):
     stats = json.loads((full_crawl["tmp"] / "crawl" / "stats.json").read_text(encoding="utf-8"))
     stage = stats["stages"]["crawl"]
     assert (stage["read"], stage["written"], stage["rejected"]) == (22, 16, 6)
-    assert stage["rejected_by_reason"] == {"http_404": 1, "not_html": 1, "off_host_redirect": 1,
-                                           "retries_exhausted": 1, "robots_disallowed": 1, "too_large": 1,
-                                           }
+    assert stage["rejected_by_reason"] == {
+        "http_404": 1,
+        "not_html": 1,
+        "off_host_redirect": 1,
+        "retries_exhausted": 1,
+        "robots_disallowed": 1,
+        "too_large": 1,
+    }
     assert stats["requested_pages_total"] == 20
     check_rejects(full_crawl["tmp"] / "crawl")
     rejects = pq.read_table(full_crawl["tmp"] / "crawl" / "rejects").to_pylist()
@@ -175,5 +206,10 @@ def test_every_file_is_written_whole_under_the_output(full_crawl):
     assert sorted(p.name for p in tmp.iterdir()) == ["crawl", "site.json"]
     files = sorted(str(p.relative_to(tmp / "crawl")) for p in (tmp / "crawl").rglob("*") if p.is_file())
     # parts of 20 rows as the pages are fetched (part-00000, part-00001), merged when the run ended
-    assert files == ["CARD.md", "README.md", "pages/part-00002.parquet",
-                     "rejects/part-00000-of-00001.parquet", "stats.json"]
+    assert files == [
+        "CARD.md",
+        "README.md",
+        "pages/part-00002.parquet",
+        "rejects/part-00000-of-00001.parquet",
+        "stats.json",
+    ]

@@ -1,6 +1,7 @@
 """Stopping and misuse (issue 28): SIGTERM and SIGINT on a `python -m pipelines.crawl`
 process keep what it fetched and a re-run requests none of it; a foreign `--output`, a bad
 spec, a missing spec or a bad flag is one line on stderr and exit status 2, never a traceback."""
+
 from __future__ import annotations
 
 import json
@@ -25,16 +26,24 @@ FLAGS = ["--timeout", "2", "--backoff_base", "0.05", "--max_tries", "2", "--user
 
 
 def many_spec(tmp, server) -> str:
-    spec = {"name": "many", "start_urls": [f"{server.base}/many.html"], "allowed_hosts": [server.host],
-            "follow": r"/many\.html$", "story": r"/n/\d+\.html$", "title": "h1", "body": "div.b",
-            "license": "test pages", "delay_seconds": 0}
+    spec = {
+        "name": "many",
+        "start_urls": [f"{server.base}/many.html"],
+        "allowed_hosts": [server.host],
+        "follow": r"/many\.html$",
+        "story": r"/n/\d+\.html$",
+        "title": "h1",
+        "body": "div.b",
+        "license": "test pages",
+        "delay_seconds": 0,
+    }
     path = tmp / "many.json"
     path.write_text(json.dumps(spec), encoding="utf-8")
     return str(path)
 
 
 def cached_paths(folder, server) -> set[str]:
-    return {r["url"][len(server.base):] for r in pq.read_table(folder / "pages", columns=["url"]).to_pylist()}
+    return {r["url"][len(server.base) :] for r in pq.read_table(folder / "pages", columns=["url"]).to_pylist()}
 
 
 def wait_for(condition, seconds: float) -> None:
@@ -48,9 +57,14 @@ def interrupted_crawl(tmp_path, site, signum) -> tuple[list[str], int, str]:
     """Start `python -m pipelines.crawl` on 30 slow pages, send `signum` once it has requested
     six; returns the argv, its exit status and its stderr."""
     argv = ["--site", many_spec(tmp_path, site), "--output", str(tmp_path / "crawl"), *FLAGS]
-    proc = subprocess.Popen([sys.executable, "-m", "pipelines.crawl", *argv, "--progress_seconds", "0.2"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipelines.crawl", *argv, "--progress_seconds", "0.2"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     try:
         wait_for(lambda: sum(p.startswith("/n/") for p in site.paths()) >= 6, 60)
         proc.send_signal(signum)
@@ -64,7 +78,7 @@ def resume_fetches_nothing_it_had(tmp_path, site, argv, first: list[str]) -> Non
     kept = cached_paths(tmp_path / "crawl", site)
     assert {"/robots.txt", "/many.html"} <= kept and len(kept) >= 6 and kept <= set(first)
     resumed = crawl.run(argv)
-    again = site.paths()[len(first):]
+    again = site.paths()[len(first) :]
     assert resumed.stopped == "done" and resumed.cached == len(kept) - 1  # robots.txt is not a visit
     assert not set(again) & kept  # nothing it had is requested again
     assert len(again) == len(set(again))
@@ -81,8 +95,11 @@ def test_a_signal_keeps_what_was_fetched_and_a_rerun_fetches_none_of_it(tmp_path
         first = site.paths()
         assert status == 128 + signum, stderr
         assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
-        assert stderr.strip().splitlines()[-1].startswith(
-            f"python -m pipelines.crawl: stopped by {signal.Signals(signum).name}; every page fetched")
+        assert (
+            stderr.strip()
+            .splitlines()[-1]
+            .startswith(f"python -m pipelines.crawl: stopped by {signal.Signals(signum).name}; every page fetched")
+        )
         assert "crawl many: fetched" in stderr  # the progress lines
         kept = cached_paths(tmp_path / "crawl", site)
         stats = json.loads((tmp_path / "crawl" / "stats.json").read_text(encoding="utf-8"))
@@ -124,8 +141,16 @@ def test_a_folder_the_crawler_did_not_make_is_refused(tmp_path, capsys):
         assert len(site.paths()) == 4  # robots.txt, many.html, two pages: once each
 
 
-SPEC = {"name": "s", "start_urls": ["http://127.0.0.1:9/index.html"], "allowed_hosts": ["127.0.0.1:9"],
-        "follow": "/index", "story": "/s/", "title": "h1", "body": "div", "license": "x"}
+SPEC = {
+    "name": "s",
+    "start_urls": ["http://127.0.0.1:9/index.html"],
+    "allowed_hosts": ["127.0.0.1:9"],
+    "follow": "/index",
+    "story": "/s/",
+    "title": "h1",
+    "body": "div",
+    "license": "x",
+}
 BAD_SPECS = {  # spec file content -> what the one line says
     "{not json": "unreadable site spec",
     "[1, 2]": "a site spec must be a mapping, not list",
@@ -176,11 +201,13 @@ def test_a_missing_or_unreadable_spec_or_a_bad_flag_is_one_line(tmp_path, capsys
     bom.write_bytes("\ufeff".encode() + "\n".join(f"{k}: {json.dumps(v)}" for k, v in SPEC.items()).encode())
     assert crawl.load_spec_file(str(bom)).name == "s"
     assert "cannot be written" in one_line_error(capsys, ["--site", str(bom), "--output", "/proc/no-crawl-here"])
-    for flag, value, says in [("--timeout", "0", "--timeout must be a number above 0"),
-                              ("--timeout", "nan", "--timeout must be a number above 0"),
-                              ("--max_tries", "0", "--max_tries must be a number above 0"),
-                              ("--backoff_base", "-1", "--backoff_base must be a number of 0 or more"),
-                              ("--max_pages", "0", "--max_pages must be at least 1")]:
+    for flag, value, says in [
+        ("--timeout", "0", "--timeout must be a number above 0"),
+        ("--timeout", "nan", "--timeout must be a number above 0"),
+        ("--max_tries", "0", "--max_tries must be a number above 0"),
+        ("--backoff_base", "-1", "--backoff_base must be a number of 0 or more"),
+        ("--max_pages", "0", "--max_pages must be at least 1"),
+    ]:
         assert says in one_line_error(capsys, ["--site", str(bom), *out, flag, value])
     for argv in (["--site", str(bom)], [*out, "--site", str(bom), "--timeout", "soon"], [*out, "--nope"]):
         with pytest.raises(SystemExit) as stop:

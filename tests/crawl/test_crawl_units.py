@@ -1,4 +1,5 @@
 """Unit tests of the crawl annotators: site specs, robots.txt, retry timing, charsets, HTML."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -10,19 +11,26 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotators.text.charset import COMMON, decode_bytes, latin_share, meta_charset
-from annotators.stories.html_extract import extract_links, extract_story
-from pipelines.crawl.fetch import FetchConfig, Fetcher, parse_retry_after, retry_delay
 from annotators.core.outcome import Drop
-from pipelines.crawl.robots import agent_token, parse_robots, robots_for_status
+from annotators.stories.html_extract import extract_links, extract_story
 from annotators.stories.site_spec import SpecError, host_key, load_spec, normalize_url, parse_spec
+from annotators.text.charset import COMMON, decode_bytes, latin_share, meta_charset
+from pipelines.crawl.fetch import FetchConfig, Fetcher, parse_retry_after, retry_delay
+from pipelines.crawl.robots import agent_token, parse_robots, robots_for_status
 from tests.fixtures.site.server import SiteServer
 
 SAMPLE_SPECS = sorted((pathlib.Path(__file__).resolve().parents[2] / "samples" / "sites").glob("*.*"))
 
-SPEC = {"name": "fables", "start_urls": ["http://Example.org:80/index.html#top"],
-        "allowed_hosts": ["example.org"], "follow": r"/list/\d+\.html$", "story": r"/story/\d+\.html$",
-        "title": "h1", "body": "#content", "license": "CC BY-SA 4.0"}
+SPEC = {
+    "name": "fables",
+    "start_urls": ["http://Example.org:80/index.html#top"],
+    "allowed_hosts": ["example.org"],
+    "follow": r"/list/\d+\.html$",
+    "story": r"/story/\d+\.html$",
+    "title": "h1",
+    "body": "#content",
+    "license": "CC BY-SA 4.0",
+}
 
 
 # ------------------------------------------------------------------ site specs
@@ -56,13 +64,16 @@ def test_shipped_example_specs_load(path):
     assert spec.name == path.stem and spec.is_follow(spec.start_urls[0]) and spec.license
 
 
-@pytest.mark.parametrize("url,base,expected", [
-    ("../b.html#x", "http://h.org/a/c.html", "http://h.org/b.html"),
-    ("HTTP://H.org", None, "http://h.org/"),
-    ("mailto:a@b.org", "http://h.org/", None),
-    ("javascript:void(0)", "http://h.org/", None),
-    ("/p?q=1#f", "https://h.org:8443/x", "https://h.org:8443/p?q=1"),
-])
+@pytest.mark.parametrize(
+    "url,base,expected",
+    [
+        ("../b.html#x", "http://h.org/a/c.html", "http://h.org/b.html"),
+        ("HTTP://H.org", None, "http://h.org/"),
+        ("mailto:a@b.org", "http://h.org/", None),
+        ("javascript:void(0)", "http://h.org/", None),
+        ("/p?q=1#f", "https://h.org:8443/x", "https://h.org:8443/p?q=1"),
+    ],
+)
 def test_normalize_url(url, base, expected):
     assert normalize_url(url, base) == expected
 
@@ -117,7 +128,7 @@ def test_robots_disallow_root_blocks_every_path_but_robots_txt(path):
 
 
 # ------------------------------------------------------------------ retry timing
-NOW = dt.datetime(2024, 5, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2024, 5, 1, 12, 0, 0, tzinfo=dt.UTC)
 
 
 def test_retry_delay_backoff_and_retry_after():
@@ -133,8 +144,9 @@ def test_retry_delay_backoff_and_retry_after():
 def test_fetcher_retries_redirect_cap_and_size_cap():
     sleeps: list[float] = []
     with SiteServer() as site:
-        fetcher = Fetcher(FetchConfig(backoff_base=0.01, max_tries=4), max_bytes=500, max_redirects=3,
-                          sleep=sleeps.append)
+        fetcher = Fetcher(
+            FetchConfig(backoff_base=0.01, max_tries=4), max_bytes=500, max_redirects=3, sleep=sleeps.append
+        )
         flaky = fetcher.fetch(f"{site.base}/stories/story-08.html")
         assert (flaky.status, flaky.error, flaky.attempts) == (200, "too_large", 3)
         assert flaky.detail.startswith("content-length")
@@ -142,11 +154,9 @@ def test_fetcher_retries_redirect_cap_and_size_cap():
         busy = fetcher.fetch(f"{site.base}/busy")
         assert (busy.status, busy.error, busy.attempts) == (429, "retry_after_too_long", 1)
         loop = fetcher.fetch(f"{site.base}/loop/0")
-        assert (loop.error, loop.redirects) == ("too_many_redirects", tuple(
-            f"{site.base}/loop/{i}" for i in (1, 2, 3)))
+        assert (loop.error, loop.redirects) == ("too_many_redirects", tuple(f"{site.base}/loop/{i}" for i in (1, 2, 3)))
         refused = fetcher.fetch(f"{site.base}/loop/0", gate=lambda u: "off_host_redirect")
-        assert (refused.error, refused.final_url, refused.attempts) == (
-            "off_host_redirect", f"{site.base}/loop/0", 1)
+        assert (refused.error, refused.final_url, refused.attempts) == ("off_host_redirect", f"{site.base}/loop/0", 1)
         assert site.paths().count("/loop/4") == 0 and site.paths().count("/loop/1") == 1
 
 
@@ -155,20 +165,23 @@ STORY = "从前有一个小村子，村子里住着一位老渔夫。他每天�
 TRAD = "從前有一個小村子，村子裡住著一位老漁夫。他每天早上都出海打魚，晚上回家的時候總是很開心。"
 
 
-@pytest.mark.parametrize("body,content_type,encoding,evidence", [
-    (STORY.encode("utf-8"), "text/html; charset=UTF-8", "utf-8", "http"),
-    (b'<meta charset="gbk">' + STORY.encode("gbk"), "text/html", "gb18030", "meta"),
-    (STORY.encode("gbk"), None, "gb18030", "detected"),
-    (TRAD.encode("big5"), "text/html", "big5hkscs", "detected"),
-    (STORY.encode("gbk"), "text/html; charset=utf-8", "gb18030", "detected"),  # a lying header is ignored
-    (b"\xef\xbb\xbf" + STORY.encode("utf-8"), "text/html; charset=gbk", "utf-8-sig", "bom"),
-    # a Latin header is weak evidence: a <meta> or detection giving plausible Chinese wins
-    (b"<meta charset='gbk'>" + STORY.encode("gbk"), "text/html; charset=ISO-8859-1", "gb18030", "meta"),
-    (STORY.encode("gbk"), "text/html; charset=windows-1252", "gb18030", "detected"),
-    (TRAD.encode("big5"), "text/html; charset=latin1", "big5hkscs", "detected"),
-    (STORY.encode("utf-8"), "text/html; charset=us-ascii", "utf-8", "detected"),
-    (b'<meta charset="iso-8859-1">' + STORY.encode("gbk"), "text/html", "gb18030", "detected"),
-])
+@pytest.mark.parametrize(
+    "body,content_type,encoding,evidence",
+    [
+        (STORY.encode("utf-8"), "text/html; charset=UTF-8", "utf-8", "http"),
+        (b'<meta charset="gbk">' + STORY.encode("gbk"), "text/html", "gb18030", "meta"),
+        (STORY.encode("gbk"), None, "gb18030", "detected"),
+        (TRAD.encode("big5"), "text/html", "big5hkscs", "detected"),
+        (STORY.encode("gbk"), "text/html; charset=utf-8", "gb18030", "detected"),  # a lying header is ignored
+        (b"\xef\xbb\xbf" + STORY.encode("utf-8"), "text/html; charset=gbk", "utf-8-sig", "bom"),
+        # a Latin header is weak evidence: a <meta> or detection giving plausible Chinese wins
+        (b"<meta charset='gbk'>" + STORY.encode("gbk"), "text/html; charset=ISO-8859-1", "gb18030", "meta"),
+        (STORY.encode("gbk"), "text/html; charset=windows-1252", "gb18030", "detected"),
+        (TRAD.encode("big5"), "text/html; charset=latin1", "big5hkscs", "detected"),
+        (STORY.encode("utf-8"), "text/html; charset=us-ascii", "utf-8", "detected"),
+        (b'<meta charset="iso-8859-1">' + STORY.encode("gbk"), "text/html", "gb18030", "detected"),
+    ],
+)
 def test_decode_bytes_evidence_order(body, content_type, encoding, evidence):
     decoded = decode_bytes(body, content_type)
     assert (decoded.encoding, decoded.evidence) == (encoding, evidence)
@@ -177,9 +190,11 @@ def test_decode_bytes_evidence_order(body, content_type, encoding, evidence):
 
 def test_a_latin_declaration_stands_for_latin_text():
     french = "<p>Un été à Paris : café crème, déjà fini. Ça va très bien.</p>"
-    for body, content_type in [(french.encode("latin-1"), "text/html; charset=ISO-8859-1"),
-                               (b"<meta charset='gbk'>" + french.encode("latin-1"), "text/html; charset=latin-1"),
-                               (b"<p>plain ASCII</p>", "text/html; charset=iso-8859-1")]:
+    for body, content_type in [
+        (french.encode("latin-1"), "text/html; charset=ISO-8859-1"),
+        (b"<meta charset='gbk'>" + french.encode("latin-1"), "text/html; charset=latin-1"),
+        (b"<p>plain ASCII</p>", "text/html; charset=iso-8859-1"),
+    ]:
         decoded = decode_bytes(body, content_type)
         assert (decoded.encoding, decoded.evidence) == ("cp1252", "http")
         assert decoded.text == body.decode("latin-1")
@@ -216,7 +231,10 @@ PAGE = """<html><head><base href="/stories/"><script>var x = "<p>广告</p>";</s
 
 def test_extract_links_document_order_base_and_dedup():
     assert extract_links(PAGE, "http://h.org/list/1.html") == [
-        "http://h.org/stories/a.html", "http://h.org/list/2.html", "http://h.org/tag/1"]
+        "http://h.org/stories/a.html",
+        "http://h.org/list/2.html",
+        "http://h.org/tag/1",
+    ]
 
 
 def test_extract_story_blocks_become_lines():
@@ -236,11 +254,31 @@ def test_crawl_flags_keep_their_spellings_and_defaults():
     args = parser.parse_args(["--site", "s.json", "--output", "out"])
     assert config_from_args(args, FetchConfig, timeout_seconds=args.timeout) == FetchConfig()
     assert (args.max_pages, args.flush_every, args.progress_seconds) == (None, 1, 10.0)
-    args = parser.parse_args(["--site", "s.json", "--output", "out", "--user_agent", "x/1", "--timeout", "5",
-                              "--max-tries", "2", "--backoff_base", "0.5", "--max_retry_after", "9",
-                              "--max_pages", "3", "--flush-every", "4"])
+    args = parser.parse_args(
+        [
+            "--site",
+            "s.json",
+            "--output",
+            "out",
+            "--user_agent",
+            "x/1",
+            "--timeout",
+            "5",
+            "--max-tries",
+            "2",
+            "--backoff_base",
+            "0.5",
+            "--max_retry_after",
+            "9",
+            "--max_pages",
+            "3",
+            "--flush-every",
+            "4",
+        ]
+    )
     assert config_from_args(args, FetchConfig, timeout_seconds=args.timeout) == FetchConfig(
-        "x/1", 5.0, 2, 0.5, max_retry_after=9.0)
+        "x/1", 5.0, 2, 0.5, max_retry_after=9.0
+    )
     assert (args.max_pages, args.flush_every) == (3, 4)
     with pytest.raises(SystemExit):
         parser.parse_args(["--site", "s.json", "--output", "out", "--no-such-flag"])
@@ -254,7 +292,8 @@ def test_robots_refusal_tells_a_failed_robots_txt_from_a_rule():
     assert robots_refusal(rules, "http://h.org/story/1.html") is None
     assert robots_refusal(robots_for_status(503, b"", "storybench"), "http://h.org/a") == "robots_unavailable"
     assert robots_refusal(robots_for_status(None, b"", "storybench", "timeout"), "http://h.org/a") == (
-        "robots_unavailable")
+        "robots_unavailable"
+    )
 
 
 def test_crawl_card_lists_the_crawl_reasons():
@@ -272,8 +311,20 @@ def test_page_cache_merges_small_parts_and_never_reuses_a_part_name(tmp_path, mo
     from schemas.crawl import Page
 
     monkeypatch.setattr(report, "MERGED_ROWS", 10)
-    pages = [Page("s", f"http://h.org/{i}", f"http://h.org/{i}", "story", 200, "{}", b"<html>%d" % i,
-                  "2026-01-01T00:00:00Z", attempts=1) for i in range(25)]
+    pages = [
+        Page(
+            "s",
+            f"http://h.org/{i}",
+            f"http://h.org/{i}",
+            "story",
+            200,
+            "{}",
+            b"<html>%d" % i,
+            "2026-01-01T00:00:00Z",
+            attempts=1,
+        )
+        for i in range(25)
+    ]
     cache = report.PageCache(str(tmp_path))
     for page in pages:
         cache.add(page)  # one part per page

@@ -1,4 +1,5 @@
 """Outputs committed as a whole: only a finished run replaces an output folder."""
+
 from __future__ import annotations
 
 import json
@@ -57,7 +58,9 @@ def test_a_dry_run_touches_nothing(tmp_path):
     options = PipelineOptions(["--dry_run=True"])
     p = make_pipeline(options)
     report = JobReport(staging_path(str(out)), "toy", config={}, seed=0, inputs=[], options=options)
-    report.tally(p | beam.Create([{"id": "x", "n": 1}]) | WriteTable(staging_path(str(out)) + "/a", SCHEMA, lambda r: r["id"]))
+    report.tally(
+        p | beam.Create([{"id": "x", "n": 1}]) | WriteTable(staging_path(str(out)) + "/a", SCHEMA, lambda r: r["id"])
+    )
     report.finish(p)
     assert _snapshot(out) == before and not (tmp_path / "out.incomplete").exists()
 

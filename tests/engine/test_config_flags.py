@@ -1,4 +1,5 @@
 """Job flags generated from *Config dataclasses: one default, both spellings, typed values."""
+
 from __future__ import annotations
 
 import argparse
@@ -32,8 +33,21 @@ def test_defaults_come_from_the_dataclass():
 
 
 def test_both_spellings_typed_values_and_beam_flags_left_over():
-    config, options, _ = _parse(["--max_words", "300", "--prefix-lengths", "128,512", "--negatives", "out_of_book",
-                                 "--keep-headings", "--threshold", "0.5", "--runner", "FnApiRunner"])
+    config, options, _ = _parse(
+        [
+            "--max_words",
+            "300",
+            "--prefix-lengths",
+            "128,512",
+            "--negatives",
+            "out_of_book",
+            "--keep-headings",
+            "--threshold",
+            "0.5",
+            "--runner",
+            "FnApiRunner",
+        ]
+    )
     assert config == ToyConfig(300, (128, 512), "out_of_book", True, 0.5)
     assert options.get_all_options()["runner"] == "FnApiRunner"
 
@@ -45,8 +59,15 @@ def test_prefix_and_choices():
         _parse(["--negatives", "past"])
 
 
-@pytest.mark.parametrize("flag,expected", [("--keep-headings", True), ("--keep_headings", True),
-                                           ("--no-keep-headings", False), ("--no_keep_headings", False)])
+@pytest.mark.parametrize(
+    "flag,expected",
+    [
+        ("--keep-headings", True),
+        ("--keep_headings", True),
+        ("--no-keep-headings", False),
+        ("--no_keep_headings", False),
+    ],
+)
 def test_boolean_flags_both_spellings(flag, expected):
     config, _, _ = _parse([flag])
     assert config.keep_headings is expected

@@ -1,4 +1,5 @@
 """Tests of the shared engine (pipelines/engine): stages, tables, reports, ids."""
+
 from __future__ import annotations
 
 import json
@@ -38,9 +39,14 @@ def _run(tmp_path, values, shards=1):
 
 def test_stage_accounts_for_every_record_and_turns_errors_into_rejects(tmp_path):
     stats = _run(tmp_path, [1, 2, 3, "boom", 5, 6])
-    assert stats["stages"]["toy"] == {"read": 6, "written": 3, "rejected": 3, "outputs": 3,
-                                      "rejected_by_reason": {"internal_error": 1, "multiple_of_three": 2},
-                                      "balanced": True}
+    assert stats["stages"]["toy"] == {
+        "read": 6,
+        "written": 3,
+        "rejected": 3,
+        "outputs": 3,
+        "rejected_by_reason": {"internal_error": 1, "multiple_of_three": 2},
+        "balanced": True,
+    }
     rejects = pq.read_table(tmp_path / "rejects").to_pylist()
     assert [r["reason"] for r in rejects] == ["multiple_of_three", "internal_error", "multiple_of_three"]
     assert rejects[1]["input_id"] == "r03" and "bad value" in rejects[1]["detail"]
@@ -86,15 +92,17 @@ def test_stage_workers_collect_young_garbage_less_often(tmp_path):
 
 def test_input_names_are_relative_to_the_pattern():
     paths = ["/data/books/a/x.txt", "/data/books/b.txt"]
-    assert input_names(paths, "/data/books/**/*.txt") == {"/data/books/a/x.txt": "a/x.txt",
-                                                          "/data/books/b.txt": "b.txt"}
+    assert input_names(paths, "/data/books/**/*.txt") == {
+        "/data/books/a/x.txt": "a/x.txt",
+        "/data/books/b.txt": "b.txt",
+    }
     assert input_names(["/data/one.jsonl"], "/data/one.jsonl") == {"/data/one.jsonl": "one.jsonl"}
 
 
 def test_stable_ids_and_rngs_do_not_depend_on_the_process():
     import hashlib
 
-    assert stable_hash("a", 1) == hashlib.sha256("a\x1f1".encode()).hexdigest()
+    assert stable_hash("a", 1) == hashlib.sha256(b"a\x1f1").hexdigest()
     assert stable_id("story", "x") == stable_id("story", "x") != stable_id("story", "y")
     assert rng_for(1, "s").random() == rng_for(1, "s").random() != rng_for(2, "s").random()
 
@@ -107,8 +115,9 @@ def test_job_flags_accept_dashes_and_underscores():
     parser = argparse.ArgumentParser()
     parser.add_argument("--prefix_lengths")
     parser.add_argument("--senpos-splits")
-    args, options = parse_job_args(parser, ["--prefix-lengths", "256", "--senpos_splits", "8,1,1",
-                                            "--direct_num_workers=2"])
+    args, options = parse_job_args(
+        parser, ["--prefix-lengths", "256", "--senpos_splits", "8,1,1", "--direct_num_workers=2"]
+    )
     assert (args.prefix_lengths, args.senpos_splits) == ("256", "8,1,1")
     assert options.get_all_options()["direct_num_workers"] == 2
 
@@ -116,7 +125,13 @@ def test_job_flags_accept_dashes_and_underscores():
 def test_shard_count_follows_the_table_size(tmp_path, monkeypatch):
     from pipelines.engine import sorted_tables
 
-    assert [sorted_tables.shard_count(b, 100) for b in (0, 1, 100, 101, 10**9)] == [1, 1, 1, 2, sorted_tables.MAX_SHARDS]
+    assert [sorted_tables.shard_count(b, 100) for b in (0, 1, 100, 101, 10**9)] == [
+        1,
+        1,
+        1,
+        2,
+        sorted_tables.MAX_SHARDS,
+    ]
     monkeypatch.setitem(sorted_tables.SHARDING, "shard_bytes", 40)
     stats = _run(tmp_path, [1, 2, 4, 5, 7, 8, 10, 11], shards=None)  # 8 rows of ~11 bytes
     names = sorted(f.name for f in (tmp_path / "toy").glob("*.parquet"))
@@ -149,11 +164,17 @@ def test_match_inputs_reads_lines_files_and_parquet_from_sources(tmp_path):
     p = make_pipeline(PipelineOptions([]))
     lines = p | "ML" >> MatchInputs(str(tmp_path / "in" / "*.jsonl")) | "RL" >> ReadLines()
     files = p | "MF" >> MatchInputs(str(tmp_path / "in"), (".jsonl",)) | "RF" >> ReadFiles()
-    rows = p | "MP" >> MatchInputs(str(tmp_path / "in"), (".parquet", ".jsonl")) | "RP" >> ReadParquetRows(columns=["id"])
-    assert_that(lines, equal_to([("a.jsonl:1", b'{"x": 1}'), ("a.jsonl:2", b'{"x": 2}'),
-                                 ("b.jsonl:1", b"last line without newline")]), label="lines")
-    assert_that(files | beam.Map(lambda e: (e[0], len(e[1]))), equal_to([("a.jsonl", 19), ("b.jsonl", 25)]),
-                label="files")
+    rows = (
+        p | "MP" >> MatchInputs(str(tmp_path / "in"), (".parquet", ".jsonl")) | "RP" >> ReadParquetRows(columns=["id"])
+    )
+    assert_that(
+        lines,
+        equal_to([("a.jsonl:1", b'{"x": 1}'), ("a.jsonl:2", b'{"x": 2}'), ("b.jsonl:1", b"last line without newline")]),
+        label="lines",
+    )
+    assert_that(
+        files | beam.Map(lambda e: (e[0], len(e[1]))), equal_to([("a.jsonl", 19), ("b.jsonl", 25)]), label="files"
+    )
     assert_that(rows, equal_to([("t.parquet:0", {"id": "p"}), ("t.parquet:1", {"id": "q"})]), label="rows")
     run_pipeline(p)
 
@@ -168,8 +189,13 @@ def test_a_local_pattern_that_matches_nothing_fails_while_building(tmp_path):
         p | MatchInputs(str(tmp_path / "*.jsonl"))
 
 
-GROUPED = pa.schema([pa.field("g", pa.string(), nullable=False), pa.field("id", pa.string(), nullable=False),
-                     pa.field("n", pa.int64(), nullable=False)])
+GROUPED = pa.schema(
+    [
+        pa.field("g", pa.string(), nullable=False),
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("n", pa.int64(), nullable=False),
+    ]
+)
 
 
 def test_jsonl_exported_from_a_sharded_table_is_sorted_per_group(tmp_path):
@@ -179,11 +205,16 @@ def test_jsonl_exported_from_a_sharded_table_is_sorted_per_group(tmp_path):
     options = PipelineOptions([])
     p = make_pipeline(options)
     out = staging_path(str(tmp_path))
-    written = (p | beam.Create(rows)
-               | WriteTable(f"{out}/t", GROUPED, lambda r: (r["g"], r["id"]), shards=3))
-    tallies = written | ExportJsonlFromTable(f"{out}/t", "g", ["a", "b", "c"], lambda r: (r["g"], r["id"]),
-                                             lambda r: {"id": r["id"], "n": r["n"]},
-                                             lambda g: f"{out}/t/{g}.jsonl", "t")
+    written = p | beam.Create(rows) | WriteTable(f"{out}/t", GROUPED, lambda r: (r["g"], r["id"]), shards=3)
+    tallies = written | ExportJsonlFromTable(
+        f"{out}/t",
+        "g",
+        ["a", "b", "c"],
+        lambda r: (r["g"], r["id"]),
+        lambda r: {"id": r["id"], "n": r["n"]},
+        lambda g: f"{out}/t/{g}.jsonl",
+        "t",
+    )
     report = JobReport(out, "toy", config={}, seed=0, inputs=["mem"], options=options)
     report.tally(written)
     report.tally(tallies)
@@ -204,8 +235,11 @@ def _write_both(out, rows):
     p = make_pipeline(PipelineOptions([]))
     made = p | beam.Create(rows)
     _ = made | WriteTable(f"{out}/t", GROUPED, lambda r: (r["g"], r["id"]), shards=2)
-    _ = (made | beam.Map(lambda r: (r["g"], r["id"], r))
-         | WriteJsonlGroups(lambda g: f"{out}/j/{g}.jsonl", ["a", "b", "c"], "j"))
+    _ = (
+        made
+        | beam.Map(lambda r: (r["g"], r["id"], r))
+        | WriteJsonlGroups(lambda g: f"{out}/j/{g}.jsonl", ["a", "b", "c"], "j")
+    )
     p.run().wait_until_finish()
     return {str(f.relative_to(out)): f.read_bytes() for f in sorted(out.rglob("*")) if f.is_file()}
 
@@ -219,11 +253,18 @@ def test_rows_spilled_in_many_small_runs_give_the_same_bytes_and_leave_no_run_fi
     monkeypatch.setattr(sorted_tables, "SPILL_BYTES", 300)  # a run every few rows
     many = _write_both(tmp_path / "many", list(reversed(rows)))
     assert one == many
-    assert sorted(one) == ["j/a.jsonl", "j/b.jsonl", "j/c.jsonl",
-                           "t/part-00000-of-00002.parquet", "t/part-00001-of-00002.parquet"]
+    assert sorted(one) == [
+        "j/a.jsonl",
+        "j/b.jsonl",
+        "j/c.jsonl",
+        "t/part-00000-of-00002.parquet",
+        "t/part-00001-of-00002.parquet",
+    ]
     assert not [d for d in (tmp_path / "many").rglob("*") if d.is_dir() and "_spill" in d.name]
-    table = pa.concat_tables(pq.read_table(tmp_path / "many" / "t" / name)
-                             for name in ("part-00000-of-00002.parquet", "part-00001-of-00002.parquet"))
+    table = pa.concat_tables(
+        pq.read_table(tmp_path / "many" / "t" / name)
+        for name in ("part-00000-of-00002.parquet", "part-00001-of-00002.parquet")
+    )
     assert sorted(table.to_pylist(), key=lambda r: r["n"]) == rows
     lines = [json.loads(x) for x in (tmp_path / "many" / "j" / "a.jsonl").read_text().splitlines()]
     assert [r["id"] for r in lines] == sorted(r["id"] for r in rows if r["g"] == "a")
@@ -249,8 +290,11 @@ def test_a_shard_larger_than_the_memory_merge_is_merged_through_files_with_the_s
     monkeypatch.setattr(sorted_tables, "CHUNK_BYTES", 100)  # a chunk every row or two
     merges = []
     real = sorted_tables._external_merge
-    monkeypatch.setattr(sorted_tables, "_external_merge", 
-                        lambda segments: merges.append(len({path for path, _, _ in segments})) or real(segments))
+    monkeypatch.setattr(
+        sorted_tables,
+        "_external_merge",
+        lambda segments: merges.append(len({path for path, _, _ in segments})) or real(segments),
+    )
     external = _write_both(tmp_path / "external", list(reversed(rows)))
     assert merges and max(merges) > 3  # more runs than the fan-in: intermediate levels ran
     assert external == in_memory
@@ -267,9 +311,8 @@ def test_the_writers_json_and_shard_hash_equal_the_plain_forms():
     from pipelines.engine import jsontext, sorted_tables
 
     rng = rng_for(0, "json")
-    alphabet = "ab\"\\\n\t\x00\u2028中文😀 "
-    values = [None, True, False, 0, -3, 2 ** 70, 1.5, -0.0, float("inf"), 1e-300, "",
-              datetime.date(2020, 1, 2)]
+    alphabet = 'ab"\\\n\t\x00\u2028中文😀 '
+    values = [None, True, False, 0, -3, 2**70, 1.5, -0.0, float("inf"), 1e-300, "", datetime.date(2020, 1, 2)]
     for _ in range(300):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
         row = {"id": text, "n": rng.randint(-5, 5), "xs": [text, rng.random(), None], "m": {"k": [text]}}

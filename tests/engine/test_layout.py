@@ -1,4 +1,5 @@
 """The layout's promises: annotators/ is pure text logic, schemas/ stands alone."""
+
 from __future__ import annotations
 
 import ast
@@ -46,7 +47,12 @@ def test_every_benchmark_package_has_the_one_shape(benchmark):
 def test_no_benchmark_package_imports_another():
     for benchmark in BENCHMARKS:
         for path in (ROOT / "annotators" / benchmark).rglob("*.py"):
-            others = {n.split(".")[1] for n in _imports(path)
-                      if n.startswith("annotators.") and n.count(".") >= 1
-                      and n.split(".")[1] in BENCHMARKS and n.split(".")[1] != benchmark}
+            others = {
+                n.split(".")[1]
+                for n in _imports(path)
+                if n.startswith("annotators.")
+                and n.count(".") >= 1
+                and n.split(".")[1] in BENCHMARKS
+                and n.split(".")[1] != benchmark
+            }
             assert others == set(), path

@@ -7,6 +7,7 @@ speaks the same Job API as the Flink and Spark job servers: `--runner PortableRu
 every output file with an in-process run's. Only the runner's name (stats.json, CARD.md,
 README.md) may differ. What it does not test: a real Flink or Spark cluster.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,8 @@ import sys
 import time
 
 import pytest
-
 from conftest import ROOT
+
 from pipelines import lot
 
 pytestmark = pytest.mark.slow
@@ -29,9 +30,20 @@ SAMPLE = ROOT / "samples" / "lot"
 def job_service(tmp_path):
     port_file = tmp_path / "port"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "apache_beam.runners.portability.local_job_service_main", "--port", "0",
-         "--port_file", str(port_file), "--staging_dir", str(tmp_path / "staging")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "apache_beam.runners.portability.local_job_service_main",
+            "--port",
+            "0",
+            "--port_file",
+            str(port_file),
+            "--staging_dir",
+            str(tmp_path / "staging"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while not (port_file.exists() and port_file.read_text().strip()):
@@ -59,11 +71,28 @@ def _without_runner(name: str, data: bytes) -> bytes:
 
 
 def test_lot_on_the_portable_runner_gives_the_in_process_bytes(job_service, tmp_path):
-    base = ["--stories", str(SAMPLE / "stories.jsonl"), "--annotations", str(SAMPLE / "clozet_annotations.jsonl"),
-            "--splits", "8,1,1"]
+    base = [
+        "--stories",
+        str(SAMPLE / "stories.jsonl"),
+        "--annotations",
+        str(SAMPLE / "clozet_annotations.jsonl"),
+        "--splits",
+        "8,1,1",
+    ]
     lot.run(base + ["--output", str(tmp_path / "local")])
-    lot.run(base + ["--output", str(tmp_path / "portable"), "--runner", "PortableRunner",
-                    "--job_endpoint", job_service, "--environment_type", "LOOPBACK"])
+    lot.run(
+        base
+        + [
+            "--output",
+            str(tmp_path / "portable"),
+            "--runner",
+            "PortableRunner",
+            "--job_endpoint",
+            job_service,
+            "--environment_type",
+            "LOOPBACK",
+        ]
+    )
     local, portable = _files(tmp_path / "local"), _files(tmp_path / "portable")
     assert sorted(local) == sorted(portable)
     assert json.loads(portable["stats.json"])["runner"] == "PortableRunner"

@@ -1,4 +1,5 @@
 """Progress lines while a job runs and the closing summary of its outputs."""
+
 from __future__ import annotations
 
 from pipelines.engine import progress
@@ -6,8 +7,10 @@ from pipelines.engine import progress
 
 def test_progress_line_per_stage_with_rates():
     line = progress.progress_line({"parse": [2000, 1990, 10], "prepare": [1000, 1000, 0]}, 10.0)
-    assert line == ("[storybench 10 s] parse 2,000 read (1,990 written, 10 rejected, 200/s) | "
-                    "prepare 1,000 read (1,000 written, 0 rejected, 100/s)")
+    assert line == (
+        "[storybench 10 s] parse 2,000 read (1,990 written, 10 rejected, 200/s) | "
+        "prepare 1,000 read (1,000 written, 0 rejected, 100/s)"
+    )
 
 
 def test_count_prints_at_most_every_interval(monkeypatch, capsys):
@@ -19,34 +22,46 @@ def test_count_prints_at_most_every_interval(monkeypatch, capsys):
     for written in (1, 1, 0, 1):
         progress.count("toy", written, 1 - written)
     lines = capsys.readouterr().err.splitlines()
-    assert lines == ["[storybench 12 s] toy 2 read (2 written, 0 rejected, 0/s)",
-                     "[storybench 25 s] toy 4 read (3 written, 1 rejected, 0/s)"]
+    assert lines == [
+        "[storybench 12 s] toy 2 read (2 written, 0 rejected, 0/s)",
+        "[storybench 25 s] toy 4 read (3 written, 1 rejected, 0/s)",
+    ]
 
 
 def test_summary_gives_one_line_per_output():
-    stats = {"job": "lot", "balanced": True, "stages": {"parse": {"read": 48}},
-             "tables": {"senpos": 30, "rejects": 2}, "exports": {"senpos/train": 24}}
+    stats = {
+        "job": "lot",
+        "balanced": True,
+        "stages": {"parse": {"read": 48}},
+        "tables": {"senpos": 30, "rejects": 2},
+        "exports": {"senpos/train": 24},
+    }
     assert progress.summary(stats, "output/lot/") == [
         "lot: 48 records read, accounting balanced",
-        "          30 rows  output/lot/senpos", "           2 rows  output/lot/rejects",
-        "          24 records in export senpos/train"]
+        "          30 rows  output/lot/senpos",
+        "           2 rows  output/lot/rejects",
+        "          24 records in export senpos/train",
+    ]
 
 
 def test_input_bar_shows_share_rate_and_eta():
     assert progress.input_bar(5_000_000, 20_000_000, 5.0) == (
-        "input 25% [#####...............] 5.0/20.0 MB, 1.0 MB/s, ETA 15 s")
+        "input 25% [#####...............] 5.0/20.0 MB, 1.0 MB/s, ETA 15 s"
+    )
     assert progress.input_bar(21_000_000, 20_000_000, 10.0).startswith(
-        "input 100% [####################] 20.0/20.0 MB, 2.1 MB/s, done")
+        "input 100% [####################] 20.0/20.0 MB, 2.1 MB/s, done"
+    )
     line = progress.progress_line({"parse": [10, 10, 0]}, 5.0, (5_000_000, 20_000_000, 5.0))
-    assert line.startswith("[storybench 5 s] input 25% [#####") and line.endswith("| parse 10 read (10 written, 0 rejected, 2/s)")
+    assert line.startswith("[storybench 5 s] input 25% [#####") and line.endswith(
+        "| parse 10 read (10 written, 0 rejected, 2/s)"
+    )
     assert "input" not in progress.progress_line({"parse": [10, 10, 0]}, 5.0, (5_000_000, 0, 5.0))
 
 
 def test_a_local_run_shows_a_bar_of_the_input_files_read(tmp_path, monkeypatch, capsys):
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipelines.engine import MatchInputs, ReadLines, Stage, make_pipeline, run_pipeline
-    from pipelines.engine import readers
+    from pipelines.engine import MatchInputs, ReadLines, Stage, make_pipeline, readers, run_pipeline
 
     for name in ("a.jsonl", "b.jsonl"):
         (tmp_path / name).write_text("".join(f'{{"n": {i}}}\n' for i in range(3000)))

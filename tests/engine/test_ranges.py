@@ -1,5 +1,6 @@
 """Line ranges (pipelines.engine.ranges): any cut of a file reads every line exactly once,
 numbered as one sequential read numbers it; and the local worker default."""
+
 from __future__ import annotations
 
 import io
@@ -9,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipelines.engine import ranges
-from pipelines.engine.ranges import iter_lines
 from pipelines.engine.options import SMALL_INPUT_BYTES, WORKERS_ENV, local_workers
+from pipelines.engine.ranges import iter_lines
 
 
 def _read_all(path, data: bytes, range_bytes: int) -> list[tuple[int, bytes]]:
@@ -24,8 +25,12 @@ def _read_all(path, data: bytes, range_bytes: int) -> list[tuple[int, bytes]]:
 
 
 @settings(max_examples=200, deadline=None)
-@given(data=st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\n\n", b"\xe4\xb8\xad", b"\r\n", b""]), max_size=60)
-       .map(b"".join), range_bytes=st.integers(min_value=1, max_value=12))
+@given(
+    data=st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\n\n", b"\xe4\xb8\xad", b"\r\n", b""]), max_size=60).map(
+        b"".join
+    ),
+    range_bytes=st.integers(min_value=1, max_value=12),
+)
 def test_every_cut_reads_each_line_once_with_its_sequential_number(tmp_path_factory, data, range_bytes):
     path = tmp_path_factory.mktemp("r") / "f.txt"
     path.write_bytes(data)

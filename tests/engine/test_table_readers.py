@@ -1,5 +1,6 @@
 """Every table the engine writes, empty ones included, reads in pandas, DuckDB, polars and
 Hugging Face datasets as they are (issue: a 0-row row group broke `datasets`)."""
+
 from __future__ import annotations
 
 import json
@@ -31,13 +32,18 @@ def hf_rows(folder, streaming: bool) -> int:
     datasets = pytest.importorskip("datasets")
     os.environ["HF_DATASETS_OFFLINE"] = "1"
     datasets.disable_progress_bars()
-    ds = datasets.load_dataset("parquet", data_files=str(folder / "*.parquet"), streaming=streaming,
-                               cache_dir=str(folder.parent / f"hf-{folder.name}-{streaming}"))
+    ds = datasets.load_dataset(
+        "parquet",
+        data_files=str(folder / "*.parquet"),
+        streaming=streaming,
+        cache_dir=str(folder.parent / f"hf-{folder.name}-{streaming}"),
+    )
     return sum(1 for _ in ds["train"]) if streaming else ds["train"].num_rows
 
 
-@pytest.mark.parametrize("rows, shards", [([], None), ([], 3), ([{"id": "a", "n": 1}], 3),
-                                          ([{"id": f"r{i}", "n": i} for i in range(50)], 2)])
+@pytest.mark.parametrize(
+    "rows, shards", [([], None), ([], 3), ([{"id": "a", "n": 1}], 3), ([{"id": f"r{i}", "n": i} for i in range(50)], 2)]
+)
 def test_tables_read_everywhere(tmp_path, rows, shards):
     folder = write(tmp_path / "t", rows, shards)
     files = sorted(folder.glob("*.parquet"))
@@ -58,9 +64,14 @@ def test_small_tables_have_no_empty_row_group(tmp_path):
     assert hf_rows(tmp_path / "r", streaming=True) == 0
 
 
-@pytest.mark.parametrize("detail, message", [("same text as a:1", "same text as a:1"),
-                                             ("quote ' and \" and 中文", "quote ' and \" and 中文"),
-                                             ({"found": 0, "tried": ["chapter"]}, None)])
+@pytest.mark.parametrize(
+    "detail, message",
+    [
+        ("same text as a:1", "same text as a:1"),
+        ("quote ' and \" and 中文", "quote ' and \" and 中文"),
+        ({"found": 0, "tried": ["chapter"]}, None),
+    ],
+)
 def test_reject_detail_is_json(detail, message):
     row = Reject("stage", "in:1", "reason", detail).to_row()
     value = json.loads(row["detail"])

@@ -1,4 +1,5 @@
 """GLGE metrics of the evaluate job (PEERS.md 3.5): unit cases and end-to-end runs."""
+
 from __future__ import annotations
 
 import json
@@ -6,9 +7,9 @@ import pathlib
 
 import pyarrow.parquet as pq
 import pytest
+from conftest import ROOT, check_rejects
 
 from annotators.evaluate import glge_metrics as gm
-from conftest import ROOT, check_rejects
 from pipelines import evaluate
 
 TGT = ROOT / "tests" / "fixtures" / "glge" / "tiny_data" / "org_data" / "test.tgt"
@@ -48,8 +49,12 @@ def test_corpus_bleu4_and_inter_distinct():
 def test_personachat_original_is_nltk_method7_and_tokens_split_on_single_spaces():
     from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
-    want = sentence_bleu([["i", "like", "dogs"]], ["i", "like", "cats"],
-                         smoothing_function=SmoothingFunction().method7, weights=[0.5, 0.5, 0, 0])
+    want = sentence_bleu(
+        [["i", "like", "dogs"]],
+        ["i", "like", "cats"],
+        smoothing_function=SmoothingFunction().method7,
+        weights=[0.5, 0.5, 0, 0],
+    )
     values, _ = gm.personachat_scores("i like cats", "i like dogs", "original")
     assert values["bleu-2"] == pytest.approx(100 * want)
     assert gm.personachat_tokens("a  b", "original") == ["a", "", "b"]
@@ -69,12 +74,16 @@ def test_glge_end_to_end_on_the_fixture(tmp_path):
     preds = tmp_path / "personachat.hard.test"
     preds.write_text("\n".join([gold[0], "", gold[2]]) + "\n", encoding="utf-8")  # line 2: an empty answer
     out = tmp_path / "pc"
-    assert evaluate.run(["--task", "personachat", "--predictions", str(preds), "--gold", str(TGT),
-                         "--output", str(out)]) == 0
+    assert (
+        evaluate.run(["--task", "personachat", "--predictions", str(preds), "--gold", str(TGT), "--output", str(out)])
+        == 0
+    )
     m = _metrics(out)
     assert set(m) == {"bleu-1", "bleu-2", "distinct-1", "distinct-2"}
-    direct = [100 * gm.nltk_method7_bleu(p.strip().split(" "), g.strip().split(" "), (1, 0, 0, 0))
-              for p, g in zip([gold[0], "", gold[2]], gold)]
+    direct = [
+        100 * gm.nltk_method7_bleu(p.strip().split(" "), g.strip().split(" "), (1, 0, 0, 0))
+        for p, g in zip([gold[0], "", gold[2]], gold)
+    ]
     assert m["bleu-1"] == pytest.approx(sum(direct) / 3)
     stats = json.loads((out / "stats.json").read_text())
     assert stats["config"]["nltk"] and stats["stages"]["score"]["written"] == 3
@@ -82,12 +91,31 @@ def test_glge_end_to_end_on_the_fixture(tmp_path):
     assert evaluate.run(["--task", "coqa", "--predictions", str(preds), "--gold", str(TGT), "--output", str(out)]) == 0
     assert _metrics(out)["f1"] == pytest.approx(100 * 2 / 3)
     out = tmp_path / "xsum"
-    assert evaluate.run(["--task", "xsum", "--compat", "clean", "--predictions", str(preds), "--gold", str(TGT),
-                         "--output", str(out)]) == 0
+    assert (
+        evaluate.run(
+            [
+                "--task",
+                "xsum",
+                "--compat",
+                "clean",
+                "--predictions",
+                str(preds),
+                "--gold",
+                str(TGT),
+                "--output",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert _metrics(out)["rouge-1"] == pytest.approx(100 * 2 / 3)
     out = tmp_path / "msqg"
-    assert evaluate.run(["--task", "msqg", "--compat", "clean", "--predictions", str(TGT), "--gold", str(TGT),
-                         "--output", str(out)]) == 0
+    assert (
+        evaluate.run(
+            ["--task", "msqg", "--compat", "clean", "--predictions", str(TGT), "--gold", str(TGT), "--output", str(out)]
+        )
+        == 0
+    )
     m = _metrics(out)
     assert m["rouge-l"] == pytest.approx(100.0) and m["bleu-4"] == pytest.approx(100.0)
 

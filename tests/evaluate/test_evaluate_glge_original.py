@@ -1,6 +1,7 @@
 """GLGE's official summarisation and QG scoring (`--compat original`): ROUGE-1.5.5's stemmer,
 its per-document scores and its bootstrap average, the scripts' preparation, the coco scorers
 and METEOR."""
+
 from __future__ import annotations
 
 import json
@@ -9,31 +10,35 @@ import random
 
 import pyarrow.parquet as pq
 import pytest
+from conftest import check_rejects
 
 from annotators.evaluate import glge_original as go
 from annotators.evaluate import meteor, rouge155
-from conftest import check_rejects
 from pipelines import evaluate
 
 # ROUGE-1.5.5's own `stem` (perl) on these words; "accidental" -> "accid" and
 # "agreement" -> "agreem" are its step-4 change, which no NLTK Porter mode reproduces.
-PERL_STEMS = dict(pair.split(" ") for pair in (
-    "accidental accid|agreement agreem|arguments argum|basement basem|rational ration|"
-    "conditional condit|valenci valenc|hesitanci hesit|digitizer digit|conformabli conform|"
-    "radicalli radic|differentli differ|vileli vile|analogousli analog|vietnamization vietnam|"
-    "predication predic|operator oper|feudalism feudal|decisiveness decis|hopefulness hope|"
-    "callousness callous|formaliti formal|sensitiviti sensit|sensibiliti sensibl|triplicate triplic|"
-    "formative form|formalize formal|electriciti electr|electrical electr|hopeful hope|goodness good|"
-    "revival reviv|allowance allow|inference infer|airliner airlin|gyroscopic gyroscop|"
-    "adjustable adjust|defensible defens|irritant irrit|replacement replac|adjustment adjust|"
-    "dependent depend|adoption adopt|homologou homolog|communism commun|activate activ|"
-    "angulariti angular|homologous homolog|effective effect|bowdlerize bowdler|probate probat|"
-    "rate rate|cease ceas|controll control|roll roll|yelling yell|yesterday yesterdai|yeses yese|"
-    "caresses caress|ponies poni|cats cat|feed feed|agreed agre|plastered plaster|motoring motor|"
-    "sing sing|conflated conflat|troubled troubl|sized size|hopping hop|tanned tan|falling fall|"
-    "hissing hiss|fizzed fizz|failing fail|filing file|happy happi|sky sky|relational relat|"
-    "generalizations gener|1990s 1990|running run|studies studi|dying dy|lying ly|skies ski|"
-    "news new|wasn wasn").split("|"))
+PERL_STEMS = dict(
+    pair.split(" ")
+    for pair in (
+        "accidental accid|agreement agreem|arguments argum|basement basem|rational ration|"
+        "conditional condit|valenci valenc|hesitanci hesit|digitizer digit|conformabli conform|"
+        "radicalli radic|differentli differ|vileli vile|analogousli analog|vietnamization vietnam|"
+        "predication predic|operator oper|feudalism feudal|decisiveness decis|hopefulness hope|"
+        "callousness callous|formaliti formal|sensitiviti sensit|sensibiliti sensibl|triplicate triplic|"
+        "formative form|formalize formal|electriciti electr|electrical electr|hopeful hope|goodness good|"
+        "revival reviv|allowance allow|inference infer|airliner airlin|gyroscopic gyroscop|"
+        "adjustable adjust|defensible defens|irritant irrit|replacement replac|adjustment adjust|"
+        "dependent depend|adoption adopt|homologou homolog|communism commun|activate activ|"
+        "angulariti angular|homologous homolog|effective effect|bowdlerize bowdler|probate probat|"
+        "rate rate|cease ceas|controll control|roll roll|yelling yell|yesterday yesterdai|yeses yese|"
+        "caresses caress|ponies poni|cats cat|feed feed|agreed agre|plastered plaster|motoring motor|"
+        "sing sing|conflated conflat|troubled troubl|sized size|hopping hop|tanned tan|falling fall|"
+        "hissing hiss|fizzed fizz|failing fail|filing file|happy happi|sky sky|relational relat|"
+        "generalizations gener|1990s 1990|running run|studies studi|dying dy|lying ly|skies ski|"
+        "news new|wasn wasn"
+    ).split("|")
+)
 
 
 def test_porter_stem_is_rouges_perl_stemmer():
@@ -43,8 +48,12 @@ def test_porter_stem_is_rouges_perl_stemmer():
 
 def test_perl_rand_is_drand48():
     # perl -e 'srand($s); print int(rand(11490)) for 1..5' (perl 5.36)
-    want = {0: [1962, 8616, 1107, 10001, 6633], 1: [478, 5222, 9592, 3860, 6497],
-            7: [3061, 7836, 3050, 1483, 5683], 999: [1175, 7305, 9232, 10636, 8904]}
+    want = {
+        0: [1962, 8616, 1107, 10001, 6633],
+        1: [478, 5222, 9592, 3860, 6497],
+        7: [3061, 7836, 3050, 1483, 5683],
+        999: [1175, 7305, 9232, 10636, 8904],
+    }
     for seed, first in want.items():
         assert rouge155.perl_resample_indices(seed, 11490)[:5] == first
 
@@ -59,8 +68,17 @@ def test_vectorised_bootstrap_equals_the_step_by_step_one(n):
 
 def test_tokens_as_rouge_reads_them():
     assert rouge155.see_sentences("The U.S.-led <b>x</b>\n\n<skip\nOK") == ["the u.s.-led ", "ok"]
-    assert rouge155.tokens("the u.s.-led well-known $5 -- caf\u00e9s", stem=True) == \
-        ["the", "u", "s", "led", "well", "known", "5", "caf", "s"]
+    assert rouge155.tokens("the u.s.-led well-known $5 -- caf\u00e9s", stem=True) == [
+        "the",
+        "u",
+        "s",
+        "led",
+        "well",
+        "known",
+        "5",
+        "caf",
+        "s",
+    ]
     assert rouge155.tokens("running dogs", stem=False) == ["running", "dogs"]
     assert rouge155.tokens("running dogs") == ["run", "dog"]
 
@@ -92,10 +110,14 @@ def test_fix_tokenization_cases():
 
 
 def test_cnndm_candidate_drops_short_and_repeated_sentences():
-    pred = ("the storm hit the coast on monday [X_SEP] too short here [X_SEP] "
-            "the storm hit the coast again on monday [X_SEP] officials counted ( 12 ) damaged homes")
-    assert go.cnndm_candidate(pred) == ["the storm hit the coast on monday",
-                                        "officials counted -LRB- 12 -RRB- damaged homes"]
+    pred = (
+        "the storm hit the coast on monday [X_SEP] too short here [X_SEP] "
+        "the storm hit the coast again on monday [X_SEP] officials counted ( 12 ) damaged homes"
+    )
+    assert go.cnndm_candidate(pred) == [
+        "the storm hit the coast on monday",
+        "officials counted -LRB- 12 -RRB- damaged homes",
+    ]
     assert go.cnndm_candidate("one two three four") == []
 
 
@@ -163,12 +185,25 @@ def test_qg_original_needs_a_source_file(tmp_path, capsys):
     gold = tmp_path / "test.tgt"
     gold.write_text("what is it ?\n", encoding="utf-8")
     with pytest.raises(SystemExit):
-        evaluate.run(["--task", "squadqg", "--predictions", str(gold), "--gold", str(gold),
-                      "--output", str(tmp_path / "o")])
+        evaluate.run(
+            ["--task", "squadqg", "--predictions", str(gold), "--gold", str(gold), "--output", str(tmp_path / "o")]
+        )
     assert "needs --source" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        evaluate.run(["--task", "cnndm", "--source", str(gold), "--predictions", str(gold), "--gold", str(gold),
-                      "--output", str(tmp_path / "o")])
+        evaluate.run(
+            [
+                "--task",
+                "cnndm",
+                "--source",
+                str(gold),
+                "--predictions",
+                str(gold),
+                "--gold",
+                str(gold),
+                "--output",
+                str(tmp_path / "o"),
+            ]
+        )
     assert not (tmp_path / "o").exists()
 
 
@@ -176,27 +211,61 @@ def test_qg_original_needs_a_source_file(tmp_path, capsys):
 def test_squadqg_original_end_to_end_groups_by_source(tmp_path):
     if meteor.problem():
         pytest.skip(meteor.problem())
-    src = ["The Nile is the longest river .", "Paris is the capital of France .",
-           "the nile is the longest river .", "Shakespeare wrote Hamlet ."]
-    tgt = ["What is the longest river ?", "What is the capital of France ?",
-           "Which river is the longest ?", "Who wrote Hamlet ?"]
-    pred = ["what river is longest ?", "what is the capital of france ?",
-            "what is the longest river ?", "who wrote \" hamlet \" ?"]
+    src = [
+        "The Nile is the longest river .",
+        "Paris is the capital of France .",
+        "the nile is the longest river .",
+        "Shakespeare wrote Hamlet .",
+    ]
+    tgt = [
+        "What is the longest river ?",
+        "What is the capital of France ?",
+        "Which river is the longest ?",
+        "Who wrote Hamlet ?",
+    ]
+    pred = [
+        "what river is longest ?",
+        "what is the capital of france ?",
+        "what is the longest river ?",
+        'who wrote " hamlet " ?',
+    ]
     files = {}
     for name, lines in (("test.src", src), ("test.tgt", tgt), ("pred.txt", pred)):
         files[name] = tmp_path / name
         files[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = tmp_path / "o"
-    assert evaluate.run(["--task", "squadqg", "--predictions", str(files["pred.txt"]),
-                         "--gold", str(files["test.tgt"]), "--source", str(files["test.src"]),
-                         "--output", str(out)]) == 0
+    assert (
+        evaluate.run(
+            [
+                "--task",
+                "squadqg",
+                "--predictions",
+                str(files["pred.txt"]),
+                "--gold",
+                str(files["test.tgt"]),
+                "--source",
+                str(files["test.src"]),
+                "--output",
+                str(out),
+            ]
+        )
+        == 0
+    )
     m = _metrics(out)
     # lines 1 and 3 share a source once lower-cased: one group, line 3's prediction, two references
-    groups = [("what is the longest river ?", ["what is the longest river ?", "which river is the longest ?"]),
-              ("what is the capital of france ?", ["what is the capital of france ?"]),
-              ("who wrote `` hamlet '' ?", ["who wrote hamlet ?"])]
-    assert {k: v[1] for k, v in m.items()} == {"bleu-1": 3, "bleu-2": 3, "bleu-3": 3, "bleu-4": 3,
-                                               "meteor": 3, "rouge-l": 3}
+    groups = [
+        ("what is the longest river ?", ["what is the longest river ?", "which river is the longest ?"]),
+        ("what is the capital of france ?", ["what is the capital of france ?"]),
+        ("who wrote `` hamlet '' ?", ["who wrote hamlet ?"]),
+    ]
+    assert {k: v[1] for k, v in m.items()} == {
+        "bleu-1": 3,
+        "bleu-2": 3,
+        "bleu-3": 3,
+        "bleu-4": 3,
+        "meteor": 3,
+        "rouge-l": 3,
+    }
     assert m["bleu-4"][0] == pytest.approx(100 * go.coco_bleu(groups)[3], abs=1e-9)
     assert m["rouge-l"][0] == pytest.approx(100 * go.coco_rouge_l_mean(groups), abs=1e-9)
     assert m["meteor"][0] == pytest.approx(100 * meteor.meteor_scores(groups)[0], abs=1e-9)
@@ -215,13 +284,25 @@ OFFICIAL = {
     ("msnews", "sum"): {"rouge-1": 61.765, "rouge-2": 30.439, "rouge-l": 54.111},
     ("cnndm", "cnndm"): {"rouge-1": 57.826, "rouge-2": 39.722, "rouge-l": 56.757},
     ("gigaword", "gigaword"): {"rouge-1": 78.779, "rouge-2": 52.592, "rouge-l": 75.422},
-    ("squadqg", "qg"): {"bleu-1": 78.3783783741417, "bleu-4": 43.89101153798082,
-                        "meteor": 41.86290560240181, "rouge-l": 69.77404933352432},
-    ("msqg", "qg"): {"bleu-1": 71.79487179119002, "bleu-4": 35.77665696287864,
-                     "meteor": 41.55395426954276, "rouge-l": 60.053474311062494},
+    ("squadqg", "qg"): {
+        "bleu-1": 78.3783783741417,
+        "bleu-4": 43.89101153798082,
+        "meteor": 41.86290560240181,
+        "rouge-l": 69.77404933352432,
+    },
+    ("msqg", "qg"): {
+        "bleu-1": 71.79487179119002,
+        "bleu-4": 35.77665696287864,
+        "meteor": 41.55395426954276,
+        "rouge-l": 60.053474311062494,
+    },
     # Python 2 semantics: "OÙ EST L’ÉCOLE" lower-cases to "oÙ est l’École"
-    ("squadqg", "qg_nonascii"): {"bleu-1": 59.999999976000026, "bleu-4": 1.2574334290280229e-06,
-                                 "meteor": 100.0, "rouge-l": 60.0},
+    ("squadqg", "qg_nonascii"): {
+        "bleu-1": 59.999999976000026,
+        "bleu-4": 1.2574334290280229e-06,
+        "meteor": 100.0,
+        "rouge-l": 60.0,
+    },
 }
 
 
@@ -232,8 +313,16 @@ def test_original_equals_the_official_scripts_on_the_fixtures(tmp_path, task, na
     if qg and meteor.problem():
         pytest.skip(meteor.problem())
     out = tmp_path / "o"
-    args = ["--task", task, "--predictions", str(ORIGINAL / f"{name}.pred"),
-            "--gold", str(ORIGINAL / f"{name}.gold"), "--output", str(out)]
+    args = [
+        "--task",
+        task,
+        "--predictions",
+        str(ORIGINAL / f"{name}.pred"),
+        "--gold",
+        str(ORIGINAL / f"{name}.gold"),
+        "--output",
+        str(out),
+    ]
     if qg:
         args += ["--source", str(ORIGINAL / f"{name}.src")]
     assert evaluate.run(args) == 0
@@ -251,8 +340,7 @@ def test_files2rouge_empty_lines_are_rejects_not_a_crash(tmp_path):
     pred.write_text("a cat sat on the mat .\n\nthe dog ran .\n", encoding="utf-8")
     gold.write_text("the cat sat .\nsomething .\n\n", encoding="utf-8")
     out = tmp_path / "o"
-    assert evaluate.run(["--task", "xsum", "--predictions", str(pred), "--gold", str(gold),
-                         "--output", str(out)]) == 0
+    assert evaluate.run(["--task", "xsum", "--predictions", str(pred), "--gold", str(gold), "--output", str(out)]) == 0
     m = _metrics(out)
     assert m["rouge-1"][1] == 1  # only line 1 is scored, as `files2rouge -ir -is`
     doc = rouge155.document_scores(["the cat sat ."], ["a cat sat on the mat ."])

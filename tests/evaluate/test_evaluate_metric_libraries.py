@@ -5,6 +5,7 @@ sentence_bleu for LOT and PersonaChat, sacrebleu and rouge-score for GLGE's clea
 The RECORDED numbers were printed by the in-tree scorers these calls replaced (storybench at
 afb85d6: glge_original.coco_bleu / coco_rouge_l, lot_metrics.sentence_bleu) on the shared
 GLGE predictions; the library-backed code must give them again."""
+
 from __future__ import annotations
 
 import ast
@@ -15,28 +16,38 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT, shared_path
 
 from annotators.evaluate import glge_metrics as gm
 from annotators.evaluate import glge_original as go
 from annotators.evaluate import lot_metrics as lm
-from conftest import ROOT, shared_path
 
 ORIGINAL = ROOT / "tests" / "fixtures" / "glge" / "original"
 
 RECORDED_COCO = {
-    "squadqg": {"n": 11874, "bleu": [0.43485669757922574, 0.2764346115166215, 0.20776081196858165,
-                                     0.16720713960397257],
-                "rouge_mean": 0.402664175444094, "rouge_each": "a260e8ff6ab34e3e"},
-    "msqg": {"n": 11019, "bleu": [0.1044284114939653, 0.05021847556602436, 0.025408059507372578,
-                                  0.012574845666392666],
-             "rouge_mean": 0.08635016751636589, "rouge_each": "fc7cd5a832a796e7"},
+    "squadqg": {
+        "n": 11874,
+        "bleu": [0.43485669757922574, 0.2764346115166215, 0.20776081196858165, 0.16720713960397257],
+        "rouge_mean": 0.402664175444094,
+        "rouge_each": "a260e8ff6ab34e3e",
+    },
+    "msqg": {
+        "n": 11019,
+        "bleu": [0.1044284114939653, 0.05021847556602436, 0.025408059507372578, 0.012574845666392666],
+        "rouge_mean": 0.08635016751636589,
+        "rouge_each": "fc7cd5a832a796e7",
+    },
 }
 # sha256 (first 16 hex digits) of the repr of every pair's value, and their fsum
 RECORDED_BLEU = {
-    (1, "none"): ("589ac3b1db045ffd", 3392.1590111901064), (1, "epsilon"): ("589ac3b1db045ffd", 3392.1590111901064),
-    (2, "none"): ("32d759bec9f78b05", 1686.685185497648), (2, "epsilon"): ("c3af7f40cec30e7e", 1936.1127461085673),
-    (3, "none"): ("e2451fc764f28895", 908.6280431628419), (3, "epsilon"): ("2ed91076089b3e90", 1312.808182503239),
-    (4, "none"): ("c293d50256977462", 563.4281744252932), (4, "epsilon"): ("2615a362d3d0d029", 999.0532660355941),
+    (1, "none"): ("589ac3b1db045ffd", 3392.1590111901064),
+    (1, "epsilon"): ("589ac3b1db045ffd", 3392.1590111901064),
+    (2, "none"): ("32d759bec9f78b05", 1686.685185497648),
+    (2, "epsilon"): ("c3af7f40cec30e7e", 1936.1127461085673),
+    (3, "none"): ("e2451fc764f28895", 908.6280431628419),
+    (3, "epsilon"): ("2ed91076089b3e90", 1312.808182503239),
+    (4, "none"): ("c293d50256977462", 563.4281744252932),
+    (4, "epsilon"): ("2615a362d3d0d029", 999.0532660355941),
 }
 
 
@@ -50,7 +61,7 @@ def _lines(task: str) -> list[str]:
 
 def _qg_groups(lines: list[str]) -> list[tuple[str, list[str]]]:
     """Real questions as groups: line i is the hypothesis, the next 1-3 lines its references."""
-    return [(lines[i], lines[i + 1:i + 2 + i % 3]) for i in range(len(lines) - 3)]
+    return [(lines[i], lines[i + 1 : i + 2 + i % 3]) for i in range(len(lines) - 3)]
 
 
 @pytest.mark.parametrize("task", sorted(RECORDED_COCO))
@@ -66,10 +77,14 @@ def test_coco_scores_equal_the_in_tree_scorers_on_real_questions(task):
 def test_coco_scores_on_the_fixtures_equal_the_official_scripts_without_java():
     """BLEU and ROUGE-L of the QG fixtures (the values the Python 2 scripts printed, in
     test_evaluate_glge_original.OFFICIAL) need neither Java nor METEOR."""
-    official = {"qg": (78.3783783741417, 43.89101153798082, 69.77404933352432),
-                "qg_nonascii": (59.999999976000026, 1.2574334290280229e-06, 60.0)}
+    official = {
+        "qg": (78.3783783741417, 43.89101153798082, 69.77404933352432),
+        "qg_nonascii": (59.999999976000026, 1.2574334290280229e-06, 60.0),
+    }
     for name, (bleu1, bleu4, rouge_l) in official.items():
-        texts = [(ORIGINAL / f"{name}.{kind}").read_text(encoding="utf-8").splitlines() for kind in ("src", "pred", "gold")]
+        texts = [
+            (ORIGINAL / f"{name}.{kind}").read_text(encoding="utf-8").splitlines() for kind in ("src", "pred", "gold")
+        ]
         groups = go.qg_groups([go.qg_texts("squadqg", s, p, g) for s, p, g in zip(*texts)])
         bleus = go.coco_bleu(groups)
         assert 100 * bleus[0] == pytest.approx(bleu1, abs=1e-9) and 100 * bleus[3] == pytest.approx(bleu4, abs=1e-9)
@@ -77,11 +92,18 @@ def test_coco_scores_on_the_fixtures_equal_the_official_scripts_without_java():
 
 
 def test_coco_bleu_splits_at_ascii_whitespace_only_as_python_2_did(capsys):
-    groups = [("the\u00a0cat sat on\u3000the mat", ["the cat sat on the mat", "the\u00a0cat sat"]),
-              ("x\x1cy z w", ["x y z w", "x\x1cy z"]), ("", ["a b"])]
+    groups = [
+        ("the\u00a0cat sat on\u3000the mat", ["the cat sat on the mat", "the\u00a0cat sat"]),
+        ("x\x1cy z w", ["x y z w", "x\x1cy z"]),
+        ("", ["a b"]),
+    ]
     # the in-tree scorer's numbers (Python 3's str.split() would give 0.8187... for each)
-    assert go.coco_bleu(groups) == [0.8571428570204083, 0.7171371654776986, 5.555132241626138e-06,
-                                    2.0347956537657737e-08]
+    assert go.coco_bleu(groups) == [
+        0.8571428570204083,
+        0.7171371654776986,
+        5.555132241626138e-06,
+        2.0347956537657737e-08,
+    ]
     assert go.coco_rouge_l_mean(groups) == 0.513078099456837
     assert capsys.readouterr().out == ""  # the BleuScorer's report is not printed
 
@@ -115,9 +137,11 @@ def test_clean_glge_metrics_are_the_libraries_defaults_on_real_lines():
     scorer = RougeScorer(["rouge1", "rouge2", "rougeL"])
     for pred, gold in pairs[:300]:
         want = scorer.score(gold, pred)
-        assert gm.rouge_scores(pred, gold) == {"rouge-1": 100 * want["rouge1"].fmeasure,
-                                               "rouge-2": 100 * want["rouge2"].fmeasure,
-                                               "rouge-l": 100 * want["rougeL"].fmeasure}
+        assert gm.rouge_scores(pred, gold) == {
+            "rouge-1": 100 * want["rouge1"].fmeasure,
+            "rouge-2": 100 * want["rouge2"].fmeasure,
+            "rouge-l": 100 * want["rougeL"].fmeasure,
+        }
 
 
 OFFLINE = r"""
@@ -136,10 +160,16 @@ print(repr([go.coco_bleu(groups), go.coco_rouge_l_mean(groups), go.coco_rouge_l(
 
 
 def test_the_metric_libraries_need_no_network_no_java_and_no_nltk_data(tmp_path):
-    env = {**os.environ, "NLTK_DATA": str(tmp_path / "no_nltk_data"), "HOME": str(tmp_path),
-           "SACREBLEU": str(tmp_path / "sacrebleu"), "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", OFFLINE], env=env, cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120)
+    env = {
+        **os.environ,
+        "NLTK_DATA": str(tmp_path / "no_nltk_data"),
+        "HOME": str(tmp_path),
+        "SACREBLEU": str(tmp_path / "sacrebleu"),
+        "PYTHONPATH": str(ROOT),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", OFFLINE], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     bleu, rouge_mean, rouge_one, clean_rouge_l, clean_bleu, bleu2 = ast.literal_eval(done.stdout)
     groups = [("what is it ?", ["what is it ?", "what was it ?"]), ("who wrote it", ["who wrote hamlet"])]
@@ -178,8 +208,12 @@ def test_stats_and_card_name_the_metric_libraries(tmp_path):
 
     tgt = ROOT / "tests" / "fixtures" / "glge" / "tiny_data" / "org_data" / "test.tgt"
     out = tmp_path / "msqg"
-    assert evaluate.run(["--task", "msqg", "--compat", "clean", "--predictions", str(tgt), "--gold", str(tgt),
-                         "--output", str(out)]) == 0
+    assert (
+        evaluate.run(
+            ["--task", "msqg", "--compat", "clean", "--predictions", str(tgt), "--gold", str(tgt), "--output", str(out)]
+        )
+        == 0
+    )
     libraries = json.loads((out / "stats.json").read_text())["config"]["metric_libraries"]
     assert set(libraries) == {"rouge-score", "sacrebleu"} and libraries["rouge-score"] == "0.1.2"
     assert libraries["sacrebleu"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.")

@@ -1,4 +1,5 @@
 """Unit tests of the evaluate job's metrics on small hand-computed cases (issue 16)."""
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,7 @@ def test_bleu_hand_computed():
     # no 4-gram match: unsmoothed BLEU-4 is about 0 (the smallest float stands for 0), not 0
     assert 0 < lm.sentence_bleu(cand, ref, 4) < 1e-70
     # smoothing method 1: the zero count becomes 0.1 out of the one 4-gram
-    assert lm.sentence_bleu(cand, ref, 4, "epsilon") == pytest.approx(0.025 ** 0.25, abs=1e-15)
+    assert lm.sentence_bleu(cand, ref, 4, "epsilon") == pytest.approx(0.025**0.25, abs=1e-15)
 
 
 def test_bleu_brevity_and_empty():
@@ -44,11 +45,13 @@ def test_bleu_matches_nltk_when_installed():
         for n in (1, 2, 3, 4):
             weights = tuple(1 / n for _ in range(n))
             import warnings
+
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 want = bleu.sentence_bleu([ref], cand, weights=weights)
-                smooth = bleu.sentence_bleu([ref], cand, weights=weights,
-                                            smoothing_function=bleu.SmoothingFunction().method1)
+                smooth = bleu.sentence_bleu(
+                    [ref], cand, weights=weights, smoothing_function=bleu.SmoothingFunction().method1
+                )
             assert lm.sentence_bleu(cand, ref, n) == pytest.approx(want, rel=1e-12, abs=1e-300)
             assert lm.sentence_bleu(cand, ref, n, "epsilon") == pytest.approx(smooth, rel=1e-12, abs=1e-300)
 
@@ -123,8 +126,9 @@ def _official_coverage(phrase: str, story: str):
 
     def score():
         try:
-            got = Rouge().get_scores(hyps=" ".join("".join(story.strip().split())),
-                                     refs=" ".join("".join(phrase.strip().split())))
+            got = Rouge().get_scores(
+                hyps=" ".join("".join(story.strip().split())), refs=" ".join("".join(phrase.strip().split()))
+            )
             return got[0]["rouge-l"]["r"]
         except Exception:  # the script's bare except skips the phrase
             return None
@@ -179,12 +183,15 @@ OUTLINE = ["甲乙", "丙丁", "戊己"]
 GOLD = "甲乙丙丁戊己"
 
 
-@pytest.mark.parametrize("story,original,clean", [
-    ("甲乙丙丁戊己", 1.0, 1.0),
-    ("戊己丙丁甲乙", 0.5, 0.0),  # 3 inversions of 6 pairs (diagonal included) / of 3
-    ("甲乙丙丁", 1 - 2 / 6, 1 - 2 / 3),  # a missing phrase ranks first
-    ("", 0.5, 0.0),  # nothing found: reverse gold order
-])
+@pytest.mark.parametrize(
+    "story,original,clean",
+    [
+        ("甲乙丙丁戊己", 1.0, 1.0),
+        ("戊己丙丁甲乙", 0.5, 0.0),  # 3 inversions of 6 pairs (diagonal included) / of 3
+        ("甲乙丙丁", 1 - 2 / 6, 1 - 2 / 3),  # a missing phrase ranks first
+        ("", 0.5, 0.0),  # nothing found: reverse gold order
+    ],
+)
 def test_order_hand_computed(story, original, clean):
     assert lm.order_score(OUTLINE, GOLD, story, "original") == pytest.approx(original, abs=1e-15)
     assert lm.order_score(OUTLINE, GOLD, story, "clean") == pytest.approx(clean, abs=1e-15)
@@ -247,8 +254,14 @@ def test_accuracy_equals_a_direct_count():
         for g in ("all", f"source={source}"):
             correct[g] += ok
             totals[g] += 1
-        pair = Pair(f"{i:03d}", f"e{i}", "p", "g", {"scores": s},
-                    {"negatives": ["n"] * 5, "source": source, "prefix_length": 256})
+        pair = Pair(
+            f"{i:03d}",
+            f"e{i}",
+            "p",
+            "g",
+            {"scores": s},
+            {"negatives": ["n"] * 5, "source": source, "prefix_length": 256},
+        )
         scores += steps.score_pair(pair, cfg)
     rows = {(r["group"], r["metric"]): r for r in steps.metric_rows(scores, cfg)}
     for g in totals:

@@ -1,6 +1,7 @@
 """ROUGE-1.5.5's WordNet exception db as an explicit choice (issue 30): `--rouge-wordnet empty`
 (files2rouge's shipped db, the default and today's numbers) or `rebuilt` from exception lists
 on this machine, named in stats.json and the card."""
+
 from __future__ import annotations
 
 import json
@@ -72,7 +73,10 @@ def test_installed_lists_are_found_in_order(no_installed_lists):
         z.writestr("wordnet/noun.exc", NOUN)
         z.writestr("wordnet/data.noun", "not a list")
     where, lists = wordnet_exc.find_sources()
-    assert where.startswith("NLTK wordnet corpus") and [n.rsplit("/", 1)[-1] for n, _ in lists] == ["noun.exc", "verb.exc"]
+    assert where.startswith("NLTK wordnet corpus") and [n.rsplit("/", 1)[-1] for n, _ in lists] == [
+        "noun.exc",
+        "verb.exc",
+    ]
     # pyrouge's, then files2rouge's, then $ROUGE_EVAL_HOME's copy come first
     home = tmp / "home"
     (home / ".pyrouge").mkdir(parents=True)
@@ -98,8 +102,10 @@ def _run(tmp_path, name: str, *flags: str) -> pathlib.Path:
     pred.write_text("\n".join(PRED) + "\n", encoding="utf-8")
     gold.write_text("\n".join(GOLD) + "\n", encoding="utf-8")
     out = tmp_path / name
-    assert evaluate.run(["--task", "xsum", "--predictions", str(pred), "--gold", str(gold),
-                         "--output", str(out), *flags]) == 0
+    assert (
+        evaluate.run(["--task", "xsum", "--predictions", str(pred), "--gold", str(gold), "--output", str(out), *flags])
+        == 0
+    )
     return out
 
 
@@ -121,23 +127,29 @@ def test_the_two_dbs_give_different_numbers_and_the_default_is_the_empty_one(tmp
     # the default is ROUGE-1.5.5 without exceptions, as before the choice existed
     docs = [rouge155.document_scores([p], [g]) for p, g in zip(PRED, GOLD)]
     assert rouge155.bootstrap_averages([[d["rouge-l"][2] for d in docs]])[0] * 100 == pytest.approx(
-        _metrics(default)["rouge-l"], abs=1e-9)
+        _metrics(default)["rouge-l"], abs=1e-9
+    )
     assert _metrics(rebuilt)["rouge-l"] > _metrics(default)["rouge-l"]
     assert _metrics(rebuilt)["rouge-1"] > _metrics(default)["rouge-1"]
-    stats = {name: json.loads((out / "stats.json").read_text())["config"]["rouge_wordnet_db"]
-             for name, out in (("default", default), ("rebuilt", rebuilt))}
+    stats = {
+        name: json.loads((out / "stats.json").read_text())["config"]["rouge_wordnet_db"]
+        for name, out in (("default", default), ("rebuilt", rebuilt))
+    }
     assert stats["default"]["choice"] == "empty" and stats["default"]["keys"] == 0
     assert stats["rebuilt"]["keys"] == 8 and len(stats["rebuilt"]["files"]) == 3
     assert "WordNet exception db (`--rouge-wordnet`): **empty**" in (default / "CARD.md").read_text()
     assert "**rebuilt**, --rouge-wordnet-exc" in (rebuilt / "CARD.md").read_text()
 
 
-@pytest.mark.parametrize("flags, message", [
-    (["--task", "xsum", "--rouge-wordnet", "rebuilt"], "none found"),
-    (["--task", "xsum", "--rouge-wordnet-exc", "x.exc"], "for --rouge-wordnet rebuilt"),
-    (["--task", "xsum", "--compat", "clean", "--rouge-wordnet", "rebuilt"], "is read by ROUGE-1.5.5"),
-    (["--task", "outgen", "--rouge-wordnet", "rebuilt"], "is read by ROUGE-1.5.5"),
-])
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--task", "xsum", "--rouge-wordnet", "rebuilt"], "none found"),
+        (["--task", "xsum", "--rouge-wordnet-exc", "x.exc"], "for --rouge-wordnet rebuilt"),
+        (["--task", "xsum", "--compat", "clean", "--rouge-wordnet", "rebuilt"], "is read by ROUGE-1.5.5"),
+        (["--task", "outgen", "--rouge-wordnet", "rebuilt"], "is read by ROUGE-1.5.5"),
+    ],
+)
 def test_a_db_that_cannot_be_used_is_a_usage_error(tmp_path, no_installed_lists, capsys, flags, message):
     gold = tmp_path / "test.tgt"
     gold.write_text("a line .\n", encoding="utf-8")

@@ -4,6 +4,7 @@ catalogued Drop, never an exception, and a broken archive says how far reading g
 The bytes are built from the classes of fault the jobs meet: JSON of every shape and type,
 invalid UTF-8, BOMs, NULs, UTF-16, GBK and Big5, control bytes, huge numbers, deep nesting.
 """
+
 import bz2
 import functools
 import gzip
@@ -11,7 +12,8 @@ import json
 import pathlib
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from annotators.audits import records as audit_records
 from annotators.chapterbreak import ao3, gutenberg
@@ -33,15 +35,35 @@ FUZZ = settings(max_examples=400, deadline=None, suppress_health_check=list(Heal
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-    max_leaves=12)
-FIELDS = ["id", "example_id", "work_id", "title", "story", "text", "chapters", "generated", "published",
-          "game_pid", "characters", "scenes", "outline", "label", "scores", "negatives", "split", "review"]
+    max_leaves=12,
+)
+FIELDS = [
+    "id",
+    "example_id",
+    "work_id",
+    "title",
+    "story",
+    "text",
+    "chapters",
+    "generated",
+    "published",
+    "game_pid",
+    "characters",
+    "scenes",
+    "outline",
+    "label",
+    "scores",
+    "negatives",
+    "split",
+    "review",
+]
 records = st.dictionaries(st.sampled_from(FIELDS), json_values, max_size=6)
 
 
 def _encodings(text: str) -> st.SearchStrategy:
     return st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "gbk", "big5", "latin-1"]).map(
-        lambda codec: text.encode(codec, errors="replace"))
+        lambda codec: text.encode(codec, errors="replace")
+    )
 
 
 raw_lines = st.one_of(
@@ -50,7 +72,9 @@ raw_lines = st.one_of(
     json_values.map(lambda v: json.dumps(v).encode("utf-8")),
     records.map(lambda r: json.dumps(r, ensure_ascii=False)).flatmap(_encodings),
     st.text(max_size=80).flatmap(_encodings),
-    st.just(b"[" * 5000), st.just(b'{"id": 1e999999}'), st.just(b"\x00\x01\x02"),
+    st.just(b"[" * 5000),
+    st.just(b'{"id": 1e999999}'),
+    st.just(b"\x00\x01\x02"),
 )
 
 
@@ -75,7 +99,8 @@ PARSERS = {
     "stories_dump_file": lambda raw: story_steps.dump_file_story("d.txt", raw, source="s", license="l"),
     "eval_prediction_outgen": lambda raw: eval_steps.parse_prediction(("p.jsonl:1", raw), EvalConfig()),
     "eval_prediction_chapterbreak": lambda raw: eval_steps.parse_prediction(
-        ("p.jsonl:1", raw), EvalConfig(task="chapterbreak")),
+        ("p.jsonl:1", raw), EvalConfig(task="chapterbreak")
+    ),
     "eval_gold_clozet": lambda raw: eval_steps.parse_gold_line(("g.jsonl:1", raw), EvalConfig(task="clozet")),
     "not_text_reason": not_text_reason,
     "legacy_file_reason": lambda raw: legacy_file_reason(raw) or [],
@@ -91,8 +116,12 @@ def test_every_parser_gives_records_or_a_catalogued_reason(parser, raw):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.lists(st.text(alphabet="ab 中\n", max_size=30), min_size=1, max_size=200),
-       st.sampled_from(["gz", "bz2"]), st.floats(0.0, 1.0), st.booleans())
+@given(
+    st.lists(st.text(alphabet="ab 中\n", max_size=30), min_size=1, max_size=200),
+    st.sampled_from(["gz", "bz2"]),
+    st.floats(0.0, 1.0),
+    st.booleans(),
+)
 def test_a_broken_archive_is_an_error_saying_how_far_reading_got(tmp_path_factory, lines, kind, cut, corrupt):
     data = "\n".join(lines).encode("utf-8")
     packed = gzip.compress(data, mtime=0) if kind == "gz" else bz2.compress(data)

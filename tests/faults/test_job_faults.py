@@ -8,6 +8,7 @@ duplicate ids, broken archives, oversized records, a folder where a file belongs
 rejects rows with the reason that names them, the good records around them are kept, and
 every stage balances: read = written + rejected.
 """
+
 from __future__ import annotations
 
 import bz2
@@ -19,17 +20,21 @@ import shutil
 
 import pandas as pd
 import pytest
-
 from conftest import ROOT
+
 from pipelines.engine.usage import main
 
 pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
 
 FIX = ROOT / "tests" / "fixtures"
 JOB_INPUT = {  # job -> (flag of its main input, file extension it reads)
-    "lot": ("--stories", ".jsonl"), "stories": ("--input", ".jsonl"), "storium": ("--games", ".json"),
-    "edits": ("--edits", ".jsonl"), "chapterbreak": ("--gutenberg", ".txt"),
-    "evaluate": ("--predictions", ".jsonl"), "overlap": ("--test", ".jsonl"),
+    "lot": ("--stories", ".jsonl"),
+    "stories": ("--input", ".jsonl"),
+    "storium": ("--games", ".json"),
+    "edits": ("--edits", ".jsonl"),
+    "chapterbreak": ("--gutenberg", ".txt"),
+    "evaluate": ("--predictions", ".jsonl"),
+    "overlap": ("--test", ".jsonl"),
 }
 EXTRA = {  # the other flags each job needs (valid ones: only the fault under test is wrong)
     "evaluate": lambda tmp: ["--task", "outgen", "--gold", str(_gold(tmp))],
@@ -39,8 +44,10 @@ EXTRA = {  # the other flags each job needs (valid ones: only the fault under te
 
 def _gold(tmp: pathlib.Path) -> pathlib.Path:
     path = tmp / "gold.jsonl"
-    path.write_text(json.dumps({"title": "t", "outline": ["小猫"], "story": "小猫在河边钓鱼。"}, ensure_ascii=False) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps({"title": "t", "outline": ["小猫"], "story": "小猫在河边钓鱼。"}, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -98,10 +105,13 @@ def test_a_lot_folder_without_task_folders_is_one_error_line(tmp_path, capsys):
     assert_one_error_line(code, err, "bias", "clozet/")
 
 
-@pytest.mark.parametrize("job,argv", [
-    ("edits", ["--edits", str(FIX / "storium/edits")]),
-    ("storium", ["--games", str(FIX / "storium/g_desert.json")]),
-])
+@pytest.mark.parametrize(
+    "job,argv",
+    [
+        ("edits", ["--edits", str(FIX / "storium/edits")]),
+        ("storium", ["--games", str(FIX / "storium/g_desert.json")]),
+    ],
+)
 def test_an_output_folder_that_is_not_a_storybench_output_is_refused(job, argv, tmp_path, capsys):
     out = _mkdir(tmp_path / "mine")
     (out / "README.md").write_text("my notes\n")
@@ -116,7 +126,12 @@ DRY_RUNS = {
     "lot": ["--stories", str(ROOT / "samples/lot/stories.jsonl")],
     "chapterbreak": ["--gutenberg", str(FIX / "chapterbreak/books/*.txt"), "--ao3", str(FIX / "chapterbreak/ao3")],
     "glge": ["--input", str(FIX / "glge")],
-    "overlap": ["--test", str(ROOT / "samples/lot/stories.jsonl"), "--reference", str(ROOT / "samples/lot/stories.jsonl")],
+    "overlap": [
+        "--test",
+        str(ROOT / "samples/lot/stories.jsonl"),
+        "--reference",
+        str(ROOT / "samples/lot/stories.jsonl"),
+    ],
 }
 
 
@@ -144,7 +159,7 @@ EDIT_LINES = [  # (line bytes, the reason it gets or None when it is scored)
     (b'{"id": "ok2", "generated": "a dog ran", "published": "a dog ran far"}', None),
     (b'{"id": "ok1", "generated": "again", "published": "again"}', "duplicate_id"),
     (b'{"id": "bad", "generated": "x"', "malformed_json"),
-    (b'[1, 2]', "not_an_object"),
+    (b"[1, 2]", "not_an_object"),
     (b'{"id": "t", "generated": 42, "published": "y"}', "bad_field_type"),
     ('{"id": "gbk", "generated": "他说了一个很长的故事", "published": "故事"}'.encode("gbk"), "encoding"),
     ('{"id": "big5", "generated": "他說了一個很長的故事", "published": "故事"}'.encode("big5"), "encoding"),
@@ -163,8 +178,11 @@ def test_edits_fault_table(tmp_path, capsys):
     out = tmp_path / "out"
     # lines are rejected under "edits.jsonl:N"; a scored edit under its id (stage `score`)
     got = {r.input_id: r.reason for r in rejects(out).itertuples()}
-    assert got == {("rep" if reason == "over_size_limit" else f"edits.jsonl:{n}"): reason
-                   for n, (_, reason) in enumerate(EDIT_LINES, start=1) if reason}
+    assert got == {
+        ("rep" if reason == "over_size_limit" else f"edits.jsonl:{n}"): reason
+        for n, (_, reason) in enumerate(EDIT_LINES, start=1)
+        if reason
+    }
     s = stats(out)
     assert s["stages"]["edits"]["read"] == len(EDIT_LINES)
     assert s["tables"]["edits"] == 3
@@ -179,13 +197,16 @@ def test_overlap_fault_table_keeps_every_good_record(tmp_path, capsys):
     (refs / "b_cut.txt.gz").write_bytes(packed[: len(packed) // 2])
     (refs / "c_whole.txt.bz2").write_bytes(bz2.compress("".join(d + "\n" for d in docs[:10]).encode("utf-8")))
     test = tmp_path / "test.jsonl"
-    lines = [json.dumps({"id": f"t{i}", "text": f"测试{i}：小猫在河边钓鱼，钓到了一条大鱼。"}, ensure_ascii=False).encode()
-             for i in range(7)]
+    lines = [
+        json.dumps({"id": f"t{i}", "text": f"测试{i}：小猫在河边钓鱼，钓到了一条大鱼。"}, ensure_ascii=False).encode()
+        for i in range(7)
+    ]
     lines.insert(3, json.dumps({"id": "gbk", "text": "坏行坏行"}, ensure_ascii=False).encode("gbk"))
     lines.insert(5, b"{broken")
     test.write_bytes(b"\n".join(lines) + b"\n")
-    code, err = run_job("overlap", ["--test", str(test), "--reference", str(refs / "*"),
-                                    "--output", str(tmp_path / "out")], capsys)
+    code, err = run_job(
+        "overlap", ["--test", str(test), "--reference", str(refs / "*"), "--output", str(tmp_path / "out")], capsys
+    )
     assert code == 0 and "Traceback" not in err
     out = tmp_path / "out"
     s, rows = stats(out), rejects(out)
@@ -233,8 +254,20 @@ def test_chapterbreak_second_work_with_a_seen_id_is_a_rejects_row(tmp_path, caps
 def test_evaluate_oversized_prediction_is_a_rejects_row_in_seconds(tmp_path, capsys):
     pred = tmp_path / "pred.jsonl"
     pred.write_text(json.dumps({"story": "小猫" * 600_000}, ensure_ascii=False) + "\n", encoding="utf-8")
-    code, err = run_job("evaluate", ["--task", "outgen", "--predictions", str(pred), "--gold", str(_gold(tmp_path)),
-                                     "--output", str(tmp_path / "out")], capsys)
+    code, err = run_job(
+        "evaluate",
+        [
+            "--task",
+            "outgen",
+            "--predictions",
+            str(pred),
+            "--gold",
+            str(_gold(tmp_path)),
+            "--output",
+            str(tmp_path / "out"),
+        ],
+        capsys,
+    )
     assert code == 2 and "Traceback" not in err and "do not match one to one" in err
     rows = rejects(tmp_path / "out")
     big = rows.query("reason == 'over_size_limit'")
@@ -265,9 +298,12 @@ def test_lot_utf16_and_empty_files(tmp_path, capsys):
     stories = _mkdir(tmp_path / "stories")
     (stories / "a.jsonl").write_bytes((ROOT / "samples/lot/stories.jsonl").read_bytes())
     (stories / "b_utf16.jsonl").write_bytes(
-        (ROOT / "samples/lot/stories.jsonl").read_text(encoding="utf-8").splitlines()[0].encode("utf-16") + b"\n")
+        (ROOT / "samples/lot/stories.jsonl").read_text(encoding="utf-8").splitlines()[0].encode("utf-16") + b"\n"
+    )
     (stories / "c_empty.jsonl").write_bytes(b"")
-    code, err = run_job("lot", ["--stories", str(stories), "--splits", "8,1,1", "--output", str(tmp_path / "out")], capsys)
+    code, err = run_job(
+        "lot", ["--stories", str(stories), "--splits", "8,1,1", "--output", str(tmp_path / "out")], capsys
+    )
     assert code == 0 and "Traceback" not in err
     assert "warning:" in err and "c_empty.jsonl" in err
     assert any("c_empty.jsonl" in w for w in stats(tmp_path / "out")["warnings"])
@@ -276,10 +312,15 @@ def test_lot_utf16_and_empty_files(tmp_path, capsys):
     stats(tmp_path / "out")
 
 
-@pytest.mark.parametrize("job,argv,words", [
-    ("chapterbreak", [], "--gutenberg"), ("overlap", [], "--lot"), ("stories", [], "--input"),
-    ("storium", ["--games", str(FIX / "storium/g_desert.json"), "--budget", "0"], "--budget"),
-])
+@pytest.mark.parametrize(
+    "job,argv,words",
+    [
+        ("chapterbreak", [], "--gutenberg"),
+        ("overlap", [], "--lot"),
+        ("stories", [], "--input"),
+        ("storium", ["--games", str(FIX / "storium/g_desert.json"), "--budget", "0"], "--budget"),
+    ],
+)
 def test_inconsistent_flags_are_one_error_line(job, argv, words, tmp_path, capsys):
     code, err = run_job(job, argv + ["--output", str(tmp_path / "out")], capsys)
     assert_one_error_line(code, err, job, words)

@@ -1,6 +1,7 @@
 """`--tokenizer hf:PATH` in the glge job: the low-frequency score counted over a model's own
 subword tokens (a tokenizer.json trained here, offline, on the targets), checked against a
 plain re-computation that calls the `tokenizers` library directly."""
+
 from __future__ import annotations
 
 import json
@@ -8,10 +9,10 @@ import pathlib
 from collections import Counter
 
 import pytest
+from conftest import shared_path, write_tokenizer_json
 from spacy.lang.en.stop_words import STOP_WORDS
 from tokenizers import Tokenizer
 
-from conftest import shared_path, write_tokenizer_json
 from annotators.text.tokenizers import get_tokenizer
 from pipelines.glge import run
 
@@ -48,7 +49,7 @@ def plain_hard(path: pathlib.Path, train: list[str], test: list[str], fraction: 
 
     tf = Counter(w for line in test for w in toks(line))
     scored = sorted((sum(tf[w] for w in t) / len(t), i) for i, line in enumerate(train) if (t := toks(line)))
-    return sorted(i for _, i in scored[:int(len(train) * fraction)])
+    return sorted(i for _, i in scored[: int(len(train) * fraction)])
 
 
 @pytest.mark.parametrize("kind, form", [("bpe", "file"), ("wordpiece", "folder")])
@@ -56,8 +57,18 @@ def test_levels_scored_in_the_models_tokens(glge, tmp_path, kind, form):
     texts = [line for task in TASKS for line in read_lines(glge / f"{task}_data" / "org_data" / "train.tgt")]
     path = write_tokenizer_json(tmp_path / kind, texts, kind, vocab_size=800)
     out = tmp_path / "out"
-    run(["--input", str(glge), "--output", str(out), "--seed", "3",
-         "--tokenizer", f"hf:{path if form == 'file' else path.parent}"])
+    run(
+        [
+            "--input",
+            str(glge),
+            "--output",
+            str(out),
+            "--seed",
+            "3",
+            "--tokenizer",
+            f"hf:{path if form == 'file' else path.parent}",
+        ]
+    )
     for task in TASKS:
         org = glge / f"{task}_data" / "org_data"
         train, test = read_lines(org / "train.tgt"), read_lines(org / "test.tgt")
@@ -67,19 +78,23 @@ def test_levels_scored_in_the_models_tokens(glge, tmp_path, kind, form):
     whitespace = tmp_path / "ws"
     run(["--input", str(glge), "--output", str(whitespace), "--seed", "3"])
     assert (out / "hard").joinpath(f"{TASKS[0]}_data", "org_data", "train.tgt").read_bytes() != (
-        whitespace / "hard").joinpath(f"{TASKS[0]}_data", "org_data", "train.tgt").read_bytes()
+        whitespace / "hard"
+    ).joinpath(f"{TASKS[0]}_data", "org_data", "train.tgt").read_bytes()
     stats = json.loads((out / "stats.json").read_text())
     name = get_tokenizer(f"hf:{path}").name
     assert stats["config"]["en"]["tokenizer"] == name and name.startswith(("hf:BPE:", "hf:WordPiece:"))
     assert str(tmp_path / kind) not in json.dumps(stats["config"])
 
 
-@pytest.mark.parametrize("flag, value, message", [
-    ("--tokenizer", "hf:/no/such/tokenizer.json", "no such file or folder"),
-    ("--lot-tokenizer", "hf:{tmp}", "holds no tokenizer.json"),
-    ("--tokenizer", "hf:{tmp}/bad.json", "not a tokenizers tokenizer.json"),
-    ("--tokenizer", "bert", "unknown tokenizer 'bert'"),
-])
+@pytest.mark.parametrize(
+    "flag, value, message",
+    [
+        ("--tokenizer", "hf:/no/such/tokenizer.json", "no such file or folder"),
+        ("--lot-tokenizer", "hf:{tmp}", "holds no tokenizer.json"),
+        ("--tokenizer", "hf:{tmp}/bad.json", "not a tokenizers tokenizer.json"),
+        ("--tokenizer", "bert", "unknown tokenizer 'bert'"),
+    ],
+)
 def test_a_wrong_tokenizer_is_a_usage_error(tmp_path, capsys, flag, value, message):
     (tmp_path / "bad.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(SystemExit) as exit_info:

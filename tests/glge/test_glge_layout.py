@@ -1,4 +1,5 @@
 """Reading GLGE-layout and LOT tasks: broken tasks are rejected naming file and line."""
+
 from __future__ import annotations
 
 import io
@@ -8,10 +9,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from annotators.glge.layout import (glge_task, lot_task, parse_parquet_rows, serialise_lot_row,
-                                    split_lines)
-from annotators.glge.levels import GlgeConfig, build_levels, gets_harder, level_files, level_rows
 from annotators.core.outcome import Drop
+from annotators.glge.layout import glge_task, lot_task, parse_parquet_rows, serialise_lot_row, split_lines
+from annotators.glge.levels import GlgeConfig, build_levels, gets_harder, level_files, level_rows
 from schemas.glge import FILES, LEVELS_SCHEMA, GlgeTask, LotTable
 
 TINY = pathlib.Path(__file__).parents[1] / "fixtures" / "glge" / "tiny_data" / "org_data"
@@ -21,12 +21,15 @@ def tiny_files() -> dict[str, bytes]:
     return {key: (TINY / key).read_bytes() for key in FILES}
 
 
-@pytest.mark.parametrize("data, lines", [
-    (b"a\nb\n", [b"a", b"b"]),
-    (b"a\nb", [b"a", b"b"]),             # last line without newline still counts
-    (b"a\r\n\nb\n", [b"a\r", b"", b"b"]),  # CR kept, empty line is an example
-    (b"\n", [b""]),
-])
+@pytest.mark.parametrize(
+    "data, lines",
+    [
+        (b"a\nb\n", [b"a", b"b"]),
+        (b"a\nb", [b"a", b"b"]),  # last line without newline still counts
+        (b"a\r\n\nb\n", [b"a\r", b"", b"b"]),  # CR kept, empty line is an example
+        (b"\n", [b""]),
+    ],
+)
 def test_split_lines(data, lines):
     assert split_lines(data) == lines
 
@@ -37,17 +40,28 @@ def test_good_task_passes_unchanged():
     assert task.names["train.tgt"] == "tiny_data/org_data/train.tgt"
 
 
-@pytest.mark.parametrize("key, data, reason, detail", [
-    ("dev.tgt", None, "missing_split", "in/tiny_data/org_data/dev.tgt: file not found"),
-    ("test.src", b"", "empty_file", "in/tiny_data/org_data/test.src line 1: file is empty"),
-    ("train.tgt", b"ok\nfine\nbad \xff here\n", "not_utf8",
-     "in/tiny_data/org_data/train.tgt line 3: byte 0xff at column 5 is not UTF-8"),
-    ("train.src", b"one\ntwo\n", "line_count_mismatch",
-     "in/tiny_data/org_data/train.src has 2 lines but in/tiny_data/org_data/train.tgt has 8; "
-     "in/tiny_data/org_data/train.tgt line 3 has no partner"),
-    ("dev.tgt", "a\nb\nc\n".encode("gbk"), "line_count_mismatch", "dev.tgt line 3 has no partner"),
-    ("test.tgt", "电影很好看\n".encode("gbk") * 3, "not_utf8", "test.tgt line 1: byte 0xb5"),
-])
+@pytest.mark.parametrize(
+    "key, data, reason, detail",
+    [
+        ("dev.tgt", None, "missing_split", "in/tiny_data/org_data/dev.tgt: file not found"),
+        ("test.src", b"", "empty_file", "in/tiny_data/org_data/test.src line 1: file is empty"),
+        (
+            "train.tgt",
+            b"ok\nfine\nbad \xff here\n",
+            "not_utf8",
+            "in/tiny_data/org_data/train.tgt line 3: byte 0xff at column 5 is not UTF-8",
+        ),
+        (
+            "train.src",
+            b"one\ntwo\n",
+            "line_count_mismatch",
+            "in/tiny_data/org_data/train.src has 2 lines but in/tiny_data/org_data/train.tgt has 8; "
+            "in/tiny_data/org_data/train.tgt line 3 has no partner",
+        ),
+        ("dev.tgt", "a\nb\nc\n".encode("gbk"), "line_count_mismatch", "dev.tgt line 3 has no partner"),
+        ("test.tgt", "电影很好看\n".encode("gbk") * 3, "not_utf8", "test.tgt line 1: byte 0xb5"),
+    ],
+)
 def test_broken_task_is_a_drop_naming_file_and_line(key, data, reason, detail):
     files = tiny_files()
     files[key] = data
@@ -72,13 +86,14 @@ def test_build_levels_on_the_tiny_fixture():
 
 def test_gets_harder_flags_a_hard_level_easier_than_medium():
     def rates(*values):
-        return {lv: {"type_overlap": v, "token_overlap": v}
-                for lv, v in zip(("easy", "medium", "medium+", "hard"), values)}
+        return {
+            lv: {"type_overlap": v, "token_overlap": v} for lv, v in zip(("easy", "medium", "medium+", "hard"), values)
+        }
 
     assert gets_harder(rates(0.9, 0.8, 0.7, 0.5))
     assert gets_harder(rates(0.9, 0.9, 0.9, 0.9))
-    assert not gets_harder(rates(0.9, 0.4, 0.7, 0.5))      # random medium already harder than hard
-    assert gets_harder(rates(None, None, None, None))      # no test tokens: nothing to compare
+    assert not gets_harder(rates(0.9, 0.4, 0.7, 0.5))  # random medium already harder than hard
+    assert gets_harder(rates(None, None, None, None))  # no test tokens: nothing to compare
 
 
 def test_level_files_copy_dev_test_and_subset_train():
@@ -107,8 +122,14 @@ def test_level_rows_fit_the_schema():
 
 # ----------------------------------------------------------------------------- LOT tables
 def lot_rows(kind: str) -> list[dict]:
-    base = {"plotcom": lambda i: {"story": f"他走进森林。<MASK>最后他回家了。第{i}个", "plot": f"他遇到了一只狐狸{i}。"},
-            "outgen": lambda i: {"title": f"森林{i}", "outline": ["遇到狐狸", "回家"], "story": f"他走进森林。\n他遇到狐狸{i}。"}}
+    base = {
+        "plotcom": lambda i: {"story": f"他走进森林。<MASK>最后他回家了。第{i}个", "plot": f"他遇到了一只狐狸{i}。"},
+        "outgen": lambda i: {
+            "title": f"森林{i}",
+            "outline": ["遇到狐狸", "回家"],
+            "story": f"他走进森林。\n他遇到狐狸{i}。",
+        },
+    }
     rows = []
     for i, split in enumerate(["train", "train", "val", "test", "train"]):
         rows.append({"example_id": f"ex-{9 - i}", "split": split, **base[kind](i)})
@@ -117,9 +138,14 @@ def lot_rows(kind: str) -> list[dict]:
 
 def test_lot_serialisation():
     row = lot_rows("outgen")[0]
-    assert serialise_lot_row("outgen", row) == ("森林0#遇到狐狸#回家<extra_id_1>", "<extra_id_1>他走进森林。 他遇到狐狸0。")  # LongLM target
+    assert serialise_lot_row("outgen", row) == (
+        "森林0#遇到狐狸#回家<extra_id_1>",
+        "<extra_id_1>他走进森林。 他遇到狐狸0。",
+    )  # LongLM target
     assert serialise_lot_row("plotcom", lot_rows("plotcom")[1]) == (
-        "他走进森林。<MASK>最后他回家了。第1个", "他遇到了一只狐狸1。")
+        "他走进森林。<MASK>最后他回家了。第1个",
+        "他遇到了一只狐狸1。",
+    )
 
 
 def test_lot_task_maps_val_to_dev_and_orders_by_example_id():
@@ -162,8 +188,14 @@ def test_line_text_drops_a_byte_order_mark_and_carriage_return():
 
 def test_level_summaries_give_average_source_and_target_lengths():
     files = {f"{split}.{side}": b"d\n" for split in ("dev", "test") for side in ("src", "tgt")}
-    files.update({"train.src": b"one two three\nfour five\nsix\n", "train.tgt": b"a b\nc\nd e f g\n",
-                  "test.src": b"x\n", "test.tgt": b"a\n"})
+    files.update(
+        {
+            "train.src": b"one two three\nfour five\nsix\n",
+            "train.tgt": b"a b\nc\nd e f g\n",
+            "test.src": b"x\n",
+            "test.tgt": b"a\n",
+        }
+    )
     summary = build_levels(glge_task("lengths", files), GlgeConfig(), seed=0).summary
     assert summary["length_unit"] == "words"
     easy = summary["levels"]["easy"]

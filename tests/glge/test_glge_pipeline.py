@@ -3,6 +3,7 @@
 The Hard and Medium+ selections are checked against a plain re-computation of the
 definition written here, not by calling the annotators.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,9 +15,9 @@ from collections import Counter
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import check_rejects, shared_path
 from spacy.lang.en.stop_words import STOP_WORDS
 
-from conftest import check_rejects, shared_path
 from pipelines.glge import run
 from schemas.common import detail_message
 from schemas.lot import OUTGEN_SCHEMA, PLOTCOM_SCHEMA
@@ -26,8 +27,7 @@ pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves th
 FIXTURES = pathlib.Path(__file__).parents[1] / "fixtures" / "glge"
 LEVELS = ("easy", "medium", "medium+", "hard")
 KEYS = ("train.src", "train.tgt", "dev.src", "dev.tgt", "test.src", "test.tgt")
-BROKEN = {"mismatch": "line_count_mismatch", "empty": "empty_file",
-          "nodev": "missing_split", "latin": "not_utf8"}
+BROKEN = {"mismatch": "line_count_mismatch", "empty": "empty_file", "nodev": "missing_split", "latin": "not_utf8"}
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -61,11 +61,26 @@ def write_lot(root: pathlib.Path) -> None:
         for i, split in enumerate(["train"] * 8 + ["val", "val", "test", "test"]):
             common = {"example_id": f"{kind}-{i:02d}", "story_id": f"s{i}", "split": split}
             if kind == "plotcom":
-                rows.append({**common, "story": f"小明走进森林。<MASK>他回家了。{i}", "plot": f"他看见第{i}只狐狸。",
-                             "removed_index": 1, "origin": "auto"})
+                rows.append(
+                    {
+                        **common,
+                        "story": f"小明走进森林。<MASK>他回家了。{i}",
+                        "plot": f"他看见第{i}只狐狸。",
+                        "removed_index": 1,
+                        "origin": "auto",
+                    }
+                )
             else:
-                rows.append({**common, "title": f"森林{i}", "outline": ["小狐狸", f"第{i}天"],
-                             "story": f"小明走进森林。\n他看见第{i}只狐狸。", "outline_source": "rake", "title_source": "input"})
+                rows.append(
+                    {
+                        **common,
+                        "title": f"森林{i}",
+                        "outline": ["小狐狸", f"第{i}天"],
+                        "story": f"小明走进森林。\n他看见第{i}只狐狸。",
+                        "outline_source": "rake",
+                        "title_source": "input",
+                    }
+                )
         (root / kind).mkdir(parents=True)
         pq.write_table(pa.Table.from_pylist(rows, schema=schema), root / kind / "part-00000-of-00001.parquet")
 
@@ -116,6 +131,7 @@ def out(inputs, tmp_path_factory):
 # ----------------------------------------------------------------------------- the definition
 def independent_selection(train: list[str], test: list[str], fraction: float) -> list[int]:
     """GLGE 2.4 as stated in the issue, written out plainly."""
+
     def toks(line):
         return [w for w in line.lower().split() if any(c.isalnum() for c in w) and w not in STOP_WORDS]
 
@@ -126,7 +142,7 @@ def independent_selection(train: list[str], test: list[str], fraction: float) ->
         if t:
             scored.append((sum(tf[w] for w in t) / len(t), i))
     scored.sort()
-    return sorted(i for _, i in scored[:int(len(train) * fraction)])
+    return sorted(i for _, i in scored[: int(len(train) * fraction)])
 
 
 def check_against_definition(out: pathlib.Path, glge: pathlib.Path, task: str) -> None:
@@ -152,7 +168,9 @@ def test_accounting_balances_and_broken_tasks_are_rejected(out):
     check_rejects(out)
     rejects = {r["input_id"]: r for r in pq.read_table(out / "rejects").to_pylist()}
     assert {k: v["reason"] for k, v in rejects.items()} == BROKEN
-    assert detail_message(rejects["latin"]["detail"]).endswith("latin_data/org_data/test.tgt line 5: byte 0xe9 at column 4 is not UTF-8 (unexpected end of data)")
+    assert detail_message(rejects["latin"]["detail"]).endswith(
+        "latin_data/org_data/test.tgt line 5: byte 0xe9 at column 4 is not UTF-8 (unexpected end of data)"
+    )
     assert "mismatch_data/org_data/train.src has 10 lines but " in rejects["mismatch"]["detail"]
     assert "mismatch_data/org_data/train.tgt has 2; " in rejects["mismatch"]["detail"]
     assert "nodev_data/org_data/dev.tgt: file not found" in rejects["nodev"]["detail"]
@@ -163,7 +181,11 @@ def test_broken_tasks_leave_no_output_and_stale_files_are_gone(out):
     for task in BROKEN:
         assert not any(out.glob(f"*/{task}_data/**/*.*")), task
     assert sorted(json.loads((out / "stats.json").read_text())["glge"]) == [
-        "lot_outgen", "lot_plotcom", "synth", "tiny"]
+        "lot_outgen",
+        "lot_plotcom",
+        "synth",
+        "tiny",
+    ]
 
 
 def test_dev_test_and_easy_are_byte_copies(out, inputs):
@@ -192,8 +214,11 @@ def test_tiny_levels_exact(out):
 def test_medium_is_floor_half_distinct_lines_in_order(out, inputs):
     table = pq.read_table(out / "levels").to_pylist()
     train = read_lines(inputs[0] / "synth_data" / "org_data" / "train.tgt")
-    idx = [r["line_index"] for r in sorted(table, key=lambda r: r["line_index"])
-           if r["task"] == "synth" and r["level"] == "medium"]
+    idx = [
+        r["line_index"]
+        for r in sorted(table, key=lambda r: r["line_index"])
+        if r["task"] == "synth" and r["level"] == "medium"
+    ]
     assert len(idx) == len(set(idx)) == len(train) // 2
     assert read_lines(out / "medium" / "synth_data" / "org_data" / "train.tgt") == [train[i] for i in idx]
 
@@ -211,15 +236,17 @@ def test_levels_get_harder_in_the_report(out):
 def test_lot_tasks_become_glge_tasks(out):
     plot = out / "hard" / "lot_plotcom_data" / "org_data"
     assert read_lines(plot / "dev.tgt") == ["他看见第8只狐狸。", "他看见第9只狐狸。"]
-    assert len(read_lines(plot / "train.tgt")) == 2 and len(read_lines(out / "medium" / "lot_plotcom_data" / "org_data" / "train.src")) == 4
+    assert (
+        len(read_lines(plot / "train.tgt")) == 2
+        and len(read_lines(out / "medium" / "lot_plotcom_data" / "org_data" / "train.src")) == 4
+    )
     outgen = out / "easy" / "lot_outgen_data" / "org_data"
     assert read_lines(outgen / "test.src") == ["森林10#小狐狸#第10天<extra_id_1>", "森林11#小狐狸#第11天<extra_id_1>"]
     assert read_lines(outgen / "test.tgt")[0] == "<extra_id_1>小明走进森林。 他看见第10只狐狸。"  # LongLM target
 
 
 def test_byte_identical_with_two_worker_processes(out, inputs, tmp_path):
-    again = run_job(*inputs, tmp_path / "mp", "--direct_running_mode=multi_processing",
-                    "--direct_num_workers=2")
+    again = run_job(*inputs, tmp_path / "mp", "--direct_running_mode=multi_processing", "--direct_num_workers=2")
     assert files_of(again) == files_of(out)
 
 
@@ -275,10 +302,10 @@ def test_building_the_graph_lists_no_folder(inputs, tmp_path, monkeypatch):
 
     monkeypatch.setattr(glge, "discover_glge", refuse)
     monkeypatch.setattr(glge, "_lot_parquet_paths", refuse)
-    args, options = glge.parse_job_args(glge.build_parser(), ["--input", str(inputs[0]), "--lot", str(inputs[1]),
-                                                             "--output", str(tmp_path / "o")])
-    report = glge.JobReport(str(tmp_path / "o.incomplete"), "glge", config={}, seed=0, inputs=[],
-                            options=options)
+    args, options = glge.parse_job_args(
+        glge.build_parser(), ["--input", str(inputs[0]), "--lot", str(inputs[1]), "--output", str(tmp_path / "o")]
+    )
+    report = glge.JobReport(str(tmp_path / "o.incomplete"), "glge", config={}, seed=0, inputs=[], options=options)
     p = beam.Pipeline(options=options)
     glge.build_graph(p, report, args, glge.glge_config(args), glge.job_langs(args), str(tmp_path / "o.incomplete"))
     report.finish(p)

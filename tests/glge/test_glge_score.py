@@ -1,4 +1,5 @@
 """Unit and property tests of the GLGE low-frequency score and level selections (GLGE 2.4)."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -7,20 +8,32 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotators.glge.score import (TokenConfig, low_frequency_order, lowest, medium_indices,
-                                   overlap, score, score_parts, stop_word_set,
-                                   term_frequencies, tokens)
+from annotators.glge.score import (
+    TokenConfig,
+    low_frequency_order,
+    lowest,
+    medium_indices,
+    overlap,
+    score,
+    score_parts,
+    stop_word_set,
+    term_frequencies,
+    tokens,
+)
 
 ZH = TokenConfig(tokenizer="jieba", stop_words="spacy_zh")
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("The CAT sat on the Mat .", ["cat", "sat", "mat"]),             # case, stop words, punct
-    ("n - dubz have revealed [UNK] plans", ["n", "dubz", "revealed", "[unk]", "plans"]),
-    ("1,000 fans -- ... ' s", ["1,000", "fans", "s"]),                # digits kept, '-- ...' dropped
-    ("  the   of and  ", []),                                         # only stop words
-    ("", []),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("The CAT sat on the Mat .", ["cat", "sat", "mat"]),  # case, stop words, punct
+        ("n - dubz have revealed [UNK] plans", ["n", "dubz", "revealed", "[unk]", "plans"]),
+        ("1,000 fans -- ... ' s", ["1,000", "fans", "s"]),  # digits kept, '-- ...' dropped
+        ("  the   of and  ", []),  # only stop words
+        ("", []),
+    ],
+)
 def test_tokens_english(text, expected):
     assert tokens(text) == expected
 
@@ -46,10 +59,10 @@ def test_score_exact_values():
     tf = term_frequencies([["cat", "sat", "mat"], ["cat", "dog"], ["dogs", "chase", "cats"]])
     assert tf == Counter({"cat": 2, "sat": 1, "mat": 1, "dog": 1, "dogs": 1, "chase": 1, "cats": 1})
     assert score(["cat", "sat"], tf) == 1.5
-    assert score(["cat", "cat", "cat"], tf) == 2.0          # repeats count every time
-    assert score(["dog", "barked"], tf) == 0.5               # unseen tokens count 0
+    assert score(["cat", "cat", "cat"], tf) == 2.0  # repeats count every time
+    assert score(["dog", "barked"], tf) == 0.5  # unseen tokens count 0
     assert score(["moon"], tf) == 0.0
-    assert score([], tf) is None                            # empty target: no score
+    assert score([], tf) is None  # empty target: no score
     assert score_parts(["mat", "dog", "zebra"], tf) == (2, 3)
 
 
@@ -79,8 +92,14 @@ def test_medium_is_seeded_and_depends_on_seed_and_task():
 def test_overlap_rates():
     test = [["cat", "sat"], ["cat", "dog"], []]
     out = overlap(test, {"cat", "bird"})
-    assert out == {"test_types": 3, "shared_types": 1, "type_overlap": 1 / 3,
-                   "test_tokens": 4, "covered_tokens": 2, "token_overlap": 0.5}
+    assert out == {
+        "test_types": 3,
+        "shared_types": 1,
+        "type_overlap": 1 / 3,
+        "test_tokens": 4,
+        "covered_tokens": 2,
+        "token_overlap": 0.5,
+    }
     assert overlap([[]], {"cat"})["type_overlap"] is None
 
 

@@ -14,6 +14,7 @@ The server answers what the harness sends:
   token log-probabilities and each position's most likely token, plus one generated token;
   otherwise greedy generation up to `max_tokens` or a `stop` string.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,16 +36,16 @@ class CharNgram:
                 for k in range(order):
                     if i - k < 0:
                         break
-                    self.counts[text[i - k:i]][ch] += 1
+                    self.counts[text[i - k : i]][ch] += 1
         self.vocab = sorted(self.counts[""])
         self.totals = {h: sum(c.values()) for h, c in self.counts.items()}
         self._best: dict[str, tuple[str, float]] = {}
 
     def prob(self, history: str, ch: str) -> float:
-        history = history[-(self.order - 1):] if self.order > 1 else ""
+        history = history[-(self.order - 1) :] if self.order > 1 else ""
         p = 1.0 / (len(self.vocab) + 1)
         for k in range(len(history) + 1):
-            h = history[len(history) - k:]
+            h = history[len(history) - k :]
             total = self.totals.get(h)
             if total is None:
                 break
@@ -58,7 +59,7 @@ class CharNgram:
         """The most likely next character after `history` and its log-probability (ties go
         to the smaller character): among the characters seen after the history, and the
         best after the history one character shorter."""
-        history = history[-(self.order - 1):] if self.order > 1 else ""
+        history = history[-(self.order - 1) :] if self.order > 1 else ""
         if history not in self._best:
             if history and history in self.totals:
                 candidates = set(self.counts[history]) | {self.best(history[1:])[0]}
@@ -72,7 +73,7 @@ class CharNgram:
 
     def history(self, text: str, i: int) -> str:
         """What the model sees before text[i]: the order - 1 characters before it."""
-        return text[max(0, i - self.order + 1):i]
+        return text[max(0, i - self.order + 1) : i]
 
     def continuation_logprob(self, context: str, continuation: str) -> float:
         """Sum of log P(continuation[i] | context + continuation[:i]), in order (the sum the
@@ -83,11 +84,11 @@ class CharNgram:
     def generate(self, prompt: str, max_tokens: int, stop: list[str]) -> str:
         out = ""
         while len(out) < max_tokens:
-            ch = self.best((prompt + out)[-self.order:])[0]
+            ch = self.best((prompt + out)[-self.order :])[0]
             out += ch
             for s in stop:
                 if s and s in out:
-                    return out[:out.index(s)]
+                    return out[: out.index(s)]
         return out
 
 
@@ -108,9 +109,16 @@ def _echo_choice(model: CharNgram, index: int, text: str) -> dict:
         tops.append({best: lp})
     best, lp = model.best(model.history(text, len(text)))
     tokens = list(text) + [best]
-    return {"index": index, "text": text + best,
-            "logprobs": {"tokens": tokens, "token_logprobs": logprobs + [lp], "top_logprobs": tops + [{best: lp}],
-                         "text_offset": list(range(len(tokens)))}}
+    return {
+        "index": index,
+        "text": text + best,
+        "logprobs": {
+            "tokens": tokens,
+            "token_logprobs": logprobs + [lp],
+            "top_logprobs": tops + [{best: lp}],
+            "text_offset": list(range(len(tokens))),
+        },
+    }
 
 
 def completion(model: CharNgram, body: dict) -> dict:
@@ -120,8 +128,10 @@ def completion(model: CharNgram, body: dict) -> dict:
     else:
         stop = body.get("stop") or []
         stop = [stop] if isinstance(stop, str) else stop
-        choices = [{"index": i, "text": model.generate(p, int(body.get("max_tokens", 16)), stop)}
-                   for i, p in enumerate(prompts)]
+        choices = [
+            {"index": i, "text": model.generate(p, int(body.get("max_tokens", 16)), stop)}
+            for i, p in enumerate(prompts)
+        ]
     return {"id": "cmpl-ngram", "object": "text_completion", "model": body.get("model", "ngram"), "choices": choices}
 
 

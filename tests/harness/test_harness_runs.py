@@ -3,6 +3,7 @@
 command) and a ChapterBreak build, from another working directory after the output folder
 moved; and `--model local-completions` against a character n-gram model on loopback, whose
 harness accuracies must equal the same model scored directly."""
+
 from __future__ import annotations
 
 import json
@@ -10,15 +11,25 @@ import math
 
 import pandas as pd
 import pytest
-
-from annotators.core import longlm
-from annotators.evaluate.steps import chapterbreak_correct
 from harness_helpers import build_chapterbreak, build_glge, build_lot, lm_eval_command, run_lm_eval
 from ngram_server import EOS, CharNgram, Server
 
+from annotators.core import longlm
+from annotators.evaluate.steps import chapterbreak_correct
+
 pytestmark = pytest.mark.slow
-OUTGEN = ["bleu-1", "bleu-2", "bleu-3", "bleu-4", "distinct-1", "distinct-2", "distinct-3", "distinct-4",
-          "coverage", "order"]
+OUTGEN = [
+    "bleu-1",
+    "bleu-2",
+    "bleu-3",
+    "bleu-4",
+    "distinct-1",
+    "distinct-2",
+    "distinct-3",
+    "distinct-4",
+    "coverage",
+    "order",
+]
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +46,7 @@ def _table(folder, split: str | None = None) -> pd.DataFrame:
 def _cb_rows(cb, task: str) -> pd.DataFrame:
     """The examples a ChapterBreak task reads, from its name (source, boundary, length)."""
     examples = _table(cb / "examples")
-    parts = task[len("storybench_chapterbreak_"):].split("_")
+    parts = task[len("storybench_chapterbreak_") :].split("_")
     source, length = parts[0], int(parts[-1])
     boundary = parts[1] if len(parts) == 4 else "chapter"
     return examples[(examples.source == source) & (examples.boundary == boundary) & (examples.prefix_length == length)]
@@ -49,7 +60,12 @@ def test_dummy_model_runs_every_lot_task(builds, tmp_path):
     lot, _ = builds
     stats = json.loads((lot / "stats.json").read_text())
     tasks = stats["lm_eval"]["groups"]["storybench_lot"]
-    assert tasks == ["storybench_lot_clozet", "storybench_lot_senpos", "storybench_lot_plotcom", "storybench_lot_outgen"]
+    assert tasks == [
+        "storybench_lot_clozet",
+        "storybench_lot_senpos",
+        "storybench_lot_plotcom",
+        "storybench_lot_outgen",
+    ]
     results, samples = run_lm_eval(lot / "lm_eval", ["storybench_lot"], tmp_path / "elsewhere")
     for task, name in zip(tasks, ("clozet", "senpos", "plotcom", "outgen")):
         assert results["n-samples"][task]["effective"] == len(_table(lot / name, "test"))
@@ -60,12 +76,32 @@ def test_dummy_model_runs_every_lot_task(builds, tmp_path):
     # the harness's OutGen numbers are `pipelines.evaluate --compat original`'s on the same generations
     outgen = sorted(samples["storybench_lot_outgen"], key=lambda s: s["doc"]["example_id"])
     predictions = tmp_path / "predictions.jsonl"
-    predictions.write_text("".join(json.dumps({"example_id": s["doc"]["example_id"], "story": s["filtered_resps"][0]},
-                                              ensure_ascii=False) + "\n" for s in outgen), encoding="utf-8")
+    predictions.write_text(
+        "".join(
+            json.dumps({"example_id": s["doc"]["example_id"], "story": s["filtered_resps"][0]}, ensure_ascii=False)
+            + "\n"
+            for s in outgen
+        ),
+        encoding="utf-8",
+    )
     from pipelines.evaluate import run as evaluate
 
-    evaluate(["--task", "outgen", "--predictions", str(predictions), "--gold", str(lot / "outgen"), "--split", "test",
-              "--align", "id", "--output", str(tmp_path / "scored")])
+    evaluate(
+        [
+            "--task",
+            "outgen",
+            "--predictions",
+            str(predictions),
+            "--gold",
+            str(lot / "outgen"),
+            "--split",
+            "test",
+            "--align",
+            "id",
+            "--output",
+            str(tmp_path / "scored"),
+        ]
+    )
     metrics = pd.read_parquet(tmp_path / "scored" / "metrics")
     expected = {r.metric: r.value for r in metrics[metrics.group == "all"].itertuples()}
     for metric in OUTGEN:
@@ -77,7 +113,11 @@ def test_dummy_model_runs_every_lot_task(builds, tmp_path):
 def test_dummy_model_runs_every_chapterbreak_task(builds, tmp_path):
     _, cb = builds
     groups = json.loads((cb / "stats.json").read_text())["lm_eval"]["groups"]
-    assert set(groups) == {"storybench_chapterbreak", "storybench_chapterbreak_cause", "storybench_chapterbreak_dialogue"}
+    assert set(groups) == {
+        "storybench_chapterbreak",
+        "storybench_chapterbreak_cause",
+        "storybench_chapterbreak_dialogue",
+    }
     every = [t for tasks in groups.values() for t in tasks]
     assert "storybench_chapterbreak_pg19_ctx_256" in every and "storybench_chapterbreak_ao3_ctx_1024" in every
     results, _ = run_lm_eval(cb / "lm_eval", list(groups), tmp_path / "elsewhere")
@@ -90,8 +130,12 @@ def test_dummy_model_runs_every_chapterbreak_task(builds, tmp_path):
 
 def _lot_texts(lot) -> list[str]:
     texts = []
-    for task, fields in (("clozet", ("story", "plot0", "plot1")), ("senpos", ("story", "sentence")),
-                         ("plotcom", ("story", "plot")), ("outgen", ("title", "story"))):
+    for task, fields in (
+        ("clozet", ("story", "plot0", "plot1")),
+        ("senpos", ("story", "sentence")),
+        ("plotcom", ("story", "plot")),
+        ("outgen", ("title", "story")),
+    ):
         train = _table(lot / task, "train")
         for field in fields:
             texts += [t.replace("<mask>", "").replace("[MASK]", "").replace("<MASK>", "") for t in train[field]]
@@ -106,7 +150,7 @@ def _direct_choice(model: CharNgram, context: str, choices: list[str]) -> list[f
     """Each choice's log-likelihood after the context, as the harness asks it: the context's
     trailing whitespace moves to the continuation."""
     stripped = context.rstrip()
-    return [model.continuation_logprob(stripped, context[len(stripped):] + c) for c in choices]
+    return [model.continuation_logprob(stripped, context[len(stripped) :] + c) for c in choices]
 
 
 def test_loopback_model_accuracies_equal_direct_scoring(builds, tmp_path):
@@ -131,7 +175,9 @@ def test_loopback_model_accuracies_equal_direct_scoring(builds, tmp_path):
             lls = _direct_choice(model, source, [longlm.sentinel(k) for k in range(1, n + 1)])
             assert [float(r[0]) for r in by_id[row["example_id"]]["filtered_resps"]] == pytest.approx(lls, rel=1e-12)
             correct.append(target.endswith(longlm.sentinel(_argmax(lls) + 1)))
-        assert _value(lot_results, f"storybench_lot_{name}", "acc") == pytest.approx(sum(correct) / len(correct), abs=1e-12)
+        assert _value(lot_results, f"storybench_lot_{name}", "acc") == pytest.approx(
+            sum(correct) / len(correct), abs=1e-12
+        )
 
     for task in cb_tasks:
         correct = []
@@ -154,7 +200,9 @@ def _evaluated(tmp_path, task: str, predictions: list[str], gold) -> dict:
 
     path = tmp_path / f"{task}.pred"
     path.write_text("".join(f"{p}\n" for p in predictions), encoding="utf-8")
-    evaluate(["--task", task, "--predictions", str(path), "--gold", str(gold), "--output", str(tmp_path / f"{task}_scored")])
+    evaluate(
+        ["--task", task, "--predictions", str(path), "--gold", str(gold), "--output", str(tmp_path / f"{task}_scored")]
+    )
     metrics = pd.read_parquet(tmp_path / f"{task}_scored" / "metrics")
     return {r.metric: r.value for r in metrics[metrics.group == "all"].itertuples()}
 
@@ -162,16 +210,28 @@ def _evaluated(tmp_path, task: str, predictions: list[str], gold) -> dict:
 def test_glge_levels_score_as_pipelines_evaluate(tmp_path):
     glge = build_glge(tmp_path / "glge")
     groups = json.loads((glge / "stats.json").read_text())["lm_eval"]["groups"]
-    assert list(groups) == ["storybench_glge_easy", "storybench_glge_medium", "storybench_glge_medium_plus",
-                            "storybench_glge_hard"]
-    model = CharNgram([line for task in ("coqa", "xsum", "personachat")
-                       for end in ("src", "tgt")
-                       for line in (glge / "easy" / f"{task}_data" / "org_data" / f"train.{end}").read_text().splitlines()])
+    assert list(groups) == [
+        "storybench_glge_easy",
+        "storybench_glge_medium",
+        "storybench_glge_medium_plus",
+        "storybench_glge_hard",
+    ]
+    model = CharNgram(
+        [
+            line
+            for task in ("coqa", "xsum", "personachat")
+            for end in ("src", "tgt")
+            for line in (glge / "easy" / f"{task}_data" / "org_data" / f"train.{end}").read_text().splitlines()
+        ]
+    )
     with Server(model) as url:
         args = f"model=ngram,base_url={url},tokenizer_backend=remote,max_retries=1"
         results, samples = run_lm_eval(glge / "lm_eval", list(groups), tmp_path / "run", "local-completions", args)
-    metrics = {"coqa": ["f1"], "xsum": ["rouge-1", "rouge-2", "rouge-l"],
-               "personachat": ["bleu-1", "bleu-2", "distinct-1", "distinct-2"]}
+    metrics = {
+        "coqa": ["f1"],
+        "xsum": ["rouge-1", "rouge-2", "rouge-l"],
+        "personachat": ["bleu-1", "bleu-2", "distinct-1", "distinct-2"],
+    }
     for tasks in groups.values():
         assert len(tasks) == 3
         for task in tasks:
@@ -183,5 +243,7 @@ def test_glge_levels_score_as_pipelines_evaluate(tmp_path):
         assert any(p.strip() for p in predictions)  # the model wrote words
         expected = _evaluated(tmp_path, task, predictions, glge / "easy" / f"{task}_data" / "org_data" / "test.tgt")
         for metric in metrics[task]:
-            assert _value(results, f"storybench_glge_easy_{task}", metric) == pytest.approx(expected[metric], rel=1e-12), metric
+            assert _value(results, f"storybench_glge_easy_{task}", metric) == pytest.approx(
+                expected[metric], rel=1e-12
+            ), metric
         assert any(expected[m] > 0 for m in metrics[task])

@@ -1,5 +1,6 @@
 """The lm_eval task files a build writes (annotators/harness): prompts equal LongLM's inputs,
 tasks follow what was built, data files resolve from the task folder wherever lm_eval runs."""
+
 from __future__ import annotations
 
 import ast
@@ -71,41 +72,62 @@ def test_plotcom_prompt_asks_for_the_masked_sentence(tmp_path):
 
 
 def test_chapterbreak_prompt_puts_a_break_only_where_the_prefix_has_none(tmp_path):
-    stats = {"config": {"examples": {"prefix_lengths": [256]}},
-             "chapterbreak": {"table4_examples": {"pg19": {"chapter": {"examples": 2}}}}}
+    stats = {
+        "config": {"examples": {"prefix_lengths": [256]}},
+        "chapterbreak": {"table4_examples": {"pg19": {"chapter": {"examples": 2}}}},
+    }
     _write(tmp_path, cb_tasks.attachments(stats)[0])
     config = _config(tmp_path, "storybench_chapterbreak_pg19_ctx_256")
-    doc = {"prefix": "He left.", "gold": "CHAPTER II.\n\nMorning 'came'.", "negatives": ["CHAPTER II.\n\n\"No\"", "x"]}
+    doc = {"prefix": "He left.", "gold": "CHAPTER II.\n\nMorning 'came'.", "negatives": ['CHAPTER II.\n\n"No"', "x"]}
     assert _render(config, "doc_to_text", doc) == "He left.\n\n"
     assert _render(config, "doc_to_text", {**doc, "prefix": "He said "}) == "He said "
     assert ast.literal_eval(_render(config, "doc_to_choice", doc)) == [doc["gold"], *doc["negatives"]]
     assert config["doc_to_target"] == 0
-    assert config["dataset_kwargs"]["filters"] == [["source", "==", "pg19"], ["boundary", "==", "chapter"],
-                                                   ["prefix_length", "==", 256]]
+    assert config["dataset_kwargs"]["filters"] == [
+        ["source", "==", "pg19"],
+        ["boundary", "==", "chapter"],
+        ["prefix_length", "==", 256],
+    ]
 
 
 def test_tasks_follow_what_was_built():
-    stats = {"table_splits": {**LOT_STATS["table_splits"], "clozet": {"train": 0, "test": 0},
-                              "senpos": {"train": 4, "validation": 0, "test": 1}}}
+    stats = {
+        "table_splits": {
+            **LOT_STATS["table_splits"],
+            "clozet": {"train": 0, "test": 0},
+            "senpos": {"train": 4, "validation": 0, "test": 1},
+        }
+    }
     files, summary = lot_tasks.attachments(stats)
     assert "lm_eval/clozet.yaml" not in files
-    assert summary["groups"] == {"storybench_lot": ["storybench_lot_senpos", "storybench_lot_plotcom", "storybench_lot_outgen"]}
+    assert summary["groups"] == {
+        "storybench_lot": ["storybench_lot_senpos", "storybench_lot_plotcom", "storybench_lot_outgen"]
+    }
     assert any("clozet" in note for note in summary["notes"])
     assert "validation" not in files["lm_eval/senpos.yaml"]  # an empty split is not listed
     files, summary = lot_tasks.attachments({"table_splits": {}})
     assert files == {} and summary["groups"] == {} and summary["command"] == ""
-    cb_stats = {"config": {"examples": {"prefix_lengths": [256, 512]}},
-                "chapterbreak": {"table4_examples": {"pg19": {"chapter": {"examples": 3}, "cause": {"examples": 0},
-                                                              "dialogue": {"examples": 2}},
-                                                     "ao3": {"chapter": {"examples": 0}}}}}
+    cb_stats = {
+        "config": {"examples": {"prefix_lengths": [256, 512]}},
+        "chapterbreak": {
+            "table4_examples": {
+                "pg19": {"chapter": {"examples": 3}, "cause": {"examples": 0}, "dialogue": {"examples": 2}},
+                "ao3": {"chapter": {"examples": 0}},
+            }
+        },
+    }
     files, summary = cb_tasks.attachments(cb_stats)
     assert summary["groups"] == {
         "storybench_chapterbreak": ["storybench_chapterbreak_pg19_ctx_256", "storybench_chapterbreak_pg19_ctx_512"],
-        "storybench_chapterbreak_dialogue": ["storybench_chapterbreak_pg19_dialogue_ctx_256",
-                                             "storybench_chapterbreak_pg19_dialogue_ctx_512"]}
-    assert sorted(files) == sorted([f"lm_eval/{t}.yaml" for ts in summary["groups"].values() for t in ts]
-                                   + ["lm_eval/storybench_chapterbreak.yaml", "lm_eval/storybench_chapterbreak_dialogue.yaml",
-                                      "lm_eval/utils.py"])
+        "storybench_chapterbreak_dialogue": [
+            "storybench_chapterbreak_pg19_dialogue_ctx_256",
+            "storybench_chapterbreak_pg19_dialogue_ctx_512",
+        ],
+    }
+    assert sorted(files) == sorted(
+        [f"lm_eval/{t}.yaml" for ts in summary["groups"].values() for t in ts]
+        + ["lm_eval/storybench_chapterbreak.yaml", "lm_eval/storybench_chapterbreak_dialogue.yaml", "lm_eval/utils.py"]
+    )
 
 
 def test_card_names_the_tasks_and_the_command():
@@ -119,11 +141,24 @@ def test_data_files_resolve_from_the_task_folder_wherever_lm_eval_runs(tmp_path,
     import datasets
 
     out = tmp_path / "moved" / "out"
-    _write(out, cb_tasks.attachments({"config": {"examples": {"prefix_lengths": [256]}},
-                                      "chapterbreak": {"table4_examples": {"pg19": {"chapter": {"examples": 1}}}}})[0])
+    _write(
+        out,
+        cb_tasks.attachments(
+            {
+                "config": {"examples": {"prefix_lengths": [256]}},
+                "chapterbreak": {"table4_examples": {"pg19": {"chapter": {"examples": 1}}}},
+            }
+        )[0],
+    )
     (out / "examples").mkdir()
-    table = pa.table({"example_id": ["a", "b", "c"], "source": ["pg19", "ao3", "pg19"], "prefix_length": [256, 256, 512],
-                      "text": ["x", "y", "z"]})
+    table = pa.table(
+        {
+            "example_id": ["a", "b", "c"],
+            "source": ["pg19", "ao3", "pg19"],
+            "prefix_length": [256, 256, 512],
+            "text": ["x", "y", "z"],
+        }
+    )
     pq.write_table(table, out / "examples" / "part-00000-of-00001.parquet")
     spec = importlib.util.spec_from_file_location("storybench_lm_eval_utils", out / "lm_eval" / "utils.py")
     utils = importlib.util.module_from_spec(spec)
@@ -132,21 +167,31 @@ def test_data_files_resolve_from_the_task_folder_wherever_lm_eval_runs(tmp_path,
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "cache"))
-    ds = utils.load_tables(data_files={"test": "../examples/*.parquet"}, columns=["example_id", "source"],
-                           filters=[["source", "==", "pg19"], ["prefix_length", "==", 256]], version=1.0,
-                           pretrained="ignored")
+    ds = utils.load_tables(
+        data_files={"test": "../examples/*.parquet"},
+        columns=["example_id", "source"],
+        filters=[["source", "==", "pg19"], ["prefix_length", "==", 256]],
+        version=1.0,
+        pretrained="ignored",
+    )
     assert ds["test"].to_list() == [{"example_id": "a", "source": "pg19"}]
     assert os.getcwd() == str(elsewhere)
 
 
 def test_glge_tasks_only_for_glge_metrics(tmp_path):
     levels = {level: {"train_size": 0 if level == "hard" else 4} for level in glge_tasks.LEVELS}
-    stats = {"glge": {"xsum": {"sizes": {"test": 3}, "levels": levels},
-                      "lot_outgen": {"sizes": {"test": 3}, "levels": levels},
-                      "coqa": {"sizes": {"test": 0}, "levels": levels}}}
+    stats = {
+        "glge": {
+            "xsum": {"sizes": {"test": 3}, "levels": levels},
+            "lot_outgen": {"sizes": {"test": 3}, "levels": levels},
+            "coqa": {"sizes": {"test": 0}, "levels": levels},
+        }
+    }
     files, summary = glge_tasks.attachments(stats)
-    assert summary["groups"] == {f"storybench_glge_{name}": [f"storybench_glge_{name}_xsum"]
-                                 for name in ("easy", "medium", "medium_plus", "hard")}
+    assert summary["groups"] == {
+        f"storybench_glge_{name}": [f"storybench_glge_{name}_xsum"]
+        for name in ("easy", "medium", "medium_plus", "hard")
+    }
     assert any("lot_outgen" in note for note in summary["notes"])
     _write(tmp_path, files)
     easy, hard = _config(tmp_path, "storybench_glge_medium_plus_xsum"), _config(tmp_path, "storybench_glge_hard_xsum")

@@ -1,4 +1,5 @@
 """Checks every LOT output must pass (issue 2, "What must hold"), written from the definitions."""
+
 from __future__ import annotations
 
 import glob
@@ -31,7 +32,7 @@ def check_lot_output(out, sources: dict[str, str]) -> dict[str, pd.DataFrame]:
     for row in tables["senpos"].itertuples():
         parts = row.story.split("[MASK]")
         assert len(parts) - 1 == row.n_candidates and 1 <= row.label <= row.n_candidates
-        window = squash("".join(parts[:row.label]) + row.sentence + "".join(parts[row.label:]))
+        window = squash("".join(parts[: row.label]) + row.sentence + "".join(parts[row.label :]))
         assert window in squash(sources[row.story_id]), row.example_id  # a window of the text
         assert len(row.sentence) >= 10
         assert not window.startswith(squash(row.sentence)) and not window.endswith(squash(row.sentence))
@@ -63,8 +64,12 @@ def check_jsonl_exports(out, tables: dict[str, pd.DataFrame]) -> None:
     """`<task>/<group>.jsonl` hold LongLM's fields, one record per table row of the group (a
     split; SenPos val/test rows not reviewed go to `<split>.unreviewed`); ClozeT, SenPos and
     OutGen also have `<group>.source`/`.target` with one line per record, no newline at the end."""
-    fields = {"clozet": ["story", "plot0", "plot1", "label"], "senpos": ["story", "sentence", "label"],
-              "plotcom": ["story", "plot"], "outgen": ["title", "outline", "story"]}
+    fields = {
+        "clozet": ["story", "plot0", "plot1", "label"],
+        "senpos": ["story", "sentence", "label"],
+        "plotcom": ["story", "plot"],
+        "outgen": ["title", "outline", "story"],
+    }
     for task, df in tables.items():
         groups = ["train", "val", "test"] + (["val.unreviewed", "test.unreviewed"] if task == "senpos" else [])
         for group in groups:
@@ -96,8 +101,9 @@ def check_jsonl_exports(out, tables: dict[str, pd.DataFrame]) -> None:
                     answer = int(row.label) + 1 if task == "clozet" else int(row.label)
                     assert target == source + f"<extra_id_{answer}>" and source.endswith("<mask>")
     senpos = tables["senpos"]
-    assert not len(senpos[(senpos.split != "train") & ~senpos.reviewed]) or \
-        os.path.getsize(f"{out}/senpos/val.unreviewed.jsonl") + os.path.getsize(f"{out}/senpos/test.unreviewed.jsonl")
+    assert not len(senpos[(senpos.split != "train") & ~senpos.reviewed]) or os.path.getsize(
+        f"{out}/senpos/val.unreviewed.jsonl"
+    ) + os.path.getsize(f"{out}/senpos/test.unreviewed.jsonl")
 
 
 def check_accounting(out) -> dict:

@@ -1,4 +1,5 @@
 """Unit tests of the LOT builders: story parsing, SenPos, ClozeT, PlotCom, reviews."""
+
 from __future__ import annotations
 
 import json
@@ -8,19 +9,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotators.lot.clozet import (ClozeTConfig, build_clozet, build_plotcom_train, parse_annotation,
-                                   plotcom_from_clozet)
+from annotators.core.ids import stable_id
+from annotators.core.outcome import Drop
+from annotators.lot.clozet import ClozeTConfig, build_clozet, build_plotcom_train, parse_annotation, plotcom_from_clozet
 from annotators.lot.senpos import SenPosConfig, apply_review, build_senpos, parse_review, review_task
 from annotators.lot.splits import split_by_weights
 from annotators.lot.story import StoryConfig, parse_story_record, prepare_story, whole_story_problem
-from annotators.core.ids import stable_id
-from annotators.core.outcome import Drop
 from annotators.text.words import count_words
 
-STORY = ("从前有一个小村庄，村口住着一位勤劳的老木匠。老木匠每天天不亮就起床，在院子里刨木头。"
-         "村里的孩子们都喜欢围在他身边看他干活。有一年冬天，河上的木桥被大雪压断了。"
-         "老木匠带着徒弟们在河边忙了整整三天。新桥修好的那天，全村的人都来桥上走了一遍。"
-         "孩子们在桥头放起了鞭炮，老木匠站在一旁笑得合不拢嘴。")
+STORY = (
+    "从前有一个小村庄，村口住着一位勤劳的老木匠。老木匠每天天不亮就起床，在院子里刨木头。"
+    "村里的孩子们都喜欢围在他身边看他干活。有一年冬天，河上的木桥被大雪压断了。"
+    "老木匠带着徒弟们在河边忙了整整三天。新桥修好的那天，全村的人都来桥上走了一遍。"
+    "孩子们在桥头放起了鞭炮，老木匠站在一旁笑得合不拢嘴。"
+)
 
 
 def prepared(text=STORY, story_id="s1", **extra):
@@ -32,15 +34,18 @@ def squash(text):
     return re.sub(r"\s+", "", text)
 
 
-@pytest.mark.parametrize("raw, reason", [
-    (b'{"story": "abc"', "malformed_json"),
-    (b"", "blank_line"),
-    (b'["a list"]', "not_an_object"),
-    (b'{"title": "no story"}', "missing_field"),
-    (b'{"story": 42}', "bad_field_type"),
-    (b'{"story": "   "}', "missing_field"),
-    (b"\x00\x01binary", "binary_file"),
-])
+@pytest.mark.parametrize(
+    "raw, reason",
+    [
+        (b'{"story": "abc"', "malformed_json"),
+        (b"", "blank_line"),
+        (b'["a list"]', "not_an_object"),
+        (b'{"title": "no story"}', "missing_field"),
+        (b'{"story": 42}', "bad_field_type"),
+        (b'{"story": "   "}', "missing_field"),
+        (b"\x00\x01binary", "binary_file"),
+    ],
+)
 def test_parse_rejects_bad_records(raw, reason):
     assert parse_story_record("f:1", raw).reason == reason
 
@@ -82,7 +87,7 @@ def test_senpos_example_shape():
     assert ex.sentence == story.sentences[removed]
     assert 0 < removed < len(story.sentences) - 1
     parts = ex.story.split("[MASK]")
-    rebuilt = "".join(parts[:ex.label]) + ex.sentence + "".join(parts[ex.label:])
+    rebuilt = "".join(parts[: ex.label]) + ex.sentence + "".join(parts[ex.label :])
     assert rebuilt == STORY
 
 
@@ -107,15 +112,18 @@ def test_review_drops_candidates_and_renumbers():
     assert done.reviewed and done.n_candidates == ex.n_candidates - 2
     assert done.story.count("[MASK]") == done.n_candidates
     parts = done.story.split("[MASK]")
-    assert "".join(parts[:done.label]) + done.sentence + "".join(parts[done.label:]) == STORY
+    assert "".join(parts[: done.label]) + done.sentence + "".join(parts[done.label :]) == STORY
     task = review_task(ex)
     assert [c["position"] for c in task["candidates"]] == list(range(1, ex.n_candidates + 1))
 
 
-@pytest.mark.parametrize("review, reason", [
-    ({"accept": False}, "review_rejected"),
-    ({"drop": ["x"]}, "bad_field_type"),
-])
+@pytest.mark.parametrize(
+    "review, reason",
+    [
+        ({"accept": False}, "review_rejected"),
+        ({"drop": ["x"]}, "bad_field_type"),
+    ],
+)
 def test_review_rejections(review, reason):
     [(ex, _, _, _)] = build_senpos(prepared(), "val", seed=1)
     parsed = parse_review({"example_id": ex.example_id, "review": review})
@@ -125,8 +133,10 @@ def test_review_rejections(review, reason):
 
 def test_review_may_not_drop_the_answer():
     [(ex, _, _, _)] = build_senpos(prepared(), "val", seed=1)
-    assert apply_review(ex, parse_review({"example_id": ex.example_id, "drop": [ex.label]})).reason == \
-        "review_dropped_true_position"
+    assert (
+        apply_review(ex, parse_review({"example_id": ex.example_id, "drop": [ex.label]})).reason
+        == "review_dropped_true_position"
+    )
 
 
 def annotation(**fields):
@@ -145,23 +155,29 @@ def test_clozet_builds_with_seeded_order():
     assert labels == {"0", "1"}
 
 
-@pytest.mark.parametrize("fields, reason", [
-    ({"right_index": 0}, "first_sentence"),
-    ({"right_index": 40}, "index_out_of_range"),
-    ({"wrong": "有一年冬天，河上的木桥被大雪压断了。"}, "wrong_equals_right"),
-    ({"right": "这不是那一句话。"}, "right_sentence_mismatch"),
-    ({"wrong": "桥断了。"}, "wrong_length_ratio"),
-])
+@pytest.mark.parametrize(
+    "fields, reason",
+    [
+        ({"right_index": 0}, "first_sentence"),
+        ({"right_index": 40}, "index_out_of_range"),
+        ({"wrong": "有一年冬天，河上的木桥被大雪压断了。"}, "wrong_equals_right"),
+        ({"right": "这不是那一句话。"}, "right_sentence_mismatch"),
+        ({"wrong": "桥断了。"}, "wrong_length_ratio"),
+    ],
+)
 def test_clozet_rejects_bad_annotations(fields, reason):
     assert build_clozet(prepared(), annotation(**fields), "train", seed=0, config=ClozeTConfig()).reason == reason
 
 
-@pytest.mark.parametrize("line, reason", [
-    (b"{oops", "malformed_json"),
-    (b'{"story_id": "s1", "right_index": "3", "wrong": "x"}', "bad_field_type"),
-    (b'{"story_id": "s1", "wrong": "x"}', "missing_field"),
-    (b'{"story_id": "s1", "right_index": 3, "wrong": " "}', "missing_field"),
-])
+@pytest.mark.parametrize(
+    "line, reason",
+    [
+        (b"{oops", "malformed_json"),
+        (b'{"story_id": "s1", "right_index": "3", "wrong": "x"}', "bad_field_type"),
+        (b'{"story_id": "s1", "wrong": "x"}', "missing_field"),
+        (b'{"story_id": "s1", "right_index": 3, "wrong": " "}', "missing_field"),
+    ],
+)
 def test_parse_annotation_rejects(line, reason):
     assert parse_annotation("a:1", line).reason == reason
 
@@ -192,7 +208,7 @@ def test_senpos_answer_at_label_rebuilds_story(body, seed):
     story = prepared(text, story_id=f"h{seed}")
     [(ex, _, removed, _)] = build_senpos(story, "train", seed=seed)
     parts = ex.story.split("[MASK]")
-    assert squash("".join(parts[:ex.label]) + ex.sentence + "".join(parts[ex.label:])) == squash(text)
+    assert squash("".join(parts[: ex.label]) + ex.sentence + "".join(parts[ex.label :])) == squash(text)
     assert 0 < removed < len(story.sentences) - 1
 
 
@@ -203,12 +219,16 @@ def test_senpos_cuts_a_long_paragraph_into_windows_under_500_words():
     built = build_senpos(long_story, "train", seed=0)
     assert len(built) >= 2
     starts = [b.window[0] for b in built]
-    assert starts[0] == 0 and all(a[1] <= b[0] for a, b in zip([b.window for b in built], [b.window for b in built][1:]))
+    assert starts[0] == 0 and all(
+        a[1] <= b[0] for a, b in zip([b.window for b in built], [b.window for b in built][1:])
+    )
     for ex, _, removed, (a, b) in built:
         assert sum(words[a:b]) < 500
         assert a < removed < b - 1 and ex.label == removed - a and ex.n_candidates == b - a - 2
         parts = ex.story.split("[MASK]")
-        assert "".join(parts[:ex.label]) + ex.sentence + "".join(parts[ex.label:]) == "".join(long_story.sentences[a:b])
+        assert "".join(parts[: ex.label]) + ex.sentence + "".join(parts[ex.label :]) == "".join(
+            long_story.sentences[a:b]
+        )
     assert len({ex.example_id for ex, *_ in built}) == len(built)
 
 
@@ -248,7 +268,9 @@ def test_outgen_keeps_only_verbatim_short_input_phrases():
 
 
 def test_parse_reads_big5_lines():
-    rec = parse_story_record("f:1", json.dumps({"story": "從前有一隻小貓在河邊釣魚"}, ensure_ascii=False).encode("big5"))
+    rec = parse_story_record(
+        "f:1", json.dumps({"story": "從前有一隻小貓在河邊釣魚"}, ensure_ascii=False).encode("big5")
+    )
     assert rec["story"] == "從前有一隻小貓在河邊釣魚"
 
 
@@ -256,8 +278,14 @@ def test_stories_holding_a_placeholder_are_rejected():
     assert prepared(STORY.replace("老木匠带着", "<MASK>老木匠带着")).reason == "contains_placeholder"
 
 
-@pytest.mark.parametrize("obj", [{"example_id": "x", "review": None}, {"example_id": "x", "review": []},
-                                 {"example_id": "x", "review": {"accept": "false"}}])
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"example_id": "x", "review": None},
+        {"example_id": "x", "review": []},
+        {"example_id": "x", "review": {"accept": "false"}},
+    ],
+)
 def test_malformed_reviews(obj):
     assert parse_review(obj).reason == "bad_field_type"
 
@@ -265,7 +293,11 @@ def test_malformed_reviews(obj):
 def test_input_order_is_numeric_by_line():
     from annotators.lot.steps import input_order
 
-    assert sorted(["r.jsonl:10", "r.jsonl:9", "a.jsonl:11"], key=input_order) == ["a.jsonl:11", "r.jsonl:9", "r.jsonl:10"]
+    assert sorted(["r.jsonl:10", "r.jsonl:9", "a.jsonl:11"], key=input_order) == [
+        "a.jsonl:11",
+        "r.jsonl:9",
+        "r.jsonl:10",
+    ]
 
 
 @pytest.mark.parametrize("junk", ["<p>", "<br/>", '<a href="x.html">', "&nbsp;", "&#12288;"])
@@ -279,12 +311,15 @@ def test_book_title_marks_are_not_html():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("text", [
-    "从前有一个小村庄，村口住着一位勤劳的老木匠。老木匠每天天不亮就起床，在院子里刨木头。\n"
-    "村里的孩子们都喜欢围在他身边看他干活\n有一年冬天，河上的木桥被大雪压断了。Tom和Jerry也来帮忙修桥了。",
-    "海边住着一个叫阿海的老渔夫ABC\n123号码头的小船每天天不亮就出海。他的网里捞上来一条浑身发着蓝光的小鱼。"
-    "小鱼在网里轻轻摆着尾巴，好像在求他放了自己。",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "从前有一个小村庄，村口住着一位勤劳的老木匠。老木匠每天天不亮就起床，在院子里刨木头。\n"
+        "村里的孩子们都喜欢围在他身边看他干活\n有一年冬天，河上的木桥被大雪压断了。Tom和Jerry也来帮忙修桥了。",
+        "海边住着一个叫阿海的老渔夫ABC\n123号码头的小船每天天不亮就出海。他的网里捞上来一条浑身发着蓝光的小鱼。"
+        "小鱼在网里轻轻摆着尾巴，好像在求他放了自己。",
+    ],
+)
 def test_prepared_tokens_are_jieba_cuts_of_the_sentences_and_of_the_whole_story(text):
     import jieba
 
@@ -314,7 +349,9 @@ def test_exact_duplicate_key_ignores_every_kind_of_whitespace_as_the_normalised_
     for text in texts:
         normalised = stable_hash("text", re.sub(r"\s+", "", normalize_text(text, cfg.normalize)))
         assert exact_duplicate_key({"story": text}, cfg) == normalised
-    assert exact_duplicate_key({"story": texts[0]}, cfg) == exact_duplicate_key({"story": "小狐狸找到了果子。兔子吃了。"}, cfg)
+    assert exact_duplicate_key({"story": texts[0]}, cfg) == exact_duplicate_key(
+        {"story": "小狐狸找到了果子。兔子吃了。"}, cfg
+    )
 
 
 def _official(name):
@@ -331,9 +368,13 @@ def test_clozet_source_target_are_the_official_format():
         plot0, rest = source.split("<extra_id_1>", 1)
         plot1, story = rest.split("<extra_id_2>", 1)
         assert story.endswith("<mask>") and story.count("<sep>") == 1
-        label = str(int(target[len(source):].removeprefix("<extra_id_").removesuffix(">")) - 1)
-        row = {"story": story[:-len("<mask>")].replace("<sep>", "<mask>"), "plot0": plot0, "plot1": plot1,
-               "label": label}
+        label = str(int(target[len(source) :].removeprefix("<extra_id_").removesuffix(">")) - 1)
+        row = {
+            "story": story[: -len("<mask>")].replace("<sep>", "<mask>"),
+            "plot0": plot0,
+            "plot1": plot1,
+            "label": label,
+        }
         assert clozet_source_target(row) == (source, target)
 
 
@@ -354,7 +395,7 @@ def test_senpos_source_target_mark_each_candidate_with_its_sentinel():
     assert source.startswith(ex.sentence + "<sep>") and source.endswith("<mask>") and "[MASK]" not in source
     assert [f"<extra_id_{k}>" in source for k in range(1, ex.n_candidates + 2)] == [True] * ex.n_candidates + [False]
     assert target == source + f"<extra_id_{ex.label}>"
-    before = source[len(ex.sentence + "<sep>"):].split(f"<extra_id_{ex.label}>")[0]
+    before = source[len(ex.sentence + "<sep>") :].split(f"<extra_id_{ex.label}>")[0]
     assert STORY.startswith(re.sub(r"<extra_id_\d+>", "", before) + ex.sentence)
 
 
@@ -382,8 +423,15 @@ def test_input_lines_decode_as_the_charset_detection_does():
     from annotators.text.charset import decode_bytes
 
     rng = random.Random(1)
-    lines = [b"", b"abc", codecs.BOM_UTF8 + "故事".encode(), codecs.BOM_UTF16_LE + "故事".encode("utf-16-le"),
-             b"\xff\xfe", b"\xc3\x28", "é".encode("cp1252")]
+    lines = [
+        b"",
+        b"abc",
+        codecs.BOM_UTF8 + "故事".encode(),
+        codecs.BOM_UTF16_LE + "故事".encode("utf-16-le"),
+        b"\xff\xfe",
+        b"\xc3\x28",
+        "é".encode("cp1252"),
+    ]
     lines += ["从前有一个小村庄，村口住着一位老木匠。".encode(e) for e in ("utf-8", "gb18030", "big5hkscs")]
     lines += [bytes(rng.randrange(1, 256) for _ in range(rng.randint(0, 8))) for _ in range(5000)]
     for raw in lines:

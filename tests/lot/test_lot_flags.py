@@ -1,5 +1,6 @@
 """The lot job's flags, generated from LotRunConfig and StoryConfig: spellings, defaults, and
 the per-task split flags that one split per story retired."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,15 +12,25 @@ from pipelines.lot import LOT_NEAR_DUP, parse_args
 BASE = ["--stories", "s.jsonl", "--output", "out"]
 # stats.json `config` of a default run.
 DEFAULT_CONFIG = {
-    "story": {"normalize": "whitespace", "min_han_ratio": 0.5, "min_sentences": 3, "max_story_chars": 20000,
-              "min_sentence_han": 10},
+    "story": {
+        "normalize": "whitespace",
+        "min_han_ratio": 0.5,
+        "min_sentences": 3,
+        "max_story_chars": 20000,
+        "min_sentence_han": 10,
+    },
     "clozet": {"min_length_ratio": 0.5, "max_length_ratio": 2.0},
     "senpos": {"max_words": 500, "min_removed_han": 10, "min_candidates": 2, "max_candidates": 99},
     "splits": {"stories": [21456.0, 1042.0, 1592.0], "clozet_stories": [644.0, 294.0, 294.0]},
-    "plotcom_eval": "leak-free", "title_from": "none",
+    "plotcom_eval": "leak-free",
+    "title_from": "none",
     "near_duplicates": {"threshold": 0.8, "num_perm": 128, "shingle": 5, "seed": 1, "sketch": "oph"},
-    "outline_from": "rake", "outline_method": "posrake", "outline_fill": "longest", "outline_opening": "last",
-    "senpos_reviewed_only": False, "official_outgen": "",
+    "outline_from": "rake",
+    "outline_method": "posrake",
+    "outline_fill": "longest",
+    "outline_opening": "last",
+    "senpos_reviewed_only": False,
+    "official_outgen": "",
 }
 
 
@@ -31,14 +42,41 @@ def test_defaults_are_the_papers_and_the_config_record_is_unchanged():
     assert record == DEFAULT_CONFIG and list(record) == list(DEFAULT_CONFIG)
 
 
-@pytest.mark.parametrize("flags", [
-    ["--splits", "8,1,1", "--outline-from", "input", "--senpos-reviewed-only", "--normalize", "full",
-     "--seed", "3", "--senpos-reviews", "r.jsonl", "--plotcom-eval", "paper", "--title-from", "first-sentence",
-     "--max-story-chars", "0"],
-    ["--splits=8,1,1", "--outline_from=input", "--senpos_reviewed_only", "--normalize=full",
-     "--seed=3", "--senpos_reviews=r.jsonl", "--plotcom_eval=paper", "--title_from=first-sentence",
-     "--max_story_chars=0"],
-])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        [
+            "--splits",
+            "8,1,1",
+            "--outline-from",
+            "input",
+            "--senpos-reviewed-only",
+            "--normalize",
+            "full",
+            "--seed",
+            "3",
+            "--senpos-reviews",
+            "r.jsonl",
+            "--plotcom-eval",
+            "paper",
+            "--title-from",
+            "first-sentence",
+            "--max-story-chars",
+            "0",
+        ],
+        [
+            "--splits=8,1,1",
+            "--outline_from=input",
+            "--senpos_reviewed_only",
+            "--normalize=full",
+            "--seed=3",
+            "--senpos_reviews=r.jsonl",
+            "--plotcom_eval=paper",
+            "--title_from=first-sentence",
+            "--max_story_chars=0",
+        ],
+    ],
+)
 def test_dash_and_underscore_spellings(flags):
     args, run_cfg, story_cfg, _ = parse_args(BASE + flags)
     assert run_cfg.splits == (8.0, 1.0, 1.0) and run_cfg.clozet_splits == (644.0, 294.0, 294.0)
@@ -50,9 +88,18 @@ def test_dash_and_underscore_spellings(flags):
     assert story_cfg.normalize == "full" and args.senpos_reviews == "r.jsonl"
 
 
-@pytest.mark.parametrize("flags", [["--clozet-splits", "1,2"], ["--splits", "1,-1,1"],
-                                   ["--splits", "0,0,0"], ["--outline-from", "llm"],
-                                   ["--normalize", "none"], ["--plotcom-eval", "all"], ["--title-from", "url"]])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--clozet-splits", "1,2"],
+        ["--splits", "1,-1,1"],
+        ["--splits", "0,0,0"],
+        ["--outline-from", "llm"],
+        ["--normalize", "none"],
+        ["--plotcom-eval", "all"],
+        ["--title-from", "url"],
+    ],
+)
 def test_bad_values_are_usage_errors(flags):
     with pytest.raises(SystemExit):
         parse_args(BASE + flags)

@@ -1,4 +1,5 @@
 """End-to-end runs of `pipelines.lot` on the embedded sample plus bad input, and on real LOT stories."""
+
 from __future__ import annotations
 
 import filecmp
@@ -7,9 +8,9 @@ import os
 import pathlib
 
 import pytest
-
 from conftest import ROOT, shared_path
 from lot_checks import check_accounting, check_jsonl_exports, check_lot_output, read_table
+
 from pipelines import lot
 from pipelines.engine.ranges import RANGE_BYTES_ENV
 
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves th
 
 SAMPLE = ROOT / "samples" / "lot"
 BAD_STORIES = [
-    b'{"id": "bad-json", "story": "\xe5\xb0\x8f\xe7\x8c\xab"',          # truncated JSON
+    b'{"id": "bad-json", "story": "\xe5\xb0\x8f\xe7\x8c\xab"',  # truncated JSON
     b'{"id": "bad-empty", "story": ""}',
     b'{"id": "bad-blank", "story": "   \\n  "}',
     b'{"id": "bad-english", "story": "The fox jumped over the fence. Then it ran away. It never came back."}',
@@ -45,21 +46,35 @@ def built(tmp_path_factory):
     variant = json.loads(stories[0])  # sample-001 (annotated) with one character changed
     variant["id"], variant["story"] = "variant-of-001", variant["story"].replace("小刺猬", "小剌猬", 1)
     assert variant["story"] != dup["story"]
-    lines = stories + BAD_STORIES + [json.dumps(dup, ensure_ascii=False).encode(),
-                                     json.dumps(variant, ensure_ascii=False).encode()]
+    lines = (
+        stories
+        + BAD_STORIES
+        + [json.dumps(dup, ensure_ascii=False).encode(), json.dumps(variant, ensure_ascii=False).encode()]
+    )
     (tmp / "stories.jsonl").write_bytes(b"\n".join(lines) + b"\n")
     anns = (SAMPLE / "clozet_annotations.jsonl").read_text(encoding="utf-8").splitlines()
     first = json.loads(anns[0])
     story = next(s for s in _sample_stories() if s["id"] == first["story_id"])
     from annotators.text.zh_sentences import split_sentences
+
     right = split_sentences(story["story"])[first["right_index"]]
-    same = json.dumps({"story_id": first["story_id"], "right_index": first["right_index"], "wrong": right},
-                      ensure_ascii=False)
+    same = json.dumps(
+        {"story_id": first["story_id"], "right_index": first["right_index"], "wrong": right}, ensure_ascii=False
+    )
     (tmp / "ann.jsonl").write_text("\n".join(anns + BAD_ANNOTATIONS + [same]) + "\n", encoding="utf-8")
     base = ["--stories", str(tmp / "stories.jsonl"), "--annotations", str(tmp / "ann.jsonl")]
     lot.run(base + ["--output", str(tmp / "a"), "--seed", "0"])
-    lot.run(base + ["--output", str(tmp / "b"), "--seed", "0",
-                    "--direct_running_mode=multi_processing", "--direct_num_workers=2"])
+    lot.run(
+        base
+        + [
+            "--output",
+            str(tmp / "b"),
+            "--seed",
+            "0",
+            "--direct_running_mode=multi_processing",
+            "--direct_num_workers=2",
+        ]
+    )
     lot.run(base + ["--output", str(tmp / "c"), "--seed", "1"])
     os.environ[RANGE_BYTES_ENV] = "2048"  # the stories file in about 40 line ranges, over 2 workers
     try:
@@ -88,8 +103,9 @@ def test_all_four_tasks_hold_their_invariants(built):
     tables = check_lot_output(built / "a", sources)
     assert all(len(df) for df in tables.values())
     check_jsonl_exports(built / "a", tables)
-    assert set(tables["clozet"].story_id) == {json.loads(x)["story_id"] for x in
-                                              (SAMPLE / "clozet_annotations.jsonl").read_text().splitlines()}
+    assert set(tables["clozet"].story_id) == {
+        json.loads(x)["story_id"] for x in (SAMPLE / "clozet_annotations.jsonl").read_text().splitlines()
+    }
 
 
 def test_bad_input_becomes_rejects_with_reasons(built):
@@ -97,11 +113,18 @@ def test_bad_input_becomes_rejects_with_reasons(built):
     rejects = read_table(built / "a" / "rejects")
     by_input = {(r.stage, r.input_id.rsplit(":", 1)[-1]): r.reason for r in rejects.itertuples()}
     n = len(_sample_stories())
-    expected = {("parse", str(n + 1)): "malformed_json", ("parse", str(n + 2)): "missing_field",
-                ("parse", str(n + 3)): "missing_field", ("prepare", str(n + 4)): "not_chinese",
-                ("plotcom", str(n + 5)): "too_few_sentences", ("plotcom", str(n + 6)): "too_few_sentences",
-                ("senpos", str(n + 5)): "no_removable_sentence", ("senpos", str(n + 6)): "no_removable_sentence",
-                ("parse", str(n + 7)): "not_an_object", ("dedup_text", str(n + 8)): "exact_duplicate"}
+    expected = {
+        ("parse", str(n + 1)): "malformed_json",
+        ("parse", str(n + 2)): "missing_field",
+        ("parse", str(n + 3)): "missing_field",
+        ("prepare", str(n + 4)): "not_chinese",
+        ("plotcom", str(n + 5)): "too_few_sentences",
+        ("plotcom", str(n + 6)): "too_few_sentences",
+        ("senpos", str(n + 5)): "no_removable_sentence",
+        ("senpos", str(n + 6)): "no_removable_sentence",
+        ("parse", str(n + 7)): "not_an_object",
+        ("dedup_text", str(n + 8)): "exact_duplicate",
+    }
     for key, reason in expected.items():
         assert by_input[key] == reason, key
     assert stats["stages"]["parse"]["read"] == n + 9
@@ -123,14 +146,30 @@ def test_near_duplicates_share_one_split_in_every_task_and_no_leak_is_reported(b
     [detail] = rejects[(rejects.stage == "plotcom") & rejects.input_id.str.endswith(":57")].detail
     assert json.loads(detail) == {"message": "held out: a near-duplicate of ClozeT story sample-001"}
     leaks = json.loads((built / "a" / "stats.json").read_text())["leaks"]
-    assert (leaks["stories_in_two_splits"], leaks["near_duplicate_groups_in_two_splits"],
-            leaks["plotcom_train_clozet_stories"], leaks["groups"]) == (0, 0, 0, 1)
+    assert (
+        leaks["stories_in_two_splits"],
+        leaks["near_duplicate_groups_in_two_splits"],
+        leaks["plotcom_train_clozet_stories"],
+        leaks["groups"],
+    ) == (0, 0, 0, 1)
     assert "No leak: every story, window and near-duplicate" in (built / "a" / "CARD.md").read_text()
 
 
 def test_plotcom_eval_paper_samples_from_every_clozet_split_and_the_card_says_so(built, tmp_path):
-    lot.run(["--stories", str(built / "stories.jsonl"), "--annotations", str(built / "ann.jsonl"),
-             "--output", str(tmp_path / "paper"), "--plotcom-eval", "paper", "--title-from", "first-sentence"])
+    lot.run(
+        [
+            "--stories",
+            str(built / "stories.jsonl"),
+            "--annotations",
+            str(built / "ann.jsonl"),
+            "--output",
+            str(tmp_path / "paper"),
+            "--plotcom-eval",
+            "paper",
+            "--title-from",
+            "first-sentence",
+        ]
+    )
     clozet, plotcom = read_table(tmp_path / "paper" / "clozet"), read_table(tmp_path / "paper" / "plotcom")
     evals = plotcom[plotcom.split != "train"]
     assert set(evals.origin) == {"clozet"} and set(evals.story_id) <= set(clozet.story_id)
@@ -186,19 +225,36 @@ def test_review_tasks_round_trip(built, tmp_path):
         drop = [c["position"] for c in t["candidates"] if c["position"] != t["label"]][:1]
         reviews.append({"example_id": t["example_id"], "review": {"accept": True, "drop": drop}})
     (tmp_path / "rev.jsonl").write_text("\n".join(json.dumps(r) for r in reviews) + "\n")
-    lot.run(["--stories", str(built / "stories.jsonl"), "--annotations", str(built / "ann.jsonl"),
-             "--output", str(tmp_path / "o"), "--senpos-reviews", str(tmp_path / "rev.jsonl"),
-             "--senpos-reviewed-only"])
+    lot.run(
+        [
+            "--stories",
+            str(built / "stories.jsonl"),
+            "--annotations",
+            str(built / "ann.jsonl"),
+            "--output",
+            str(tmp_path / "o"),
+            "--senpos-reviews",
+            str(tmp_path / "rev.jsonl"),
+            "--senpos-reviewed-only",
+        ]
+    )
     senpos = read_table(tmp_path / "o" / "senpos")
     evals = senpos[senpos.split != "train"]
     assert len(evals) == len(tasks) and evals.reviewed.all()
     check_accounting(tmp_path / "o")
-    check_jsonl_exports(tmp_path / "o", {t: read_table(tmp_path / "o" / t) for t in ("clozet", "senpos", "plotcom", "outgen")})
+    check_jsonl_exports(
+        tmp_path / "o", {t: read_table(tmp_path / "o" / t) for t in ("clozet", "senpos", "plotcom", "outgen")}
+    )
     reviewed = sum(len((tmp_path / "o" / "senpos" / f"{s}.jsonl").read_text().splitlines()) for s in ("val", "test"))
     assert reviewed == len(tasks)  # reviewed examples leave the .unreviewed files
-    assert all((tmp_path / "o" / "senpos" / f"{s}.unreviewed.{x}").read_text() == ""
-               for s in ("val", "test") for x in ("jsonl", "source", "target"))
-    before = sum(len((built / "a" / "senpos" / f"{s}.unreviewed.jsonl").read_text().splitlines()) for s in ("val", "test"))
+    assert all(
+        (tmp_path / "o" / "senpos" / f"{s}.unreviewed.{x}").read_text() == ""
+        for s in ("val", "test")
+        for x in ("jsonl", "source", "target")
+    )
+    before = sum(
+        len((built / "a" / "senpos" / f"{s}.unreviewed.jsonl").read_text().splitlines()) for s in ("val", "test")
+    )
     assert before == len(tasks) and (built / "a" / "senpos" / "val.jsonl").read_text() == ""
 
 
@@ -207,6 +263,7 @@ def test_real_lot_stories(tmp_path):
     lot.run(["--stories", str(path), "--output", str(tmp_path / "real")])
     sources = {}
     from annotators.core.ids import stable_id
+
     for line in pathlib.Path(path).read_text(encoding="utf-8").splitlines():
         story = json.loads(line)["story"]
         sources[stable_id("story", story)] = story
@@ -233,7 +290,7 @@ def _qualifying(story_text: str) -> bool:
 
 def test_senpos_from_pages_and_a_book_made_of_real_stories(tmp_path):
     stories = _real_stories()
-    pages = ["\n".join(stories[i:i + 5]) for i in range(0, 60, 5)]
+    pages = ["\n".join(stories[i : i + 5]) for i in range(0, 60, 5)]
     book = "\n".join(stories)  # one text of every real story, one per paragraph: a short "novel"
     lines = [json.dumps({"id": f"page-{i}", "story": p}, ensure_ascii=False) for i, p in enumerate(pages)]
     lines.append(json.dumps({"id": "book", "story": book}, ensure_ascii=False))

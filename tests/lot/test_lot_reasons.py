@@ -1,4 +1,5 @@
 """Every reject reason the lot job can write is in the one catalogue and in JOB_REASONS."""
+
 from __future__ import annotations
 
 import re

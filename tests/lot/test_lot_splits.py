@@ -1,5 +1,6 @@
 """One split per story and near-duplicate group (annotators.lot.splits), the leak check, and
 the near-duplicate clusters LOT builds them from (annotators.core.near_dup.member_clusters)."""
+
 from __future__ import annotations
 
 import pickle
@@ -9,11 +10,15 @@ from annotators.core.compact import CompactMap
 from annotators.core.near_dup import NearDupConfig, Node, id_components, member_clusters
 from annotators.lot.splits import SplitPlan, StoryGroup, group_key, groups_from, leak_report
 
-STORY = ("从前有一个小村庄，村口住着一位勤劳的老木匠。老木匠每天天不亮就起床，在院子里刨木头。"
-         "村里的孩子们都喜欢围在他身边看他干活。有一年冬天，河上的木桥被大雪压断了。"
-         "老木匠带着徒弟们在河边忙了整整三天。新桥修好的那天，全村的人都来桥上走了一遍。")
-OTHER = ("海边住着一个叫阿海的老渔夫，他每天天不亮就划着小船出海。有一天夜里，他的网里捞上来一条浑身发着蓝光的小鱼。"
-         "小鱼在网里轻轻摆着尾巴，好像在求他放了自己。阿海想了很久，还是把小鱼放回了大海。")
+STORY = (
+    "从前有一个小村庄，村口住着一位勤劳的老木匠。老木匠每天天不亮就起床，在院子里刨木头。"
+    "村里的孩子们都喜欢围在他身边看他干活。有一年冬天，河上的木桥被大雪压断了。"
+    "老木匠带着徒弟们在河边忙了整整三天。新桥修好的那天，全村的人都来桥上走了一遍。"
+)
+OTHER = (
+    "海边住着一个叫阿海的老渔夫，他每天天不亮就划着小船出海。有一天夜里，他的网里捞上来一条浑身发着蓝光的小鱼。"
+    "小鱼在网里轻轻摆着尾巴，好像在求他放了自己。阿海想了很久，还是把小鱼放回了大海。"
+)
 OPH = NearDupConfig(sketch="oph")
 
 
@@ -46,11 +51,21 @@ def test_a_group_takes_its_representatives_split_and_annotated_groups_use_clozet
 
 def test_leak_report_reads_the_written_examples():
     groups = groups_from([("cl-1", "a", ("a", "b"))])
-    clean = [("clozet", "a", "test"), ("plotcom", "a", "test"), ("senpos", "b", "test"), ("outgen", "x", "train"),
-             ("plotcom", "x", "train")]
+    clean = [
+        ("clozet", "a", "test"),
+        ("plotcom", "a", "test"),
+        ("senpos", "b", "test"),
+        ("outgen", "x", "train"),
+        ("plotcom", "x", "train"),
+    ]
     report = leak_report(clean, groups)
-    assert (report["stories_in_two_splits"], report["near_duplicate_groups_in_two_splits"],
-            report["plotcom_train_clozet_stories"], report["stories"], report["groups"]) == (0, 0, 0, 3, 1)
+    assert (
+        report["stories_in_two_splits"],
+        report["near_duplicate_groups_in_two_splits"],
+        report["plotcom_train_clozet_stories"],
+        report["stories"],
+        report["groups"],
+    ) == (0, 0, 0, 3, 1)
     leaky = clean + [("senpos", "x", "val"), ("outgen", "b", "train"), ("plotcom", "b", "train")]
     report = leak_report(leaky, groups)
     assert report["stories_in_two_splits"] == 2  # x (train and val), b (test and train)
@@ -77,10 +92,12 @@ def test_band_blocks_give_the_candidate_sets_of_their_bands():
     from annotators.lot import steps
 
     config = NearDupConfig(sketch="oph")
-    texts = {"f:1": "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。" * 3,
-             "f:2": "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。" * 3 + "完",
-             "f:3": "床前明月光，疑是地上霜。举头望明月，低头思故乡。" * 3,
-             "f:4": "床前明月光，疑是地上霜。举头望明月，低头思故乡。" * 3}
+    texts = {
+        "f:1": "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。" * 3,
+        "f:2": "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。" * 3 + "完",
+        "f:3": "床前明月光，疑是地上霜。举头望明月，低头思故乡。" * 3,
+        "f:4": "床前明月光，疑是地上霜。举头望明月，低头思故乡。" * 3,
+    }
     pairs = [(band, i) for i, text in texts.items() for band in band_keys(text, config)]
     assert all(0 <= lsh_sets.band_part(b) < lsh_sets.BAND_PARTS for b, _ in pairs)
     blocks: dict[int, list] = {}

@@ -1,10 +1,13 @@
 """LOT Table 3 as the card shows it: the paper's figures, this build's, the official data's
 (`--official-outgen`), and the OutGen defaults that reproduce the paper's 8.00 phrases."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
+from conftest import ROOT, shared_path
+from lot_checks import check_accounting, read_table
 
 from annotators.core.outcome import Drop
 from annotators.lot.official import official_outgen_stats
@@ -14,8 +17,6 @@ from annotators.lot.stats import COLUMNS, PAPER_TABLE3, Table3Accumulator, examp
 from annotators.lot.story import parse_story_record, prepare_story
 from annotators.text.tokenizers import get_tokenizer
 from annotators.text.zh_sentences import split_sentences
-from conftest import ROOT, shared_path
-from lot_checks import check_accounting, read_table
 from pipelines import lot
 
 SAMPLE = ROOT / "samples" / "lot" / "stories.jsonl"
@@ -57,8 +58,19 @@ def test_sample_outlines_leave_the_opening_clause_last():
 def test_accumulator_averages_a_column_over_the_examples_that_have_it():
     acc = Table3Accumulator()
     for chars, phrases in ((100, 8), (None, 5), (300, 8)):
-        acc.add({"vocab": [("甲",)], "chars": chars, "words": None, "sents": None, "extra": 10.0,
-                 "phrases": phrases, "title": None, "eight": 100.0 if phrases == 8 else 0.0, "task": "outgen"})
+        acc.add(
+            {
+                "vocab": [("甲",)],
+                "chars": chars,
+                "words": None,
+                "sents": None,
+                "extra": 10.0,
+                "phrases": phrases,
+                "title": None,
+                "eight": 100.0 if phrases == 8 else 0.0,
+                "task": "outgen",
+            }
+        )
     out = acc.result("outgen")
     assert out["# Examples"] == 3 and out["Avg. # Char in Output Text"] == 200.0
     assert out["Avg. # Phrase in Input Outline"] == 7.0 and out["% Outlines with 8 Phrases"] == 66.67
@@ -81,22 +93,30 @@ def test_markdown_puts_paper_build_and_official_side_by_side_for_every_statistic
 
 def test_official_lines_are_measured_like_built_examples():
     record = _sample()[0]
-    line = json.dumps({"title": record["title"], "story": record["story"],
-                       "outline": ["秋天到了", "小刺猬犹豫了一会儿"]}, ensure_ascii=False).encode()
+    line = json.dumps(
+        {"title": record["title"], "story": record["story"], "outline": ["秋天到了", "小刺猬犹豫了一会儿"]},
+        ensure_ascii=False,
+    ).encode()
     stats = official_outgen_stats("o:1", line)
     story = _prepared(0, record)
     built = example_stats("outgen", story, title_words=story.title_words, phrase_words=[("秋天", "到", "了")])
-    assert {k: stats[k] for k in ("chars", "words", "sents", "title")} == \
-        {k: built[k] for k in ("chars", "words", "sents", "title")}
+    assert {k: stats[k] for k in ("chars", "words", "sents", "title")} == {
+        k: built[k] for k in ("chars", "words", "sents", "title")
+    }
     words = get_tokenizer("jieba").tokens
     assert stats["phrases"] == 2 and stats["eight"] == 0.0
     assert stats["extra"] == len(words("秋天到了")) + len(words("小刺猬犹豫了一会儿"))
     hidden = official_outgen_stats("o:2", '{"story": "", "outline": ["甲乙", "丙丁"]}'.encode())
     assert hidden["chars"] is hidden["words"] is hidden["sents"] is hidden["title"] is None and hidden["phrases"] == 2
-    bad = {b"{broken": "malformed_json", b"[1]": "not_an_object", b'{"story": "x"}': "missing_field",
-           '{"story": "小猫钓鱼", "outline": "钓鱼"}'.encode(): "bad_field_type",
-           '{"story": "小猫钓鱼", "outline": ["钓鱼", 3]}'.encode(): "bad_field_type", b"": "blank_line",
-           '{"story": "The cat went fishing all day long.", "outline": ["cat"]}'.encode(): "not_chinese"}
+    bad = {
+        b"{broken": "malformed_json",
+        b"[1]": "not_an_object",
+        b'{"story": "x"}': "missing_field",
+        '{"story": "小猫钓鱼", "outline": "钓鱼"}'.encode(): "bad_field_type",
+        '{"story": "小猫钓鱼", "outline": ["钓鱼", 3]}'.encode(): "bad_field_type",
+        b"": "blank_line",
+        b'{"story": "The cat went fishing all day long.", "outline": ["cat"]}': "not_chinese",
+    }
     for raw, reason in bad.items():
         result = official_outgen_stats("o:3", raw)
         assert isinstance(result, Drop) and result.reason == reason, raw
@@ -105,15 +125,25 @@ def test_official_lines_are_measured_like_built_examples():
 @pytest.mark.slow
 def test_job_card_shows_the_official_column_and_accounts_for_its_lines(tmp_path):
     records = _sample()[:6]
-    (tmp_path / "stories.jsonl").write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n",
-                                            encoding="utf-8")
-    official = [{"title": r["title"], "story": r["story"], "outline": split_sentences(r["story"])[1:9]}
-                for r in records[:2]]
+    (tmp_path / "stories.jsonl").write_text(
+        "\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n", encoding="utf-8"
+    )
+    official = [
+        {"title": r["title"], "story": r["story"], "outline": split_sentences(r["story"])[1:9]} for r in records[:2]
+    ]
     official.append({"story": "", "outline": ["甲乙", "丙丁", "戊己"]})
     lines = [json.dumps(o, ensure_ascii=False) for o in official] + ["{broken"]
     (tmp_path / "official.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    lot.run(["--stories", str(tmp_path / "stories.jsonl"), "--output", str(tmp_path / "out"),
-             "--official-outgen", str(tmp_path / "official.jsonl")])
+    lot.run(
+        [
+            "--stories",
+            str(tmp_path / "stories.jsonl"),
+            "--output",
+            str(tmp_path / "out"),
+            "--official-outgen",
+            str(tmp_path / "official.jsonl"),
+        ]
+    )
     stats = check_accounting(tmp_path / "out")
     assert stats["stages"]["official_outgen"]["read"] == 4 and stats["stages"]["official_outgen"]["rejected"] == 1
     measured = stats["table3_official"]["outgen"]
@@ -143,8 +173,9 @@ def test_real_data_build_and_official_outlines(tmp_path):
     """On the 161 official stories the build's outlines hold 7.99 phrases (99.4% have 8; the
     earlier rules 7.50, 82%), the official ones 7.58 (87.6%)."""
     path = shared_path("lot", "outgen_val_sample.jsonl")
-    lot.run(["--stories", str(path), "--output", str(tmp_path / "out"), "--official-outgen", str(path),
-             "--splits", "1,0,0"])
+    lot.run(
+        ["--stories", str(path), "--output", str(tmp_path / "out"), "--official-outgen", str(path), "--splits", "1,0,0"]
+    )
     stats = json.loads((tmp_path / "out" / "stats.json").read_text())
     official = stats["table3_official"]["outgen"]
     assert official["# Examples"] == 161 and official["Avg. # Phrase in Input Outline"] == 7.58

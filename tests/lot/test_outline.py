@@ -1,18 +1,19 @@
 """OutGen outline extractor (annotators/outline.py): invariants, determinism, drops,
 and agreement with the official LOT outlines."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
+from conftest import shared_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotators.text import zh_tokens
 from annotators.core.outcome import Drop
 from annotators.lot.outline import OutlineConfig, extract_outline, outline_scores, ranked_phrases
+from annotators.text import zh_tokens
 from bench.outline_agreement import agreement
-from conftest import shared_path
 
 FOX = (
     "从前，森林里住着一只聪明的狐狸。有一天，狐狸在河边看见乌鸦叼着一块肥肉站在树枝上。"
@@ -94,8 +95,9 @@ def test_same_seed_same_output_and_seed_changes_order():
     assert set(renamed) == set(first) and renamed != first
 
 
-@pytest.mark.parametrize("config", [OutlineConfig(max_phrases=3), RAKE.__class__(method="rake", max_phrases=3)],
-                         ids=["posrake", "rake"])
+@pytest.mark.parametrize(
+    "config", [OutlineConfig(max_phrases=3), RAKE.__class__(method="rake", max_phrases=3)], ids=["posrake", "rake"]
+)
 def test_outline_is_top_ranked_phrases(config):
     outline = extract_outline(FARMER, seed=3, story_id="x", config=config)
     assert set(outline) == set(ranked_phrases(FARMER, config=config)[:3])
@@ -184,8 +186,9 @@ def test_outline_scores_micro_average():
 
 
 CHINESE_ISH = st.text(
-    alphabet=st.sampled_from(list("小狐狸乌鸦肥肉树林看见叼起跑进后悔的了在和是我他一只两个里前")
-                             + list("，。！？：“” \n") + list("7Ab")),
+    alphabet=st.sampled_from(
+        list("小狐狸乌鸦肥肉树林看见叼起跑进后悔的了在和是我他一只两个里前") + list("，。！？：“” \n") + list("7Ab")
+    ),
     max_size=120,
 )
 
@@ -240,11 +243,22 @@ def test_rake_scores_are_rake_nltk_scores_on_real_stories():
     config = OutlineConfig()
     for story in _real_stories(40):
         tokens = [zh_tokens.load().lcut(p, HMM=False) for p in outline_rake._paragraphs(story)]
-        keyed = [[outline_rake._key(t, res.delimiter_words(config.delimiter_tags), res.stopwords) or outline_rake._DELIM
-                  for t in para] for para in tokens]
+        keyed = [
+            [
+                outline_rake._key(t, res.delimiter_words(config.delimiter_tags), res.stopwords) or outline_rake._DELIM
+                for t in para
+            ]
+            for para in tokens
+        ]
         by_paragraph = dict(zip(outline_rake._paragraphs(story), keyed))
-        rake = Rake(stopwords=set(res.stopwords), punctuations={outline_rake._DELIM}, max_length=8, min_length=1,
-                    sentence_tokenizer=outline_rake._paragraphs, word_tokenizer=by_paragraph.__getitem__)
+        rake = Rake(
+            stopwords=set(res.stopwords),
+            punctuations={outline_rake._DELIM},
+            max_length=8,
+            min_length=1,
+            sentence_tokenizer=outline_rake._paragraphs,
+            word_tokenizer=by_paragraph.__getitem__,
+        )
         rake.extract_keywords_from_sentences(outline_rake._paragraphs(story))
         ours = outline_rake.rake_scores([k for k, _ in outline_rake._candidates(tokens, config) if len(k) <= 8])
         assert ours == sorted(set(rake.get_ranked_phrases_with_scores()), reverse=True)
@@ -263,12 +277,13 @@ def test_outline_from_prepared_tokens_equals_outline_from_text():
 
 
 def test_search_stopped_at_the_outline_size_gives_the_top_of_the_full_ranking():
-    from annotators.lot import outline, outline_rake
+    from annotators.lot import outline_rake
 
     config = OutlineConfig()
     stories = _real_stories(160) + [
         "小狐狸在森林里找到了一颗红色的果子。小狐狸把红色的果子送给了生病的兔子。兔子吃了果子，病就好了。",
-        "一。二。三。"]
+        "一。二。三。",
+    ]
     for story in stories:
         tokens = [zh_tokens.load().lcut(p, HMM=False) for p in outline_rake._paragraphs(story)]
         full = outline_rake.ranked(story, tokens, config)
@@ -280,7 +295,7 @@ def test_outlines_are_filled_to_eight_phrases_on_real_stories():
     """LOT Table 3: 8.00 phrases per outline. Filled (the default), every real story with 8
     usable phrases gets 8 (one story of the 161 has fewer phrases in all); unfilled, 18%
     of outlines stay short. Filled phrases are distinct and none holds another."""
-    from annotators.lot.outline import posrake_outline, posrake_ranked, _tagged
+    from annotators.lot.outline import _tagged, posrake_outline, posrake_ranked
 
     stories = _real_stories(161)
     filled, short = [], []

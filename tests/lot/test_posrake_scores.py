@@ -1,6 +1,7 @@
 """posrake's phrase scores (outline.posrake_scored) equal a reference written from the method's
 definition: the same phrases, order, float scores and word tuples, on real tagged stories and
 on random runs of delimiting tags, list words, line breaks, Latin words, digits and repeats."""
+
 from __future__ import annotations
 
 import functools
@@ -9,18 +10,24 @@ import operator
 from collections import Counter
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import shared_path
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from annotators.lot import outline
-from conftest import shared_path
 
 
 def reference_scores(tagged, max_words: int) -> dict:
     stop, delim = outline._resources().posrake_lists()
 
     def ends(word: str, tag: str) -> bool:
-        return (tag in outline.POSRAKE_TAGS or word in stop or word in delim or word == "\n"
-                or any(c.isascii() and c.isalpha() or c.isdigit() for c in word))
+        return (
+            tag in outline.POSRAKE_TAGS
+            or word in stop
+            or word in delim
+            or word == "\n"
+            or any(c.isascii() and c.isalpha() or c.isdigit() for c in word)
+        )
 
     phrases, run = [], []
     for word, tag in tagged:
@@ -49,7 +56,24 @@ def _lists():
 
 def _pool():
     stop, delim = outline._resources().posrake_lists()
-    words = ["小狗", "熊", "带着", "皮球", "森林", "公园", "我们", "跑", "老人", "\n", "abc", "3", "Ⅻ", "３", "é", "一只"]
+    words = [
+        "小狗",
+        "熊",
+        "带着",
+        "皮球",
+        "森林",
+        "公园",
+        "我们",
+        "跑",
+        "老人",
+        "\n",
+        "abc",
+        "3",
+        "Ⅻ",
+        "３",
+        "é",
+        "一只",
+    ]
     return words + sorted(stop)[:6] + sorted(delim)[:6]
 
 
@@ -59,7 +83,9 @@ def test_posrake_scores_on_random_tagged_runs(data):
     tags = sorted(outline.POSRAKE_TAGS) + ["n", "v", "a", "eng", "r"]
     tagged = data.draw(st.lists(st.tuples(st.sampled_from(_pool()), st.sampled_from(tags)), max_size=60))
     for max_words in (0, 1, 3, 8, 1000):
-        assert list(outline.posrake_scored(tagged, max_words).items()) == list(reference_scores(tagged, max_words).items())
+        assert list(outline.posrake_scored(tagged, max_words).items()) == list(
+            reference_scores(tagged, max_words).items()
+        )
 
 
 def test_posrake_scores_on_real_tagged_stories():

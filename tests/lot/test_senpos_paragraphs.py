@@ -2,13 +2,15 @@
 merges into the paragraph before, so a text made of stories joined by blank lines gives each
 story the windows it gives alone, except where the documented joining of pieces too small
 for an example carries the previous story's tail into it."""
+
 from __future__ import annotations
 
 import json
 
+from conftest import ROOT, shared_path
+
 from annotators.lot.senpos import windows
 from annotators.lot.story import parse_story_record, prepare_story
-from conftest import ROOT, shared_path
 
 BREAK = "\n\n"
 

@@ -1,4 +1,5 @@
 """`pipelines.stories` on a real crawl of the fixture site and on local dumps."""
+
 from __future__ import annotations
 
 import json
@@ -6,52 +7,70 @@ import pathlib
 
 import pyarrow.parquet as pq
 import pytest
+from conftest import check_rejects
 
-from pipelines import crawl
-from pipelines import lot
-from pipelines import stories
+from pipelines import crawl, lot, stories
+from schemas.common import detail_message
 from schemas.stories import STORIES_SCHEMA
 from tests.fixtures.site.make_site import STORIES
 from tests.fixtures.site.server import CRAWL_FLAGS, SLOW_SECONDS, WWW, SiteServer, site_spec
-from schemas.common import detail_message
-from conftest import check_rejects
 
 pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
 
 DUMPS = WWW.parent / "dumps"
 TEXT = {k: "\n".join(paras) for k, (_, paras) in STORIES.items()}
-STORY_04 = "\n".join([
-    "下午突然下起了大雨，小林站在公司门口，看着街上匆匆跑过的行人发愁。",
-    "一位不认识的老奶奶走过来，把手里的伞递给他，说自己家就在旁边，让他先用着。小林想问她住在哪里，她已经走进了雨里。",
-    "第二天，小林拿着伞在附近的小区一家一家地打听，终于在一栋旧楼前找到了老奶奶。"
-    "小林后来把这件事写在了自己的博客上，很多人都留言说很感动。",
-    "老奶奶的孙女后来给小林发来邮件，说奶奶常常提起他。"
-    "从那以后，每逢下雨，小林都会在包里多放一把伞，遇到没带伞的人就借给他们。"])
-STORY_17 = "\n".join([  # GBK served as ISO-8859-1: decoded by its <meta>; full-width link and [at] e-mail gone
-    "放学回家的路上，小明发现书包里的钥匙不见了。他沿着来时的路一边走一边找，天慢慢黑了下来。",
-    "卖菜的王大爷看见他着急的样子，就问他出了什么事。听说钥匙丢了，王大爷放下手里的活，打着手电陪他一起找。",
-    "他们在学校门口的花坛旁边找到了钥匙，上面还挂着妈妈给他编的红绳。小明高兴得跳了起来，连声说谢谢。",
-    "后来小明把这件事写成了作文，贴在班级的网页上。"
-    "老师在作文后面写道：想认识王大爷的同学可以写信到，他很喜欢收到孩子们的信。"])
+STORY_04 = "\n".join(
+    [
+        "下午突然下起了大雨，小林站在公司门口，看着街上匆匆跑过的行人发愁。",
+        "一位不认识的老奶奶走过来，把手里的伞递给他，说自己家就在旁边，让他先用着。小林想问她住在哪里，她已经走进了雨里。",
+        "第二天，小林拿着伞在附近的小区一家一家地打听，终于在一栋旧楼前找到了老奶奶。"
+        "小林后来把这件事写在了自己的博客上，很多人都留言说很感动。",
+        "老奶奶的孙女后来给小林发来邮件，说奶奶常常提起他。"
+        "从那以后，每逢下雨，小林都会在包里多放一把伞，遇到没带伞的人就借给他们。",
+    ]
+)
+STORY_17 = "\n".join(
+    [  # GBK served as ISO-8859-1: decoded by its <meta>; full-width link and [at] e-mail gone
+        "放学回家的路上，小明发现书包里的钥匙不见了。他沿着来时的路一边走一边找，天慢慢黑了下来。",
+        "卖菜的王大爷看见他着急的样子，就问他出了什么事。听说钥匙丢了，王大爷放下手里的活，打着手电陪他一起找。",
+        "他们在学校门口的花坛旁边找到了钥匙，上面还挂着妈妈给他编的红绳。小明高兴得跳了起来，连声说谢谢。",
+        "后来小明把这件事写成了作文，贴在班级的网页上。"
+        "老师在作文后面写道：想认识王大爷的同学可以写信到，他很喜欢收到孩子们的信。",
+    ]
+)
 EXPECTED = {  # url path -> (title, text, encoding, cluster members as url paths)
-    "/stories/story-01.html": ("小松鼠的冬粮", TEXT["01"], "utf-8 (http)",
-                               ["/stories/story-01.html", "/stories/story-06.html"]),
+    "/stories/story-01.html": (
+        "小松鼠的冬粮",
+        TEXT["01"],
+        "utf-8 (http)",
+        ["/stories/story-01.html", "/stories/story-06.html"],
+    ),
     "/stories/story-02.html": ("老渔夫和海鸥", TEXT["02"], "gb18030 (meta)", ["/stories/story-02.html"]),
     "/stories/story-03.html": ("会唱歌的石头", TEXT["03"], "gb18030 (detected)", ["/stories/story-03.html"]),
     "/stories/story-04.html": ("借伞", STORY_04, "utf-8 (meta)", ["/stories/story-04.html"]),
-    "/mirror/story-05.html": ("两只山羊", TEXT["05"], "utf-8 (meta)",
-                              ["/mirror/story-05.html", "/stories/story-05.html"]),
+    "/mirror/story-05.html": (
+        "两只山羊",
+        TEXT["05"],
+        "utf-8 (meta)",
+        ["/mirror/story-05.html", "/stories/story-05.html"],
+    ),
     "/stories/story-07.html": ("灯塔看守人", TEXT["07"], "utf-8 (meta)", ["/stories/story-07-old.html"]),
     "/stories/story-08.html": ("迟到的信", TEXT["08"], "utf-8 (meta)", ["/stories/story-08.html"]),
     "/stories/story-17.html": ("丢失的钥匙", STORY_17, "gb18030 (meta)", ["/stories/story-17.html"]),
 }
 REJECTS = {  # (stage, url path, reason)
-    ("pages", "/robots.txt", "not_story_page"), ("pages", "/index.html", "not_story_page"),
-    ("pages", "/list/page-1.html", "not_story_page"), ("pages", "/list/page-2.html", "not_story_page"),
-    ("pages", "/stories/vip/story-14.html", "robots_disallowed"), ("pages", "/stories/story-11.html", "too_large"),
-    ("pages", "/stories/story-12.pdf", "not_html"), ("pages", "/stories/story-13.html", "http_404"),
-    ("pages", "/stories/story-15.html", "off_host_redirect"), ("pages", "/stories/story-16.html", "retries_exhausted"),
-    ("clean", "/stories/story-09.html", "too_short"), ("clean", "/stories/story-10.html", "not_chinese"),
+    ("pages", "/robots.txt", "not_story_page"),
+    ("pages", "/index.html", "not_story_page"),
+    ("pages", "/list/page-1.html", "not_story_page"),
+    ("pages", "/list/page-2.html", "not_story_page"),
+    ("pages", "/stories/vip/story-14.html", "robots_disallowed"),
+    ("pages", "/stories/story-11.html", "too_large"),
+    ("pages", "/stories/story-12.pdf", "not_html"),
+    ("pages", "/stories/story-13.html", "http_404"),
+    ("pages", "/stories/story-15.html", "off_host_redirect"),
+    ("pages", "/stories/story-16.html", "retries_exhausted"),
+    ("clean", "/stories/story-09.html", "too_short"),
+    ("clean", "/stories/story-10.html", "not_chinese"),
     ("exact_dedup", "/stories/story-05.html", "exact_duplicate"),
     ("near_dedup", "/stories/story-06.html", "near_duplicate"),
 }
@@ -70,15 +89,18 @@ def built(tmp_path_factory):
         crawl.run(["--site", str(tmp / "site.json"), "--output", str(tmp / "crawl"), *CRAWL_FLAGS])
     args = ["--pages", str(tmp / "crawl" / "pages"), "--site", str(tmp / "site.json")]
     stories.run([*args, "--output", str(tmp / "out")])
-    stories.run([*args, "--output", str(tmp / "out2"), "--direct_running_mode=multi_processing",
-                 "--direct_num_workers=2"])
+    stories.run(
+        [*args, "--output", str(tmp / "out2"), "--direct_running_mode=multi_processing", "--direct_num_workers=2"]
+    )
     return {"tmp": tmp, "base": site.base, "out": tmp / "out"}
 
 
 def test_exact_stories_come_out(built):
     rows, base = read(built["out"] / "stories"), built["base"]
-    got = {r["url"][len(base):]: (r["title"], r["text"], r["encoding"],
-                                  [m[len(base):] for m in r["cluster_members"]]) for r in rows}
+    got = {
+        r["url"][len(base) :]: (r["title"], r["text"], r["encoding"], [m[len(base) :] for m in r["cluster_members"]])
+        for r in rows
+    }
     assert got == EXPECTED
     assert {(r["source"], r["license"], r["lang"]) for r in rows} == {("example-fables", "CC BY 4.0 (fixture)", "zh")}
     assert all(r["cluster_size"] == len(r["cluster_members"]) and r["fetched_at"].endswith("Z") for r in rows)
@@ -88,9 +110,9 @@ def test_exact_stories_come_out(built):
 def test_every_other_page_is_a_reject_with_its_reason(built):
     base = built["base"]
     check_rejects(built["out"])
-    rejects = {(r["stage"], r["input_id"][len(base):], r["reason"]) for r in read(built["out"] / "rejects")}
+    rejects = {(r["stage"], r["input_id"][len(base) :], r["reason"]) for r in read(built["out"] / "rejects")}
     assert rejects == REJECTS
-    details = {r["input_id"][len(base):]: detail_message(r["detail"]) for r in read(built["out"] / "rejects")}
+    details = {r["input_id"][len(base) :]: detail_message(r["detail"]) for r in read(built["out"] / "rejects")}
     assert details["/stories/story-06.html"] == f"of {base}/stories/story-01.html (jaccard with it 0.939, cluster of 2)"
     assert details["/stories/story-09.html"] == "11 words < 50"
 
@@ -100,8 +122,13 @@ def test_stats_balance_and_count_every_cached_page(built):
     assert stats["balanced"]
     flow = {name: (s["read"], s["written"], s["rejected"]) for name, s in stats["stages"].items()}
     # the crawl merges its per-page cache parts into one when it ends
-    assert flow == {"page_files": (1, 1, 0), "pages": (22, 12, 10), "clean": (12, 10, 2),
-                    "exact_dedup": (10, 9, 1), "near_dedup": (9, 8, 1)}
+    assert flow == {
+        "page_files": (1, 1, 0),
+        "pages": (22, 12, 10),
+        "clean": (12, 10, 2),
+        "exact_dedup": (10, 9, 1),
+        "near_dedup": (9, 8, 1),
+    }
     assert stats["tables"] == {"rejects": 14, "stories": 8}
     assert len(stats["duplicate_clusters"]) == 2
     card = (built["out"] / "CARD.md").read_text(encoding="utf-8")
@@ -109,8 +136,7 @@ def test_stats_balance_and_count_every_cached_page(built):
 
 
 def test_output_is_byte_identical_on_two_worker_processes(built):
-    for rel in ("stories/part-00000-of-00001.parquet", "rejects/part-00000-of-00001.parquet",
-                "stats.json", "CARD.md"):
+    for rel in ("stories/part-00000-of-00001.parquet", "rejects/part-00000-of-00001.parquet", "stats.json", "CARD.md"):
         assert (built["tmp"] / "out" / rel).read_bytes() == (built["tmp"] / "out2" / rel).read_bytes(), rel
 
 
@@ -129,8 +155,9 @@ def test_pipelines_lot_reads_the_stories_table(built):
 @pytest.fixture(scope="module")
 def from_dumps(tmp_path_factory):
     out = tmp_path_factory.mktemp("dumps") / "out"
-    stories.run(["--input", f"{DUMPS}/*", "--output", str(out), "--near_dup_threshold", "0.95",
-                 "--license", "CC BY-NC 4.0"])
+    stories.run(
+        ["--input", f"{DUMPS}/*", "--output", str(out), "--near_dup_threshold", "0.95", "--license", "CC BY-NC 4.0"]
+    )
     return out
 
 
@@ -139,10 +166,19 @@ def test_dumps_become_cleaned_stories(from_dumps):
     assert sorted(rows) == ["gbk-story.txt", "stories.jsonl:1", "stories.jsonl:5", "stories.jsonl:6"]
     first = rows["stories.jsonl:1"]
     assert (first["title"], first["text"], first["source"], first["license"], first["outline"]) == (
-        "灯塔看守人", TEXT["07"], "dump-a", "CC0-1.0", ["灯塔", "暴风雨"])
+        "灯塔看守人",
+        TEXT["07"],
+        "dump-a",
+        "CC0-1.0",
+        ["灯塔", "暴风雨"],
+    )
     gbk = rows["gbk-story.txt"]
     assert (gbk["text"], gbk["encoding"], gbk["license"], gbk["source"]) == (
-        TEXT["02"], "gb18030 (detected)", "CC BY-NC 4.0", "dump")
+        TEXT["02"],
+        "gb18030 (detected)",
+        "CC BY-NC 4.0",
+        "dump",
+    )
     assert gbk["cluster_members"] == ["gbk-story.txt", "stories.jsonl:8"]
     assert rows["stories.jsonl:6"]["text"] == TEXT["06"]  # Jaccard 0.939 < 0.95: kept apart
 
@@ -150,11 +186,13 @@ def test_dumps_become_cleaned_stories(from_dumps):
 def test_bad_dump_lines_are_rejects(from_dumps):
     check_rejects(from_dumps)
     rejects = {(r["stage"], r["input_id"], r["reason"]) for r in read(from_dumps / "rejects")}
-    assert rejects == {("dump_lines", "stories.jsonl:2", "malformed_json"),
-                       ("dump_lines", "stories.jsonl:3", "missing_field"),
-                       ("dump_lines", "stories.jsonl:4", "blank_line"),
-                       ("dump_lines", "stories.jsonl:7", "not_an_object"),
-                       ("exact_dedup", "stories.jsonl:8", "exact_duplicate")}
+    assert rejects == {
+        ("dump_lines", "stories.jsonl:2", "malformed_json"),
+        ("dump_lines", "stories.jsonl:3", "missing_field"),
+        ("dump_lines", "stories.jsonl:4", "blank_line"),
+        ("dump_lines", "stories.jsonl:7", "not_an_object"),
+        ("exact_dedup", "stories.jsonl:8", "exact_duplicate"),
+    }
 
 
 def test_card_lists_the_reasons_the_job_can_give(from_dumps):
@@ -174,8 +212,13 @@ def test_a_rerun_that_writes_fewer_files_leaves_no_stale_file(tmp_path):
     stories.run(["--input", f"{DUMPS}/*", "--output", str(out), "--shards", "3"])
     assert "stories/part-00002-of-00003.parquet" in files_under(out)
     stories.run(["--input", str(DUMPS / "stories.jsonl"), "--output", str(out)])
-    assert sorted(files_under(out)) == ["CARD.md", "README.md", "rejects/part-00000-of-00001.parquet", "stats.json",
-                                        "stories/part-00000-of-00001.parquet"]
+    assert sorted(files_under(out)) == [
+        "CARD.md",
+        "README.md",
+        "rejects/part-00000-of-00001.parquet",
+        "stats.json",
+        "stories/part-00000-of-00001.parquet",
+    ]
     assert not (tmp_path / "out.incomplete").exists()
     stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
     # the dumps are routed by extension when the job runs: no .txt matched, no dump_files stage
@@ -201,15 +244,23 @@ def test_output_folder_is_a_hugging_face_dataset_card(built):
     assert check_dataset_card(built["tmp"] / "crawl")
 
 
-@pytest.mark.parametrize("flags, words", [(["--shingle", "0"], "--shingle must be at least 1 (not 0)"),
-                                          (["--num-perm", "100"], "a power of two with --sketch oph (not 100)")])
+@pytest.mark.parametrize(
+    "flags, words",
+    [
+        (["--shingle", "0"], "--shingle must be at least 1 (not 0)"),
+        (["--num-perm", "100"], "a power of two with --sketch oph (not 100)"),
+    ],
+)
 def test_near_duplicate_flags_that_cannot_work_are_usage_errors(flags, words, tmp_path, capsys, samples_dir):
     """One error line and exit status 2, not a traceback from the first story's band keys."""
     from pipelines.engine.usage import main
 
     with pytest.raises(SystemExit) as exc:
-        main(stories.run, "stories", ["--input", str(samples_dir / "lot" / "stories.jsonl"),
-                                      "--output", str(tmp_path / "out"), *flags])
+        main(
+            stories.run,
+            "stories",
+            ["--input", str(samples_dir / "lot" / "stories.jsonl"), "--output", str(tmp_path / "out"), *flags],
+        )
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "Traceback" not in err
     assert "python -m pipelines.stories: error: " in err and words in err

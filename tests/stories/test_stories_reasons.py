@@ -1,4 +1,5 @@
 """Every reject reason the stories and crawl jobs can write is in the catalogue and in JOB_REASONS."""
+
 from __future__ import annotations
 
 import pathlib

@@ -1,4 +1,5 @@
 """Unit tests of story cleaning, sources and near-duplicate clustering."""
+
 from __future__ import annotations
 
 import json
@@ -7,15 +8,35 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotators.core.near_dup import (NearDupConfig, Node, band_keys, bands_rows, id_components, clusters,
-                                      component_pairs, jaccard, oph_signature, shingles, verified_pairs)
+from annotators.core.near_dup import (
+    NearDupConfig,
+    Node,
+    band_keys,
+    bands_rows,
+    clusters,
+    component_pairs,
+    id_components,
+    jaccard,
+    oph_signature,
+    shingles,
+    verified_pairs,
+)
 from annotators.core.outcome import Drop
+from annotators.stories.clean import (
+    CleanConfig,
+    check_decoding,
+    check_story,
+    clean_text,
+    is_boilerplate,
+    jieba_word_count,
+    remove_emails,
+    remove_urls,
+    single_line_title,
+)
 from annotators.stories.site_spec import parse_spec
-from annotators.stories.clean import (CleanConfig, check_decoding, check_story, clean_text, single_line_title,
-                                    is_boilerplate, jieba_word_count, remove_emails, remove_urls)
+from annotators.stories.sources import RawStory, json_line_to_raw, page_to_raw, text_file_to_raw, to_story
 from annotators.text.tokenizers import get_tokenizer
 from annotators.text.words import count_words
-from annotators.stories.sources import RawStory, json_line_to_raw, page_to_raw, text_file_to_raw, to_story
 from tests.fixtures.site.make_site import STORIES
 
 TEXT_01 = "\n".join(STORIES["01"][1])
@@ -23,37 +44,43 @@ TEXT_06 = "\n".join(STORIES["06"][1])
 
 
 # ------------------------------------------------------------------ cleaning
-@pytest.mark.parametrize("raw,expected", [
-    ("他把这件事写在博客 http://a.example.net/p?id=1 上。", "他把这件事写在博客上。"),
-    ("请写信（chen.xy@mail-example.cn）告诉我们。", "请写信告诉我们。"),
-    ("详见www.gushi-example.cn/list，谢谢大家。", "详见，谢谢大家。"),
-    ("小 明 说 : \"我 们 走 吧 !\"  然后 走 了 ...", "小明说：“我们走吧！”然后走了……"),
-    ("本文由童话故事网整理发布，转载请注明出处。\n故事开始了。", "故事开始了。"),
-    ("上一篇：小马过河 下一篇：狐狸和乌鸦\n正文。", "正文。"),
-    ("Harry Potter 来到了学校。", "Harry Potter来到了学校。"),
-    ("联系我们：editor@gushi-example.com\n——\n结尾。", "结尾。"),
-])
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        ("他把这件事写在博客 http://a.example.net/p?id=1 上。", "他把这件事写在博客上。"),
+        ("请写信（chen.xy@mail-example.cn）告诉我们。", "请写信告诉我们。"),
+        ("详见www.gushi-example.cn/list，谢谢大家。", "详见，谢谢大家。"),
+        ('小 明 说 : "我 们 走 吧 !"  然后 走 了 ...', "小明说：“我们走吧！”然后走了……"),
+        ("本文由童话故事网整理发布，转载请注明出处。\n故事开始了。", "故事开始了。"),
+        ("上一篇：小马过河 下一篇：狐狸和乌鸦\n正文。", "正文。"),
+        ("Harry Potter 来到了学校。", "Harry Potter来到了学校。"),
+        ("联系我们：editor@gushi-example.com\n——\n结尾。", "结尾。"),
+    ],
+)
 def test_clean_text_exact(raw, expected):
     assert clean_text(raw) == expected
 
 
-@pytest.mark.parametrize("raw,expected", [
-    # full-width links and e-mails go whole (matched on a width-folded copy)
-    ("他的博客是ｈｔｔｐ：／／example.cn。", "他的博客是。"),
-    ("访问ｈｔｔｐｓ：／／ｅｘａｍｐｌｅ．ｃｎ／ａ，谢谢。", "访问，谢谢。"),
-    ("网址：ｗｗｗ．ｇｕｓｈｉ．ｃｏｍ，欢迎。", "网址：欢迎。"),
-    ("（ｈｔｔｐ：／／example.cn）结束了。", "结束了。"),
-    ("写信给abc＠163.com。", "写信给。"),
-    # obfuscated e-mails
-    ("作者邮箱abc[at]163.com。", "作者邮箱。"),
-    ("联系abc(at)163.com谢谢。", "联系谢谢。"),
-    ("联系abc（ａｔ）163.com谢谢。", "联系谢谢。"),
-    ("邮箱：zhang [AT] qq [dot] com，谢谢。", "邮箱：谢谢。"),
-    ("邮箱abc【at】sina.com.cn，谢谢。", "邮箱，谢谢。"),
-    ("邮箱abc#163.com，谢谢。", "邮箱，谢谢。"),
-    # full-width letters and digits that are not links are kept (folded to ASCII by clean_chinese)
-    ("Ａ组赢了，３比２。", "A组赢了，3比2。"),
-])
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        # full-width links and e-mails go whole (matched on a width-folded copy)
+        ("他的博客是ｈｔｔｐ：／／example.cn。", "他的博客是。"),
+        ("访问ｈｔｔｐｓ：／／ｅｘａｍｐｌｅ．ｃｎ／ａ，谢谢。", "访问，谢谢。"),
+        ("网址：ｗｗｗ．ｇｕｓｈｉ．ｃｏｍ，欢迎。", "网址：欢迎。"),
+        ("（ｈｔｔｐ：／／example.cn）结束了。", "结束了。"),
+        ("写信给abc＠163.com。", "写信给。"),
+        # obfuscated e-mails
+        ("作者邮箱abc[at]163.com。", "作者邮箱。"),
+        ("联系abc(at)163.com谢谢。", "联系谢谢。"),
+        ("联系abc（ａｔ）163.com谢谢。", "联系谢谢。"),
+        ("邮箱：zhang [AT] qq [dot] com，谢谢。", "邮箱：谢谢。"),
+        ("邮箱abc【at】sina.com.cn，谢谢。", "邮箱，谢谢。"),
+        ("邮箱abc#163.com，谢谢。", "邮箱，谢谢。"),
+        # full-width letters and digits that are not links are kept (folded to ASCII by clean_chinese)
+        ("Ａ组赢了，３比２。", "A组赢了，3比2。"),
+    ],
+)
 def test_clean_text_removes_full_width_and_obfuscated_links_exact(raw, expected):
     assert clean_text(raw) == expected
 
@@ -75,7 +102,8 @@ def test_long_paragraph_mentioning_a_boilerplate_word_is_kept():
 def test_check_story_reasons():
     assert check_story("") == Drop("empty_after_cleaning", "nothing left after removing boilerplate and links")
     assert check_story("The fox fell into a well and the goat jumped in.") == Drop(
-        "not_chinese", "han ratio 0.00 < 0.5")
+        "not_chinese", "han ratio 0.00 < 0.5"
+    )
     assert check_story("小猫在窗台上晒太阳，晒着晒着就睡着了。") == Drop("too_short", "11 words < 50")
     assert check_story(TEXT_01) is None
     assert check_story(TEXT_01, CleanConfig(max_words=60)).reason == "too_long"
@@ -86,7 +114,8 @@ def test_long_texts_are_kept_unless_the_paper_filter_is_asked_for():
     assert jieba_word_count(long) > 500
     assert check_story(long) is None  # SenPos cuts windows from long texts (pipelines.lot)
     assert check_story(long, CleanConfig(paper_length_filter=True)) == Drop(
-        "too_long", f"{jieba_word_count(long)} words > 500 (--paper-length-filter: LOT's 50-500-word stories)")
+        "too_long", f"{jieba_word_count(long)} words > 500 (--paper-length-filter: LOT's 50-500-word stories)"
+    )
     assert check_story(long, CleanConfig(max_words=600)).detail.endswith("> 600 (--max-words)")
     words = jieba_word_count(TEXT_01)
     assert words == count_words(get_tokenizer("jieba").tokens(TEXT_01))  # the one shared definition
@@ -96,7 +125,8 @@ def test_long_texts_are_kept_unless_the_paper_filter_is_asked_for():
 def test_check_decoding_rejects_mojibake_only():
     mojibake = TEXT_01.encode("gbk").decode("cp1252")
     assert check_decoding(mojibake, "cp1252 (http)") == Drop(
-        "mojibake", "100% of characters are U+0080-U+00FF as read with cp1252 (http) (> 50%): wrong charset")
+        "mojibake", "100% of characters are U+0080-U+00FF as read with cp1252 (http) (> 50%): wrong charset"
+    )
     assert check_decoding(TEXT_01) is None
     assert check_decoding("Un été à Paris, café crème et déjà fini.") is None
     raw = RawStory("p1", "", mojibake, "site", encoding="cp1252 (http)")
@@ -109,9 +139,34 @@ def test_single_line_title():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from(["小明", "走了", "。", "，", " ", "\n", "见http://a.example.com/x。", "写信给a@b.cn。",
-                                 "\"", "...", "Tom", "转载请注明出处", "3.5", "(", ")", "！",
-                                 "见ｈｔｔｐ：／／ａ．ｃｎ／ｘ，", "写信给a[at]b.cn。", "ｃ＠ｄ．ｃｏｍ"]), max_size=30))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "小明",
+                "走了",
+                "。",
+                "，",
+                " ",
+                "\n",
+                "见http://a.example.com/x。",
+                "写信给a@b.cn。",
+                '"',
+                "...",
+                "Tom",
+                "转载请注明出处",
+                "3.5",
+                "(",
+                ")",
+                "！",
+                "见ｈｔｔｐ：／／ａ．ｃｎ／ｘ，",
+                "写信给a[at]b.cn。",
+                "ｃ＠ｄ．ｃｏｍ",
+            ]
+        ),
+        max_size=30,
+    )
+)
 def test_clean_text_is_idempotent_and_leaves_no_links(pieces):
     once = clean_text("".join(pieces))
     assert clean_text(once) == once
@@ -119,19 +174,41 @@ def test_clean_text_is_idempotent_and_leaves_no_links(pieces):
 
 
 # ------------------------------------------------------------------ sources
-SPEC = parse_spec(json.dumps({
-    "name": "fables", "start_urls": ["http://h.org/index.html"], "allowed_hosts": ["h.org"],
-    "follow": [r"/list/"], "story": r"/story/", "title": "h1", "body": "#text", "license": "CC0-1.0"}))
-PAGE = {"url": "http://h.org/story/1.html", "final_url": "http://h.org/story/1.html", "kind": "story",
-        "headers": json.dumps({"content-type": "text/html"}), "error": None, "detail": "",
-        "fetched_at": "2024-05-01T12:00:00Z",
-        "body": ("<meta charset=gbk><h1>冬 粮</h1><div id=text><p>" + TEXT_01 + "</p></div>").encode("gbk")}
+SPEC = parse_spec(
+    json.dumps(
+        {
+            "name": "fables",
+            "start_urls": ["http://h.org/index.html"],
+            "allowed_hosts": ["h.org"],
+            "follow": [r"/list/"],
+            "story": r"/story/",
+            "title": "h1",
+            "body": "#text",
+            "license": "CC0-1.0",
+        }
+    )
+)
+PAGE = {
+    "url": "http://h.org/story/1.html",
+    "final_url": "http://h.org/story/1.html",
+    "kind": "story",
+    "headers": json.dumps({"content-type": "text/html"}),
+    "error": None,
+    "detail": "",
+    "fetched_at": "2024-05-01T12:00:00Z",
+    "body": ("<meta charset=gbk><h1>冬 粮</h1><div id=text><p>" + TEXT_01 + "</p></div>").encode("gbk"),
+}
 
 
 def test_page_to_raw_and_reasons():
     raw = page_to_raw(PAGE, SPEC)
     assert (raw.title, raw.body, raw.encoding, raw.source, raw.license) == (
-        "冬 粮", TEXT_01, "gb18030 (meta)", "fables", "CC0-1.0")
+        "冬 粮",
+        TEXT_01,
+        "gb18030 (meta)",
+        "fables",
+        "CC0-1.0",
+    )
     assert page_to_raw({**PAGE, "error": "http_404", "detail": "status 404"}, SPEC) == Drop("http_404", "status 404")
     assert page_to_raw({**PAGE, "final_url": "http://h.org/list/1.html"}, SPEC).reason == "not_story_page"
     assert page_to_raw({**PAGE, "body": b"<p>no body here</p>"}, SPEC).reason == "body_not_found"
@@ -152,8 +229,12 @@ def test_dump_readers_and_reasons():
 
 
 def test_to_story_ids_are_stable_and_text_is_clean():
-    raw = json_line_to_raw("a.jsonl:9", json.dumps({"title": "冬 粮", "story": " ".join(TEXT_01)}).encode(),
-                           source="dump", license="CC0-1.0")
+    raw = json_line_to_raw(
+        "a.jsonl:9",
+        json.dumps({"title": "冬 粮", "story": " ".join(TEXT_01)}).encode(),
+        source="dump",
+        license="CC0-1.0",
+    )
     story = to_story(raw)
     assert (story.title, story.text, story.lang) == ("冬粮", TEXT_01, "zh")
     assert story.story_id == to_story(raw).story_id and story.story_id.startswith("story-")
@@ -229,7 +310,7 @@ def test_band_groups_sharing_a_story_are_one_component_verified_pair_by_pair_onc
         lines = base[i % 3].split("\n")
         texts[node(f"s{i:02d}")] = "\n".join(x for x in lines if rng.random() > 0.15) or lines[0]
     nodes = sorted(texts)
-    sets = [tuple(sorted(rng.sample(nodes[k:k + 5], 3))) for k in range(0, 8)] + [(nodes[10], nodes[11])]
+    sets = [tuple(sorted(rng.sample(nodes[k : k + 5], 3))) for k in range(0, 8)] + [(nodes[10], nodes[11])]
     component_of = id_components(tuple(n.input_id for n in group) for group in sets)
     assert sorted(component_of) == sorted({n.input_id for group in sets for n in group})  # each in one component
     comps: dict = {}
@@ -240,8 +321,7 @@ def test_band_groups_sharing_a_story_are_one_component_verified_pair_by_pair_onc
     members = [(n, texts[n]) for n in nodes]
     for threshold in (0.5, 0.8, 0.9):
         config = NearDupConfig(threshold=threshold)
-        expected = sorted({p for group in sets for p in verified_pairs(
-            [(n, texts[n]) for n in group], config)})
+        expected = sorted({p for group in sets for p in verified_pairs([(n, texts[n]) for n in group], config)})
         got = sorted(p for _, member_sets in comps.values() for p in component_pairs(members, member_sets, config))
         assert got == expected
     assert id_components(tuple(n.input_id for n in group) for group in reversed(sets)) == component_of
@@ -250,7 +330,12 @@ def test_band_groups_sharing_a_story_are_one_component_verified_pair_by_pair_onc
 def test_clusters_pick_the_smallest_url_and_merge_chains():
     result = clusters([(node("c"), node("b"), 0.9), (node("b"), node("a"), 0.85), (node("x"), node("y"), 1.0)])
     assert {k: v.representative.input_id for k, v in result.items()} == {
-        "story-a": "a", "story-b": "a", "story-c": "a", "story-x": "x", "story-y": "x"}
+        "story-a": "a",
+        "story-b": "a",
+        "story-c": "a",
+        "story-x": "x",
+        "story-y": "x",
+    }
     assert result["story-c"].members == ("a", "b", "c") and result["story-b"].best_score == 0.9
     assert result["story-a"].cluster_id == result["story-c"].cluster_id != result["story-x"].cluster_id
 
@@ -276,17 +361,43 @@ def test_stories_flags_keep_their_spellings_and_paper_defaults():
     assert config_from_args(args, CleanConfig) == CleanConfig()
     assert config_from_args(args, NearDupConfig, threshold=args.near_dup_threshold) == NearDupConfig()
     assert (args.source, args.license, args.seed) == ("dump", "unknown", 1)
-    args, _ = parse_job_args(stories.build_parser(), [
-        "--input", "d/*", "--output", "out", "--min_words", "10", "--max-words", "20", "--min_han_ratio", "0.7",
-        "--near_dup_threshold", "0.95", "--num_perm", "64", "--shingle", "3", "--seed", "9"])
+    args, _ = parse_job_args(
+        stories.build_parser(),
+        [
+            "--input",
+            "d/*",
+            "--output",
+            "out",
+            "--min_words",
+            "10",
+            "--max-words",
+            "20",
+            "--min_han_ratio",
+            "0.7",
+            "--near_dup_threshold",
+            "0.95",
+            "--num_perm",
+            "64",
+            "--shingle",
+            "3",
+            "--seed",
+            "9",
+        ],
+    )
     assert config_from_args(args, CleanConfig) == CleanConfig(min_words=10, max_words=20, min_han_ratio=0.7)
     assert config_from_args(args, NearDupConfig, threshold=args.near_dup_threshold) == NearDupConfig(0.95, 64, 3, 9)
 
 
 def test_members_are_scored_against_their_representative_not_their_best_edge():
     """A chain a ~ b ~ c (c not near a) is one cluster; c's score is its Jaccard with a."""
-    from annotators.core.near_dup import (BandMember, Node, component_clusters, scored_against_representative,
-                                          shingle_set, shingle_jaccard)
+    from annotators.core.near_dup import (
+        BandMember,
+        Node,
+        component_clusters,
+        scored_against_representative,
+        shingle_jaccard,
+        shingle_set,
+    )
 
     text = "".join(chr(0x4E00 + i) for i in range(240))
     a, b, c = text[0:200], text[20:220], text[40:240]  # J(a, b) = J(b, c) = 0.815, J(a, c) = 0.661

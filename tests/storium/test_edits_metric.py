@@ -1,10 +1,12 @@
 """USER and ROUGE-L against an independent computation of the definitions (plain code here)."""
+
 from __future__ import annotations
 
 import difflib
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from spacy.lang.en.stop_words import STOP_WORDS
 
 from annotators.core.outcome import Drop
@@ -81,8 +83,28 @@ def test_compat_autojunk_changes_long_references():
     assert compat.precision != exact.precision
 
 
-WORDS = st.sampled_from(["the", "a", "of", "mara", "rope", "storm", "ship", "and", "dawn", "Lamp!",
-                         "it's", "3", "", "\n", "--", "Ã©", "tobin", "said"])
+WORDS = st.sampled_from(
+    [
+        "the",
+        "a",
+        "of",
+        "mara",
+        "rope",
+        "storm",
+        "ship",
+        "and",
+        "dawn",
+        "Lamp!",
+        "it's",
+        "3",
+        "",
+        "\n",
+        "--",
+        "Ã©",
+        "tobin",
+        "said",
+    ]
+)
 TEXTS = st.lists(WORDS, max_size=40).map(" ".join)
 
 
@@ -105,34 +127,41 @@ def test_any_unicode_text_scores_in_unit_interval(gen, pub):
     assert lcs_length(user_tokens(gen), user_tokens(pub)) == ref_lcs(ref_tokens(gen), ref_tokens(pub))
 
 
-@pytest.mark.parametrize("line, reason", [
-    (b'{"id": "a", "generated": "x"', "malformed_json"),
-    (b'["a"]', "not_an_object"),
-    (b'{"generated": "x", "published": "y"}', "missing_field"),
-    (b'{"id": "a", "generated": null, "published": "y"}', "missing_field"),
-    (b'{"id": "a", "generated": "x"}', "missing_field"),
-    (b'\xff\xfe', "utf16"),  # the UTF-16 byte-order mark names the real cause (issue 28)
-    ('{"id": "a", "generated": "他说了一个很长的故事", "published": "故事"}'.encode("gbk"), "encoding"),
-    ('{"id": "a", "generated": "他說了一個很長的故事", "published": "故事"}'.encode("big5"), "encoding"),
-    (b'{"id": "a", "generated": "x\xff", "published": "y"}', "not_utf8"),
-    (b'{"id": 1.5, "generated": "x", "published": "y"}', "bad_field_type"),
-    (b'{"id": "a", "generated": 42, "published": "y"}', "bad_field_type"),
-])
+@pytest.mark.parametrize(
+    "line, reason",
+    [
+        (b'{"id": "a", "generated": "x"', "malformed_json"),
+        (b'["a"]', "not_an_object"),
+        (b'{"generated": "x", "published": "y"}', "missing_field"),
+        (b'{"id": "a", "generated": null, "published": "y"}', "missing_field"),
+        (b'{"id": "a", "generated": "x"}', "missing_field"),
+        (b"\xff\xfe", "utf16"),  # the UTF-16 byte-order mark names the real cause (issue 28)
+        ('{"id": "a", "generated": "他说了一个很长的故事", "published": "故事"}'.encode("gbk"), "encoding"),
+        ('{"id": "a", "generated": "他說了一個很長的故事", "published": "故事"}'.encode("big5"), "encoding"),
+        (b'{"id": "a", "generated": "x\xff", "published": "y"}', "not_utf8"),
+        (b'{"id": 1.5, "generated": "x", "published": "y"}', "bad_field_type"),
+        (b'{"id": "a", "generated": 42, "published": "y"}', "bad_field_type"),
+    ],
+)
 def test_bad_edit_lines(line, reason):
     result = parse_edit_line(line)
     assert isinstance(result, Drop) and result.reason == reason
 
 
 def test_edit_line_with_optional_fields():
-    edit = parse_edit_line(b'{"id": 7, "generated": "g", "published": "p", "model": "top-k", '
-                           b'"story_id": "game-1", "characters": ["Mara Quill", 3]}')
+    edit = parse_edit_line(
+        b'{"id": 7, "generated": "g", "published": "p", "model": "top-k", '
+        b'"story_id": "game-1", "characters": ["Mara Quill", 3]}'
+    )
     assert edit == Edit("7", "g", "p", "top-k", "game-1", ("Mara Quill",))
 
 
 def test_summary_means_per_model_and_overall():
-    rows = [score_edit(Edit("b", "storm ship", "storm ship", "m1")),
-            score_edit(Edit("a", "storm rope dawn", "storm", "m2")),
-            score_edit(Edit("c", "", "x", "m1"))]
+    rows = [
+        score_edit(Edit("b", "storm ship", "storm ship", "m1")),
+        score_edit(Edit("a", "storm rope dawn", "storm", "m2")),
+        score_edit(Edit("c", "", "x", "m1")),
+    ]
     summary = {r["model"]: r for r in summarize(rows)}
     assert summary["*"]["n_edits"] == 3
     assert summary["*"]["user_precision"] == pytest.approx((1 + 1 / 3 + 0) / 3)

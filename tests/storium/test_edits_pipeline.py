@@ -1,4 +1,5 @@
 """End-to-end runs of `pipelines.edits` on the fixture edit lines (shared per module)."""
+
 from __future__ import annotations
 
 import json
@@ -7,10 +8,10 @@ import pathlib
 import pandas as pd
 import pytest
 import spacy
+from conftest import check_rejects
+from test_edits_metric import ref_rouge_l, ref_user
 
 from pipelines import edits
-from test_edits_metric import ref_rouge_l, ref_user
-from conftest import check_rejects
 
 pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
 
@@ -27,8 +28,13 @@ def good_lines() -> dict[str, dict]:
                 row = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(row, dict) and isinstance(row.get("id"), str) and isinstance(row.get("generated"), str) \
-                    and isinstance(row.get("published"), str) and row["id"] not in rows:
+            if (
+                isinstance(row, dict)
+                and isinstance(row.get("id"), str)
+                and isinstance(row.get("generated"), str)
+                and isinstance(row.get("published"), str)
+                and row["id"] not in rows
+            ):
                 rows[row["id"]] = row
     return rows
 
@@ -50,11 +56,26 @@ def tagged(tmp_path_factory):
     ruler.add([[{"LOWER": {"IN": ["mara", "tobin", "idris", "bir", "hamid"]}}]], {"POS": "PROPN"})
     ruler.add([[{"LOWER": {"IN": ["the", "a", "and", "to", "into"]}}]], {"POS": "DET"})
     ents = nlp.add_pipe("entity_ruler")
-    ents.add_patterns([{"label": "PERSON", "pattern": "Mara"}, {"label": "PERSON", "pattern": "Tobin"},
-                       {"label": "GPE", "pattern": "Bir Hamid"}])
+    ents.add_patterns(
+        [
+            {"label": "PERSON", "pattern": "Mara"},
+            {"label": "PERSON", "pattern": "Tobin"},
+            {"label": "GPE", "pattern": "Bir Hamid"},
+        ]
+    )
     nlp.to_disk(base / "model")
-    edits.run(["--edits", GLOB, "--output", str(base / "out"), "--spacy-model", str(base / "model"),
-               "--direct_running_mode=multi_processing", "--direct_num_workers=2"])
+    edits.run(
+        [
+            "--edits",
+            GLOB,
+            "--output",
+            str(base / "out"),
+            "--spacy-model",
+            str(base / "model"),
+            "--direct_running_mode=multi_processing",
+            "--direct_num_workers=2",
+        ]
+    )
     return base / "out"
 
 
@@ -79,14 +100,20 @@ def test_summary_means(out):
         assert summary.loc["*", metric] == pytest.approx(table[metric].mean())
         assert summary.loc["top-k", metric] == pytest.approx(table[table.model == "top-k"][metric].mean())
     assert summary.loc["*", "kept_token_share"] == pytest.approx(
-        table.matched_tokens.sum() / table.n_generated_tokens.sum())
+        table.matched_tokens.sum() / table.n_generated_tokens.sum()
+    )
 
 
 def test_rejects_and_accounting(out):
     stats = json.loads((out / "stats.json").read_text())
     assert stats["balanced"]
     assert stats["stages"]["edits"]["rejected_by_reason"] == {
-        "blank_line": 1, "bad_field_type": 1, "missing_field": 1, "not_an_object": 1, "malformed_json": 1}
+        "blank_line": 1,
+        "bad_field_type": 1,
+        "missing_field": 1,
+        "not_an_object": 1,
+        "malformed_json": 1,
+    }
     check_rejects(out)
     rejects = pd.read_parquet(out / "rejects")
     dup = rejects[rejects.reason == "duplicate_id"].iloc[0]
@@ -101,8 +128,17 @@ def test_without_spacy_model_the_card_says_so_and_skips_only_that_table(out):
 
 
 def test_missing_spacy_model_is_named(tmp_path):
-    edits.run(["--edits", str(FIXTURES / "edits_b.jsonl"), "--output", str(tmp_path),
-               "--spacy-model", "en_core_web_sm_not_installed", "--storium-compat"])
+    edits.run(
+        [
+            "--edits",
+            str(FIXTURES / "edits_b.jsonl"),
+            "--output",
+            str(tmp_path),
+            "--spacy-model",
+            "en_core_web_sm_not_installed",
+            "--storium-compat",
+        ]
+    )
     card = (tmp_path / "CARD.md").read_text()
     assert "'en_core_web_sm_not_installed' is not installed" in card
     long = pd.read_parquet(tmp_path / "edits").set_index("id").loc["long-1"]
@@ -121,13 +157,14 @@ def test_preserved_text_by_part_of_speech(tagged, out):
     stats = json.loads((tagged / "stats.json").read_text())
     assert stats["balanced"] and stats["preserved"]["edits"] == 7
     # entities: Mara and Tobin (kept, characters of e1), Bir Hamid (kept, e3 lists no characters)
-    assert {k: stats["preserved"][k] for k in ("entities_generated", "entities_kept",
-                                               "entities_kept_in_characters")} == {
-        "entities_generated": 3, "entities_kept": 3, "entities_kept_in_characters": 2}
+    assert {
+        k: stats["preserved"][k] for k in ("entities_generated", "entities_kept", "entities_kept_in_characters")
+    } == {"entities_generated": 3, "entities_kept": 3, "entities_kept_in_characters": 2}
     assert "kept and naming a character: 2" in (tagged / "CARD.md").read_text()
     for name in ("edits", "summary"):
-        assert (tagged / name / "part-00000-of-00001.parquet").read_bytes() == \
-            (out / name / "part-00000-of-00001.parquet").read_bytes()
+        assert (tagged / name / "part-00000-of-00001.parquet").read_bytes() == (
+            out / name / "part-00000-of-00001.parquet"
+        ).read_bytes()
 
 
 def test_output_folder_is_a_hugging_face_dataset_card(out):

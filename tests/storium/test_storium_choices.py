@@ -1,6 +1,7 @@
 """Each packing choice of issue 30, both ways, on the fixture games (real-looking 0.9.2 exports):
 the default follows the paper where it speaks and the original code where it is silent, and
 its flag gives the other layout. Every packed example stays within its budget."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -8,7 +9,9 @@ import json
 import pathlib
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import shared_path
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from annotators.core.outcome import Drop
 from annotators.storium import steps
@@ -18,12 +21,19 @@ from annotators.storium.games import parse_game
 from annotators.storium.pack import PackConfig, pack
 from annotators.storium.split import SplitConfig, assign_splits
 from annotators.storium.tokens import RegexTokenizer
-from conftest import shared_path
 
 FIXTURES = pathlib.Path(__file__).parents[1] / "fixtures" / "storium"
 TOK = RegexTokenizer()
-GAMES = ("g_lighthouse.json", "g_desert.json", "g_station.json", "g_garden.json", "g_noest.json",
-         "g_orchard.json", "g_unicode.json", "g_tie-a.json")
+GAMES = (
+    "g_lighthouse.json",
+    "g_desert.json",
+    "g_station.json",
+    "g_garden.json",
+    "g_noest.json",
+    "g_orchard.json",
+    "g_unicode.json",
+    "g_tie-a.json",
+)
 
 
 def game(name, edit=None):
@@ -60,8 +70,9 @@ def test_history_counts_establishment_both_ways():
     # 106 is the first move after the establishment 105: the original's window holds 105 alone
     counted = contexts("g_lighthouse.json", history_content="text")["game-lighthouse:106"]
     assert history_entries(counted) == ["game-lighthouse:103"]  # Tobin's own last entry only
-    skipped = contexts("g_lighthouse.json", history_content="text",
-                       history_counts_establishment=False)["game-lighthouse:106"]
+    skipped = contexts("g_lighthouse.json", history_content="text", history_counts_establishment=False)[
+        "game-lighthouse:106"
+    ]
     assert history_entries(skipped) == ["game-lighthouse:103", "game-lighthouse:104"]
 
 
@@ -75,7 +86,8 @@ def test_history_content_summary_or_text():
     station = contexts("g_station.json", history=2)["game-station:304"]
     assert {s for s, _ in history(station)} == {"game-station:302:challenge:0"}
     assert history(contexts("g_station.json", history=2, history_content="text")["game-station:304"]) == [
-        ("game-station:302", "text")]
+        ("game-station:302", "text")
+    ]
 
 
 def test_only_a_move_brings_its_own_cards():
@@ -126,11 +138,15 @@ def test_solver_leaves_field_or_segment():
     segment = contexts("g_lighthouse.json", history=0, character_history=0, solver_leaves="segment")
     segs = segment["game-lighthouse:106"].segments
     assert [(s.kind, s.field) for s in segs if s.kind in ("character", "challenge")] == [
-        ("character", "all"), ("challenge", "all")]
+        ("character", "all"),
+        ("challenge", "all"),
+    ]
     # character 3 of the desert game has neither name nor description
     missing = contexts("g_desert.json")["game-desert:207"].segments
     assert [(s.field, s.text, s.special) for s in missing[:2]] == [
-        ("name", "<|MISSING|>", True), ("description", "<|MISSING|>", True)]
+        ("name", "<|MISSING|>", True),
+        ("description", "<|MISSING|>", True),
+    ]
     segment = contexts("g_desert.json", history=0, character_history=0, solver_leaves="segment")
     assert [s.kind for s in segment["game-desert:207"].segments] == ["place", "entry"]  # no character leaf
 
@@ -162,13 +178,15 @@ def test_min_text_tokens_separator_alone_or_one_text_token():
     original = pack(ctx, TOK, PackConfig(budget=40))
     assert original["total_tokens"] == 40 and 0 in [s["tokens"] for s in original["segments"]]
     assert [s["text"] for s in original["segments"] if s["tokens"] == 0] == [""] * sum(
-        s["tokens"] == 0 for s in original["segments"])
+        s["tokens"] == 0 for s in original["segments"]
+    )
     one = pack(ctx, TOK, PackConfig(budget=40, min_text_tokens=1))
     assert one["total_tokens"] == 40 and min(s["tokens"] for s in one["segments"]) == 1
     n = len(one["segments"])  # a separator and a text token each, and the entry's end token
     assert pack(ctx, TOK, PackConfig(budget=2 * n, min_text_tokens=1)) == Drop(
-        "budget_below_segments", f"{n} segments need {2 * n + 1} tokens ({n + 1} special tokens, "
-        "1 text token(s) each), budget " + str(2 * n))
+        "budget_below_segments",
+        f"{n} segments need {2 * n + 1} tokens ({n + 1} special tokens, 1 text token(s) each), budget " + str(2 * n),
+    )
     assert pack(ctx, TOK, PackConfig(budget=2 * n))["total_tokens"] == 2 * n
 
 
@@ -195,22 +213,35 @@ def test_separator_and_end_tokens_count_in_the_budget_or_not():
 def test_split_ties_original_or_story_id():
     """Three real-looking games of equal words: the original orders them by entries (one has an
     extra empty entry), then by path, descending; story_id orders them by id."""
+
     def extra_entry(raw):
-        raw["scenes"][0]["entries"].append({"seq_id": "803", "format": "move", "role": "character:1",
-                                            "character_seq_id": "1", "description": ""})
+        raw["scenes"][0]["entries"].append(
+            {"seq_id": "803", "format": "move", "role": "character:1", "character_seq_id": "1", "description": ""}
+        )
 
     def renamed(pid):
         return lambda raw: raw.update(game_pid=pid)
 
-    games = [parse_game(path, json.dumps(raw).encode()) for path, raw in (
-        ("x/a.json", _raw("g_tie-a.json", renamed("g-1"))), ("x/b.json", _raw("g_tie-b.json", renamed("g-2"))),
-        ("x/c.json", _raw("g_tie-a.json", renamed("g-3"), extra_entry)))]
+    games = [
+        parse_game(path, json.dumps(raw).encode())
+        for path, raw in (
+            ("x/a.json", _raw("g_tie-a.json", renamed("g-1"))),
+            ("x/b.json", _raw("g_tie-b.json", renamed("g-2"))),
+            ("x/c.json", _raw("g_tie-a.json", renamed("g-3"), extra_entry)),
+        )
+    ]
     sizes = [steps.story_size(g) for g in games]
-    assert [(s.words, s.entries, s.input_id) for s in sizes] == [(10, 2, "x/a.json"), (10, 2, "x/b.json"),
-                                                                 (10, 3, "x/c.json")]
+    assert [(s.words, s.entries, s.input_id) for s in sizes] == [
+        (10, 2, "x/a.json"),
+        (10, 2, "x/b.json"),
+        (10, 3, "x/c.json"),
+    ]
     assert assign_splits(sizes, SplitConfig((1, 1, 1))) == {"g-3": "train", "g-2": "validation", "g-1": "test"}
     assert assign_splits(sizes, SplitConfig((1, 1, 1), "story_id")) == {
-        "g-1": "train", "g-2": "validation", "g-3": "test"}
+        "g-1": "train",
+        "g-2": "validation",
+        "g-3": "test",
+    }
 
 
 def _raw(name, *edits):
@@ -221,12 +252,18 @@ def _raw(name, *edits):
 
 
 def test_card_names_every_choice_its_source_and_flag():
-    rows = choice_rows({"context": dataclasses.asdict(ContextConfig()), "pack": dataclasses.asdict(PackConfig()),
-                        "split": dataclasses.asdict(SplitConfig())})
+    rows = choice_rows(
+        {
+            "context": dataclasses.asdict(ContextConfig()),
+            "pack": dataclasses.asdict(PackConfig()),
+            "split": dataclasses.asdict(SplitConfig()),
+        }
+    )
     for choice in CHOICES:
         row = next(r for r in rows if r.startswith(f"| {choice.what} |"))
-        default = getattr({"context": ContextConfig(), "pack": PackConfig(), "split": SplitConfig()}[choice.section],
-                          choice.field)
+        default = getattr(
+            {"context": ContextConfig(), "pack": PackConfig(), "split": SplitConfig()}[choice.section], choice.field
+        )
         does, source = choice.values[default]
         assert f"| {does} | {source} |" in row
         assert "storium-gpt2" in row or "paper" in row
@@ -235,19 +272,32 @@ def test_card_names_every_choice_its_source_and_flag():
                 flag = "--" + choice.field.replace("_", "-")
                 assert (f"`{flag} {other}`" if not isinstance(other, bool) else f"`--no-{flag[2:]}`") in row
     flipped = choice_rows({"context": {"solver_leaves": "segment"}})
-    assert any(r.startswith("| solver leaves | one length variable per character or card (all its fields)")
-               and "`--solver-leaves field`" in r for r in flipped)
+    assert any(
+        r.startswith("| solver leaves | one length variable per character or card (all its fields)")
+        and "`--solver-leaves field`" in r
+        for r in flipped
+    )
 
 
-CONFIGS = st.builds(ContextConfig, history=st.integers(0, 3), character_history=st.integers(0, 2),
-                    history_offset=st.sampled_from((0, 1)), history_counts_establishment=st.booleans(),
-                    history_content=st.sampled_from(("summary", "text")),
-                    establishment_content=st.sampled_from(("place_or_text", "place_and_text")),
-                    establishment_scope=st.sampled_from(("scene", "story")),
-                    solver_leaves=st.sampled_from(("field", "segment")))
-PACKS = st.builds(PackConfig, budget=st.integers(1, 1100), min_text_tokens=st.sampled_from((0, 1)),
-                  field_token_cap=st.sampled_from((0, 1024, 50)), separator_tokens=st.sampled_from((0, 1)),
-                  end_tokens=st.sampled_from((0, 1)))
+CONFIGS = st.builds(
+    ContextConfig,
+    history=st.integers(0, 3),
+    character_history=st.integers(0, 2),
+    history_offset=st.sampled_from((0, 1)),
+    history_counts_establishment=st.booleans(),
+    history_content=st.sampled_from(("summary", "text")),
+    establishment_content=st.sampled_from(("place_or_text", "place_and_text")),
+    establishment_scope=st.sampled_from(("scene", "story")),
+    solver_leaves=st.sampled_from(("field", "segment")),
+)
+PACKS = st.builds(
+    PackConfig,
+    budget=st.integers(1, 1100),
+    min_text_tokens=st.sampled_from((0, 1)),
+    field_token_cap=st.sampled_from((0, 1024, 50)),
+    separator_tokens=st.sampled_from((0, 1)),
+    end_tokens=st.sampled_from((0, 1)),
+)
 
 
 def check_within_budget(ctx, config):
@@ -279,7 +329,9 @@ def test_shared_games_stay_within_the_budget_under_every_layout():
         g = parse_game(path.name, path.read_bytes())
         if isinstance(g, Drop):
             continue
-        for config in (ContextConfig(), ContextConfig(history_content="text", establishment_content="place_and_text",
-                                                      solver_leaves="segment")):
+        for config in (
+            ContextConfig(),
+            ContextConfig(history_content="text", establishment_content="place_and_text", solver_leaves="segment"),
+        ):
             for ctx in build_contexts(g, config):
                 check_within_budget(ctx, PackConfig())

@@ -1,4 +1,5 @@
 """Unit tests of STORIUM game ingestion (annotators/storium_games.py) on the fixture games."""
+
 from __future__ import annotations
 
 import json
@@ -17,23 +18,25 @@ def load(name: str) -> Game | Drop:
     return parse_game(name, (FIXTURES / name).read_bytes())
 
 
-@pytest.mark.parametrize("name, reason", [
-    ("bad_truncated.json", "malformed_json"),
-    ("bad_empty.json", "empty_file"),
-    ("bad_cp1252.json", "not_utf8"),
-    ("bad_array.json", "not_an_object"),
-    ("bad_no_characters.json", "no_characters"),
-    ("bad_no_scenes.json", "no_scenes"),
-    ("bad_no_pid.json", "missing_field"),
-])
+@pytest.mark.parametrize(
+    "name, reason",
+    [
+        ("bad_truncated.json", "malformed_json"),
+        ("bad_empty.json", "empty_file"),
+        ("bad_cp1252.json", "not_utf8"),
+        ("bad_array.json", "not_an_object"),
+        ("bad_no_characters.json", "no_characters"),
+        ("bad_no_scenes.json", "no_scenes"),
+        ("bad_no_pid.json", "missing_field"),
+    ],
+)
 def test_malformed_games_are_dropped_with_reason(name, reason):
     result = load(name)
     assert isinstance(result, Drop) and result.reason == reason
 
 
 def test_game_with_only_unusable_characters_is_dropped():
-    data = json.dumps({"game_pid": "g", "characters": [{"name": "no seq id"}],
-                       "scenes": [{"entries": []}]}).encode()
+    data = json.dumps({"game_pid": "g", "characters": [{"name": "no seq id"}], "scenes": [{"entries": []}]}).encode()
     assert parse_game("x.json", data) == Drop("no_usable_character", "game g: no character has a character_seq_id")
 
 
@@ -107,9 +110,18 @@ def test_size_counts_description_words_of_every_entry():
 
 def test_story_row_counts():
     row = story_row(load("g_lighthouse.json"), "train")
-    assert row == {"story_id": "game-lighthouse", "input_id": "g_lighthouse.json", "split": "train",
-                   "n_words": row["n_words"], "n_characters": 2, "n_scenes": 2, "n_entries": 9,
-                   "n_character_entries": 4, "n_cards": 12, "is_completed": True}
+    assert row == {
+        "story_id": "game-lighthouse",
+        "input_id": "g_lighthouse.json",
+        "split": "train",
+        "n_words": row["n_words"],
+        "n_characters": 2,
+        "n_scenes": 2,
+        "n_entries": 9,
+        "n_character_entries": 4,
+        "n_cards": 12,
+        "is_completed": True,
+    }
     assert isinstance(load("g_lighthouse.json").entries()[0], Entry)
     assert isinstance(load("g_lighthouse.json").characters()[0], Character)
     assert all(isinstance(c, Card) for c in load("g_lighthouse.json").cards)
@@ -118,21 +130,26 @@ def test_story_row_counts():
 def test_missing_role_follows_character_seq_id():
     from annotators.storium.games import parse_entry
 
-    move = parse_entry("g", 0, 0, {"seq_id": "2", "format": "move", "character_seq_id": "1",
-                                   "description": "Ann draws her sword."}, set())
+    move = parse_entry(
+        "g",
+        0,
+        0,
+        {"seq_id": "2", "format": "move", "character_seq_id": "1", "description": "Ann draws her sword."},
+        set(),
+    )
     assert (move.role, move.character_id) == ("character:1", "g:1")
     narration = parse_entry("g", 0, 1, {"seq_id": "3", "description": "Night falls."}, set())
     assert (narration.role, narration.character_id) == ("narrator", None)
 
 
-@pytest.mark.parametrize("card", [{"card_id": "c1", "name": ["a", "list"]}, {"card_id": "c1", "description": 7},
-                                  "not an object", 3])
+@pytest.mark.parametrize(
+    "card", [{"card_id": "c1", "name": ["a", "list"]}, {"card_id": "c1", "description": 7}, "not an object", 3]
+)
 def test_an_entry_whose_card_has_a_wrong_typed_field_is_a_bad_field_type_reject(card):
     """A card's text fields were blanked (or a non-object card skipped) without a word."""
     from annotators.storium.games import parse_entry
 
-    raw = {"seq_id": "2", "format": "move", "character_seq_id": "1", "description": "x",
-           "challenge_cards": [card]}
+    raw = {"seq_id": "2", "format": "move", "character_seq_id": "1", "description": "x", "challenge_cards": [card]}
     dropped = parse_entry("g", 0, 0, raw, set())
     assert isinstance(dropped, Drop) and dropped.reason == "bad_field_type"
     assert "card 0 of `challenge_cards`" in dropped.detail["message"]

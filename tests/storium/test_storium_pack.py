@@ -1,10 +1,12 @@
 """Cassowary packing (annotators/storium/pack.py) and context building (annotators/storium/context.py)."""
+
 from __future__ import annotations
 
 import pathlib
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from annotators.core.outcome import Drop
 from annotators.storium.context import Context, ContextConfig, SegmentSpec, build_contexts
@@ -22,8 +24,9 @@ def game(name):
 
 NO_HISTORY = ContextConfig(history=0, character_history=0)
 # storybench's layout before issue 30: one leaf per character or card, place card and text
-SEGMENTS = ContextConfig(history=0, character_history=0, establishment_content="place_and_text",
-                         solver_leaves="segment")
+SEGMENTS = ContextConfig(
+    history=0, character_history=0, establishment_content="place_and_text", solver_leaves="segment"
+)
 TEXT_ONLY = dict(separator_tokens=0, end_tokens=0)
 
 
@@ -57,8 +60,7 @@ def test_entry_wish_is_ten_times_stronger():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.integers(1, 1500), min_size=1, max_size=12), st.integers(0, 11),
-       st.integers(1, 2048))
+@given(st.lists(st.integers(1, 1500), min_size=1, max_size=12), st.integers(0, 11), st.integers(1, 2048))
 def test_solver_keeps_every_constraint(true, entry_at, budget):
     entry = entry_at % len(true)
     if len(true) > budget:
@@ -87,8 +89,12 @@ def test_cut_keeps_beginning_or_end_with_original_spacing():
 
 def test_context_segments_in_order_for_a_move():
     contexts = {c.entry_id: c for c in build_contexts(game("g_lighthouse.json"), SEGMENTS)}
-    assert sorted(contexts) == ["game-lighthouse:102", "game-lighthouse:103",
-                                "game-lighthouse:106", "game-lighthouse:108"]
+    assert sorted(contexts) == [
+        "game-lighthouse:102",
+        "game-lighthouse:103",
+        "game-lighthouse:106",
+        "game-lighthouse:108",
+    ]
     segs = contexts["game-lighthouse:106"].segments
     assert [s.kind for s in segs] == ["character", "place", "establishment", "challenge", "card", "card", "entry"]
     assert segs[0].text == "Tobin Hale\nThe keeper's apprentice, nineteen and sure he is immortal."
@@ -113,8 +119,12 @@ def test_redacted_entries_are_neither_examples_nor_history():
 
 
 def test_history_union_of_recent_and_own_entries_oldest_first():
-    contexts = {c.entry_id: c for c in build_contexts(game("g_lighthouse.json"), ContextConfig(
-        history=1, character_history=1, history_content="text"))}
+    contexts = {
+        c.entry_id: c
+        for c in build_contexts(
+            game("g_lighthouse.json"), ContextConfig(history=1, character_history=1, history_content="text")
+        )
+    }
     hist = [s.source_id for s in contexts["game-lighthouse:108"].segments if s.kind == "history"]
     # last story entry 107 plus Mara's own last entry 102, oldest first
     assert hist == ["game-lighthouse:102", "game-lighthouse:107"]
@@ -128,10 +138,14 @@ def test_default_history_is_the_papers_final_model():
     assert ContextConfig() == ContextConfig(history=1, character_history=1)
     hist = [(s.source_id, s.field) for s in contexts["game-lighthouse:108"].segments if s.kind == "history"]
     # Mara's last entry 102 as its cards (the original's summary), then 107 (no card) as its text
-    assert hist == [("game-lighthouse:102:target_challenge:0", f) for f in (
-        "name", "description", "success_stakes", "failure_stakes")] + [
-        ("game-lighthouse:102:played:0", "name"), ("game-lighthouse:102:played:0", "description"),
-        ("game-lighthouse:107", "text")]
+    assert hist == [
+        ("game-lighthouse:102:target_challenge:0", f)
+        for f in ("name", "description", "success_stakes", "failure_stakes")
+    ] + [
+        ("game-lighthouse:102:played:0", "name"),
+        ("game-lighthouse:102:played:0", "description"),
+        ("game-lighthouse:107", "text"),
+    ]
     assert [s.kind for s in build_contexts(game("g_lighthouse.json"), NO_HISTORY)[-1].segments].count("history") == 0
 
 
@@ -152,8 +166,14 @@ def test_pack_truncates_long_entry_and_keeps_context_whole():
 
 
 def test_pack_keeps_the_end_of_history():
-    ctx = Context("s", "s:9", (SegmentSpec("history", "s:1", "one two three four five", "end"),
-                               SegmentSpec("entry", "s:9", "alpha beta gamma", "start")))
+    ctx = Context(
+        "s",
+        "s:9",
+        (
+            SegmentSpec("history", "s:1", "one two three four five", "end"),
+            SegmentSpec("entry", "s:9", "alpha beta gamma", "start"),
+        ),
+    )
     row = pack(ctx, TOK, PackConfig(budget=5, **TEXT_ONLY))
     assert [(s["text"], s["tokens"]) for s in row["segments"]] == [("four five", 2), ("alpha beta gamma", 3)]
     row = pack(ctx, TOK, PackConfig(budget=8))  # 3 special tokens: two separators and the end token
@@ -165,12 +185,14 @@ def test_pack_drops_when_budget_is_below_segment_count():
     ctx = Context("s", "s:9", tuple(SegmentSpec("card", f"c{i}", "x", "start") for i in range(3)))
     keep_one = PackConfig(budget=5, min_text_tokens=1)
     assert pack(ctx, TOK, keep_one) == Drop(
-        "budget_below_segments", "3 segments need 6 tokens (3 special tokens, 1 text token(s) each), budget 5")
+        "budget_below_segments", "3 segments need 6 tokens (3 special tokens, 1 text token(s) each), budget 5"
+    )
     assert pack(ctx, TOK, PackConfig(budget=6, min_text_tokens=1))["total_tokens"] == 6
     assert isinstance(pack(ctx, TOK, PackConfig(budget=2, min_text_tokens=1, **TEXT_ONLY)), Drop)
     # the original's bound (len >= 1): a segment may keep its separator alone
     assert pack(ctx, TOK, PackConfig(budget=2)) == Drop(
-        "budget_below_segments", "3 segments need 3 tokens (3 special tokens, 0 text token(s) each), budget 2")
+        "budget_below_segments", "3 segments need 3 tokens (3 special tokens, 0 text token(s) each), budget 2"
+    )
     row = pack(ctx, TOK, PackConfig(budget=5))
     assert row["total_tokens"] == 5 and sorted(s["tokens"] for s in row["segments"]) == [0, 1, 1]
 
@@ -178,10 +200,20 @@ def test_pack_drops_when_budget_is_below_segment_count():
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(1, 300), min_size=1, max_size=7), st.integers(9, 700))  # 8 separators + 1 end
 def test_packed_text_has_exactly_the_allocated_tokens(lengths, budget):
-    specs = [SegmentSpec("history" if i % 2 else "card", f"x{i}", " ".join(f"w{i}x{j}," for j in range(n // 2 + 1)),
-                         "end" if i % 2 else "start") for i, n in enumerate(lengths)]
-    row = pack(Context("s", "s:1", tuple(specs) + (SegmentSpec("entry", "s:1", "word " * 300, "start"),)),
-               TOK, PackConfig(budget=budget))
+    specs = [
+        SegmentSpec(
+            "history" if i % 2 else "card",
+            f"x{i}",
+            " ".join(f"w{i}x{j}," for j in range(n // 2 + 1)),
+            "end" if i % 2 else "start",
+        )
+        for i, n in enumerate(lengths)
+    ]
+    row = pack(
+        Context("s", "s:1", tuple(specs) + (SegmentSpec("entry", "s:1", "word " * 300, "start"),)),
+        TOK,
+        PackConfig(budget=budget),
+    )
     special = [1] * (len(row["segments"]) - 1) + [2]  # a separator each, and the entry's end token
     true = [s["true_tokens"] + o for s, o in zip(row["segments"], special)]
     lengths = [s["tokens"] + o for s, o in zip(row["segments"], special)]

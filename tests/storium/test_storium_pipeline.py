@@ -1,4 +1,5 @@
 """End-to-end runs of `pipelines.storium` on the fixture games (shared per module)."""
+
 from __future__ import annotations
 
 import json
@@ -6,18 +7,30 @@ import pathlib
 
 import pandas as pd
 import pytest
+from conftest import check_rejects, write_tiny_gpt2
 
+from annotators.storium.split import StorySize, assign_splits
 from annotators.text.tokenizers import get_tokenizer
 from pipelines import storium
-from conftest import check_rejects, write_tiny_gpt2
-from annotators.storium.split import StorySize, assign_splits
 
 pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
 
 FIXTURES = pathlib.Path(__file__).parents[1] / "fixtures" / "storium"
-FLIPPED = ("--history-content", "text", "--establishment-content", "place_and_text", "--solver-leaves", "segment",
-           "--min-text-tokens", "1", "--field-token-cap", "0", "--split-ties", "story_id",
-           "--no-history-counts-establishment")
+FLIPPED = (
+    "--history-content",
+    "text",
+    "--establishment-content",
+    "place_and_text",
+    "--solver-leaves",
+    "segment",
+    "--min-text-tokens",
+    "1",
+    "--field-token-cap",
+    "0",
+    "--split-ties",
+    "story_id",
+    "--no-history-counts-establishment",
+)
 GLOB = str(FIXTURES / "*.json")
 
 
@@ -37,8 +50,9 @@ def small(tmp_path_factory):
     packing choice flipped to storybench's layout before issue 30."""
     base = tmp_path_factory.mktemp("storium_small")
     vocab = write_tiny_gpt2(base)
-    return run(base / "out", "--budget", "40", "--history", "1", "--ratios", "1,1,1",
-               "--tokenizer", f"gpt2:{vocab}", *FLIPPED)
+    return run(
+        base / "out", "--budget", "40", "--history", "1", "--ratios", "1,1,1", "--tokenizer", f"gpt2:{vocab}", *FLIPPED
+    )
 
 
 def table(out, name) -> pd.DataFrame:
@@ -67,12 +81,21 @@ def test_accounting_balances_with_reasons(out):
     assert stats["balanced"]
     games = stats["stages"]["games"]
     assert (games["read"], games["written"], games["rejected"]) == (18, 11, 7)
-    assert games["rejected_by_reason"] == {"missing_field": 1, "no_characters": 1, "no_scenes": 1,
-                                           "not_an_object": 1, "empty_file": 1, "malformed_json": 1,
-                                           "not_utf8": 1}
+    assert games["rejected_by_reason"] == {
+        "missing_field": 1,
+        "no_characters": 1,
+        "no_scenes": 1,
+        "not_an_object": 1,
+        "empty_file": 1,
+        "malformed_json": 1,
+        "not_utf8": 1,
+    }
     assert stats["stages"]["dedupe"]["rejected_by_reason"] == {"duplicate_id": 1}
     assert stats["stages"]["entries"]["rejected_by_reason"] == {
-        "duplicate_id": 1, "not_an_object": 1, "missing_field": 2}
+        "duplicate_id": 1,
+        "not_an_object": 1,
+        "missing_field": 2,
+    }
     check_rejects(out)
     rejects = table(out, "rejects")
     assert len(rejects) == sum(s["rejected"] for s in stats["stages"].values())
@@ -95,8 +118,13 @@ def test_split_equals_the_definition_story_for_story(out):
 
 def test_tables_carry_split_and_ids(out):
     splits = table(out, "stories").set_index("story_id").split.to_dict()
-    for name, key in (("entries", "entry_id"), ("cards", "card_use_id"),
-                      ("characters", "character_id"), ("scenes", "scene_id"), ("packed", "example_id")):
+    for name, key in (
+        ("entries", "entry_id"),
+        ("cards", "card_use_id"),
+        ("characters", "character_id"),
+        ("scenes", "scene_id"),
+        ("packed", "example_id"),
+    ):
         rows = table(out, name)
         assert rows[key].is_unique
         assert (rows.split == rows.story_id.map(splits)).all(), name
@@ -148,16 +176,28 @@ def test_default_packing_is_the_originals(out):
     packed = table(out, "packed").set_index("entry_id")
     segs = list(packed.loc["game-lighthouse:108", "segments"])
     assert [(s["kind"], s["field"]) for s in segs] == [
-        ("character", "name"), ("character", "description"), ("place", "name"), ("place", "description"),
-        *[("history", f) for f in ("name", "description", "success_stakes", "failure_stakes", "name",
-                                   "description", "text")],
-        ("challenge", "name"), ("challenge", "description"), ("challenge", "success_stakes"), ("entry", "text")]
+        ("character", "name"),
+        ("character", "description"),
+        ("place", "name"),
+        ("place", "description"),
+        *[
+            ("history", f)
+            for f in ("name", "description", "success_stakes", "failure_stakes", "name", "description", "text")
+        ],
+        ("challenge", "name"),
+        ("challenge", "description"),
+        ("challenge", "success_stakes"),
+        ("entry", "text"),
+    ]
     assert [s["source_id"] for s in segs[4:11]] == ["game-lighthouse:102:target_challenge:0"] * 4 + [
-        "game-lighthouse:102:played:0"] * 2 + ["game-lighthouse:107"]
+        "game-lighthouse:102:played:0"
+    ] * 2 + ["game-lighthouse:107"]
     assert all(s["tokens"] == s["true_tokens"] for s in segs)  # 1024 tokens hold it all
     desert = list(packed.loc["game-desert:207", "segments"])  # a character with no name or description
     assert [(s["field"], s["text"], s["tokens"]) for s in desert[:2]] == [
-        ("name", "<|MISSING|>", 1), ("description", "<|MISSING|>", 1)]
+        ("name", "<|MISSING|>", 1),
+        ("description", "<|MISSING|>", 1),
+    ]
     card = (out / "CARD.md").read_text(encoding="utf-8")
     assert "| solver leaves | one length variable per character or card field" in card
     assert "`--solver-leaves segment`: one length variable per character or card" in card
@@ -167,8 +207,15 @@ def test_small_budget_with_history(small):
     packed = table(small, "packed").set_index("entry_id")
     segs = list(packed.loc["game-lighthouse:108", "segments"])
     # default --character-history 1: Mara's own last entry (102) joins the preceding entry (107)
-    assert [s["kind"] for s in segs] == ["character", "place", "establishment", "history", "history",
-                                         "challenge", "entry"]
+    assert [s["kind"] for s in segs] == [
+        "character",
+        "place",
+        "establishment",
+        "history",
+        "history",
+        "challenge",
+        "entry",
+    ]
     assert segs[3]["source_id"] == "game-lighthouse:102"
     history = segs[4]
     bpe = get_tokenizer(f"gpt2:{small.parent}")
@@ -203,7 +250,6 @@ def test_output_folder_is_a_hugging_face_dataset_card(out):
     assert check_dataset_card(out)
 
 
-
 def test_split_file_lists_as_storium_gpt2_reads_them(out):
     """`{split}_filenames.txt`: each split's game files (input ids), newline-terminated."""
     stories = table(out, "stories")
@@ -212,8 +258,9 @@ def test_split_file_lists_as_storium_gpt2_reads_them(out):
         names = text.splitlines()
         assert names == list(stories[stories.split == split].sort_values("story_id").input_id)
         assert not names or text.endswith("\n")
-    assert sum(len((out / f"{s}_filenames.txt").read_text().splitlines()) for s in ("train", "validation", "test")) \
-        == len(stories)
+    assert sum(
+        len((out / f"{s}_filenames.txt").read_text().splitlines()) for s in ("train", "validation", "test")
+    ) == len(stories)
 
 
 def test_card_gives_the_dataset_counts_beside_the_papers(out):

@@ -1,12 +1,12 @@
 """Unit tests of the preserved-text analysis on hand-built spaCy Docs (no model needed)."""
+
 from __future__ import annotations
 
 import spacy
 from spacy.tokens import Doc
 
 from annotators.storium.edits import Edit
-from annotators.storium.preserved import (analyze_doc, merge_counts, pos_rows, spacy_status,
-                                          user_token_spans)
+from annotators.storium.preserved import analyze_doc, merge_counts, pos_rows, spacy_status, user_token_spans
 
 VOCAB = spacy.blank("en").vocab
 
@@ -24,8 +24,9 @@ def test_user_token_spans_follow_the_original_text():
 def test_kept_and_deleted_by_pos_and_entities():
     generated = "Adira shoots the guard near Berlin"
     edit = Edit("x", generated, "Adira shoots the guard and runs", characters=("Adira Makarova",))
-    d = doc(generated.split(), ["PROPN", "VERB", "DET", "NOUN", "ADP", "PROPN"],
-            ["B-PERSON", "O", "O", "O", "O", "B-GPE"])
+    d = doc(
+        generated.split(), ["PROPN", "VERB", "DET", "NOUN", "ADP", "PROPN"], ["B-PERSON", "O", "O", "O", "O", "B-GPE"]
+    )
     counts = analyze_doc(edit, d)
     assert counts["pos"] == {"PROPN": [2, 1], "VERB": [1, 1], "DET": [1, 1], "NOUN": [1, 1], "ADP": [1, 0]}
     assert (counts["entities_generated"], counts["entities_kept"], counts["entities_kept_in_characters"]) == (2, 1, 1)

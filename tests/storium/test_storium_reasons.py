@@ -1,5 +1,6 @@
 """Every reject reason the storium and edits jobs can give is in the one catalogue and in
 their JOB_REASONS, and their cards list them."""
+
 from __future__ import annotations
 
 import pathlib
@@ -14,7 +15,9 @@ from annotators.storium.games import id_problem
 
 ROOT = pathlib.Path(__file__).parents[2]
 SOURCES = sorted((ROOT / "annotators" / "storium").glob("*.py")) + [
-    ROOT / "pipelines" / "storium.py", ROOT / "pipelines" / "edits.py"]
+    ROOT / "pipelines" / "storium.py",
+    ROOT / "pipelines" / "edits.py",
+]
 
 
 def drop_codes() -> set[str]:
@@ -30,10 +33,18 @@ def drop_codes() -> set[str]:
 
 
 def test_every_drop_code_is_catalogued_and_listed():
-    codes = drop_codes() | {id_problem(v) for v in (None, "", " ", 1.5, [], True)} | {
-        field_problem(v) for v in (None, 42)}
-    assert {"malformed_json", "budget_below_segments", "duplicate_id", "missing_field",
-            "bad_field_type", "empty_file", "blank_line"} <= codes  # the scan finds them
+    codes = (
+        drop_codes() | {id_problem(v) for v in (None, "", " ", 1.5, [], True)} | {field_problem(v) for v in (None, 42)}
+    )
+    assert {
+        "malformed_json",
+        "budget_below_segments",
+        "duplicate_id",
+        "missing_field",
+        "bad_field_type",
+        "empty_file",
+        "blank_line",
+    } <= codes  # the scan finds them
     assert codes <= set(catalogue())
     assert codes <= set(reasons.JOB_REASONS)
 
@@ -48,10 +59,23 @@ def test_job_reasons_are_catalogued_and_split_per_job():
     assert "budget_below_segments" not in reasons.EDITS_REASONS
 
 
-@pytest.mark.parametrize("old", ["unreadable_json", "not_a_game", "entry_not_object", "character_not_object",
-                                 "duplicate_game_pid", "duplicate_seq_id", "missing_game_pid", "missing_seq_id",
-                                 "missing_character_seq_id", "missing_id", "missing_generated",
-                                 "missing_published"])
+@pytest.mark.parametrize(
+    "old",
+    [
+        "unreadable_json",
+        "not_a_game",
+        "entry_not_object",
+        "character_not_object",
+        "duplicate_game_pid",
+        "duplicate_seq_id",
+        "missing_game_pid",
+        "missing_seq_id",
+        "missing_character_seq_id",
+        "missing_id",
+        "missing_generated",
+        "missing_published",
+    ],
+)
 def test_renamed_codes_are_gone(old):
     assert old not in drop_codes() and old not in reasons.JOB_REASONS
 

@@ -1,10 +1,12 @@
 """The split definition, re-computed independently here (plain loops, no shared code)."""
+
 from __future__ import annotations
 
 import random
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from annotators.storium.split import SplitConfig, StorySize, assign_splits, parse_ratios, split_report
 
@@ -35,8 +37,7 @@ def test_small_example_by_hand():
     sizes = {"a": 100, "b": 90, "c": 10, "d": 10, "e": 5}
     # a -> train (all 0). b: train 100/8=12.5, val 0 -> validation. c: test 0 -> test.
     # d: train 12.5, val 90, test 10 -> test. e: train 12.5, val 90, test 20 -> train.
-    assert assign_splits(sizes.items()) == {"a": "train", "b": "validation", "c": "test",
-                                            "d": "test", "e": "train"}
+    assert assign_splits(sizes.items()) == {"a": "train", "b": "validation", "c": "test", "d": "test", "e": "train"}
 
 
 def test_ties_take_smaller_story_id_first_and_train_first():
@@ -44,8 +45,10 @@ def test_ties_take_smaller_story_id_first_and_train_first():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.dictionaries(st.text("abcdef0123", min_size=1, max_size=6), st.integers(0, 5000), max_size=60),
-       st.tuples(st.integers(0, 9), st.integers(0, 9), st.integers(0, 9)).filter(lambda r: any(r)))
+@given(
+    st.dictionaries(st.text("abcdef0123", min_size=1, max_size=6), st.integers(0, 5000), max_size=60),
+    st.tuples(st.integers(0, 9), st.integers(0, 9), st.integers(0, 9)).filter(lambda r: any(r)),
+)
 def test_assignment_equals_the_definition(sizes, ratios):
     assert assign_splits(sizes.items(), SplitConfig(ratios, "story_id")) == reference_split(sizes, ratios)
 
@@ -75,8 +78,9 @@ def test_zero_ratio_split_gets_nothing():
     assert set(assign_splits(sizes.items(), SplitConfig((1, 1, 0))).values()) == {"train", "validation"}
 
 
-@pytest.mark.parametrize("text, expected", [("8,1,1", (8, 1, 1)), ("0.8, 0.1,0.1", (0.8, 0.1, 0.1)),
-                                            ("1,0,0", (1, 0, 0))])
+@pytest.mark.parametrize(
+    "text, expected", [("8,1,1", (8, 1, 1)), ("0.8, 0.1,0.1", (0.8, 0.1, 0.1)), ("1,0,0", (1, 0, 0))]
+)
 def test_parse_ratios(text, expected):
     assert parse_ratios(text) == expected
 
@@ -89,29 +93,49 @@ def test_parse_ratios_rejects_bad_input(text):
 
 def test_original_ties_order_by_entries_scenes_then_path_descending():
     """storium-gpt2 `split_dataset`: sorted((words, entries, scenes, filename), reverse=True)."""
-    sizes = [StorySize("g-a", 50, 3, 1, "a.json"), StorySize("g-b", 50, 7, 1, "b.json"),
-             StorySize("g-c", 50, 7, 2, "c.json"), StorySize("g-d", 50, 7, 2, "d.json")]
+    sizes = [
+        StorySize("g-a", 50, 3, 1, "a.json"),
+        StorySize("g-b", 50, 7, 1, "b.json"),
+        StorySize("g-c", 50, 7, 2, "c.json"),
+        StorySize("g-d", 50, 7, 2, "d.json"),
+    ]
     # equal words: d and c (7 entries, 2 scenes; d's path is larger), then b (1 scene), a (3 entries)
     assert assign_splits(sizes, SplitConfig((1, 1, 1))) == {
-        "g-d": "train", "g-c": "validation", "g-b": "test", "g-a": "train"}
+        "g-d": "train",
+        "g-c": "validation",
+        "g-b": "test",
+        "g-a": "train",
+    }
     assert assign_splits(sizes, SplitConfig((1, 1, 1), "story_id")) == {
-        "g-a": "train", "g-b": "validation", "g-c": "test", "g-d": "train"}
+        "g-a": "train",
+        "g-b": "validation",
+        "g-c": "test",
+        "g-d": "train",
+    }
 
 
 def test_original_ties_between_splits_follow_the_heap():
     """Equal keys go where heapq's layout puts them: after train gets a story and validation an
     empty one, the original's heap pops test for the next empty story; `story_id` ties pick
     validation again (train, then validation, then test)."""
-    sizes = [StorySize("g-1", 10, 1, 1, "c.json"), StorySize("g-2", 0, 1, 1, "b.json"),
-             StorySize("g-3", 0, 1, 1, "a.json")]
+    sizes = [
+        StorySize("g-1", 10, 1, 1, "c.json"),
+        StorySize("g-2", 0, 1, 1, "b.json"),
+        StorySize("g-3", 0, 1, 1, "a.json"),
+    ]
     assert assign_splits(sizes, SplitConfig((1, 1, 1))) == {"g-1": "train", "g-2": "validation", "g-3": "test"}
     assert assign_splits(sizes, SplitConfig((1, 1, 1), "story_id")) == {
-        "g-1": "train", "g-2": "validation", "g-3": "validation"}
+        "g-1": "train",
+        "g-2": "validation",
+        "g-3": "validation",
+    }
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 300), st.integers(0, 9), st.integers(0, 3)), min_size=1, max_size=40),
-       st.randoms(use_true_random=False))
+@given(
+    st.lists(st.tuples(st.integers(0, 300), st.integers(0, 9), st.integers(0, 3)), min_size=1, max_size=40),
+    st.randoms(use_true_random=False),
+)
 def test_original_ties_are_independent_of_arrival_order(values, rnd):
     sizes = [StorySize(f"g{i}", w, e, s, f"dir/{i:03d}.json") for i, (w, e, s) in enumerate(values)]
     shuffled = list(sizes)

@@ -1,5 +1,6 @@
 """The character shares the cleaning rules use, checked against their definitions character
 by character (they are computed with regular expressions and str.translate for speed)."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings
@@ -7,8 +8,14 @@ from hypothesis import strategies as st
 
 from annotators.text import charset, zh_clean
 
-TEXT = st.text(alphabet=st.one_of(st.characters(max_codepoint=0x2100), st.sampled_from(sorted(charset.COMMON)),
-                                  st.characters(min_codepoint=0xFF00, max_codepoint=0xFF70)), max_size=60)
+TEXT = st.text(
+    alphabet=st.one_of(
+        st.characters(max_codepoint=0x2100),
+        st.sampled_from(sorted(charset.COMMON)),
+        st.characters(min_codepoint=0xFF00, max_codepoint=0xFF70),
+    ),
+    max_size=60,
+)
 
 
 @settings(max_examples=400, deadline=None)

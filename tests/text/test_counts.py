@@ -1,13 +1,15 @@
 """Han and word counts (zh_clean.han_count, words.word_counts) equal their plain references on
 every code point and on random texts and token lists."""
+
 from __future__ import annotations
 
 import json
 
-from hypothesis import given, settings, strategies as st
+from conftest import shared_path
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from annotators.text import words, zh_clean
-from conftest import shared_path
 
 EVERY_CHARACTER = "".join(map(chr, range(0x110000)))  # lone surrogates included
 
@@ -18,7 +20,9 @@ CHARS = st.one_of(
     st.characters(min_codepoint=0x20, max_codepoint=0x7E),
     st.characters(min_codepoint=0x1F300, max_codepoint=0x1FAFF),
     st.characters(min_codepoint=0x20000, max_codepoint=0x20100),
-    st.sampled_from([" ", "\t", "\n", "\u3000", "\u00a0", "\x00", "\ud800", "\udfff", "，", "。", "²", "Ⅻ", "〇", "_", "é"]),
+    st.sampled_from(
+        [" ", "\t", "\n", "\u3000", "\u00a0", "\x00", "\ud800", "\udfff", "，", "。", "²", "Ⅻ", "〇", "_", "é"]
+    ),
 )
 
 
@@ -47,8 +51,9 @@ def test_the_word_regex_is_isalnum_on_every_code_point():
     assert [c for c in EVERY_CHARACTER if bool(words._HAS_ALNUM(c)) != c.isalnum()] == []
 
 
-TOKENS = st.lists(st.one_of(st.text(CHARS, max_size=4), st.sampled_from(["", "3.5", "e-mail", "，", "……", "a\u0301"])),
-                  max_size=20)
+TOKENS = st.lists(
+    st.one_of(st.text(CHARS, max_size=4), st.sampled_from(["", "3.5", "e-mail", "，", "……", "a\u0301"])), max_size=20
+)
 
 
 @settings(max_examples=500, deadline=None)

@@ -1,19 +1,22 @@
 """annotators.text.hf and annotators.text.cuts: a tokenizer.json read offline, cuts that keep
 the text verbatim and hold at most the asked tokens when encoded on their own."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
+from conftest import write_tokenizer_json
 
 from annotators.text.cuts import Cut, Offsets, fit_heads, fit_tails
 from annotators.text.hf import load_hf
 from annotators.text.tokenizers import get_tokenizer
-from conftest import write_tokenizer_json
 
-SAMPLE = ("It was a dark and stormy night; the rain fell in torrents, except at occasional "
-          "intervals, when it was checked by a violent gust of wind which swept up the streets. "
-          "“Don’t,” said Émile — café, naïve, 中文字, 😀 and the lamps of London. ") * 20
+SAMPLE = (
+    "It was a dark and stormy night; the rain fell in torrents, except at occasional "
+    "intervals, when it was checked by a violent gust of wind which swept up the streets. "
+    "“Don’t,” said Émile — café, naïve, 中文字, 😀 and the lamps of London. "
+) * 20
 MIXED = "Héllo 😀 wörld — “quoted” 中文 text\n\n  CHAPTER II.  end"
 
 
@@ -50,8 +53,18 @@ def test_a_character_of_several_byte_tokens_is_never_split(tmp_path):
     tok = load_hf(str(write_tokenizer_json(tmp_path, ["plain ascii text only"], "bpe", 280)))
     text = "ab😀cd"  # the emoji is 4 byte tokens sharing one character's offsets
     assert tok.spans(text)[2:6] == [(2, 3)] * 4
-    assert [tok.head(text, n) for n in range(10)] == ["", "a", "ab", "ab", "ab", "ab", "ab😀", "ab😀c",
-                                                       "ab😀cd", "ab😀cd"]
+    assert [tok.head(text, n) for n in range(10)] == [
+        "",
+        "a",
+        "ab",
+        "ab",
+        "ab",
+        "ab",
+        "ab😀",
+        "ab😀c",
+        "ab😀cd",
+        "ab😀cd",
+    ]
     assert [tok.tail(text, n) for n in range(8)] == ["", "d", "cd", "cd", "cd", "cd", "😀cd", "b😀cd"]
 
 
@@ -72,8 +85,11 @@ def test_name_is_the_hash_of_the_tokenizer_not_of_its_path(tmp_path):
     (tmp_path / "b").mkdir()
     pretty = json.loads(path.read_text(encoding="utf-8"))
     (tmp_path / "b" / "other.json").write_text(json.dumps(pretty, indent=1), encoding="utf-8")
-    names = {get_tokenizer(f"hf:{path}").name, get_tokenizer(f"hf:{path.parent}").name,
-             load_hf(str(tmp_path / "b" / "other.json")).name}
+    names = {
+        get_tokenizer(f"hf:{path}").name,
+        get_tokenizer(f"hf:{path.parent}").name,
+        load_hf(str(tmp_path / "b" / "other.json")).name,
+    }
     assert len(names) == 1 and names.pop().startswith("hf:BPE:")
 
 
@@ -85,11 +101,14 @@ def test_a_models_truncation_and_padding_are_ignored(tmp_path):
     assert load_hf(str(path)).count(SAMPLE[:500]) > 8
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("hf:/no/such/file.json", "no such file or folder"),
-    ("hf:", "needs a path"),
-    ("gpt2:/no/such/folder", "no GPT-2 vocabulary"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("hf:/no/such/file.json", "no such file or folder"),
+        ("hf:", "needs a path"),
+        ("gpt2:/no/such/folder", "no GPT-2 vocabulary"),
+    ],
+)
 def test_bad_specs_say_what_is_wrong(spec, message):
     with pytest.raises(ValueError, match=message):
         get_tokenizer(spec)

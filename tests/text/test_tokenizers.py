@@ -1,19 +1,23 @@
 """annotators.text.tokenizers: one interface, spans that cut text verbatim."""
+
 from __future__ import annotations
 
 import pytest
 
 from annotators.text.tokenizers import get_tokenizer
 
-EN = "He said: \"don't go\" -- now.\n\nCHAPTER II.\nIt rained."
+EN = 'He said: "don\'t go" -- now.\n\nCHAPTER II.\nIt rained.'
 
 
-@pytest.mark.parametrize("spec,expected", [
-    ("words_punct_v1", ["He", "said", ":", '"', "don't", "go", '"', "-", "-", "now", "."]),
-    ("word_punct_chars", ["He", "said", ":", '"', "don", "'", "t", "go", '"', "-", "-", "now", "."]),
-    ("word_punct_runs", ["He", "said", ":", '"', "don", "'", "t", "go", '"', "--", "now", "."]),
-    ("whitespace_v1", ["He", "said:", '"don\'t', 'go"', "--", "now."]),
-])
+@pytest.mark.parametrize(
+    "spec,expected",
+    [
+        ("words_punct_v1", ["He", "said", ":", '"', "don't", "go", '"', "-", "-", "now", "."]),
+        ("word_punct_chars", ["He", "said", ":", '"', "don", "'", "t", "go", '"', "-", "-", "now", "."]),
+        ("word_punct_runs", ["He", "said", ":", '"', "don", "'", "t", "go", '"', "--", "now", "."]),
+        ("whitespace_v1", ["He", "said:", "\"don't", 'go"', "--", "now."]),
+    ],
+)
 def test_regex_tokenizers(spec, expected):
     tok = get_tokenizer(spec)
     assert tok.name == spec

@@ -1,5 +1,6 @@
 """jieba backends: rjieba (with jieba on the blocks it cuts differently) gives exactly jieba 0.42.1's
 tokens and posseg pairs; it is used only when it passes its canary self-check."""
+
 from __future__ import annotations
 
 import json
@@ -7,10 +8,11 @@ import logging
 
 import jieba
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import shared_path
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from annotators.text import zh_tokens
-from conftest import shared_path
 
 
 class _Shifted:
@@ -35,7 +37,11 @@ MIXED = [
     "Tom和Jerry在2号楼302室打了一下午的电子游戏🎮，还吃了3.14个派。",
     "  空格   和\t制表符\r\n换行 也要 一样 处理。abc-def_ghi 甲-三七%",
     "驴夫狠狠地抽了一鞭子，卫队心里一惊，阿卜杜勒·拉赫曼笑了。",
-    "", "   ", "。。。", "x", "一",
+    "",
+    "   ",
+    "。。。",
+    "x",
+    "一",
 ]
 
 
@@ -55,10 +61,15 @@ def test_the_stored_canary_tokens_are_what_jieba_0_42_1_gives():
 # Everything that can meet in a jieba block or beside one: Han (common and rare, dictionary words
 # and names), ASCII letters, digits and jieba's block punctuation, other punctuation, every kind of
 # whitespace (with "\r\n"), fullwidth forms, CJK Extension A / B, compatibility ideographs, emoji.
-ALPHABET = (list("我来到北京清华大学他说今天天气很好欧阳娜娜诸葛亮长江大桥的了是在一个鹦鹉螺驴夫卜杜勒")
-            + list("abcXYZe019") + list("+#&._%-@/") + [" ", "\t", "\r", "\n", "\r\n", "\u3000", "\x1c", "\x85", "\xa0"]
-            + list("，。！？“”、：；（）…·") + list("ＡＢ１２％－．") + ["\u3400", "\u4db5", "\u9fd6", "\u9fff", "\uf900",
-                                                             "\ufa2d", "\U00020000", "\U0002a6d6", "\U0002f800", "😀"])
+ALPHABET = (
+    list("我来到北京清华大学他说今天天气很好欧阳娜娜诸葛亮长江大桥的了是在一个鹦鹉螺驴夫卜杜勒")
+    + list("abcXYZe019")
+    + list("+#&._%-@/")
+    + [" ", "\t", "\r", "\n", "\r\n", "\u3000", "\x1c", "\x85", "\xa0"]
+    + list("，。！？“”、：；（）…·")
+    + list("ＡＢ１２％－．")
+    + ["\u3400", "\u4db5", "\u9fd6", "\u9fff", "\uf900", "\ufa2d", "\U00020000", "\U0002a6d6", "\U0002f800", "😀"]
+)
 TEXTS = st.lists(st.sampled_from(ALPHABET), max_size=40).map("".join)
 
 
@@ -75,8 +86,18 @@ def test_every_mode_equals_jieba_on_canaries_and_mixed_texts(backend):
     seg = zh_tokens.load(backend)
     assert seg.name == backend
     tok = _plain_jieba()
-    texts = MIXED + zh_tokens.canary_texts() + ["50%的人-说", "-%-", "小明在2020年-3月说：ABC123 def。",
-                                                "我来到北京清华大学，e-mail是a.b@c.com。", "涨了3.5%", "㐀京鶴北𠀀"]
+    texts = (
+        MIXED
+        + zh_tokens.canary_texts()
+        + [
+            "50%的人-说",
+            "-%-",
+            "小明在2020年-3月说：ABC123 def。",
+            "我来到北京清华大学，e-mail是a.b@c.com。",
+            "涨了3.5%",
+            "㐀京鶴北𠀀",
+        ]
+    )
     for text in texts:
         on, off = seg.cut_both(text)
         assert (on, off) == (tok.lcut(text, HMM=True), tok.lcut(text, HMM=False)), text

@@ -1,21 +1,27 @@
 """The tagged cut (annotators/text/zh_posseg.py) and the native HMMs (_jieba_hmm.c) against jieba
 itself (jieba.posseg, jieba.finalseg): on canary texts, real stories and generated runs, with and
 without C."""
+
 from __future__ import annotations
 
 import json
 import random
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import shared_path
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jieba import posseg
 
 from annotators.text import zh_posseg, zh_tokens
-from conftest import shared_path
 
 TABLES = (posseg.char_state_tab_P, posseg.start_P, posseg.trans_P, posseg.emit_P)
 # common characters, rare ones (few HMM emissions) and characters posseg's tables lack
-HAN = list("我来到北京清华大学他说今天天气很好欧阳娜娜诸葛亮长江大桥的了是驴夫卜杜勒鹦鹉螺") + ["\u9fd5", "\u4e00", "\u9f98"]
+HAN = list("我来到北京清华大学他说今天天气很好欧阳娜娜诸葛亮长江大桥的了是驴夫卜杜勒鹦鹉螺") + [
+    "\u9fd5",
+    "\u4e00",
+    "\u9f98",
+]
 RUNS = st.lists(st.sampled_from(HAN), min_size=1, max_size=30).map("".join)
 
 
