@@ -1,7 +1,8 @@
 """`python -m pipelines.lot`: stories in, the four LOT datasets out (LOT paper section 3).
 
-Wiring only (the steps are annotators.lot.steps): `ParseStories` (parse -> dedup (text, id)
--> prepare: clean, sentences, jieba words) -> `BuildClozeTAndPlotCom` (from annotations),
+Wiring only (the steps are annotators.lot.steps; the task builders are pipelines.lot_tasks):
+`ParseStories` (parse -> dedup (text, id) -> prepare: clean, sentences, jieba words) ->
+`BuildClozeTAndPlotCom` (from annotations),
 `BuildSenPos` (+ `ReviewSenPos`), `BuildOutGen` -> parquet tables, `<task>/<split>.jsonl` in
 LongLM's original fields, annotation/review tasks, rejects, stats.json (Table 3 +
 accounting) and CARD.md (annotators.lot.card).
@@ -25,10 +26,10 @@ from annotators.lot.card import FIGURES as LOT_FIGURES
 from annotators.lot.card import lot_card
 from annotators.lot.clozet import ClozeTConfig
 from annotators.lot.config import RETIRED_FLAGS, LotRunConfig, config_record, proportions_problem
+from annotators.lot.outline import ZhSetup
 from annotators.lot.records import SenPosOutput
 from annotators.lot.senpos import SenPosConfig
 from annotators.lot.splits import SplitPlan
-from annotators.lot.steps import ZhSetup
 from annotators.lot.story import StoryConfig
 from annotators.text import zh_tokens
 from pipelines.engine import (
@@ -40,7 +41,6 @@ from pipelines.engine import (
     ReadLines,
     Stage,
     TableSpec,
-    WriteJsonlGroups,
     WriteTables,
     add_config_flags,
     config_from_args,
@@ -56,6 +56,7 @@ from pipelines.engine.gather import as_compact, compact_map
 from pipelines.engine.jsontext import json_text_of
 from pipelines.engine.readers import read_lines_or_rows
 from pipelines.engine.usage import main
+from pipelines.lot_tasks import BuildClozeTAndPlotCom, BuildOutGen, BuildSenPos, ReviewSenPos, write_human_tasks
 from schemas.lot import SCHEMAS, TASKS, example_order
 
 # LOT's near-duplicate groups: the stories job's defaults (Jaccard 0.8 of 5-character
@@ -226,126 +227,6 @@ class NearDuplicateGroups(beam.PTransform):
         )
 
 
-class BuildClozeT(beam.PTransform):
-    """{"stories", "annotations"} -> ClozeT TaskRows (+ PlotCom val/test TaskRows).
-
-    Only the stories that annotations name are joined with them (the shuffle carries those few
-    stories, not the corpus).
-    """
-
-    def __init__(self, report, step, split_inputs: dict, zh: ZhSetup):
-        super().__init__()
-        self._report, self._step, self._side, self._zh = report, step, split_inputs, zh
-
-    def expand(self, inputs):
-        named = inputs["stories"] | "Annotated" >> beam.Filter(
-            lambda s, annotated: s.story_id in annotated, annotated=self._side["annotated"]
-        )
-        joined = {
-            "story": named | "KeyStory" >> beam.Map(lambda s: (s.story_id, s)),
-            "ann": inputs["annotations"] | "KeyAnn" >> beam.Map(lambda a: (a["story_id"], a)),
-        } | "JoinAnn" >> beam.CoGroupByKey()
-        return joined | self._report.stage("clozet", self._step, grouped=True, side_inputs=self._side, setup=self._zh)
-
-
-class BuildClozeTAndPlotCom(beam.PTransform):
-    """{"stories", "annotations"} -> (ClozeT TaskRows (+ PlotCom val/test), PlotCom train TaskRows);
-    without "annotations" (none given) the ClozeT step is not built: (None, PlotCom train TaskRows).
-
-    story_id -> its annotations is a small side input (annotations are few), so the corpus
-    itself is never shuffled to find the ClozeT stories; the split side inputs
-    (`split_inputs`: near-duplicate groups, annotated ids) give every story its one split.
-    """
-
-    def __init__(
-        self,
-        report,
-        plan: SplitPlan,
-        config: ClozeTConfig,
-        limits: StoryConfig,
-        plotcom_eval: str,
-        split_inputs: dict,
-        zh_backend: str | None = None,
-    ):
-        super().__init__()
-        self._report, self._side, self._zh = report, split_inputs, ZhSetup(zh_backend)
-        self._clozet = steps.clozet_step(plan, config, limits, plotcom_eval)
-        self._plotcom = steps.plotcom_step(plan, config, limits)
-
-    def expand(self, inputs):
-        if inputs.get("annotations") is None:  # no annotations: no ClozeT step to build
-            self._report.declare("clozet")
-            clozet = None
-        else:
-            clozet = inputs | "ClozeT" >> BuildClozeT(self._report, self._clozet, self._side, self._zh)
-        plotcom = inputs["stories"] | "PlotComTrain" >> self._report.stage(
-            "plotcom", self._plotcom, input_id=operator.attrgetter("input_id"), side_inputs=self._side, setup=self._zh
-        )
-        return clozet, plotcom
-
-
-class BuildSenPos(beam.PTransform):
-    """PreparedStory -> SenPosOutput per window (example before review, Table 3 stats)."""
-
-    def __init__(
-        self, report, plan: SplitPlan, config: SenPosConfig, split_inputs: dict, zh_backend: str | None = None
-    ):
-        super().__init__()
-        self._report, self._step, self._side = report, steps.senpos_step(plan, config), split_inputs
-        self._zh = ZhSetup(zh_backend)
-
-    def expand(self, stories):
-        return stories | self._report.stage(
-            "senpos", self._step, input_id=operator.attrgetter("input_id"), side_inputs=self._side, setup=self._zh
-        )
-
-
-class ReviewSenPos(beam.PTransform):
-    """{"examples": val/test SenPosOutputs, "reviews": ReviewRecords} -> the examples, reviewed."""
-
-    def __init__(self, report, reviewed_only: bool):
-        super().__init__()
-        self._report, self._reviewed_only = report, reviewed_only
-
-    def expand(self, inputs):
-        grouped = {
-            "example": inputs["examples"] | "KeyEx" >> beam.Map(lambda o: (o.example.example_id, o)),
-            "review": inputs["reviews"] | "KeyRev" >> beam.Map(lambda r: (r.review["example_id"], r)),
-        } | "JoinReviews" >> beam.CoGroupByKey()
-        return grouped | self._report.stage("senpos_review", steps.review_step(self._reviewed_only), grouped=True)
-
-
-class BuildOutGen(beam.PTransform):
-    """PreparedStory -> OutGenOutput (TaskRow, agreement with the input's outline)."""
-
-    def __init__(
-        self,
-        report,
-        plan: SplitPlan,
-        run_cfg: LotRunConfig,
-        limits: StoryConfig,
-        split_inputs: dict,
-        zh_backend: str | None = None,
-    ):
-        super().__init__()
-        self._report, self._side = report, split_inputs
-        self._step = steps.outgen_step(
-            plan,
-            run_cfg.outline_from,
-            run_cfg.outline_method,
-            limits,
-            run_cfg.title_from,
-            run_cfg.outline_fill,
-            run_cfg.outline_opening,
-        )
-        self._zh = ZhSetup(zh_backend, run_cfg.outline_method)
-
-    def expand(self, stories):
-        return stories | self._report.stage(
-            "outgen", self._step, input_id=operator.attrgetter("input_id"), side_inputs=self._side, setup=self._zh
-        )
-
-
 def _official_table3(p, pattern: str, report):
     """The card's Table 3 official-data column, measured on `--official-outgen` lines."""
     return (
@@ -442,22 +323,6 @@ def _write_tasks(producers: tuple, out: str, report: JobReport) -> None:
     report.tally(written | "Exports" >> ExportTables(exports))
 
 
-def _write_human_tasks(stories, senpos_evals, out: str, report: JobReport, limits: StoryConfig) -> None:
-    """ClozeT annotation tasks (every story ClozeT can take) and SenPos review tasks (val/test)."""
-    report.tally(
-        stories
-        | "Tasks" >> beam.FlatMap(steps.clozet_task_entry, limits)
-        | "WriteTasks"
-        >> WriteJsonlGroups(lambda g: join(out, "annotation_tasks", f"{g}.jsonl"), ["clozet"], "annotation_tasks")
-    )
-    report.tally(
-        senpos_evals
-        | "ReviewRows" >> beam.Map(steps.review_task_entry)
-        | "WriteReview"
-        >> WriteJsonlGroups(lambda s: join(out, "review", f"senpos_{s}.jsonl"), ["val", "test"], "review")
-    )
-
-
 def run(argv=None):
     args, run_cfg, story_cfg, options = parse_args(argv)
     out, seed = staging_path(args.output), run_cfg.seed
@@ -507,7 +372,7 @@ def run(argv=None):
     # TaskRows; OutGenOutputs for OutGen
     produced = tuple(pc for pc in (from_clozet, plotcom, senpos_rows, outgen) if pc is not None)
     _write_tasks(produced, out, report)
-    _write_human_tasks(stories, senpos_evals, out, report, story_cfg)
+    write_human_tasks(stories, senpos_evals, out, report, story_cfg)
     report.record_jieba_backend(p, args.zh_backend)
     tallied = produced | "Tallies" >> Tallies(groups)
     report.extras(tallied["summary"], tallies.EMPTY_SUMMARY)

@@ -402,3 +402,21 @@ def outline_scores(predicted: Sequence[Sequence[str]], official: Sequence[Sequen
         "official": n_gold,
         "stories": len(official),
     }
+
+
+class ZhSetup:
+    """A stage's setup in every worker process: this job's jieba backend (`--zh-backend`; None:
+    the worker's default), then the dictionaries (and, with `outline_method`, the outline's)."""
+
+    def __init__(self, backend: str | None, outline_method: str | None = None):
+        self.backend, self.outline_method = backend, outline_method
+
+    def __call__(self) -> None:
+        from annotators.text import zh_tokens
+
+        if self.backend:
+            zh_tokens.configure(self.backend)
+        if self.outline_method:
+            load(self.outline_method)
+        else:
+            zh_tokens.load()

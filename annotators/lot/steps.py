@@ -434,22 +434,3 @@ def agreement_from_sums(shared: int, predicted: int, official: int, stories: int
         "recall": round(r, 4),
         "f1": round(f1, 4),
     }
-
-
-class ZhSetup:
-    """A stage's setup in every worker process: this job's jieba backend (`--zh-backend`; None:
-    the worker's default), then the dictionaries (and, with `outline_method`, the outline's)."""
-
-    def __init__(self, backend: str | None, outline_method: str | None = None):
-        self.backend, self.outline_method = backend, outline_method
-
-    def __call__(self) -> None:
-        from annotators.lot import outline
-        from annotators.text import zh_tokens
-
-        if self.backend:
-            zh_tokens.configure(self.backend)
-        if self.outline_method:
-            outline.load(self.outline_method)
-        else:
-            zh_tokens.load()
