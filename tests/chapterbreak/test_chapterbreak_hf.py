@@ -19,6 +19,8 @@ from annotators.chapterbreak.gutenberg import decode_text
 from annotators.text.tokenizers import get_tokenizer
 from pipelines.chapterbreak import run
 
+pytestmark = pytest.mark.slow  # ChapterBreak builds on real books
+
 REAL = ("pg_2024/pg84.txt", "pg_2017/pg11.txt")
 LENGTHS = (256, 2048)
 

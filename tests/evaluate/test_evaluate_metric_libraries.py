@@ -64,6 +64,7 @@ def _qg_groups(lines: list[str]) -> list[tuple[str, list[str]]]:
     return [(lines[i], lines[i + 1 : i + 2 + i % 3]) for i in range(len(lines) - 3)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", sorted(RECORDED_COCO))
 def test_coco_scores_equal_the_in_tree_scorers_on_real_questions(task):
     groups = _qg_groups(_lines(task))
@@ -108,6 +109,7 @@ def test_coco_bleu_splits_at_ascii_whitespace_only_as_python_2_did(capsys):
     assert capsys.readouterr().out == ""  # the BleuScorer's report is not printed
 
 
+@pytest.mark.slow
 def test_sentence_bleu_is_nltks_and_equals_the_in_tree_one_on_real_lines():
     """Orders 1, 2 and 4 give the in-tree numbers bit for bit; order 3 differs in the last
     bits of some values, as NLTK weighs log(p) by 1/3 where the in-tree code divided by 3:

@@ -52,6 +52,7 @@ def plain_hard(path: pathlib.Path, train: list[str], test: list[str], fraction: 
     return sorted(i for _, i in scored[: int(len(train) * fraction)])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind, form", [("bpe", "file"), ("wordpiece", "folder")])
 def test_levels_scored_in_the_models_tokens(glge, tmp_path, kind, form):
     texts = [line for task in TASKS for line in read_lines(glge / f"{task}_data" / "org_data" / "train.tgt")]

@@ -44,6 +44,7 @@ def vocab(tmp_path_factory):
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "kind, form, budget", [("bpe", "file", 40), ("bpe", "folder", 1024), ("wordpiece", "file", 60)]
 )
@@ -111,6 +112,7 @@ def test_a_wrong_tokenizer_path_is_a_usage_error(tmp_path, capsys, spec, message
     assert "error: argument --tokenizer:" in err and message in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_same_bytes_with_two_worker_processes(vocab, tmp_path):
     spec = f"hf:{vocab['bpe']}"
     base = ["--games", str(FIXTURES / "*.json"), "--budget", "40", "--tokenizer", spec]
