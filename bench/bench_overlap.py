@@ -4,9 +4,10 @@ peak memory for a reference 1x, 4x and 16x as large.
 Each scale runs `pipelines.overlap` in a fresh child process that reports its own peak RSS
 (`VmHWM` from /proc/self/status, the in-process FnApiRunner included), so
 runs do not share memory. Throughput of the reference side is the marginal rate between
-the smallest and largest reference (the audit with the reference jieba backend), beside plain
+the smallest and largest reference, beside plain
 `jieba.lcut` on the same text in the same
-run. Text is generated from a seeded vocabulary (no data files needed).
+run, with each jieba backend (rjieba, the default, and the jieba reference). Text is generated
+from a seeded vocabulary (no data files needed).
 """
 
 from __future__ import annotations
@@ -110,50 +111,48 @@ def run_child(code: str, args: list[str], backend: str = "jieba") -> tuple[float
     return float(seconds), int(kib)
 
 
-def run_overlap_bench(scales=(1, 4, 16), base_lines: int = 15000, workdir: str | None = None) -> dict:
-    """Run the benchmark; returns and prints {scale: seconds, peak MiB, chars} and rates."""
+def run_overlap_bench(
+    scales=(1, 4, 16), base_lines: int = 15000, workdir: str | None = None, backends=("rjieba", "jieba")
+) -> dict:
+    """Run the benchmark for each jieba backend (rjieba, the default, then the jieba reference);
+    returns and prints {backend: {scale: seconds, peak MiB, chars}, rates} beside plain jieba."""
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         work = pathlib.Path(tmp)
         inputs = make_inputs(work, scales, base_lines)
-        runs = {}
-        for scale in scales:
-            chars = len(inputs["refs"][scale].read_text(encoding="utf-8"))
-            seconds, kib = run_child(
-                _CHILD,
-                [
-                    "--test",
-                    str(inputs["test"]),
-                    "--reference",
-                    str(inputs["refs"][scale]),
-                    "--output",
-                    str(work / f"out{scale}"),
-                    "--direct_num_workers",
-                    "1",
-                ],
-            )
-            over = json.loads((work / f"out{scale}" / "stats.json").read_text())["tables"]["over_10pct"]
-            runs[scale] = {
-                "seconds": round(seconds, 2),
-                "peak_rss_mib": round(kib / 1024, 1),
-                "reference_chars": chars,
-                "over_10pct": over,
-            }
         lo, hi = min(scales), max(scales)
-        marginal = (runs[hi]["reference_chars"] - runs[lo]["reference_chars"]) / max(
-            1e-9, runs[hi]["seconds"] - runs[lo]["seconds"]
-        )
         jieba_seconds, _ = run_child(_JIEBA_CHILD, [str(inputs["refs"][hi])])
-        plain = runs[hi]["reference_chars"] / jieba_seconds
-    # audit_chars_per_s: marginal rate (fixed start-up cost removed); jieba on the same 16x text.
-    result = {
-        "runs": runs,
-        "audit_chars_per_s": round(marginal),
-        "jieba_chars_per_s": round(plain),
-        "audit_vs_jieba": round(marginal / plain, 3),
-        "peak_rss_growth": round(runs[hi]["peak_rss_mib"] / runs[lo]["peak_rss_mib"], 3),
-    }
+        result: dict = {}
+        for backend in backends:
+            runs = {scale: _audit_run(work, inputs, scale, backend) for scale in scales}
+            marginal = (runs[hi]["reference_chars"] - runs[lo]["reference_chars"]) / max(
+                1e-9, runs[hi]["seconds"] - runs[lo]["seconds"]
+            )
+            plain = runs[hi]["reference_chars"] / jieba_seconds
+            # audit_chars_per_s: marginal rate (fixed start-up cost removed); jieba on the same 16x text.
+            result[backend] = {
+                "runs": runs,
+                "audit_chars_per_s": round(marginal),
+                "jieba_chars_per_s": round(plain),
+                "audit_vs_jieba": round(marginal / plain, 3),
+                "peak_rss_growth": round(runs[hi]["peak_rss_mib"] / runs[lo]["peak_rss_mib"], 3),
+            }
     print("overlap bench:", json.dumps(result, indent=2))
     return result
+
+
+def _audit_run(work: pathlib.Path, inputs: dict, scale: int, backend: str) -> dict:
+    """One audit of the `scale`x reference with one worker and `backend`."""
+    chars = len(inputs["refs"][scale].read_text(encoding="utf-8"))
+    out = work / f"out{scale}-{backend}"
+    args = ["--test", str(inputs["test"]), "--reference", str(inputs["refs"][scale]), "--output", str(out)]
+    seconds, kib = run_child(_CHILD, [*args, "--direct_num_workers", "1"], backend)
+    over = json.loads((out / "stats.json").read_text())["tables"]["over_10pct"]
+    return {
+        "seconds": round(seconds, 2),
+        "peak_rss_mib": round(kib / 1024, 1),
+        "reference_chars": chars,
+        "over_10pct": over,
+    }
 
 
 if __name__ == "__main__":
