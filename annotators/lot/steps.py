@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from annotators.core.dedup import keep_first
 from annotators.core.ids import unit_interval
-from annotators.core.lsh_sets import BAND_PARTS, band_part, partition_id_sets  # noqa: F401 (BAND_PARTS: tests)
+from annotators.core.lsh_sets import partition_id_sets
 from annotators.core.metrics import prf
 from annotators.core.near_dup import NearDupConfig, Node, band_keys, id_components, member_clusters
 from annotators.core.outcome import Drop

@@ -13,10 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from annotators.core.lsh_sets import band_part
 from annotators.lot import splits
 from annotators.lot.records import AgreementCounts, OutGenOutput, TaskRow
 from annotators.lot.stats import Table3Accumulator
-from annotators.lot.steps import KeyBands, agreement_from_sums, band_part, table3
+from annotators.lot.steps import KeyBands, agreement_from_sums, table3
 from schemas.lot import TASKS
 
 

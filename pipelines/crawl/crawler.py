@@ -108,6 +108,26 @@ class Crawler:
         """A fetched page as this crawl's cache row: its site, kind, referrer and depth."""
         return dataclasses.replace(fetched, site=self.spec.name, kind=kind, referrer=referrer, depth=depth)
 
+    def _unfetched(
+        self, url: str, kind: str, referrer: str, depth: int, *, error: str, detail: str, attempts: int
+    ) -> Page:
+        """The cache row of a page with no response (refused by robots.txt, or a fetch bug)."""
+        return Page(
+            self.spec.name,
+            url,
+            url,
+            kind,
+            None,
+            "{}",
+            b"",
+            self.fetcher.now(),
+            error,
+            detail,
+            attempts,
+            referrer=referrer,
+            depth=depth,
+        )
+
     def robots_for(self, url: str) -> Robots:
         """The host's robots rules, from the cache or fetched once (html_only=False)."""
         host = host_key(url)
@@ -151,24 +171,7 @@ class Crawler:
         refusal = robots_refusal(robots, url)
         if refusal:
             why = robots.note or "disallowed by robots.txt"
-            return self._record(
-                Page(
-                    self.spec.name,
-                    url,
-                    url,
-                    kind,
-                    None,
-                    "{}",
-                    b"",
-                    self.fetcher.now(),
-                    refusal,
-                    why,
-                    0,
-                    (),
-                    referrer,
-                    depth,
-                )
-            )
+            return self._record(self._unfetched(url, kind, referrer, depth, error=refusal, detail=why, attempts=0))
         if self.requested_pages >= self.spec.max_pages:
             self.progress.stopped = "max_pages"
             return None
@@ -177,22 +180,9 @@ class Crawler:
         try:
             result = self.fetcher.fetch(url, gate=self.gate)
         except Exception as exc:  # a bug, not the site: recorded (internal_error), the crawl goes on
+            detail = f"{type(exc).__name__}: {exc}"[:300]
             return self._record(
-                Page(
-                    self.spec.name,
-                    url,
-                    url,
-                    kind,
-                    None,
-                    "{}",
-                    b"",
-                    self.fetcher.now(),
-                    error="internal_error",
-                    detail=f"{type(exc).__name__}: {exc}"[:300],
-                    attempts=1,
-                    referrer=referrer,
-                    depth=depth,
-                )
+                self._unfetched(url, kind, referrer, depth, error="internal_error", detail=detail, attempts=1)
             )
         finally:
             self.current = ""

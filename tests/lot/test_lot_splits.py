@@ -89,7 +89,6 @@ def test_band_blocks_give_the_candidate_sets_of_their_bands():
     partition's candidate sets are those of its bands, wherever their pairs were gathered,
     without dropped ids and without sets of one."""
     from annotators.core.near_dup import band_keys
-    from annotators.lot import steps
 
     config = NearDupConfig(sketch="oph")
     texts = {
@@ -102,7 +101,7 @@ def test_band_blocks_give_the_candidate_sets_of_their_bands():
     assert all(0 <= lsh_sets.band_part(b) < lsh_sets.BAND_PARTS for b, _ in pairs)
     blocks: dict[int, list] = {}
     for n, (band, i) in enumerate(pairs):  # as two bundles would gather them
-        blocks.setdefault(steps.band_part(band), [[], []])[n % 2].append((band, i))
+        blocks.setdefault(lsh_sets.band_part(band), [[], []])[n % 2].append((band, i))
     found = sorted(s for part in blocks.values() for s in lsh_sets.partition_id_sets(part, CompactMap({})))
     assert ("f:1", "f:2") in found and ("f:3", "f:4") in found
     assert all(len(s) > 1 and list(s) == sorted(s) for s in found)
