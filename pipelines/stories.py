@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import operator
 from collections.abc import Sequence
 
 import apache_beam as beam
@@ -115,7 +116,10 @@ class CleanStories(beam.PTransform):
 
     def expand(self, raws):
         return raws | self.report.stage(
-            "clean", lambda r: steps.clean_story(r, self.config), input_id=lambda r: r.input_id, setup=steps.load_jieba
+            "clean",
+            functools.partial(steps.clean_story, config=self.config),
+            input_id=operator.attrgetter("input_id"),
+            setup=steps.load_jieba,
         )
 
 

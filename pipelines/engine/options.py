@@ -5,7 +5,7 @@
 - `make_pipeline`: `DirectRunner` (the default) is mapped to Beam's `FnApiRunner`, which never
   downloads a Prism binary and honours `--direct_running_mode=multi_processing
   --direct_num_workers=N`.
-- `run_pipeline`: a local run given no worker flag uses every core (`local_workers`).
+- `run_pipeline`: a local run uses every core (`local_workers`, pipelines.engine.pool).
 """
 
 from __future__ import annotations
@@ -100,39 +100,46 @@ def _given_flags(options: PipelineOptions) -> set[str]:
 
 
 def local_workers(options: PipelineOptions, input_bytes: int) -> int:
-    """Choose the local runner's processes when no flag did, and return their number.
+    """Choose a local run's processes, set them up, and return their number.
 
-    With neither `--direct_num_workers` nor `--direct_running_mode` given, a local run of at
-    least SMALL_INPUT_BYTES of local input uses one worker process per core
-    (`multi_processing`; `STORYBENCH_WORKERS=N` sets N instead); a smaller one runs in this
-    process, where starting workers (each loads Beam and the jieba dictionary) would cost
-    more than it saves. `--direct_num_workers 1` always means this process alone. Outputs are
-    the same bytes whatever the choice."""
+    A local run of at least SMALL_INPUT_BYTES of local input uses one pool worker process per
+    core (`STORYBENCH_WORKERS=N` sets N instead), and `--direct_num_workers N` asks for N: the
+    pipeline itself runs in this process on the in-process runner, and every Stage's pure
+    function runs on the pool (pipelines.engine.pool). A smaller input runs in this process
+    alone, where starting workers (each loads the text logic and jieba's dictionary) would
+    cost more than it saves; `--direct_num_workers 1` always means this process alone.
+    `--direct_running_mode=multi_processing` given explicitly keeps Beam's own worker
+    processes and no pool. Outputs are the same bytes whatever the choice."""
+    from pipelines.engine import pool
+
+    pool.configure(0)
     if options.view_as(StandardOptions).runner not in LOCAL_RUNNERS:
         return 0
     given = _given_flags(options)
     direct = options.view_as(DirectOptions)
-    if "direct_num_workers" not in given and "direct_running_mode" not in given:
+    if "direct_running_mode" in given and direct.direct_running_mode not in (None, "in_memory"):
+        if direct.direct_running_mode == "multi_processing":
+            os.environ.setdefault(ARENAS_ENV, str(WORKER_ARENAS))
+        return direct.direct_num_workers or machine_cores()
+    if "direct_num_workers" in given:
+        n = direct.direct_num_workers or machine_cores()
+    else:
         wanted = os.environ.get(WORKERS_ENV, "").strip()
         n = int(wanted) if wanted.isdigit() and int(wanted) > 0 else machine_cores()
-        if n > 1 and (wanted or input_bytes >= SMALL_INPUT_BYTES):
-            direct.direct_num_workers, direct.direct_running_mode = n, "multi_processing"
-    elif "direct_num_workers" in given and "direct_running_mode" not in given and (direct.direct_num_workers or 0) != 1:
-        direct.direct_running_mode = "multi_processing"  # N workers asked for: N processes
-    if direct.direct_running_mode in (None, "in_memory"):
-        return 1
-    if direct.direct_running_mode == "multi_processing":
-        os.environ.setdefault(ARENAS_ENV, str(WORKER_ARENAS))
-    return direct.direct_num_workers or machine_cores()
+        if not wanted and input_bytes < SMALL_INPUT_BYTES:
+            n = 1
+    direct.direct_num_workers, direct.direct_running_mode = 1, "in_memory"
+    pool.configure(n)
+    return n
 
 
 # glibc's malloc gives each thread that allocates its own arena (up to 8 per core), and memory
 # freed in one arena is not reused by another: a Beam worker process decodes its input on gRPC
 # threads and processes it on another, so its heap grew with every stage's input (the stories
-# job's workers reached 0.9 GB each at 80,000 stories). Two arenas per worker cut the default
-# run's peak by about a fifth there (2.41 -> 1.97 GB) at no measurable cost in time. Set for the
-# worker processes a local multi-process run starts (they inherit the environment); a value the
-# user set is kept.
+# job's workers reached 0.9 GB each at 80,000 stories). Two arenas per worker cut such a run's
+# peak by about a fifth there (2.41 -> 1.97 GB) at no measurable cost in time. Set for the
+# worker processes of Beam's own multi-process mode (they inherit the environment); a value
+# the user set is kept.
 ARENAS_ENV = "MALLOC_ARENA_MAX"
 WORKER_ARENAS = 2
 
@@ -155,10 +162,15 @@ def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None) -> Any:
         return _validate_only(p)
     if commit_to and not dry:
         commit.prepare(commit_to)
+    from pipelines.engine import pool
+
     local_workers(p.options, progress.expected_input(p))
     progress.start(p)
-    result = p.run()
-    result.wait_until_finish()
+    try:
+        result = p.run()
+        result.wait_until_finish()
+    finally:
+        pool.shutdown()
     if commit_to and not dry:
         state = str(getattr(result, "state", "DONE"))
         if "DONE" not in state:

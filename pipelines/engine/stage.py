@@ -8,8 +8,10 @@ progress line on stderr at most every 10 s (pipelines.engine.progress).
 
 from __future__ import annotations
 
-import gc
-import traceback
+import collections
+import functools
+import itertools
+import pickle
 from collections.abc import Callable
 from typing import Any
 
@@ -21,22 +23,17 @@ from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
 from annotators.core.outcome import Drop
-from pipelines.engine import progress
+from pipelines.engine import pool, progress
+from pipelines.engine.pool_worker import internal_error, outcome, tune_gc
 from schemas.common import Reject
 
 REJECTS = "rejects"
 TALLY = "tally"
-GC_YOUNG_THRESHOLD = 50_000  # allocations between young-generation collections (CPython: 700)
+_BUNDLES = itertools.count()  # tells one bundle's function apart from another's in the pool
 
 
-def tune_gc() -> None:
-    """Collect the young generation every GC_YOUNG_THRESHOLD allocations instead of every 700
-    in a worker process: the steps make millions of short-lived tuples and lists (tokens,
-    tags, rows) but few reference cycles, and each early collection walked them for nothing
-    (about 3% of the LOT build). Older generations keep their settings; idempotent."""
-    young, middle, old = gc.get_threshold()
-    if young and young < GC_YOUNG_THRESHOLD:
-        gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)
+def _global(value):
+    return WindowedValue(value, MIN_TIMESTAMP, [GlobalWindow()])
 
 
 class _StageFn(beam.DoFn):
@@ -56,52 +53,107 @@ class _StageFn(beam.DoFn):
 
     def _outcomes(self, element, side):
         """(input_id, list of outputs | Drop) per input record held by `element`."""
+        if not self._grouped:
+            return [(self._input_id(element), outcome(self._fn, element, **side))]
         try:
-            if self._grouped:
-                return [(i, r if isinstance(r, Drop) else list(r)) for i, r in self._fn(element, **side)]
-            result = self._fn(element, **side)
-            return [(self._input_id(element), result if isinstance(result, Drop) else list(result))]
-        except Exception as exc:  # bad input must not crash the job; it is recorded instead
-            tb = traceback.format_exc(limit=3).strip().splitlines()[-1]
-            drop = Drop("internal_error", f"{type(exc).__name__}: {exc} | {tb}"[:2000])
-            return [(self._input_id(element), drop)]
+            return [(i, r if isinstance(r, Drop) else list(r)) for i, r in self._fn(element, **side)]
+        except Exception:  # the group is one reject, as an ungrouped record is
+            return [(self._input_id(element), internal_error())]
 
     def start_bundle(self):
         self._tally: dict[str, int] = {}
         self._outcome_counts: dict[str, int] = {}
         stage = self._stage
         self._keys = (f"{stage}|read", f"{stage}|written", f"{stage}|rejected", f"{stage}|outputs")
+        self._pool = None if self._grouped else pool.current()
+        self._function: bytes | None = None  # (fn, setup) pickled for the pool, once per bundle
+        self._batch: list[tuple[Any, bytes]] = []  # (input_id, pickled element) not yet sent
+        self._batch_bytes = 0
+        self._in_flight: collections.deque = collections.deque()  # (input_ids, Task | outcomes)
 
     def _add(self, key: str, n: int = 1):
         self._tally[key] = self._tally.get(key, 0) + n
 
-    def process(self, element, **side):
+    def _emit(self, input_id, result, wrap=lambda v: v):
+        """The outputs of one record's outcome, its accounting, and its rejects row."""
         read, written, rejected, outputs = self._keys
+        self._add(read)
+        if isinstance(result, Drop):
+            self._count(f"rejected/{result.reason}")
+            self._add(rejected)
+            self._add(f"{self._stage}|rejected/{result.reason}")
+            progress.count(self._stage, 0, 1)
+            yield TaggedOutput(REJECTS, wrap(Reject(self._stage, str(input_id), result.reason, result.detail).to_row()))
+            return
+        self._count("written")
+        progress.count(self._stage, 1, 0)
+        self._add(written)
+        if result:
+            self._add(outputs, len(result))
+        for value in result:
+            yield wrap(value)
+
+    def process(self, element, **side):
+        if self._pool is not None and self._pooled(element, side):
+            yield from self._drain(block=len(self._in_flight) > pool.IN_FLIGHT_PER_WORKER * self._pool.n)
+            return
         for input_id, result in self._outcomes(element, side):
-            self._add(read)
-            if isinstance(result, Drop):
-                self._count(f"rejected/{result.reason}")
-                self._add(rejected)
-                self._add(f"{self._stage}|rejected/{result.reason}")
-                progress.count(self._stage, 0, 1)
-                yield TaggedOutput(REJECTS, Reject(self._stage, str(input_id), result.reason, result.detail).to_row())
-                continue
-            self._count("written")
-            progress.count(self._stage, 1, 0)
-            self._add(written)
-            if result:
-                self._add(outputs, len(result))
-            yield from result
+            yield from self._emit(input_id, result)
+
+    def _pooled(self, element, side) -> bool:
+        """Queue `element` for the pool; False when this stage's work cannot go there (its
+        function or the element does not pickle), so it runs here instead."""
+        try:
+            if self._function is None:
+                fn = functools.partial(self._fn, **side) if side else self._fn
+                self._function = pickle.dumps((fn, self._setup), pickle.HIGHEST_PROTOCOL)
+                self._key = f"{self._stage}/{next(_BUNDLES)}"
+            data = pickle.dumps(element, pickle.HIGHEST_PROTOCOL)
+        except Exception:  # a lambda or an object pickle cannot carry: not poolable
+            self._send()
+            self._pool = None
+            return False
+        self._batch.append((self._input_id(element), data))
+        self._batch_bytes += len(data)
+        if self._batch_bytes >= pool.BATCH_BYTES or len(self._batch) >= pool.BATCH_ITEMS:
+            self._send()
+        return True
+
+    def _send(self):
+        if self._batch:
+            ids, data = zip(*self._batch)
+            self._in_flight.append((ids, self._pool.submit(self._key, self._function, list(data))))
+            self._batch, self._batch_bytes = [], 0
+
+    def _drain(self, block: bool, wrap=lambda v: v):
+        """Outcomes of the tasks that are done, oldest first (with `block`, wait for the
+        oldest); a stage whose function did not unpickle in a worker runs here instead."""
+        while self._in_flight:
+            ids, task = self._in_flight[0]
+            if not self._pool.wait(task, block=block):
+                return
+            block = False
+            self._in_flight.popleft()
+            status, results = task.reply
+            if status != "ok":
+                raise pool.PoolError(f"stage {self._stage}: its function could not run in a pool worker: {results}")
+            for input_id, result in zip(ids, results):
+                yield from self._emit(input_id, result, wrap)
 
     def finish_bundle(self):
-        """One tally element per key and bundle, not per record: the report's shuffle stays small."""
-        for outcome, n in sorted(self._outcome_counts.items()):
-            if outcome not in self._counters:
-                self._counters[outcome] = Metrics.counter(self._stage, outcome)
-            self._counters[outcome].inc(n)
+        """Outcomes still in the pool; then one tally element per key and bundle, not per
+        record: the report's shuffle stays small."""
+        if self._pool is not None:
+            self._send()
+            while self._in_flight:
+                yield from self._drain(block=True, wrap=_global)
+        for outcome_, n in sorted(self._outcome_counts.items()):
+            if outcome_ not in self._counters:
+                self._counters[outcome_] = Metrics.counter(self._stage, outcome_)
+            self._counters[outcome_].inc(n)
         self._outcome_counts = {}
         for key, n in sorted(self._tally.items()):
-            yield TaggedOutput(TALLY, WindowedValue((key, n), MIN_TIMESTAMP, [GlobalWindow()]))
+            yield TaggedOutput(TALLY, _global((key, n)))
         self._tally = {}
 
 
