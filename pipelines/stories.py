@@ -275,7 +275,9 @@ class Deduplicate(beam.PTransform):
             | "BySpillFile" >> beam.Map(lambda d: (d.loc.path, d))
             | "GroupSpillFile" >> beam.GroupByKey()
             | "Rejoin" >> beam.FlatMap(decided_joins)
-            | self.report.stage("near_dedup", steps.near_decision, input_id=lambda j: j.stories[0].input_id)
+            | self.report.stage(
+                "near_dedup", steps.near_decision, input_id=lambda j: j.stories[0].input_id, pooled=False
+            )
         )
         _ = after_all(decided, "DeleteSpill", delete_folder, self.spill)
         return decided | "Singletons" >> beam.Map(steps.with_singleton_cluster)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import itertools
 import json
 import os
 import pickle
@@ -33,6 +34,8 @@ import select
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pipelines.engine.pool_worker import HEADER, read_message
@@ -40,6 +43,7 @@ from pipelines.engine.pool_worker import HEADER, read_message
 BATCH_BYTES = 1 << 20  # pickled record bytes per task
 BATCH_ITEMS = 512  # records per task at most
 IN_FLIGHT_PER_WORKER = 2  # tasks sent or queued per worker before the stage waits
+IDLE_SECONDS = 5.0  # a worker without a task this long is stopped (started again when needed)
 WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pool_worker.py")
 
 
@@ -56,6 +60,7 @@ class _Worker:
         )
         self.known: set[str] = set()  # function keys this worker has unpickled
         self.task: Task | None = None
+        self.idle_since = time.monotonic()
 
     def send(self, task: Task) -> None:
         blob = task.function if task.key not in self.known else None
@@ -73,6 +78,7 @@ class _Worker:
             raise PoolError(f"pool worker {self.index} ended (exit code {self.proc.wait()})")
         self.task.reply = pickle.loads(data)
         self.task = None
+        self.idle_since = time.monotonic()
 
     def stop(self) -> None:
         """End the worker: asked to when idle, killed when a task of a failed run is still
@@ -97,17 +103,36 @@ class Task:
 
 
 class Pool:
-    """N worker processes, started on first use; tasks run first come, first served."""
+    """N worker processes, started when a task comes and stopped after IDLE_SECONDS without
+    one (the grouping and writing stages between pooled ones run here alone, and the
+    workers' memory should not add to theirs); tasks run first come, first served."""
 
     def __init__(self, n: int):
         self.n = n
-        self._workers: list[_Worker] = []
+        self._workers: list[_Worker | None] = [None] * n
         self._queue: collections.deque[Task] = collections.deque()
         self._lock = threading.RLock()
+        self._reaper: threading.Thread | None = None
+        self._closed = threading.Event()
 
     def _start(self) -> None:
-        if not self._workers:
-            self._workers = [_Worker(i) for i in range(self.n)]
+        for i, worker in enumerate(self._workers):
+            if worker is None:
+                self._workers[i] = _Worker(i)
+        if self._reaper is None:
+            self._reaper = threading.Thread(target=self._reap, name="storybench-pool-reaper", daemon=True)
+            self._reaper.start()
+
+    def _reap(self) -> None:
+        while not self._closed.wait(IDLE_SECONDS / 4):
+            with self._lock:
+                if self._queue:
+                    continue
+                now = time.monotonic()
+                for i, worker in enumerate(self._workers):
+                    if worker is not None and worker.task is None and now - worker.idle_since > IDLE_SECONDS:
+                        worker.stop()
+                        self._workers[i] = None
 
     def submit(self, key: str, function: bytes, elements: list[bytes]) -> Task:
         with self._lock:
@@ -130,9 +155,9 @@ class Pool:
         """Read the replies that are ready (with `block`, wait for at least one if any task
         is running) and give queued tasks to idle workers."""
         for worker in self._workers:
-            if worker.task is None and self._queue:
+            if worker is not None and worker.task is None and self._queue:
                 worker.send(self._queue.popleft())
-        busy = {w.proc.stdout.fileno(): w for w in self._workers if w.task is not None}
+        busy = {w.proc.stdout.fileno(): w for w in self._workers if w is not None and w.task is not None}
         if not busy:
             return
         ready, _, _ = select.select(list(busy), [], [], None if block else 0)
@@ -143,10 +168,75 @@ class Pool:
                 worker.send(self._queue.popleft())
 
     def close(self) -> None:
+        self._closed.set()
         with self._lock:
             for worker in self._workers:
-                worker.stop()
-            self._workers = []
+                if worker is not None:
+                    worker.stop()
+            self._workers = [None] * self.n
+
+
+class Batches:
+    """One bundle's records on their way through the pool, for a DoFn: `add(tag, element)`
+    queues a record (False: it or the function does not pickle, so run it here), `ready()`
+    gives `(tag, outcome)` of the records whose tasks are done, in the order they were
+    added, and `finish()` all the rest. The tag stays in this process (an input id, a file
+    location); the outcome is `pool_worker.outcome(fn, element)`: a list of outputs or a Drop.
+    At most IN_FLIGHT_PER_WORKER tasks per worker are ahead before `ready` waits."""
+
+    _bundles = itertools.count()
+
+    def __init__(self, pool: Pool, name: str, fn: Callable, setup: Callable | None = None):
+        self._pool, self._name = pool, name
+        self._fn, self._setup = fn, setup
+        self._function: bytes | None = None
+        self._key = f"{name}/{next(self._bundles)}"
+        self._tags: list = []
+        self._blobs: list[bytes] = []
+        self._bytes = 0
+        self._in_flight: collections.deque = collections.deque()
+
+    def add(self, tag, element=None, *, blob: bytes | None = None) -> bool:
+        try:
+            if self._function is None:
+                self._function = pickle.dumps((self._fn, self._setup), pickle.HIGHEST_PROTOCOL)
+            if blob is None:
+                blob = pickle.dumps(element, pickle.HIGHEST_PROTOCOL)
+        except Exception:  # a lambda, or an object pickle cannot carry
+            return False
+        self._tags.append(tag)
+        self._blobs.append(blob)
+        self._bytes += len(blob)
+        if self._bytes >= BATCH_BYTES or len(self._blobs) >= BATCH_ITEMS:
+            self.send()
+        return True
+
+    def send(self) -> None:
+        if self._blobs:
+            task = self._pool.submit(self._key, self._function, self._blobs)
+            self._in_flight.append((self._tags, task))
+            self._tags, self._blobs, self._bytes = [], [], 0
+
+    def ready(self, block: bool | None = None) -> Iterator[tuple[Any, Any]]:
+        """Outcomes of the done tasks, oldest first; with `block` (default: when too many
+        tasks are ahead), wait for the oldest."""
+        if block is None:
+            block = len(self._in_flight) > IN_FLIGHT_PER_WORKER * self._pool.n
+        while self._in_flight:
+            tags, task = self._in_flight[0]
+            if not self._pool.wait(task, block=block):
+                return
+            block = False
+            self._in_flight.popleft()
+            status, results = task.reply
+            if status != "ok":
+                raise PoolError(f"{self._name}: its function could not run in a pool worker: {results}")
+            yield from zip(tags, results)
+
+    def finish(self) -> Iterator[tuple[Any, Any]]:
+        self.send()
+        while self._in_flight:
+            yield from self.ready(block=True)
 
 
 _STATE: dict[str, Any] = {"workers": 0, "pool": None}

@@ -54,6 +54,11 @@ def outcome(fn: Callable, element: Any, **side: Any):
         return internal_error()
 
 
+def one(fn: Callable, element: Any) -> list:
+    """`[fn(element)]`: a function of one result as a step of one output (a key for a pool)."""
+    return [fn(element)]
+
+
 def internal_error():
     """The `internal_error` Drop of the exception being handled: its type, message and line."""
     from annotators.core.outcome import Drop
@@ -127,6 +132,9 @@ if __name__ == "__main__":
     # The job's import path (set by the pool), without this file's folder, whose module
     # names (report, options, ...) must not shadow anything.
     sys.path[:] = json.loads(os.environ.get("STORYBENCH_POOL_PATH", "[]")) or sys.path[1:]
+    # Functions of this module (`one`) unpickle from here, not through the package
+    # `pipelines.engine`, whose __init__ imports Beam.
+    sys.modules["pipelines.engine.pool_worker"] = sys.modules["__main__"]
     out = sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print in a step must not corrupt the replies
     serve(sys.stdin.buffer, out)

@@ -13,6 +13,7 @@ a folder of the job's staging output and are deleted once the job no longer need
 
 from __future__ import annotations
 
+import functools
 import pickle
 import uuid
 from collections.abc import Callable, Iterable
@@ -20,6 +21,11 @@ from typing import Any, NamedTuple
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.transforms.window import GlobalWindows
+
+from annotators.core.outcome import Drop
+from pipelines.engine import pool
+from pipelines.engine.pool_worker import one
 
 SPILL_BYTES = 4 << 20  # a spill file is closed after about this many bytes
 
@@ -33,13 +39,24 @@ class Loc(NamedTuple):
 
 
 class SpillRecords(beam.DoFn):
-    """record -> (key_of(record), Loc), the record pickled into a spill file in `folder`."""
+    """record -> (key_of(record), Loc), the record pickled into a spill file in `folder`.
+
+    In a local run with a pool (pipelines.engine.pool), `key_of` runs there on the very
+    pickle that is spilled (a MinHash per story, for the stories job)."""
 
     def __init__(self, folder: str, key_of: Callable[[Any], Any]):
         self._folder, self._key_of = folder, key_of
 
     def start_bundle(self):
         self._parts, self._offset, self._path = [], 0, None
+        workers = pool.current()
+        self._batches = None if workers is None else pool.Batches(workers, "spill", functools.partial(one, self._key_of))
+
+    def _keyed(self, pairs):
+        for loc, result in pairs:
+            if isinstance(result, Drop):  # as the key function's exception would have, here
+                raise RuntimeError(f"key of a spilled record: {result.detail}")
+            yield result[0], loc
 
     def process(self, record):
         if self._path is None:
@@ -50,10 +67,16 @@ class SpillRecords(beam.DoFn):
         self._offset += len(blob)
         if self._offset >= SPILL_BYTES:
             self._flush()
+        if self._batches is not None and self._batches.add(loc, blob=blob):
+            yield from self._keyed(self._batches.ready())
+            return
         yield self._key_of(record), loc
 
     def finish_bundle(self):
         self._flush()
+        if self._batches is not None:
+            for key_loc in self._keyed(self._batches.finish()):
+                yield GlobalWindows.windowed_value(key_loc)
 
     def _flush(self):
         if self._parts:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import collections
 import functools
-import itertools
-import pickle
 from collections.abc import Callable
 from typing import Any
 
@@ -29,22 +27,23 @@ from schemas.common import Reject
 
 REJECTS = "rejects"
 TALLY = "tally"
-_BUNDLES = itertools.count()  # tells one bundle's function apart from another's in the pool
-
-
 def _global(value):
     return WindowedValue(value, MIN_TIMESTAMP, [GlobalWindow()])
 
 
 class _StageFn(beam.DoFn):
-    def __init__(self, stage: str, fn: Callable, input_id: Callable, setup: Callable | None, grouped: bool):
+    def __init__(
+        self, stage: str, fn: Callable, input_id: Callable, setup: Callable | None, grouped: bool, pooled: bool
+    ):
         self._stage, self._fn, self._input_id, self._setup = stage, fn, input_id, setup
         self._grouped = grouped
+        self._here = grouped or not pooled  # runs in this process even with a pool
         self._counters: dict[str, Any] = {}
 
     def setup(self):
+        """The stage's own setup runs where its function runs: here only without a pool."""
         tune_gc()
-        if self._setup is not None:
+        if self._setup is not None and (self._here or pool.current() is None):
             self._setup()
 
     def _count(self, outcome: str):
@@ -65,11 +64,8 @@ class _StageFn(beam.DoFn):
         self._outcome_counts: dict[str, int] = {}
         stage = self._stage
         self._keys = (f"{stage}|read", f"{stage}|written", f"{stage}|rejected", f"{stage}|outputs")
-        self._pool = None if self._grouped else pool.current()
-        self._function: bytes | None = None  # (fn, setup) pickled for the pool, once per bundle
-        self._batch: list[tuple[Any, bytes]] = []  # (input_id, pickled element) not yet sent
-        self._batch_bytes = 0
-        self._in_flight: collections.deque = collections.deque()  # (input_ids, Task | outcomes)
+        self._batches: pool.Batches | None = None
+        self._pooled = not self._here and pool.current() is not None
 
     def _add(self, key: str, n: int = 1):
         self._tally[key] = self._tally.get(key, 0) + n
@@ -94,59 +90,33 @@ class _StageFn(beam.DoFn):
             yield wrap(value)
 
     def process(self, element, **side):
-        if self._pool is not None and self._pooled(element, side):
-            yield from self._drain(block=len(self._in_flight) > pool.IN_FLIGHT_PER_WORKER * self._pool.n)
-            return
+        if self._pooled:
+            if self._batches is None:
+                fn = functools.partial(self._fn, **side) if side else self._fn
+                self._batches = pool.Batches(pool.current(), self._stage, fn, self._setup)
+            if self._batches.add(self._input_id(element), element):
+                for input_id, result in self._batches.ready():
+                    yield from self._emit(input_id, result)
+                return
+            self._run_here()
         for input_id, result in self._outcomes(element, side):
             yield from self._emit(input_id, result)
 
-    def _pooled(self, element, side) -> bool:
-        """Queue `element` for the pool; False when this stage's work cannot go there (its
-        function or the element does not pickle), so it runs here instead."""
-        try:
-            if self._function is None:
-                fn = functools.partial(self._fn, **side) if side else self._fn
-                self._function = pickle.dumps((fn, self._setup), pickle.HIGHEST_PROTOCOL)
-                self._key = f"{self._stage}/{next(_BUNDLES)}"
-            data = pickle.dumps(element, pickle.HIGHEST_PROTOCOL)
-        except Exception:  # a lambda or an object pickle cannot carry: not poolable
-            self._send()
-            self._pool = None
-            return False
-        self._batch.append((self._input_id(element), data))
-        self._batch_bytes += len(data)
-        if self._batch_bytes >= pool.BATCH_BYTES or len(self._batch) >= pool.BATCH_ITEMS:
-            self._send()
-        return True
-
-    def _send(self):
-        if self._batch:
-            ids, data = zip(*self._batch)
-            self._in_flight.append((ids, self._pool.submit(self._key, self._function, list(data))))
-            self._batch, self._batch_bytes = [], 0
-
-    def _drain(self, block: bool, wrap=lambda v: v):
-        """Outcomes of the tasks that are done, oldest first (with `block`, wait for the
-        oldest); a stage whose function did not unpickle in a worker runs here instead."""
-        while self._in_flight:
-            ids, task = self._in_flight[0]
-            if not self._pool.wait(task, block=block):
-                return
-            block = False
-            self._in_flight.popleft()
-            status, results = task.reply
-            if status != "ok":
-                raise pool.PoolError(f"stage {self._stage}: its function could not run in a pool worker: {results}")
-            for input_id, result in zip(ids, results):
-                yield from self._emit(input_id, result, wrap)
+    def _run_here(self):
+        """This stage's function or record does not pickle: it runs in this process."""
+        if self._batches is not None:
+            self._batches.send()
+        self._pooled = False
+        if self._setup is not None:
+            self._setup()
 
     def finish_bundle(self):
         """Outcomes still in the pool; then one tally element per key and bundle, not per
         record: the report's shuffle stays small."""
-        if self._pool is not None:
-            self._send()
-            while self._in_flight:
-                yield from self._drain(block=True, wrap=_global)
+        if self._batches is not None:
+            for input_id, result in self._batches.finish():
+                yield from self._emit(input_id, result, _global)
+            self._batches = None
         for outcome_, n in sorted(self._outcome_counts.items()):
             if outcome_ not in self._counters:
                 self._counters[outcome_] = Metrics.counter(self._stage, outcome_)
@@ -165,6 +135,10 @@ class Stage(beam.PTransform):
     dedup and join steps keep the same accounting. `side_inputs` (name -> AsList/AsDict/...)
     reach `fn` as keyword arguments.
 
+    In a local run with a pool (pipelines.engine.pool), an ungrouped stage's `fn` runs on
+    the pool's worker processes when it pickles; `pooled=False` keeps a stage whose work is
+    cheaper than sending its records there (a decision on records already made) here.
+
     Jobs build it with `report.stage(name, fn, ...)`: applied, it registers its rejects and
     tallies in the JobReport and returns the main output, so a stage's name is written once.
     With `with_rejects=True` it returns (main, rejects rows), for a job that also reports its
@@ -180,13 +154,14 @@ class Stage(beam.PTransform):
         input_id: Callable = lambda e: e[0],
         setup: Callable | None = None,
         grouped: bool = False,
+        pooled: bool = True,
         side_inputs: dict[str, Any] | None = None,
         report: Any = None,
         with_rejects: bool = False,
     ):
         super().__init__(f"Stage[{stage}]")
         self.name = stage
-        self._args = (stage, fn, input_id, setup, grouped)
+        self._args = (stage, fn, input_id, setup, grouped, pooled)
         self._side = side_inputs or {}
         self._report, self._with_rejects = report, with_rejects
 
