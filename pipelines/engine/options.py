@@ -109,7 +109,7 @@ def local_workers(options: PipelineOptions, input_bytes: int) -> int:
     alone, where starting workers (each loads the text logic and jieba's dictionary) would
     cost more than it saves; `--direct_num_workers 1` always means this process alone.
     `--direct_running_mode=multi_processing` given explicitly keeps Beam's own worker
-    processes and no pool. Outputs are the same bytes whatever the choice."""
+    processes and no pool; `--direct_running_mode=in_memory` alone means this process alone. Outputs are the same bytes whatever the choice."""
     from pipelines.engine import pool
 
     pool.configure(0)
@@ -123,6 +123,8 @@ def local_workers(options: PipelineOptions, input_bytes: int) -> int:
         return direct.direct_num_workers or machine_cores()
     if "direct_num_workers" in given:
         n = direct.direct_num_workers or machine_cores()
+    elif "direct_running_mode" in given:  # in_memory, named: this process alone
+        n = 1
     else:
         wanted = os.environ.get(WORKERS_ENV, "").strip()
         n = int(wanted) if wanted.isdigit() and int(wanted) > 0 else machine_cores()

@@ -12,20 +12,21 @@ IN_FLIGHT_PER_WORKER batches per worker ahead, and yields the outcomes in the or
 records came. What the pool holds is bounded by the batches in flight, not the input, and a
 worker holds only the text logic it runs. Grouping, joins and writing stay in this process.
 
-A stage runs in the pool when its function and setup pickle by reference (module-level
-functions, `functools.partial`, the annotators' callable classes); otherwise, and for
-grouped stages, it runs here as before. The outcomes are the same objects in either place,
-so the outputs are the same bytes with any number of workers.
+A stage's function and setup go to the workers with cloudpickle (closures of annotators
+included); one that does not pickle, or whose unpickling imports Beam (a lambda of a job's
+wiring that holds its PTransform), runs here as before, and so do grouped stages. The
+outcomes are the same objects in either place, so the outputs are the same bytes with any
+number of workers.
 
 `configure(n)` is set by `run_pipeline` for a local run (`--direct_num_workers`, default: a
 process per core); `shutdown()` stops the workers when the run ends (their CPU then counts
-in this process's children).
-"""
+in this process's children)."""
 
 from __future__ import annotations
 
 import atexit
 import collections
+import functools
 import itertools
 import json
 import os
@@ -38,7 +39,9 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from pipelines.engine.pool_worker import HEADER, read_message
+import cloudpickle
+
+from pipelines.engine.pool_worker import HEADER, outcome, read_message
 
 BATCH_BYTES = 1 << 20  # pickled record bytes per task
 BATCH_ITEMS = 512  # records per task at most
@@ -72,13 +75,14 @@ class _Worker:
         self.known.add(task.key)
         self.task = task
 
-    def receive(self) -> None:
+    def receive(self) -> str:
         data = read_message(self.proc.stdout)
         if data is None:
             raise PoolError(f"pool worker {self.index} ended (exit code {self.proc.wait()})")
-        self.task.reply = pickle.loads(data)
-        self.task = None
+        task, self.task = self.task, None
+        task.reply = pickle.loads(data)
         self.idle_since = time.monotonic()
+        return task.reply[0]
 
     def stop(self) -> None:
         """End the worker: asked to when idle, killed when a task of a failed run is still
@@ -163,8 +167,10 @@ class Pool:
         ready, _, _ = select.select(list(busy), [], [], None if block else 0)
         for fd in ready:
             worker = busy[fd]
-            worker.receive()
-            if self._queue:
+            if worker.receive() == "here":  # it may hold Beam now: a new one is started if needed
+                worker.stop()
+                self._workers[worker.index] = None
+            elif self._queue:
                 worker.send(self._queue.popleft())
 
     def close(self) -> None:
@@ -195,11 +201,17 @@ class Batches:
         self._blobs: list[bytes] = []
         self._bytes = 0
         self._in_flight: collections.deque = collections.deque()
+        self.here = False  # the workers sent this function back: it runs in this process
 
     def add(self, tag, element=None, *, blob: bytes | None = None) -> bool:
+        if self.here:
+            return False
+        if self._function is None and _wiring(self._fn):
+            self.here = True
+            return False
         try:
             if self._function is None:
-                self._function = pickle.dumps((self._fn, self._setup), pickle.HIGHEST_PROTOCOL)
+                self._function = cloudpickle.dumps((self._fn, self._setup), pickle.HIGHEST_PROTOCOL)
             if blob is None:
                 blob = pickle.dumps(element, pickle.HIGHEST_PROTOCOL)
         except Exception:  # a lambda, or an object pickle cannot carry
@@ -229,14 +241,24 @@ class Batches:
             block = False
             self._in_flight.popleft()
             status, results = task.reply
-            if status != "ok":
-                raise PoolError(f"{self._name}: its function could not run in a pool worker: {results}")
+            if status == "here":
+                self.here = True
+                results = [outcome(self._fn, pickle.loads(blob)) for blob in task.elements]
             yield from zip(tags, results)
 
     def finish(self) -> Iterator[tuple[Any, Any]]:
         self.send()
         while self._in_flight:
             yield from self.ready(block=True)
+
+
+def _wiring(fn: Callable) -> bool:
+    """Whether `fn` is defined in a job's wiring (a module of `pipelines`), which a worker
+    could only unpickle by importing Beam: such a step runs in the job's process."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    module = getattr(fn, "__module__", None) or type(fn).__module__
+    return module.startswith("pipelines.") or module == "__main__"
 
 
 _STATE: dict[str, Any] = {"workers": 0, "pool": None}

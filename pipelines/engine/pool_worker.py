@@ -9,14 +9,15 @@ data).
 Protocol, on stdin/stdout, one task at a time: a task is an 8-byte big-endian length and a
 pickle of `(key, function_blob | None, [element pickles])`; the function blob is a pickle of
 `(fn, setup)`, sent the first time this worker sees `key` (then `setup()` runs once). The
-reply is a length and a pickle of `("ok", [outcome per element])` or `("error", text)` when
-the task itself could not run (the function did not unpickle): the job then runs that
-stage in its own process. An outcome is `outcome(fn, element)`, exactly what the job's
-process would have computed. A zero length (or end of input) ends the worker.
+reply is a length and a pickle of `("ok", [outcome per element])`, or `("here", why)` when
+the task should run in the job's process instead: its function did not unpickle here, or
+unpickling it imported Beam (a function of a job's wiring, which would make this worker as
+big as a Beam process). The job then runs that stage itself and stops this worker. An
+outcome is `outcome(fn, element)`, exactly what the job's process would have computed. A
+zero length (or end of input) ends the worker.
 
 `outcome` and `tune_gc` are shared with `pipelines.engine.stage`, which runs the same
-function in its own process when there is no pool.
-"""
+function in its own process when there is no pool."""
 
 from __future__ import annotations
 
@@ -106,12 +107,14 @@ def run_task(task: bytes, functions: dict[str, Callable]) -> bytes:
         key, blob, elements = pickle.loads(task)
         if key not in functions:
             fn, setup = pickle.loads(blob)
+            if "apache_beam" in sys.modules:  # the function belongs to a job's wiring
+                return pickle.dumps(("here", "its function imports Beam"), pickle.HIGHEST_PROTOCOL)
             if setup is not None:
                 setup()
             functions[key] = fn
         fn = functions[key]
     except Exception:
-        return pickle.dumps(("error", traceback.format_exc(limit=5)), pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps(("here", traceback.format_exc(limit=5)), pickle.HIGHEST_PROTOCOL)
     results = [outcome(fn, pickle.loads(e)) for e in elements]
     return pickle.dumps(("ok", results), pickle.HIGHEST_PROTOCOL)
 

@@ -50,7 +50,9 @@ class SpillRecords(beam.DoFn):
     def start_bundle(self):
         self._parts, self._offset, self._path = [], 0, None
         workers = pool.current()
-        self._batches = None if workers is None else pool.Batches(workers, "spill", functools.partial(one, self._key_of))
+        self._batches = (
+            None if workers is None else pool.Batches(workers, "spill", functools.partial(one, self._key_of))
+        )
 
     def _keyed(self, pairs):
         for loc, result in pairs:

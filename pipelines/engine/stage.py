@@ -8,7 +8,6 @@ progress line on stderr at most every 10 s (pipelines.engine.progress).
 
 from __future__ import annotations
 
-import collections
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +26,8 @@ from schemas.common import Reject
 
 REJECTS = "rejects"
 TALLY = "tally"
+
+
 def _global(value):
     return WindowedValue(value, MIN_TIMESTAMP, [GlobalWindow()])
 

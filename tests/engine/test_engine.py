@@ -79,7 +79,7 @@ def test_stage_workers_collect_young_garbage_less_often(tmp_path):
     steps' short-lived tuples are walked less often); older generations keep theirs."""
     import gc
 
-    from pipelines.engine.stage import GC_YOUNG_THRESHOLD
+    from pipelines.engine.pool_worker import GC_YOUNG_THRESHOLD
 
     before = gc.get_threshold()
     gc.set_threshold(700, before[1], before[2])

@@ -57,21 +57,33 @@ def test_ranges_of_two_files_are_numbered_per_file(tmp_path):
 
 
 def _workers(argv, nbytes, monkeypatch, env=None):
+    """(processes, pool workers, Beam's direct_num_workers, Beam's running mode)."""
+    from pipelines.engine import pool
+
     monkeypatch.delenv(WORKERS_ENV, raising=False)
     if env is not None:
         monkeypatch.setenv(WORKERS_ENV, env)
     monkeypatch.setattr("pipelines.engine.options.machine_cores", lambda: 4)
     options = PipelineOptions(argv)
-    n = local_workers(options, nbytes)
+    try:
+        n = local_workers(options, nbytes)
+        workers = pool.workers()
+    finally:
+        pool.configure(0)
     direct = options.view_as(DirectOptions)
-    return n, direct.direct_num_workers, direct.direct_running_mode
+    return n, workers, direct.direct_num_workers, direct.direct_running_mode
 
 
 def test_a_local_run_uses_every_core_unless_told_or_small(monkeypatch):
-    assert _workers([], SMALL_INPUT_BYTES, monkeypatch) == (4, 4, "multi_processing")
-    assert _workers([], SMALL_INPUT_BYTES - 1, monkeypatch) == (1, 1, "in_memory")
-    assert _workers(["--direct_num_workers", "1"], 1 << 30, monkeypatch) == (1, 1, "in_memory")
-    assert _workers(["--direct_num_workers=3"], 0, monkeypatch) == (3, 3, "multi_processing")
-    assert _workers(["--direct_running_mode=in_memory"], 1 << 30, monkeypatch)[0] == 1
-    assert _workers([], 0, monkeypatch, env="2") == (2, 2, "multi_processing")
-    assert _workers(["--runner", "DataflowRunner"], 1 << 30, monkeypatch)[0] == 0
+    """Every core by default (a pool worker each, Beam's runner in this process), one
+    process for a small input or `--direct_num_workers 1`; Beam's own multi-process mode
+    only when asked for by name; no pool on a remote runner."""
+    assert _workers([], SMALL_INPUT_BYTES, monkeypatch) == (4, 4, 1, "in_memory")
+    assert _workers([], SMALL_INPUT_BYTES - 1, monkeypatch) == (1, 0, 1, "in_memory")
+    assert _workers(["--direct_num_workers", "1"], 1 << 30, monkeypatch) == (1, 0, 1, "in_memory")
+    assert _workers(["--direct_num_workers=3"], 0, monkeypatch) == (3, 3, 1, "in_memory")
+    assert _workers(["--direct_running_mode=in_memory"], 1 << 30, monkeypatch)[:2] == (1, 0)
+    assert _workers([], 0, monkeypatch, env="2") == (2, 2, 1, "in_memory")
+    mp = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
+    assert _workers(mp, 1 << 30, monkeypatch) == (2, 0, 2, "multi_processing")
+    assert _workers(["--runner", "DataflowRunner"], 1 << 30, monkeypatch)[:2] == (0, 0)
