@@ -27,6 +27,7 @@ from annotators.chapterbreak.subsets import KINDS, per_book_cap
 from annotators.harness import chapterbreak as harness_tasks
 from annotators.text.tokenizers import get_tokenizer
 from pipelines.engine import (
+    PROCESSES,
     REJECTS,
     ExportFromTable,
     JobReport,
@@ -412,7 +413,7 @@ def run(argv=None):
     report.tally(written | WriteReleased(out, ("chapter",) + ex_cfg.subsets, ex_cfg.prefix_lengths))
     report.extra("chapterbreak", {"books": books, "examples": examples} | ChapterBreakStats(ex_cfg))
     report.finish(p)
-    return run_pipeline(p, commit_to=args.output)
+    return run_pipeline(p, commit_to=args.output, local_mode=PROCESSES)
 
 
 def _write_books(books, rejected_books, out: str, shards, report) -> None:

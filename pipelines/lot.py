@@ -33,6 +33,7 @@ from annotators.lot.splits import SplitPlan
 from annotators.lot.story import StoryConfig
 from annotators.text import zh_tokens
 from pipelines.engine import (
+    PROCESSES,
     ExportLinesFromTable,
     ExportTables,
     Gather,
@@ -380,7 +381,7 @@ def run(argv=None):
     if run_cfg.official_outgen:
         report.extra("table3_official", _official_table3(p, run_cfg.official_outgen, report))
     report.finish(p)
-    return run_pipeline(p, commit_to=args.output)
+    return run_pipeline(p, commit_to=args.output, local_mode=PROCESSES)
 
 
 if __name__ == "__main__":

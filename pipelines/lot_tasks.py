@@ -73,7 +73,12 @@ class BuildClozeTAndPlotCom(beam.PTransform):
         else:
             clozet = inputs | "ClozeT" >> BuildClozeT(self._report, self._clozet, self._side, self._zh)
         plotcom = inputs["stories"] | "PlotComTrain" >> self._report.stage(
-            "plotcom", self._plotcom, input_id=operator.attrgetter("input_id"), side_inputs=self._side, setup=self._zh
+            "plotcom",
+            self._plotcom,
+            input_id=operator.attrgetter("input_id"),
+            side_inputs=self._side,
+            setup=self._zh,
+            pooled=False,
         )
         return clozet, plotcom
 
@@ -90,7 +95,12 @@ class BuildSenPos(beam.PTransform):
 
     def expand(self, stories):
         return stories | self._report.stage(
-            "senpos", self._step, input_id=operator.attrgetter("input_id"), side_inputs=self._side, setup=self._zh
+            "senpos",
+            self._step,
+            input_id=operator.attrgetter("input_id"),
+            side_inputs=self._side,
+            setup=self._zh,
+            pooled=False,  # a prepared story is more to send than to work on
         )
 
 
@@ -136,7 +146,12 @@ class BuildOutGen(beam.PTransform):
 
     def expand(self, stories):
         return stories | self._report.stage(
-            "outgen", self._step, input_id=operator.attrgetter("input_id"), side_inputs=self._side, setup=self._zh
+            "outgen",
+            self._step,
+            input_id=operator.attrgetter("input_id"),
+            side_inputs=self._side,
+            setup=self._zh,
+            pooled=False,  # a prepared story is more to send than to work on
         )
 
 

@@ -8,6 +8,8 @@ from pipelines.engine.exporters import ExportFromTable, ExportJsonlFromTable, Ex
 from pipelines.engine.gather import Gather, once
 from pipelines.engine.jsontext import jsonl_line
 from pipelines.engine.options import (
+    POOL,
+    PROCESSES,
     add_config_flags,
     alias_separators,
     config_from_args,
@@ -33,6 +35,8 @@ from pipelines.engine.sorted_tables import TableSpec, WriteJsonlGroups, WriteTab
 from pipelines.engine.stage import REJECTS, TALLY, Stage
 
 __all__ = [
+    "POOL",
+    "PROCESSES",
     "Gather",
     "once",
     "READ_ERROR",

@@ -77,6 +77,7 @@ def make_pipeline(options: PipelineOptions) -> beam.Pipeline:
     return beam.Pipeline(options=options)
 
 
+POOL, PROCESSES = "pool", "processes"  # how a job's local run uses every core (run_pipeline)
 SMALL_INPUT_BYTES = 4 << 20  # below this much local input, one process beats starting several
 WORKERS_ENV = "STORYBENCH_WORKERS"  # the default process count of local runs (else: the cores)
 
@@ -99,7 +100,7 @@ def _given_flags(options: PipelineOptions) -> set[str]:
     return names | set(options.get_all_options(drop_default=True))
 
 
-def local_workers(options: PipelineOptions, input_bytes: int) -> int:
+def local_workers(options: PipelineOptions, input_bytes: int, mode: str = POOL) -> int:
     """Choose a local run's processes, set them up, and return their number.
 
     A local run of at least SMALL_INPUT_BYTES of local input uses one pool worker process per
@@ -109,7 +110,10 @@ def local_workers(options: PipelineOptions, input_bytes: int) -> int:
     alone, where starting workers (each loads the text logic and jieba's dictionary) would
     cost more than it saves; `--direct_num_workers 1` always means this process alone.
     `--direct_running_mode=multi_processing` given explicitly keeps Beam's own worker
-    processes and no pool; `--direct_running_mode=in_memory` alone means this process alone. Outputs are the same bytes whatever the choice."""
+    processes and no pool; `--direct_running_mode=in_memory` alone means this process alone.
+
+    `mode` is the job's choice of how its local run uses the cores (PROCESSES: Beam's own
+    worker processes instead of a pool; see `run_pipeline`). Outputs are the same bytes whatever the choice."""
     from pipelines.engine import pool
 
     pool.configure(0)
@@ -130,6 +134,10 @@ def local_workers(options: PipelineOptions, input_bytes: int) -> int:
         n = int(wanted) if wanted.isdigit() and int(wanted) > 0 else machine_cores()
         if not wanted and input_bytes < SMALL_INPUT_BYTES:
             n = 1
+    if mode == PROCESSES and n > 1:
+        direct.direct_num_workers, direct.direct_running_mode = n, "multi_processing"
+        os.environ.setdefault(ARENAS_ENV, str(WORKER_ARENAS))
+        return n
     direct.direct_num_workers, direct.direct_running_mode = 1, "in_memory"
     pool.configure(n)
     return n
@@ -150,8 +158,17 @@ def is_dry_run(options: PipelineOptions) -> bool:
     return bool(options.get_all_options().get("dry_run"))
 
 
-def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None) -> Any:
+def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None, local_mode: str = POOL) -> Any:
     """Run and wait; returns the PipelineResult.
+
+    `local_mode` says how a local run uses every core when no runner flag says otherwise:
+    POOL (the default) runs the pipeline in this process and every Stage's pure function on
+    a pool of worker processes (pipelines.engine.pool): memory stays that of one process
+    plus a small worker per core, and the run is as much faster as the pure steps are of
+    its work (the stories job: cleaning and MinHash, about two thirds). PROCESSES uses
+    Beam's own worker processes, for a job whose work is mostly Beam's per-element work and
+    grouping stages rather than its pure steps (LOT, ChapterBreak), at the memory of a Beam
+    process per core.
 
     With `commit_to` (the job's output, whose writers wrote to `staging_path(output)`), the
     staging folder is cleared first and, once the run finished, replaces the output's contents
@@ -166,7 +183,7 @@ def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None) -> Any:
         commit.prepare(commit_to)
     from pipelines.engine import pool
 
-    local_workers(p.options, progress.expected_input(p))
+    local_workers(p.options, progress.expected_input(p), local_mode)
     progress.start(p)
     try:
         result = p.run()

@@ -14,7 +14,8 @@ worker holds only the text logic it runs. Grouping, joins and writing stay in th
 
 A stage's function and setup go to the workers with cloudpickle (closures of annotators
 included); one that does not pickle, or whose unpickling imports Beam (a lambda of a job's
-wiring that holds its PTransform), runs here as before, and so do grouped stages. The
+wiring that holds its PTransform), runs here as before, and so do grouped stages. (A
+closure's module-level values travel as copies; module functions travel by reference.) The
 outcomes are the same objects in either place, so the outputs are the same bytes with any
 number of workers.
 
@@ -69,7 +70,7 @@ class _Worker:
         blob = task.function if task.key not in self.known else None
         data = pickle.dumps((task.key, blob, task.elements), pickle.HIGHEST_PROTOCOL)
         try:
-            self.proc.stdin.write(HEADER.pack(len(data)) + data)
+            _write_all(self.proc.stdin, HEADER.pack(len(data)) + data)
         except (BrokenPipeError, OSError) as exc:
             raise PoolError(f"pool worker {self.index} ended (exit code {self.proc.poll()})") from exc
         self.known.add(task.key)
@@ -96,6 +97,13 @@ class _Worker:
             pass
         self.proc.wait()
         self.proc.stdout.close()
+
+
+def _write_all(stream, data: bytes) -> None:
+    """Write every byte: a raw pipe's write may take only part (a signal, a full pipe)."""
+    view = memoryview(data)
+    while view:
+        view = view[stream.write(view) :]
 
 
 class Task:

@@ -1,0 +1,47 @@
+"""Steps for tests/engine/test_pool.py, in a module that does not import Beam (as the
+annotators' steps do not), so pool workers can unpickle them."""
+
+from __future__ import annotations
+
+import os
+
+from annotators.core.outcome import Drop
+
+_SETUP = {"done": False}
+
+
+def words(record: str):
+    if record == "boom":
+        raise ValueError("a record that breaks the step")
+    if not record:
+        return Drop("empty", "no words")
+    return record.split()
+
+
+def pid_of(record: str):
+    return [(record, os.getpid())]
+
+
+def mark_setup() -> None:
+    _SETUP["done"] = True
+
+
+def setup_done() -> bool:
+    return _SETUP["done"]
+
+
+def tagger(tag: str):
+    # module state through a function: cloudpickle copies the plain values a closure names
+    def tag_record(record: str, extra: dict):
+        return [(tag, record, setup_done(), extra["x"], os.getpid())]
+
+    return tag_record
+
+
+def with_helper(helper, record: str):
+    """A step given a helper object (a Beam class, in the test: it imports Beam where it unpickles)."""
+    return [(f"{record}1", os.getpid())]
+
+
+def die(record: str):
+    os._exit(3)

@@ -1,0 +1,161 @@
+"""The local process pool (pipelines.engine.pool): Stages on worker processes, same results."""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+
+import apache_beam as beam
+import pytest
+from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+from annotators.core.outcome import Drop
+from pipelines.engine import pool
+from pipelines.engine.stage import REJECTS, TALLY, Stage
+from tests.engine import pool_steps
+
+
+@pytest.fixture
+def two_workers():
+    pool.configure(2)
+    yield
+    pool.configure(0)
+
+
+_OUT: dict = {}
+
+
+def _keep(items, name):
+    _OUT[name] = sorted(items, key=repr)
+
+
+def keep(name):
+    return beam.Map(_keep, name)
+
+
+def _collect(fn, records, **kwargs):
+    """{"main", "rejects", "tallies"} of a Stage over `records` on the in-process runner."""
+    _OUT.clear()
+
+    with beam.Pipeline(runner=FnApiRunner()) as p:
+        result = p | beam.Create(records) | Stage("s", fn, input_id=lambda r: r, **kwargs)
+        result["main"] | "Main" >> beam.combiners.ToList() | "KeepMain" >> keep("main")
+        (
+            result[REJECTS]
+            | beam.Map(lambda r: (r["input_id"], r["reason"]))
+            | "Rejects" >> beam.combiners.ToList()
+            | "KeepRejects" >> keep("rejects")
+        )
+        (
+            result[TALLY]
+            | beam.CombinePerKey(sum)
+            | "Tallies" >> beam.combiners.ToList()
+            | "KeepTallies" >> keep("tallies")
+        )
+    return dict(_OUT)
+
+
+RECORDS = [f"story {i}" for i in range(700)] + ["", "boom"]
+
+
+def test_a_stage_gives_the_same_outputs_rejects_and_tallies_on_the_pool(two_workers):
+    """Words of each record on 2 workers (an empty record is a Drop, an exception an
+    internal_error reject): exactly what the job's process alone gives, records in batches
+    and several tasks in flight."""
+    on_pool = _collect(pool_steps.words, RECORDS)
+    pool.configure(0)
+    here = _collect(pool_steps.words, RECORDS)
+    assert on_pool == here
+    assert ("", "empty") in on_pool["rejects"] and ("boom", "internal_error") in on_pool["rejects"]
+    assert ("s|read", 702) in on_pool["tallies"] and len(on_pool["main"]) == 1400
+
+
+def test_the_work_runs_in_the_workers_not_in_the_job(two_workers, monkeypatch):
+    """The pid each record was worked on: the two workers', never this process's."""
+    monkeypatch.setattr(pool, "BATCH_ITEMS", 16)
+    out = _collect(pool_steps.pid_of, [f"r{i}" for i in range(400)])
+    pids = {pid for _, pid in out["main"]}
+    assert os.getpid() not in pids and 1 <= len(pids) <= 2
+
+
+def test_a_closure_of_the_annotators_runs_there_with_its_setup_and_side_inputs(two_workers):
+    """A closure travels by value (cloudpickle); its setup runs in each worker before it;
+    side inputs reach it as keyword arguments."""
+    _OUT.clear()
+    with beam.Pipeline(runner=FnApiRunner()) as p:
+        side = p | "Side" >> beam.Create([("x", 1)])
+        records = p | beam.Create(["a", "b", "c"])
+        result = records | Stage(
+            "s",
+            pool_steps.tagger("t"),
+            input_id=lambda r: r,
+            setup=pool_steps.mark_setup,
+            side_inputs={"extra": beam.pvalue.AsDict(side)},
+        )
+        result["main"] | beam.combiners.ToList() | keep("main")
+    out = dict(_OUT)
+    assert [m[:2] for m in out["main"]] == [("t", "a"), ("t", "b"), ("t", "c")]
+    assert {m[2] for m in out["main"]} == {True} and {m[3] for m in out["main"]} == {1}
+    assert os.getpid() not in {m[4] for m in out["main"]}
+
+
+def test_a_step_of_the_wiring_runs_in_the_job_process(two_workers):
+    """A lambda of a job's module (`pipelines.*`, which imports Beam) is not sent to a
+    worker (it would import Beam there): it runs in this process, with the same results."""
+    step = lambda r: [(r, os.getpid())]  # noqa: E731
+    step.__module__ = "pipelines.stories"
+    out = _collect(step, ["a", "b"])
+    assert {pid for _, pid in out["main"]} == {os.getpid()}
+
+
+def test_a_function_whose_unpickling_imports_beam_comes_back(two_workers):
+    """A partial of a function that imports Beam when it unpickles is refused by the worker
+    (which then stops) and run in this process: same outcomes."""
+    from apache_beam.utils.timestamp import Timestamp
+
+    out = _collect(functools.partial(pool_steps.with_helper, Timestamp), ["a", "b", "c"])
+    assert sorted(x for x, _ in out["main"]) == ["a1", "b1", "c1"]
+    assert {pid for _, pid in out["main"]} == {os.getpid()}
+
+
+def test_a_worker_that_dies_fails_the_run_instead_of_hanging():
+    workers = pool.Pool(1)
+    try:
+        batches = pool.Batches(workers, "s", pool_steps.die)
+        assert batches.add("x", "x")
+        with pytest.raises(pool.PoolError, match="ended"):
+            list(batches.finish())
+    finally:
+        workers.close()
+
+
+def test_idle_workers_stop_and_start_again(monkeypatch):
+    monkeypatch.setattr(pool, "IDLE_SECONDS", 0.4)
+    workers = pool.Pool(2)
+    try:
+        batches = pool.Batches(workers, "s", pool_steps.words)
+        batches.add("a", "a b")
+        assert [r for _, r in batches.finish()] == [["a", "b"]]
+        first = [w.proc.pid for w in workers._workers if w is not None]
+        deadline = time.monotonic() + 10
+        while any(w is not None for w in workers._workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert all(w is None for w in workers._workers)
+        again = pool.Batches(workers, "s", pool_steps.words)
+        again.add("c", "c")
+        assert [r for _, r in again.finish()] == [["c"]]
+        assert not set(first) & {w.proc.pid for w in workers._workers if w is not None}
+    finally:
+        workers.close()
+
+
+def test_a_drop_from_the_pool_is_the_drop_the_step_returned(two_workers):
+    workers = pool.current()
+    batches = pool.Batches(workers, "s", pool_steps.words)
+    for r in ["", "x y", "boom"]:
+        batches.add(r, r)
+    results = dict(batches.finish())
+    assert results[""] == Drop("empty", "no words")
+    assert results["x y"] == ["x", "y"]
+    assert results["boom"].reason == "internal_error" and "ValueError" in results["boom"].detail
