@@ -166,6 +166,8 @@ class Pool:
     def _pump(self, block: bool) -> None:
         """Read the replies that are ready (with `block`, wait for at least one if any task
         is running) and give queued tasks to idle workers."""
+        if self._queue:
+            self._start()  # a worker stopped (idle, or refused a function) is started again
         for worker in self._workers:
             if worker is not None and worker.task is None and self._queue:
                 worker.send(self._queue.popleft())

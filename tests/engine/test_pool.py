@@ -109,13 +109,15 @@ def test_a_step_of_the_wiring_runs_in_the_job_process(two_workers):
     assert {pid for _, pid in out["main"]} == {os.getpid()}
 
 
-def test_a_function_whose_unpickling_imports_beam_comes_back(two_workers):
+def test_a_function_whose_unpickling_imports_beam_comes_back(two_workers, monkeypatch):
     """A partial of a function that imports Beam when it unpickles is refused by the worker
     (which then stops) and run in this process: same outcomes."""
     from apache_beam.utils.timestamp import Timestamp
 
-    out = _collect(functools.partial(pool_steps.with_helper, Timestamp), ["a", "b", "c"])
-    assert sorted(x for x, _ in out["main"]) == ["a1", "b1", "c1"]
+    monkeypatch.setattr(pool, "BATCH_ITEMS", 2)  # tasks still queued when a worker refuses and stops
+    records = [f"r{i:02d}" for i in range(40)]
+    out = _collect(functools.partial(pool_steps.with_helper, Timestamp), records)
+    assert sorted(x for x, _ in out["main"]) == [f"{r}1" for r in records]
     assert {pid for _, pid in out["main"]} == {os.getpid()}
 
 
