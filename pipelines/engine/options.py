@@ -21,7 +21,7 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions, TypeOptions
 
-from pipelines.engine import sorted_tables
+from pipelines.engine import pool, sorted_tables
 from pipelines.engine.report import LOCAL_RUNNERS
 
 
@@ -114,8 +114,6 @@ def local_workers(options: PipelineOptions, input_bytes: int, mode: str = POOL) 
 
     `mode` is the job's choice of how its local run uses the cores (PROCESSES: Beam's own
     worker processes instead of a pool; see `run_pipeline`). Outputs are the same bytes whatever the choice."""
-    from pipelines.engine import pool
-
     pool.configure(0)
     if options.view_as(StandardOptions).runner not in LOCAL_RUNNERS:
         return 0
@@ -181,8 +179,6 @@ def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None, local_mode: 
         return _validate_only(p)
     if commit_to and not dry:
         commit.prepare(commit_to)
-    from pipelines.engine import pool
-
     local_workers(p.options, progress.expected_input(p), local_mode)
     progress.start(p)
     try:
