@@ -263,11 +263,15 @@ class Batches:
 
 
 def _wiring(fn: Callable) -> bool:
-    """Whether `fn` is defined in a job's wiring (a module of `pipelines`), which a worker
-    could only unpickle by importing Beam: such a step runs in the job's process."""
-    while isinstance(fn, functools.partial):
-        fn = fn.func
+    """Whether `fn` is, or a partial of it holds, a function defined in a job's wiring (a
+    module of `pipelines` other than the Beam-free `pipelines.engine.pool_worker`), which a
+    worker could only unpickle by importing Beam: such a step runs in the job's process."""
+    if isinstance(fn, functools.partial):
+        held = [fn.func, *fn.args, *fn.keywords.values()]
+        return any(_wiring(f) for f in held if callable(f))
     module = getattr(fn, "__module__", None) or type(fn).__module__
+    if module == "pipelines.engine.pool_worker":
+        return False
     return module.startswith("pipelines.") or module == "__main__"
 
 

@@ -45,3 +45,8 @@ def with_helper(helper, record: str):
 
 def die(record: str):
     os._exit(3)
+
+
+def pid_key(record: str):
+    """A spill key that says which process computed it."""
+    return (record, os.getpid())

@@ -161,3 +161,33 @@ def test_a_drop_from_the_pool_is_the_drop_the_step_returned(two_workers):
     assert results[""] == Drop("empty", "no words")
     assert results["x y"] == ["x", "y"]
     assert results["boom"].reason == "internal_error" and "ValueError" in results["boom"].detail
+
+
+def test_only_wiring_stays_here_through_a_partial():
+    """A partial is judged by the functions it holds: the Beam-free `one` wrapping an
+    annotator's step goes to the pool; a partial holding a wiring lambda stays here."""
+    from pipelines.engine.pool_worker import one
+
+    assert not pool._wiring(functools.partial(one, pool_steps.words))
+    assert not pool._wiring(functools.partial(pool_steps.words))
+    wiring = lambda r: r  # noqa: E731
+    wiring.__module__ = "pipelines.stories"
+    assert pool._wiring(functools.partial(one, wiring))
+    assert pool._wiring(functools.partial(pool_steps.tagger, fn=wiring))
+
+
+def test_spilled_records_get_their_keys_from_the_workers(two_workers, tmp_path):
+    """SpillRecords computes each key on the pool, from the pickle it spills (the stories
+    job's MinHash), and the key and location come back for every record."""
+    from pipelines.engine.spill import SpillRecords, read_records
+
+    _OUT.clear()
+    records = [f"story {i}" for i in range(300)]
+    with beam.Pipeline(runner=FnApiRunner()) as p:
+        spilled = p | beam.Create(records) | beam.ParDo(SpillRecords(str(tmp_path), pool_steps.pid_key))
+        spilled | beam.combiners.ToList() | keep("main")
+    out = _OUT["main"]
+    assert sorted(record for (record, _), _ in out) == sorted(records)
+    assert os.getpid() not in {pid for (_, pid), _ in out}
+    back = read_records(loc for _, loc in out)
+    assert all(back[loc] == record for (record, _), loc in out)
