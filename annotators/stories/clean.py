@@ -29,7 +29,7 @@ import re
 from annotators.core.outcome import Drop
 from annotators.text.charset import latin_share
 from annotators.text.runs import delete_in_runs, finditer_from_runs
-from annotators.text.words import zh_word_count
+from annotators.text.words import zh_word_count, zh_word_range
 from annotators.text.zh_clean import HAN, clean_chinese, han_ratio
 
 BOILERPLATE = (
@@ -252,6 +252,9 @@ def check_story(text: str, config: CleanConfig = CleanConfig()) -> Drop | None:
     if ratio < config.min_han_ratio:
         return Drop("not_chinese", f"han ratio {ratio:.2f} < {config.min_han_ratio}")
     low, high = word_limits(config)
+    fewest, most = zh_word_range(text)
+    if fewest >= low and (not high or most <= high):
+        return None  # within the limits whatever the HMM-on cut gives: it is not needed
     words = jieba_word_count(text)
     if words < low:
         return Drop("too_short", f"{words} words < {low}{_BY_PAPER if config.paper_length_filter else ''}")

@@ -42,3 +42,38 @@ def zh_word_count(text: str) -> int:
     from annotators.text.tokenizers import get_tokenizer
 
     return word_counts([get_tokenizer("jieba").tokens(text)])[0]
+
+
+# Bounds on `zh_word_count` from jieba's HMM-off cut (rjieba's, native), for length filters
+# that need the HMM-on count only near a limit. In jieba 0.42.1's precise cut both modes walk
+# the same route through each block of `re_han_default`'s characters (every other character
+# is a token of its own): a route word of two or more characters is a token in both modes;
+# HMM off joins runs of single ASCII letters and digits, HMM on re-cuts each run of
+# single-character steps (finalseg, or one token per character) into at least one token. So
+# with HMM on, every HMM-off token of two or more characters holding a Han character is a
+# word, and every run of other tokens between them (a run ends at a character outside the
+# blocks) that holds a letter, digit or Han character holds at least one word.
+# The HMM-off tokens joined by "\x00": a token of two or more characters holding a Han
+# character (a route word) becomes "\x01"; what is left of a run starts after a "\x01" or a
+# character outside the blocks and holds word, block punctuation and "\x00" characters.
+_HAN_WORD = re.compile("(?<![^\x00])(?=[^\x00]{2})[^\x00\u4e00-\u9fd5]*[\u4e00-\u9fd5][^\x00]*")
+_RUN_WITH_WORD = re.compile(r"(?<![\w\x00+#&.%\-])[\x00+#&.%\-_]*+[^\W_][\w\x00+#&.%\-]*+")
+_ALNUM = re.compile(r"[^\W_]")
+
+
+def fewest_words(off_tokens: Iterable[str]) -> int:
+    """The fewest words the HMM-on cut of a text can hold, given its HMM-off tokens
+    (whitespace tokens may be left out): its route words holding a Han character, plus its
+    runs of other tokens that hold a letter, digit or Han character (regular expressions
+    over the joined tokens; a run ends at a route word or at a character outside the blocks)."""
+    marked, route_words = _HAN_WORD.subn("\x01", "\x00".join(off_tokens))
+    return route_words + len(_RUN_WITH_WORD.findall(marked))
+
+
+def zh_word_range(text: str) -> tuple[int, int]:
+    """(fewest, most) words `zh_word_count(text)` can be: `fewest_words` of the HMM-off cut,
+    and the letters, digits and Han characters of the text (no two words share one). A
+    length filter needs the HMM-on cut only when the range straddles a limit."""
+    from annotators.text.tokenizers import get_tokenizer
+
+    return fewest_words(get_tokenizer("jieba_nohmm").tokens(text)), len(_ALNUM.findall(text))

@@ -410,3 +410,16 @@ def test_members_are_scored_against_their_representative_not_their_best_edge():
     assert scored["a"].best_score == 1.0
     assert scored["c"].best_score == round(shingle_jaccard(shingle_set(c, 5), shingle_set(a, 5)), 6) < 0.8
     assert scored["b"].best_score >= 0.8
+
+
+@pytest.mark.parametrize("story", ["01", "06"])
+def test_length_filter_decides_as_the_exact_count_does(story):
+    """check_story cuts only when the word range straddles a limit; its decisions are those
+    of the exact count at every limit around it."""
+    text = "\n".join(STORIES[story][1])
+    words = jieba_word_count(text)
+    for low in (words - 1, words, words + 1, 1, 50):
+        for high in (0, words - 1, words, words + 1):
+            got = check_story(text, CleanConfig(min_words=low, max_words=high))
+            want = "too_short" if words < low else "too_long" if high and words > high else None
+            assert (got.reason if got else None) == want, (low, high)

@@ -71,3 +71,33 @@ def test_word_counts_of_cut_real_sentences():
     counts = words.word_counts(sentences)
     assert counts == [words.count_words(s) for s in sentences]
     assert all(0 < c < len(s) for c, s in zip(counts, sentences))  # punctuation tokens are not words
+
+
+WORDY = st.one_of(
+    CHARS,
+    st.sampled_from(list("中文字我了的一眼看他们") + ["e-mail", "a.b@c.com", "x.cn", "3.5%", "１２３", "\r\n", "+#&._%-", "ab", "c++"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(WORDY, max_size=30).map("".join).filter(lambda t: "\ud800" not in t and "\udfff" not in t))
+def test_word_range_holds_jiebas_own_count(text):
+    """zh_word_range's bounds hold jieba 0.42.1's HMM-on count, on texts made to break them
+    (runs of single characters, ASCII letters and digits, block punctuation, other scripts;
+    lone surrogates left out: rjieba takes UTF-8 only)."""
+    import jieba
+
+    exact = words.count_words(jieba.lcut(text))
+    fewest, most = words.zh_word_range(text)
+    assert fewest <= exact == words.zh_word_count(text) <= most
+    assert words.fewest_words(jieba.lcut(text, HMM=False)) <= exact
+
+
+def test_word_range_on_real_stories_is_tight_enough_to_skip_the_cut():
+    lines = shared_path("lot", "outgen_val_sample.jsonl").read_text(encoding="utf-8").splitlines()
+    stories = [json.loads(line)["story"] for line in lines]
+    ranges = [words.zh_word_range(s) for s in stories]
+    counts = [words.zh_word_count(s) for s in stories]
+    assert all(f <= c <= m for (f, m), c in zip(ranges, counts))
+    assert sum(f >= 50 for f, _ in ranges) > 0.9 * len(stories)  # LOT's 50-word limit needs no cut
+    assert words.fewest_words(["他", "看", "了", "我", "一眼", "，", "3", ".", "5"]) == 3
