@@ -164,19 +164,34 @@ def _remove_folded(finditer, text: str) -> str:
     return "".join(pieces)
 
 
+# Every e-mail and URL form needs a Latin letter once width-folded (a top-level domain,
+# "www", a scheme): a text without one, folded or case-folded as the patterns match under
+# re.I (which also takes "ſ", "K", "ı", "İ" for ASCII letters), has none to delete.
+_LATIN = re.compile(r"[A-Za-z\uff21-\uff3a\uff41-\uff5a]", re.I)
+
+
 def remove_emails(text: str) -> str:
-    return _remove_folded(find_emails, text)
+    return _remove_folded(find_emails, text) if _LATIN.search(text) else text
 
 
 def remove_urls(text: str) -> str:
-    return _remove_folded(_URL.finditer, text)
+    return _remove_folded(_URL.finditer, text) if _LATIN.search(text) else text
+
+
+_CLOSING = re.compile(r"[）)】\]」>》]")  # every empty bracket pair ends in one
+_DANGLING_END = re.compile(r"[，、；：][。！？…]")  # every dangling run ends in one
 
 
 def tidy_removals(line: str) -> str:
-    """Clear what deletions leave behind: empty brackets, doubled or dangling commas."""
-    line = _EMPTY_BRACKETS.sub("", line)
+    """Clear what deletions leave behind: empty brackets, doubled or dangling commas. (Each
+    substitution runs only where a character its matches need is.)"""
+    if _CLOSING.search(line):
+        line = _EMPTY_BRACKETS.sub("", line)
     line = _REPEATED.sub(r"\1", line)
-    line = _ELLIPSIS.sub("……", _DANGLING.sub("", line))
+    if _DANGLING_END.search(line):
+        line = _DANGLING.sub("", line)
+    if "…" in line:
+        line = _ELLIPSIS.sub("……", line)
     return _LEADING.sub("", delete_in_runs(_SPACE_BEFORE, line, _SPACE_RUN, _WIDE_PUNCT)).strip()
 
 

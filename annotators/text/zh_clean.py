@@ -71,17 +71,39 @@ _WIDTH_FOLD = {
 }
 
 
+_WIDE_ALNUM = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
+_ZERO_WIDTH = re.compile("[\u200b-\u200d\ufeff]")
+_SPACE_OR_TAB = re.compile("[ \t\u3000\u00a0]")
+_DOUBLE_SPACE = re.compile(r"[ \t]{2,}")
+
+
 def _fold_width(text: str) -> str:
     """Full-width ASCII letters/digits -> ASCII; leaves Chinese punctuation alone."""
-    return text.translate(_WIDTH_FOLD)
+    return text.translate(_WIDTH_FOLD) if _WIDE_ALNUM.search(text) else text
+
+
+# Each substitution below runs only on text holding a character every one of its matches
+# needs (a scan for one character class is several times cheaper than trying a pattern with
+# a look-behind at every position); the result is the substitution's.
+def _has_any(text: str, chars: str) -> bool:
+    return any(c in text for c in chars)
 
 
 def normalize_punctuation(text: str) -> str:
     """ASCII punctuation beside Chinese -> full-width; ellipses -> "……"; dash runs -> "——"."""
-    text = _ASCII_NEAR_HAN.sub(lambda m: _ASCII_TO_WIDE[m.group(0)], text)
-    text = _ELLIPSIS.sub("……", text)
-    text = _DOT_AFTER_HAN.sub("。", text)
-    return _DASHES.sub("——", text)
+    if _has_any(text, ",!?;:()"):
+        text = _ASCII_NEAR_HAN.sub(lambda m: _ASCII_TO_WIDE[m.group(0)], text)
+    if "..." in text or "。。。" in text or "…" in text:
+        text = _ELLIPSIS.sub("……", text)
+    if "." in text:
+        text = _DOT_AFTER_HAN.sub("。", text)
+    return _DASHES.sub("——", text) if _has_any(text, "-－—") else text
+
+
+def _clean_line(line: str) -> str:
+    if _SPACE_OR_TAB.search(line) is None:  # no space for _SPACE_NEAR_WIDE, before or after
+        return normalize_punctuation(line).strip()
+    return _SPACE_NEAR_WIDE.sub("", normalize_punctuation(_SPACE_NEAR_WIDE.sub("", line))).strip()
 
 
 def clean_chinese(text: str, *, keep_paragraphs: bool = True) -> str:
@@ -91,11 +113,8 @@ def clean_chinese(text: str, *, keep_paragraphs: bool = True) -> str:
     Known-bad inputs guarded against: CRLF, NBSP/ideographic spaces, zero-width characters.
     """
     text = unicodedata.normalize("NFC", text).replace("\r\n", "\n").replace("\r", "\n")
-    text = _fold_width(re.sub("[\u200b-\u200d\ufeff]", "", text))
+    text = _fold_width(_ZERO_WIDTH.sub("", text) if _ZERO_WIDTH.search(text) else text)
     # Spaces go before and after punctuation is normalised: "说 :" -> "说:" -> "说："
-    lines = [
-        _SPACE_NEAR_WIDE.sub("", normalize_punctuation(_SPACE_NEAR_WIDE.sub("", line))).strip()
-        for line in text.split("\n")
-    ]
-    lines = [re.sub(r"[ \t]{2,}", " ", line) for line in lines if line]
+    lines = [_clean_line(line) for line in text.split("\n")]
+    lines = [_DOUBLE_SPACE.sub(" ", line) if "  " in line or "\t" in line else line for line in lines if line]
     return ("\n" if keep_paragraphs else "").join(lines)
