@@ -22,6 +22,7 @@ function in its own process when there is no pool."""
 from __future__ import annotations
 
 import gc
+import os
 import pickle
 import struct
 import sys
@@ -95,10 +96,16 @@ def read_message(stream) -> bytes | None:
     return data
 
 
-def write_message(stream, data: bytes) -> None:
-    stream.write(HEADER.pack(len(data)))
-    stream.write(data)
-    stream.flush()
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte to a file descriptor: a pipe's write may take only part (a signal, a
+    full pipe), and a buffered writer is not relied on to carry the rest."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def write_message(fd: int, data: bytes) -> None:
+    write_all(fd, HEADER.pack(len(data)) + data)
 
 
 def run_task(task: bytes, functions: dict[str, Callable]) -> bytes:
@@ -119,9 +126,9 @@ def run_task(task: bytes, functions: dict[str, Callable]) -> bytes:
     return pickle.dumps(("ok", results), pickle.HIGHEST_PROTOCOL)
 
 
-def serve(stdin=None, stdout=None) -> None:
+def serve(stdin=None, stdout: int | None = None) -> None:
     stdin = stdin or sys.stdin.buffer
-    stdout = stdout or sys.stdout.buffer
+    stdout = sys.stdout.fileno() if stdout is None else stdout
     tune_gc()
     functions: dict[str, Callable] = {}
     while (task := read_message(stdin)) is not None:
@@ -130,7 +137,6 @@ def serve(stdin=None, stdout=None) -> None:
 
 if __name__ == "__main__":
     import json
-    import os
 
     # The job's import path (set by the pool), without this file's folder, whose module
     # names (report, options, ...) must not shadow anything.
@@ -138,6 +144,6 @@ if __name__ == "__main__":
     # Functions of this module (`one`) unpickle from here, not through the package
     # `pipelines.engine`, whose __init__ imports Beam.
     sys.modules["pipelines.engine.pool_worker"] = sys.modules["__main__"]
-    out = sys.stdout.buffer
+    out = sys.stdout.fileno()
     sys.stdout = sys.stderr  # a stray print in a step must not corrupt the replies
     serve(sys.stdin.buffer, out)

@@ -50,3 +50,8 @@ def die(record: str):
 def pid_key(record: str):
     """A spill key that says which process computed it."""
     return (record, os.getpid())
+
+
+def big(record: str):
+    """An outcome of about 2 MB: a reply that fills the pipe many times over."""
+    return [record * (2 << 20)]

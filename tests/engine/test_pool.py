@@ -15,6 +15,8 @@ from pipelines.engine import pool
 from pipelines.engine.stage import REJECTS, TALLY, Stage
 from tests.engine import pool_steps
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 
 @pytest.fixture
 def two_workers():
@@ -191,3 +193,46 @@ def test_spilled_records_get_their_keys_from_the_workers(two_workers, tmp_path):
     assert os.getpid() not in {pid for (_, pid), _ in out}
     back = read_records(loc for _, loc in out)
     assert all(back[loc] == record for (record, _), loc in out)
+
+
+_STOPPED_WHILE_REPLYING = """
+import os, signal, sys, threading, time
+from pipelines.engine import pool
+from tests.engine import pool_steps
+
+workers = pool.Pool(1)
+stop = threading.Event()
+batches = pool.Batches(workers, "s", pool_steps.big)
+batches.add("a", "a")
+batches.send()
+pid = workers._workers[0].proc.pid
+
+def pester():
+    while not stop.is_set():
+        os.kill(pid, signal.SIGSTOP)
+        time.sleep(0.001)
+        os.kill(pid, signal.SIGCONT)
+        time.sleep(0.001)
+
+threading.Thread(target=pester, daemon=True).start()
+for r in "bcdefghij":
+    batches.add(r, r)
+out = list(batches.finish())
+stop.set()
+workers.close()
+assert [(tag, value) for tag, [value] in out] == [(r, r * (2 << 20)) for r in "abcdefghij"]
+print("replies whole")
+"""
+
+
+def test_a_worker_stopped_and_continued_while_replying_still_sends_whole_replies():
+    """SIGSTOP/SIGCONT (Ctrl-Z then fg, or a profiler attaching) cut a pipe write short; the
+    worker writes the rest (a buffered writer lost it, and the job waited forever)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _STOPPED_WHILE_REPLYING], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "replies whole" in done.stdout
