@@ -54,7 +54,7 @@ class Story:
     encoding: str | None = None
 
     def to_row(self) -> dict[str, Any]:
-        row = dataclasses.asdict(self)
+        row = dict(vars(self))  # every field is a str, int, None or tuple of str: no deep copy needed
         row["outline"] = list(self.outline) if self.outline is not None else None
         row["cluster_members"] = list(self.cluster_members) if self.cluster_members is not None else None
         row["n_chars"] = len(self.text)
