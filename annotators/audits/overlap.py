@@ -15,7 +15,10 @@ treats it as whitespace), so joined keys never collide.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
 
 from schemas.lot import CLOZET_MASK, PLOTCOM_MASK, SENPOS_MASK
 
@@ -116,6 +119,89 @@ def matched_ngrams(token_lists: Iterable[Sequence[str]], wanted: frozenset | set
             if gram in wanted:
                 found.add(gram)
     return sorted(found)
+
+
+# ---------------------------------------------------------------- the reference prefilter
+# A reference text can hold a test n-gram only if its characters, whitespace removed, hold
+# the n-gram's tokens joined (whitespace removed: every tokenizer drops whitespace and covers
+# every other character). `TestStrings` finds such places without tokenizing: a polynomial
+# hash of every window of `k` characters (k: the shortest test string's length, at most
+# PREFIX_CHARS) is looked up among the test strings' first k characters, and each hit is
+# checked against the lengths and 64-bit digests of the test strings starting there. Hashes
+# and digests can only add places (a collision), never miss one, so a text without a place
+# has no matched n-gram and needs no tokenizing; a text with one is tokenized and matched as
+# before. The outputs are those of tokenizing every text.
+PREFIX_CHARS = 16
+_BASE = np.uint64(0x100000001B3)  # the FNV-64 prime; any odd multiplier works
+_LONG = 63  # test strings this long or longer share the mask's top bit
+
+
+def _window_hashes(codes: np.ndarray, k: int) -> np.ndarray:
+    """The hash of every k-character window of `codes` (uint64 code points; 2-D: each row)."""
+    if codes.ndim == 1:
+        m = len(codes) - k + 1
+        h = codes[:m].copy()
+        for j in range(1, k):
+            h *= _BASE
+            h += codes[j : j + m]
+        return h
+    h = codes[:, 0].copy()
+    for j in range(1, k):
+        h *= _BASE
+        h += codes[:, j]
+    return h
+
+
+def _codes(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
+
+
+def _digest(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+
+
+class TestStrings:
+    """Where a reference text may hold one of a test set's n-grams (see above)."""
+
+    def __init__(self, grams: Iterable[str]):
+        strings = sorted({"".join(g.split()) for g in grams} - {""})
+        self.k = min(PREFIX_CHARS, min(map(len, strings))) if strings else 0
+        if not strings:
+            return
+        prefixes = _window_hashes(_codes("".join(s[: self.k] for s in strings)).reshape(-1, self.k), self.k)
+        bits = np.array([1 << min(len(s), _LONG) for s in strings], dtype=np.uint64)
+        order = np.argsort(prefixes, kind="stable")
+        prefixes, bits = prefixes[order], bits[order]
+        starts = np.flatnonzero(np.r_[True, prefixes[1:] != prefixes[:-1]])
+        self._prefixes = prefixes[starts]
+        self._masks = np.bitwise_or.reduceat(bits, starts)
+        self._long = sorted({len(s) for s in strings if len(s) >= _LONG})
+        self._digests = np.unique(np.array([_digest(s) for s in strings], dtype=np.uint64))
+
+    def _lengths(self, mask: int) -> Iterable[int]:
+        while mask:
+            bit = (mask & -mask).bit_length() - 1
+            mask &= mask - 1
+            yield from self._long if bit == _LONG else (bit,)
+
+    def may_hold(self, text: str) -> bool:
+        """False only when `text` holds none of the test n-grams."""
+        if not self.k:
+            return False
+        chars = "".join(text.split())
+        if len(chars) < self.k:
+            return False
+        hashes = _window_hashes(_codes(chars), self.k)
+        where = np.searchsorted(self._prefixes, hashes)
+        where[where == len(self._prefixes)] = 0
+        for start in np.flatnonzero(self._prefixes[where] == hashes).tolist():
+            for length in self._lengths(int(self._masks[where[start]])):
+                if start + length <= len(chars):
+                    digest = np.uint64(_digest(chars[start : start + length]))
+                    i = np.searchsorted(self._digests, digest)
+                    if i < len(self._digests) and self._digests[i] == digest:
+                        return True
+        return False
 
 
 def score_example(example: ExampleGrams, reference: frozenset | set) -> dict:

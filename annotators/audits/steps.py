@@ -1,7 +1,7 @@
 """What the audit jobs apply to each record (pure functions; the jobs only wire them).
 
 Overlap (LOT 5.6, Table 14): a parsed row becomes a test example's n-grams
-(`ExampleGrams`), a reference document's token lists (`ReferenceDoc`), or, in `--lot` mode,
+(`ExampleGrams`), a reference document's text fields (`ReferenceDoc`), or, in `--lot` mode,
 a marker that a train row was seen (`TrainRow`). Bias (LOT 5.5, Table 13): a LOT row becomes
 a `BiasItem` with every context baseline's pick.
 """
@@ -23,10 +23,10 @@ _RESOURCES: dict = {}
 
 
 class ReferenceDoc(NamedTuple):
-    """The token lists of one reference document's text fields."""
+    """The text fields of one reference document (tokenized only where they may match)."""
 
     task: str
-    token_lists: list
+    texts: list
 
 
 class MatchedGrams(NamedTuple):
@@ -93,7 +93,7 @@ def overlap_row_fn(config: ng.OverlapConfig, roles: Roles, source_role: str | No
                 return fields
         texts = ng.field_texts(record, fields)
         if source_role == "reference":
-            return [ReferenceDoc(item.task, ng.field_tokens(texts, tokenizer(config.tokenizer), config))]
+            return [ReferenceDoc(item.task, texts)]
         if is_train and roles.lot:
             return [TrainRow(item.task)]
         return [
@@ -108,15 +108,27 @@ def reference_match_fn(config: ng.OverlapConfig, roles: Roles, quiet: bool = Fal
     {task: frozenset of test n-grams}), so a reference streams through tokenising and matching
     and only the matched n-grams of each document leave the worker."""
     to_docs = overlap_row_fn(config, roles, "reference", quiet)
+    prefilters: dict = {}  # task -> (its test n-grams, their TestStrings), built once per process
+
+    def test_strings(task: str, wanted: frozenset) -> ng.TestStrings:
+        held = prefilters.get(task)
+        if held is None or held[0] is not wanted:
+            held = prefilters[task] = (wanted, ng.TestStrings(wanted))
+        return held[1]
 
     def fn(item: ar.RawRecord, test_sets: dict):
         docs = to_docs(item)
         if isinstance(docs, Drop):
             return docs
-        return [
-            MatchedGrams(d.task, tuple(ng.matched_ngrams(d.token_lists, test_sets.get(d.task, frozenset()), config.n)))
-            for d in docs
-        ]
+        matched = []
+        for d in docs:
+            wanted = test_sets.get(d.task, frozenset())
+            strings = test_strings(d.task, wanted)
+            texts = [ng.strip_placeholders(t, config.placeholders) for t in d.texts]
+            # a field without a place that may hold a test n-gram matches nothing: not tokenized
+            tokens = [tokenizer(config.tokenizer)(t) for t in texts if strings.may_hold(t)]
+            matched.append(MatchedGrams(d.task, tuple(ng.matched_ngrams(tokens, wanted, config.n))))
+        return matched
 
     return fn
 

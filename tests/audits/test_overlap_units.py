@@ -210,3 +210,57 @@ def test_ratio_in_unit_interval_and_o_at_most_n(fields, reference, n):
     assert ng.score_example(ex, set(ex.grams))["ratio"] == (1.0 if ex.grams else 0.0)
     s = summarize("t", "test", "r", [row])
     assert 0.0 <= s["ratio"] <= s["max_ratio"] <= 1.0
+
+
+# ------------------------------------------------------------- the reference prefilter
+WORDS = st.sampled_from(["小明", "在", "河边", "走", "了", "很久", "。", "，", "a", "bc", "d e", "长长长长长长长长长长"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(WORDS, min_size=3, max_size=12), min_size=1, max_size=4),
+    st.lists(st.lists(WORDS, max_size=30), max_size=6),
+    st.sampled_from(["jieba", "whitespace", "regex"]),
+    st.integers(2, 5),
+)
+def test_the_prefilter_never_skips_a_text_that_matches(tests, refs, name, n):
+    """Every reference text whose tokens hold a test n-gram passes `may_hold`, whatever the
+    tokenizer, n and spacing; the texts mix the test texts' words (places that look alike)."""
+    tok = ng.make_tokenizer(name)
+    config = ng.OverlapConfig(n=n, tokenizer=name)
+    wanted = frozenset(g for words in tests for g in ng.example_ngrams([" ".join(words)], tok, config))
+    strings = ng.TestStrings(wanted)
+    texts = [sep.join(words) for words in refs + tests for sep in ("", " ")]
+    for text in texts:
+        if ng.matched_ngrams([tok(text)], wanted, n):
+            assert strings.may_hold(text), text
+
+
+def test_the_prefilter_skips_unrelated_text_and_keeps_long_test_strings():
+    tok = ng.make_tokenizer("whitespace")
+    long_words = [f"word{i:02d}x" * 2 for i in range(8)]  # 8 tokens of 14 characters: a 112-character string
+    wanted = frozenset(ng.example_ngrams([" ".join(long_words)], tok, ng.OverlapConfig(n=8, tokenizer="whitespace")))
+    strings = ng.TestStrings(wanted)
+    assert strings.k == ng.PREFIX_CHARS
+    assert strings.may_hold("before " + " ".join(long_words) + " after")
+    assert not strings.may_hold(" ".join(long_words[:7]) + " other")  # the first 16 characters hit, the rest differs
+    assert not strings.may_hold("nothing of the kind here at all, nothing")
+    assert not ng.TestStrings(frozenset()).may_hold("anything")
+
+
+def test_the_prefilter_agrees_with_tokenizing_everything_on_real_stories():
+    from conftest import shared_path
+
+    tok = ng.make_tokenizer("jieba")
+    config = ng.OverlapConfig()
+    lines = shared_path("lot", "outgen_val_sample.jsonl").read_text(encoding="utf-8").splitlines()
+    stories = [json.loads(line)["story"] for line in lines]
+    tests, others = stories[:20], stories[20:]
+    wanted = frozenset(g for s in tests for g in ng.example_ngrams([s], tok, config))
+    strings = ng.TestStrings(wanted)
+    # the reference: the other stories, the test stories, and test sentences inside other stories
+    refs = others + tests + [o[: len(o) // 2] + t.split("。")[1] + o[len(o) // 2 :] for o, t in zip(others, tests)]
+    full = [bool(ng.matched_ngrams([tok(r)], wanted, config.n)) for r in refs]
+    kept = [strings.may_hold(r) for r in refs]
+    assert all(k for k, f in zip(kept, full) if f)
+    assert sum(full) >= 20 and sum(kept) <= sum(full) + 5  # few texts are tokenized for nothing
