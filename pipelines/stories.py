@@ -23,14 +23,7 @@ from collections.abc import Sequence
 import apache_beam as beam
 
 from annotators.core.lsh_sets import ComponentMember, band_part, member_band_sets, partition_id_sets
-from annotators.core.near_dup import (
-    BandMember,
-    DedupKey,
-    NearDupConfig,
-    component_clusters,
-    id_components,
-    scored_against_representative,
-)
+from annotators.core.near_dup import BandMember, DedupKey, NearDupConfig, id_components
 from annotators.stories import steps
 from annotators.stories.card import stories_card
 from annotators.stories.clean import CleanConfig
@@ -57,6 +50,7 @@ from pipelines.engine.folds import BlocksPerBundle
 from pipelines.engine.gather import after_all
 from pipelines.engine.paths import delete_folder
 from pipelines.engine.spill import SpillRecords, read_file, read_records
+from pipelines.engine.stage import PooledFlatMap
 from pipelines.engine.usage import fail, main
 from schemas.stories import STORIES_SCHEMA
 
@@ -190,18 +184,15 @@ class _Survivors(beam.DoFn):
         yield beam.pvalue.TaggedOutput("candidate", (key.node.story_id, (loc, key.node.members)))
 
 
-def component_assignments(group, config: NearDupConfig):
-    """(story_id, Assignment) of one candidate component: its members' texts read back from
-    the spill files, the candidate sets rebuilt from their band keys, verified and clustered
-    (near_dup.component_clusters; a pair already joined is not checked again), each member
-    scored against its representative."""
+def component_texts(group):
+    """(component key, its BandMembers with their texts read back from the spill files, its
+    candidate sets rebuilt from their band keys): what `steps.component_member_assignments`
+    (on the pool) clusters."""
     key, members = group
     members = sorted(members)
     stories = read_records(m.loc for m in members)
     texts = [BandMember(m.node, stories[m.loc].text) for m in members]
-    sets = member_band_sets((m.node, m.bands) for m in members)
-    found = component_clusters((key, {"member": texts, "sets": [sets]}), config, connected_only=True)
-    return [(story_id, a.for_member(story_id)) for story_id, a in scored_against_representative(found, texts, config)]
+    return key, texts, member_band_sets((m.node, m.bands) for m in members)
 
 
 def decided_joins(run):
@@ -262,7 +253,11 @@ class Deduplicate(beam.PTransform):
         assignments = (
             survivors.verify
             | "GroupComponents" >> beam.GroupByKey()
-            | "Clusters" >> beam.FlatMap(component_assignments, config)
+            | "ComponentTexts" >> beam.Map(component_texts)
+            | "Clusters"
+            >> beam.ParDo(
+                PooledFlatMap("clusters", functools.partial(steps.component_member_assignments, config=config))
+            )
         )
         joined = (
             {"candidate": survivors.candidate, "assignment": assignments}

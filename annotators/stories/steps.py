@@ -27,7 +27,9 @@ from annotators.core.near_dup import (
     Node,
     band_keys,
     cluster_id,
+    component_clusters,
     exact_duplicate_key,
+    scored_against_representative,
 )
 from annotators.core.outcome import Drop
 from annotators.stories.clean import CleanConfig
@@ -155,3 +157,13 @@ def with_singleton_cluster(story: Story) -> Story:
 def cluster_info(story: Story) -> dict:
     """The card's and stats.json's entry for a kept story that stands for others."""
     return {"representative": story.input_id, "members": list(story.cluster_members)}
+
+
+def component_member_assignments(component: tuple, config: NearDupConfig) -> list[tuple[str, Assignment]]:
+    """(story_id, Assignment) of every member of one candidate component's clusters, given
+    (component key, its BandMembers with their texts, its candidate sets): pairs that share a
+    band are verified and clustered (a pair already joined is not checked again) and each
+    member is scored against its representative."""
+    key, members, sets = component
+    found = component_clusters((key, {"member": members, "sets": [sets]}), config, connected_only=True)
+    return [(story_id, a.for_member(story_id)) for story_id, a in scored_against_representative(found, members, config)]

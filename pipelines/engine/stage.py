@@ -15,7 +15,7 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
-from apache_beam.transforms.window import GlobalWindow
+from apache_beam.transforms.window import GlobalWindow, GlobalWindows
 from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
@@ -172,3 +172,37 @@ class Stage(beam.PTransform):
             return result
         main = self._report.add(self.name, result)
         return (main, result[REJECTS]) if self._with_rejects else main
+
+
+class PooledFlatMap(beam.DoFn):
+    """`beam.FlatMap(fn)` for a pure `fn` (of an annotators module, so a worker can unpickle
+    it), run on the pool's workers in a local run that has one (pipelines.engine.pool) and
+    here otherwise. It accounts for nothing (not a Stage): an exception fails the job, as in
+    a FlatMap. For heavy work on few elements (a near-duplicate component's clusters)."""
+
+    def __init__(self, name: str, fn: Callable):
+        self._name, self._fn = name, fn
+
+    def setup(self):
+        tune_gc()
+
+    def start_bundle(self):
+        workers = pool.current()
+        self._batches = None if workers is None else pool.Batches(workers, self._name, self._fn)
+
+    def _outputs(self, done):
+        for _, result in done:
+            if isinstance(result, Drop):  # as the function's exception would have, here
+                raise RuntimeError(f"{self._name}: {result.detail}")
+            yield from result
+
+    def process(self, element):
+        if self._batches is not None and self._batches.add(None, element):
+            yield from self._outputs(self._batches.ready())
+            return
+        yield from self._fn(element)
+
+    def finish_bundle(self):
+        if self._batches is not None:
+            for value in self._outputs(self._batches.finish()):
+                yield GlobalWindows.windowed_value(value)

@@ -213,7 +213,9 @@ def test_ratio_in_unit_interval_and_o_at_most_n(fields, reference, n):
 
 
 # ------------------------------------------------------------- the reference prefilter
-WORDS = st.sampled_from(["小明", "在", "河边", "走", "了", "很久", "。", "，", "a", "bc", "d e", "长长长长长长长长长长"])
+WORDS = st.sampled_from(
+    ["小明", "在", "河边", "走", "了", "很久", "。", "，", "a", "bc", "d e", "长长长长长长长长长长"]
+)
 
 
 @settings(max_examples=300, deadline=None)

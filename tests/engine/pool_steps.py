@@ -55,3 +55,10 @@ def pid_key(record: str):
 def big(record: str):
     """An outcome of about 2 MB: a reply that fills the pipe many times over."""
     return [record * (2 << 20)]
+
+
+def pieces(record: str):
+    """Several outputs per element, each saying which process made it; "boom" raises."""
+    if record == "boom":
+        raise ValueError("a component that breaks the step")
+    return [(part, os.getpid()) for part in record.split()]

@@ -236,3 +236,28 @@ def test_a_worker_stopped_and_continued_while_replying_still_sends_whole_replies
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "replies whole" in done.stdout
+
+
+def _flat_map(records, fn):
+    from pipelines.engine.stage import PooledFlatMap
+
+    _OUT.clear()
+    with beam.Pipeline(runner=FnApiRunner()) as p:
+        p | beam.Create(records) | beam.ParDo(PooledFlatMap("pieces", fn)) | beam.combiners.ToList() | keep("main")
+    return _OUT["main"]
+
+
+def test_a_pooled_flat_map_gives_the_flat_maps_outputs_from_the_workers(two_workers):
+    records = [f"a{i} b{i} c{i}" for i in range(200)]
+    out = _flat_map(records, pool_steps.pieces)
+    assert sorted(part for part, _ in out) == sorted(p for r in records for p in r.split())
+    assert os.getpid() not in {pid for _, pid in out}
+    pool.configure(0)
+    here = _flat_map(records, pool_steps.pieces)
+    assert sorted(part for part, _ in here) == sorted(part for part, _ in out)
+    assert {pid for _, pid in here} == {os.getpid()}
+
+
+def test_a_pooled_flat_map_fails_the_job_on_an_exception_as_a_flat_map_does(two_workers):
+    with pytest.raises(Exception, match="a component that breaks the step"):
+        _flat_map(["x y", "boom"], pool_steps.pieces)

@@ -15,8 +15,21 @@ from annotators.text import zh_clean
 from annotators.text.runs import delete_in_runs
 
 PIECES = st.sampled_from(
-    list("中文字我了的，。！？；：、“”（）《》…—～·-－.,!?;:()\"'@＠#＃ａｂＡ１２ abcxyz/．：／ſKıİ\t\u3000\u00a0\u200b\ufeff\n\r[]【】「」<>")
-    + ["1@2.", "ſſ", "KK", "ıİ", "http://a.b.cn/x", "name@host.com", "x[at]y[dot]com", "ｗｗｗ．ａ．ｃｏｍ", "a#b.com", "ſ.com", "ｈｔｔｐ：／／ａ．ｃｎ"]
+    list("中文字我了的，。！？；：、“”（）《》…—～·-－.,!?;:()\"'@＠#＃ａｂＡ１２ abcxyz/．：／")
+    + list("ſKıİ\t\u3000\u00a0\u200b\ufeff\n\r[]【】「」<>")
+    + [
+        "1@2.",
+        "ſſ",
+        "KK",
+        "ıİ",
+        "http://a.b.cn/x",
+        "name@host.com",
+        "x[at]y[dot]com",
+        "ｗｗｗ．ａ．ｃｏｍ",
+        "a#b.com",
+        "ſ.com",
+        "ｈｔｔｐ：／／ａ．ｃｎ",
+    ]
     + ["，，", "，。", "、！", "……", "...", "。。。", "--", "——", "3.5", "  ", "（ ）", "说 :"]
 )
 TEXTS = st.lists(PIECES, max_size=30).map("".join)
@@ -42,7 +55,9 @@ def plain_tidy(line):
     line = clean._EMPTY_BRACKETS.sub("", line)
     line = clean._REPEATED.sub(r"\1", line)
     line = clean._ELLIPSIS.sub("……", clean._DANGLING.sub("", line))
-    return clean._LEADING.sub("", delete_in_runs(clean._SPACE_BEFORE, line, clean._SPACE_RUN, clean._WIDE_PUNCT)).strip()
+    return clean._LEADING.sub(
+        "", delete_in_runs(clean._SPACE_BEFORE, line, clean._SPACE_RUN, clean._WIDE_PUNCT)
+    ).strip()
 
 
 @settings(max_examples=1500, deadline=None)

@@ -75,7 +75,10 @@ def test_word_counts_of_cut_real_sentences():
 
 WORDY = st.one_of(
     CHARS,
-    st.sampled_from(list("中文字我了的一眼看他们") + ["e-mail", "a.b@c.com", "x.cn", "3.5%", "１２３", "\r\n", "+#&._%-", "ab", "c++"]),
+    st.sampled_from(
+        list("中文字我了的一眼看他们")
+        + ["e-mail", "a.b@c.com", "x.cn", "3.5%", "１２３", "\r\n", "+#&._%-", "ab", "c++"]
+    ),
 )
 
 
