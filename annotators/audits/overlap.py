@@ -126,14 +126,16 @@ def matched_ngrams(token_lists: Iterable[Sequence[str]], wanted: frozenset | set
 # the n-gram's tokens joined (whitespace removed: every tokenizer drops whitespace and covers
 # every other character). `TestStrings` finds such places without tokenizing: a polynomial
 # hash of every window of `k` characters (k: the shortest test string's length, at most
-# PREFIX_CHARS) is looked up among the test strings' first k characters, and each hit is
-# checked against the lengths and 64-bit digests of the test strings starting there. Hashes
+# PREFIX_CHARS) is looked up (in a table of top bits first) among the test strings' first k
+# characters, and each hit is checked against the lengths and 64-bit digests of the test
+# strings starting there. Hashes
 # and digests can only add places (a collision), never miss one, so a text without a place
 # has no matched n-gram and needs no tokenizing; a text with one is tokenized and matched as
 # before. The outputs are those of tokenizing every text.
 PREFIX_CHARS = 16
 _BASE = np.uint64(0x100000001B3)  # the FNV-64 prime; any odd multiplier works
 _LONG = 63  # test strings this long or longer share the mask's top bit
+_SEEN_BITS = 24
 
 
 def _window_hashes(codes: np.ndarray, k: int) -> np.ndarray:
@@ -176,7 +178,10 @@ class TestStrings:
         self._prefixes = prefixes[starts]
         self._masks = np.bitwise_or.reduceat(bits, starts)
         self._long = sorted({len(s) for s in strings if len(s) >= _LONG})
-        self._digests = np.unique(np.array([_digest(s) for s in strings], dtype=np.uint64))
+        self._digests = {_digest(s) for s in strings}
+        # a first look-up in a table of the prefix hashes' top bits (16 MB): most windows stop there
+        self._seen = np.zeros(1 << _SEEN_BITS, dtype=bool)
+        self._seen[self._prefixes >> np.uint64(64 - _SEEN_BITS)] = True
 
     def _lengths(self, mask: int) -> Iterable[int]:
         while mask:
@@ -192,15 +197,17 @@ class TestStrings:
         if len(chars) < self.k:
             return False
         hashes = _window_hashes(_codes(chars), self.k)
+        starts = np.flatnonzero(self._seen[hashes >> np.uint64(64 - _SEEN_BITS)])
+        if not len(starts):
+            return False
+        hashes = hashes[starts]
         where = np.searchsorted(self._prefixes, hashes)
         where[where == len(self._prefixes)] = 0
-        for start in np.flatnonzero(self._prefixes[where] == hashes).tolist():
-            for length in self._lengths(int(self._masks[where[start]])):
-                if start + length <= len(chars):
-                    digest = np.uint64(_digest(chars[start : start + length]))
-                    i = np.searchsorted(self._digests, digest)
-                    if i < len(self._digests) and self._digests[i] == digest:
-                        return True
+        hit = self._prefixes[where] == hashes
+        for start, at in zip(starts[hit].tolist(), where[hit].tolist()):
+            for length in self._lengths(int(self._masks[at])):
+                if start + length <= len(chars) and _digest(chars[start : start + length]) in self._digests:
+                    return True
         return False
 
 
