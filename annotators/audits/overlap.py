@@ -139,19 +139,29 @@ _SEEN_BITS = 24
 
 
 def _window_hashes(codes: np.ndarray, k: int) -> np.ndarray:
-    """The hash of every k-character window of `codes` (uint64 code points; 2-D: each row)."""
-    if codes.ndim == 1:
-        m = len(codes) - k + 1
-        h = codes[:m].copy()
+    """The hash of every k-character window of `codes` (uint64 code points; 2-D: of each row):
+    sum of code * BASE ** (k - 1 - j) over the window's positions j, modulo 2 ** 64. A 1-D text
+    is hashed by doubling (windows of 1, 2, 4, ... characters joined), in about log2(k) steps."""
+    if codes.ndim == 2:
+        h = codes[:, 0].copy()
         for j in range(1, k):
             h *= _BASE
-            h += codes[j : j + m]
+            h += codes[:, j]
         return h
-    h = codes[:, 0].copy()
-    for j in range(1, k):
-        h *= _BASE
-        h += codes[:, j]
-    return h
+    acc, size = None, 0  # hashes of the windows of `size` characters built so far
+    piece, width = codes, 1  # hashes of the windows of `width` characters
+    while True:
+        if k & width:
+            if acc is None:
+                acc, size = piece, width
+            else:
+                m = len(codes) - (size + width) + 1
+                acc = acc[:m] * (_BASE**width) + piece[size : size + m]
+                size += width
+        if width * 2 > k:
+            return acc
+        piece = piece[:-width] * (_BASE**width) + piece[width:]
+        width *= 2
 
 
 def _codes(text: str) -> np.ndarray:

@@ -266,3 +266,14 @@ def test_the_prefilter_agrees_with_tokenizing_everything_on_real_stories():
     kept = [strings.may_hold(r) for r in refs]
     assert all(k for k, f in zip(kept, full) if f)
     assert sum(full) >= 20 and sum(kept) <= sum(full) + 5  # few texts are tokenized for nothing
+
+
+def test_window_hashes_by_doubling_equal_the_polynomial_of_each_window():
+    import numpy as np
+
+    codes = np.array([ord(c) for c in "小明在河边走了很久，突然看见了一只受伤的小鸟。" * 3], dtype=np.uint64)
+    for k in range(1, 33):
+        windows = np.lib.stride_tricks.sliding_window_view(codes, k)
+        direct = [sum(int(c) * int(ng._BASE) ** (k - 1 - j) for j, c in enumerate(w)) % 2**64 for w in windows]
+        assert ng._window_hashes(codes, k).tolist() == direct
+        assert ng._window_hashes(windows.copy(), k).tolist() == direct
