@@ -20,6 +20,7 @@ BIAS_TASKS = ("clozet", "senpos")
 BIAS_FIELDS = {"clozet": ("story", "plot0", "plot1"), "senpos": ("story", "sentence")}
 _TOKENIZERS: dict = {}
 _RESOURCES: dict = {}
+_PREFILTERS: dict = {}  # task -> (its test n-grams, their TestStrings): the latest per task
 
 
 class ReferenceDoc(NamedTuple):
@@ -103,18 +104,21 @@ def overlap_row_fn(config: ng.OverlapConfig, roles: Roles, source_role: str | No
     return fn
 
 
+def test_strings(task: str, wanted: frozenset) -> ng.TestStrings:
+    """The prefilter of a task's test n-grams, built once per process: a pool worker unpickles
+    the side input again for every bundle, so a copy equal to the held set reuses its prefilter
+    (comparing the sets costs far less than building it)."""
+    held = _PREFILTERS.get(task)
+    if held is None or (held[0] is not wanted and held[0] != wanted):
+        held = _PREFILTERS[task] = (wanted, ng.TestStrings(wanted))
+    return held[1]
+
+
 def reference_match_fn(config: ng.OverlapConfig, roles: Roles, quiet: bool = False):
     """Stage fn: a reference RawRecord becomes its MatchedGrams against `test_sets` (a side input
     {task: frozenset of test n-grams}), so a reference streams through tokenising and matching
     and only the matched n-grams of each document leave the worker."""
     to_docs = overlap_row_fn(config, roles, "reference", quiet)
-    prefilters: dict = {}  # task -> (its test n-grams, their TestStrings), built once per process
-
-    def test_strings(task: str, wanted: frozenset) -> ng.TestStrings:
-        held = prefilters.get(task)
-        if held is None or held[0] is not wanted:
-            held = prefilters[task] = (wanted, ng.TestStrings(wanted))
-        return held[1]
 
     def fn(item: ar.RawRecord, test_sets: dict):
         docs = to_docs(item)

@@ -277,3 +277,15 @@ def test_window_hashes_by_doubling_equal_the_polynomial_of_each_window():
         direct = [sum(int(c) * int(ng._BASE) ** (k - 1 - j) for j, c in enumerate(w)) % 2**64 for w in windows]
         assert ng._window_hashes(codes, k).tolist() == direct
         assert ng._window_hashes(windows.copy(), k).tolist() == direct
+
+
+def test_the_prefilter_is_built_once_for_a_test_set_and_its_copies():
+    """A pool worker gets the side input again with every bundle: an equal copy reuses the
+    prefilter, a different test set gets its own."""
+    from annotators.audits import steps
+
+    grams = frozenset({"小明\x1f在\x1f河边", "走\x1f了\x1f很久"})
+    first = steps.test_strings("plotcom", grams)
+    assert steps.test_strings("plotcom", frozenset(set(grams))) is first
+    other = steps.test_strings("plotcom", frozenset({"别的\x1f东西\x1f了"}))
+    assert other is not first and other.may_hold("别的东西了") and not other.may_hold("小明在河边")
