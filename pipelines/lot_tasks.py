@@ -20,6 +20,14 @@ from annotators.lot.story import StoryConfig
 from pipelines.engine import JobReport, WriteJsonlGroups, join
 
 
+def task_stage(report, name: str, step, side_inputs: dict, zh):
+    """The Stage of one LOT task over PreparedStories, run in the job's process (a prepared
+    story is more to send to a pool worker than to work on)."""
+    return report.stage(
+        name, step, input_id=operator.attrgetter("input_id"), side_inputs=side_inputs, setup=zh, pooled=False
+    )
+
+
 class BuildClozeT(beam.PTransform):
     """{"stories", "annotations"} -> ClozeT TaskRows (+ PlotCom val/test TaskRows).
 
@@ -72,13 +80,8 @@ class BuildClozeTAndPlotCom(beam.PTransform):
             clozet = None
         else:
             clozet = inputs | "ClozeT" >> BuildClozeT(self._report, self._clozet, self._side, self._zh)
-        plotcom = inputs["stories"] | "PlotComTrain" >> self._report.stage(
-            "plotcom",
-            self._plotcom,
-            input_id=operator.attrgetter("input_id"),
-            side_inputs=self._side,
-            setup=self._zh,
-            pooled=False,
+        plotcom = inputs["stories"] | "PlotComTrain" >> task_stage(
+            self._report, "plotcom", self._plotcom, self._side, self._zh
         )
         return clozet, plotcom
 
@@ -94,14 +97,7 @@ class BuildSenPos(beam.PTransform):
         self._zh = ZhSetup(zh_backend)
 
     def expand(self, stories):
-        return stories | self._report.stage(
-            "senpos",
-            self._step,
-            input_id=operator.attrgetter("input_id"),
-            side_inputs=self._side,
-            setup=self._zh,
-            pooled=False,  # a prepared story is more to send than to work on
-        )
+        return stories | task_stage(self._report, "senpos", self._step, self._side, self._zh)
 
 
 class ReviewSenPos(beam.PTransform):
@@ -145,14 +141,7 @@ class BuildOutGen(beam.PTransform):
         self._zh = ZhSetup(zh_backend, run_cfg.outline_method)
 
     def expand(self, stories):
-        return stories | self._report.stage(
-            "outgen",
-            self._step,
-            input_id=operator.attrgetter("input_id"),
-            side_inputs=self._side,
-            setup=self._zh,
-            pooled=False,  # a prepared story is more to send than to work on
-        )
+        return stories | task_stage(self._report, "outgen", self._step, self._side, self._zh)
 
 
 def write_human_tasks(stories, senpos_evals, out: str, report: JobReport, limits: StoryConfig) -> None:
