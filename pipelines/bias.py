@@ -87,7 +87,7 @@ def run(argv: Sequence[str] | None = None) -> None:
     columns = ["example_id", "split", "story", "plot0", "plot1", "sentence", "label"]
     records = p | "ReadLot" >> ReadRecords(sources, report, "lot", columns)
     items = records | report.stage("lot_rows", steps.bias_row_fn(config), setup=steps.bias_resources)
-    labels = items | "Label" >> beam.Map(rep.split_label)
+    labels = items | "Label" >> beam.Map(lambda item: (rep.split_label(item), 1))
     (count_check(labels, [f"{t}/{s}" for t in TASKS for s in SPLITS]) | report.stage("splits", ar.check_split))
     preds = items | "Predict" >> BiasPredictions()
     report.tally(preds | WriteTable(join(out, "predictions"), BIAS_PREDICTIONS_SCHEMA, rep.prediction_key))

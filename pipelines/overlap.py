@@ -5,9 +5,10 @@
 
 The test side's 8-grams (small) become a side input of the reference stage, so the reference
 (text lines, JSON lines or parquet, any size) streams through reading, tokenising and matching
-in one fused step, and only its 8-grams that occur in the test set leave the worker: memory and
-shuffle are bounded by the test side, never by the reference. The definitions
-are in annotators/ngram_overlap.py and in CARD.md.
+in one fused step, in blocks of about 1 MB of records (one Beam element each, and one pool
+task in a local run with several processes), and only its 8-grams that occur in the test set
+leave the worker, one value per block: memory and shuffle are bounded by the test side, never
+by the reference. The definitions are in annotators/ngram_overlap.py and in CARD.md.
 """
 
 from __future__ import annotations
@@ -162,14 +163,17 @@ def run(argv: Sequence[str] | None = None) -> None:
         )
         records = p | "ReadLot" >> ReadRecords(sources, report, "lot", columns)
         rows = records | report.stage("lot_rows", steps.overlap_row_fn(config, roles, None), setup=setup)
-        again = p | "ReadLotRef" >> ReadRecords(sources, report, "lot_ref", columns, check=False)
+        test_sets = _test_sets(rows)
+        again = p | "ReadLotRef" >> ReadRecords(sources, report, "lot_ref", columns, check=False, blocks=True)
         refs = again | report.stage(
             "lot_reference_rows",
             steps.reference_match_fn(config, roles, quiet=True),
             setup=setup,
-            side_inputs={"test_sets": _test_sets(rows)},
+            side_inputs={"test_sets": test_sets},
+            blocks=True,
+            merge=steps.merge_matched,
         )
-        labels = rows | "Label" >> beam.Map(steps.split_label)
+        labels = rows | "Label" >> beam.Map(lambda r: (steps.split_label(r), 1))
         expected = [f"{t}/{s}" for t in TASKS for s in SPLITS]
         references = {task: f"{task}/train" for task in TASKS}
     else:
@@ -192,25 +196,28 @@ def run(argv: Sequence[str] | None = None) -> None:
         test_rec = p | "ReadTest" >> ReadRecords(
             test_src, report, "test", list(test_fields) + ["example_id", "id", "split"]
         )
-        ref_rec = p | "ReadRef" >> ReadRecords(ref_src, report, "reference", list(ref_fields))
+        ref_rec = p | "ReadRef" >> ReadRecords(ref_src, report, "reference", list(ref_fields), blocks=True)
         rows_t = test_rec | report.stage("test_rows", steps.overlap_row_fn(config, roles, "test"), setup=setup)
+        test_sets = _test_sets(rows_t)
         rows_r = ref_rec | report.stage(
             "reference_rows",
             steps.reference_match_fn(config, roles),
             setup=setup,
-            side_inputs={"test_sets": _test_sets(rows_t)},
+            side_inputs={"test_sets": test_sets},
+            blocks=True,
+            merge=steps.merge_matched,
         )
         rows, refs = rows_t, rows_r
-        labels = (
-            (rows_t | "LabelT" >> beam.Map(lambda r: task)),
-            (rows_r | "LabelR" >> beam.Map(lambda r: "reference")),
+        labels = (  # (label, records): a merged MatchedGrams counts its block's documents
+            (rows_t | "LabelT" >> beam.Map(lambda r: (task, 1))),
+            (rows_r | "LabelR" >> beam.Map(lambda r: ("reference", r.docs))),
         ) | "Labels" >> beam.Flatten()
         expected = [task, "reference"]
         references = {task: args.reference}
     count_check(labels, expected) | report.stage("splits", ar.check_split)
     audit(rows, refs, report, config, references, out)
     if config.tokenizer == "jieba":
-        report.record_jieba_backend(p)
+        report.record_jieba_backend(p, after=test_sets)  # resolved by the workers that tokenized the test side
     report.finish(p)
     run_pipeline(p, commit_to=args.output)
 

@@ -31,10 +31,23 @@ class ReferenceDoc(NamedTuple):
 
 
 class MatchedGrams(NamedTuple):
-    """The distinct n-grams of one reference document that the test side holds (often none)."""
+    """The distinct n-grams of one reference document that the test side holds (often none);
+    merged (`merge_matched`), those of `docs` documents."""
 
     task: str
     grams: tuple
+    docs: int = 1
+
+
+def merge_matched(matched) -> list[MatchedGrams]:
+    """One MatchedGrams per task (in task order) for a block's MatchedGrams: the union of their
+    n-grams (sorted) and the number of documents."""
+    grams: dict[str, set] = {}
+    docs: dict[str, int] = {}
+    for m in matched:
+        grams.setdefault(m.task, set()).update(m.grams)
+        docs[m.task] = docs.get(m.task, 0) + m.docs
+    return [MatchedGrams(task, tuple(sorted(grams[task])), docs[task]) for task in sorted(grams)]
 
 
 class TrainRow(NamedTuple):

@@ -385,6 +385,11 @@ def backend_info(backend: str | None = None) -> dict:
     return {"backend": name, "version": version(name)}
 
 
+def backend_record(backend: str | None, _element=None) -> list[dict]:
+    """[backend_info(backend)], a step's output for any element."""
+    return [backend_info(backend)]
+
+
 def load(backend: str | None = None) -> Segmenter:
     """The process-wide initialised Segmenter (`cut_both`, `lcut`, `tokenize`) of the resolved backend."""
     return _segmenter(resolve(backend))

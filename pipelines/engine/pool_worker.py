@@ -56,6 +56,22 @@ def outcome(fn: Callable, element: Any, **side: Any):
         return internal_error()
 
 
+def each_record(fn: Callable, merge: Callable | None, block, **side: Any) -> list:
+    """A block of records (a Stage with `blocks=True`): `[outcomes, merged]`, where
+    `outcomes` holds `outcome(fn, record)` per record in order, and with `merge` each
+    outcome's outputs are replaced by their number and `merged` is `merge(all the block's
+    outputs in order)` (a list), so the block's outputs leave as a few values; without it
+    `merged` is None."""
+    from annotators.core.outcome import Drop
+
+    outcomes = [outcome(fn, record, **side) for record in block]
+    if merge is None:
+        return [outcomes, None]
+    outputs = [value for got in outcomes if not isinstance(got, Drop) for value in got]
+    counts = [got if isinstance(got, Drop) else len(got) for got in outcomes]
+    return [counts, list(merge(outputs))]
+
+
 def one(fn: Callable, element: Any) -> list:
     """`[fn(element)]`: a function of one result as a step of one output (a key for a pool)."""
     return [fn(element)]

@@ -78,10 +78,11 @@ def advance(nbytes: int) -> None:
 
 
 def count(stage: str, written: int, rejected: int) -> None:
-    """Add one record's outcome; print a progress line when INTERVAL has passed."""
+    """Add the outcomes of `written + rejected` records (one, or a block's); print a progress
+    line when INTERVAL has passed."""
     with _LOCK:
         read, done, dropped = _COUNTS.get(stage, (0, 0, 0))
-        _COUNTS[stage] = [read + 1, done + written, dropped + rejected]
+        _COUNTS[stage] = [read + written + rejected, done + written, dropped + rejected]
         line = _due(time.monotonic())
     if line:
         print(line, file=sys.stderr, flush=True)

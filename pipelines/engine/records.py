@@ -26,6 +26,8 @@ from pipelines.engine.readers import counted, counted_lines, parquet_batches
 from pipelines.engine.usage import MissingInput, require_folder, warn_empty_files
 
 PARQUET_BATCH = 1024
+BLOCK_BYTES = 1 << 20  # a block of records (ReadRecords(blocks=True)) holds about this much text
+BLOCK_RECORDS = 2048  # and at most this many records
 
 
 def _open(path: str, kind: str):
@@ -122,19 +124,50 @@ def stream_range(r: ranges.LineRange, columns: Sequence[str] | None):
         )
 
 
+def _payload_size(payload) -> int:
+    if isinstance(payload, (bytes, str)):
+        return len(payload)
+    if isinstance(payload, dict):
+        return sum(len(v) for v in payload.values() if isinstance(v, (bytes, str)))
+    return 64
+
+
+def stream_blocks(r: ranges.LineRange, columns: Sequence[str] | None):
+    """`stream_range`'s records as lists of up to BLOCK_RECORDS records and about
+    BLOCK_BYTES, in order: a block is one element, so Beam's per-element work is paid per
+    block, not per line."""
+    block, size = [], 0
+    for record in stream_range(r, columns):
+        block.append(record)
+        size += _payload_size(record.payload)
+        if size >= BLOCK_BYTES or len(block) >= BLOCK_RECORDS:
+            yield block
+            block, size = [], 0
+    if block:
+        yield block
+
+
 class ReadRecords(beam.PTransform):
-    """Check then stream the records of `sources`; see module doc.
+    """Check then stream the records of `sources`; see module doc. With `blocks=True` the
+    elements are blocks of records (`stream_blocks`), for a Stage with `blocks=True`.
 
     `sources` is a list of AuditSources, or a function returning them that runs when the job
     runs (remote inputs are never listed while the graph is built)."""
 
     def __init__(
-        self, sources, report: JobReport, label: str, columns: Sequence[str] | None = None, check: bool = True
+        self,
+        sources,
+        report: JobReport,
+        label: str,
+        columns: Sequence[str] | None = None,
+        check: bool = True,
+        blocks: bool = False,
     ):
         super().__init__()
         self._sources = sources if callable(sources) else sorted(sources)
         self._report, self._label = report, label
         self._columns, self._check = (list(columns) if columns else None), check
+        self._blocks = blocks
 
     def _files(self, pbegin):
         if not callable(self._sources):
@@ -149,16 +182,17 @@ class ReadRecords(beam.PTransform):
         if self._check:  # unchecked: a second read of files another ReadRecords checked
             ok = files | self._report.stage(stage, sniff_file, input_id=lambda source: source.name)
         spread = ranges.numbered_ranges(ok, splittable=_splittable)
-        return spread | "Stream" >> beam.FlatMap(stream_range, self._columns)
+        return spread | "Stream" >> beam.FlatMap(stream_blocks if self._blocks else stream_range, self._columns)
 
 
-def count_check(labels, expected: Sequence[str]):
-    """(label, count) for every expected label (0 when absent) and every label seen.
+def count_check(counts, expected: Sequence[str]):
+    """(label, count) for every expected label (0 when absent) and every label seen, from
+    (label, n) pairs (n records each; a block's merged outputs count its records).
 
     Labels are counted per key before the Flatten with the expected ones: the runner never
     holds one element per record (a reference has millions) at the Flatten."""
-    seeds = labels.pipeline | "Expected" >> beam.Create([(e, 0) for e in expected])
-    counted = labels | "One" >> beam.Map(lambda label: (label, 1)) | "Count" >> beam.CombinePerKey(sum)
+    seeds = counts.pipeline | "Expected" >> beam.Create([(e, 0) for e in expected])
+    counted = counts | "Count" >> beam.CombinePerKey(sum)
     return (counted, seeds) | "Counts" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum)
 
 

@@ -19,7 +19,7 @@ from pipelines.engine import usage
 from pipelines.engine.gather import Gather, once
 from pipelines.engine.paths import join, write_text
 from pipelines.engine.sorted_tables import WriteTable
-from pipelines.engine.stage import REJECTS, TALLY, Stage
+from pipelines.engine.stage import REJECTS, TALLY, PooledFlatMap, Stage
 from schemas.common import REJECTS_SCHEMA, SCHEMA_VERSION
 
 LOG = logging.getLogger("storybench")
@@ -124,15 +124,21 @@ class JobReport:
     def tally(self, pcoll) -> None:
         self._tallies.append(pcoll)
 
-    def record_jieba_backend(self, p: beam.Pipeline, backend: str | None = None) -> None:
+    def record_jieba_backend(self, p: beam.Pipeline, backend: str | None = None, after=None) -> None:
         """stats.json and the card name the jieba backend (and version) the workers resolved
-        (`backend`: the job's --zh-backend, else the workers' default)."""
+        (`backend`: the job's --zh-backend, else the workers' default). It is resolved where
+        the stages run (a pool worker in a local run that has a pool), so the job's own
+        process never loads jieba's dictionary for it; `after` (a side input) makes it wait
+        for a step whose workers have resolved it already."""
+        import functools
+
         from annotators.text import zh_tokens
 
-        self.extra(
-            "jieba_backend",
-            once(p, "JiebaBackend") | "ResolveBackend" >> beam.Map(lambda _, b: zh_tokens.backend_info(b), backend),
-        )
+        signal = once(p, "JiebaBackend")
+        if after is not None:
+            signal = signal | "AfterWork" >> beam.Map(lambda x, _: x, after)
+        resolve = functools.partial(zh_tokens.backend_record, backend)
+        self.extra("jieba_backend", signal | "ResolveBackend" >> beam.ParDo(PooledFlatMap("jieba_backend", resolve)))
 
     def extra(self, name: str, pcoll, default: Any = _REQUIRED) -> None:
         """A PCollection holding exactly one JSON-able value, stored under stats[name] (with

@@ -21,7 +21,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 
 from annotators.core.outcome import Drop
 from pipelines.engine import pool, progress
-from pipelines.engine.pool_worker import internal_error, outcome, tune_gc
+from pipelines.engine.pool_worker import each_record, internal_error, outcome, tune_gc
 from schemas.common import Reject
 
 REJECTS = "rejects"
@@ -34,10 +34,18 @@ def _global(value):
 
 class _StageFn(beam.DoFn):
     def __init__(
-        self, stage: str, fn: Callable, input_id: Callable, setup: Callable | None, grouped: bool, pooled: bool
+        self,
+        stage: str,
+        fn: Callable,
+        input_id: Callable,
+        setup: Callable | None,
+        grouped: bool,
+        pooled: bool,
+        blocks: bool = False,
+        merge: Callable | None = None,
     ):
         self._stage, self._fn, self._input_id, self._setup = stage, fn, input_id, setup
-        self._grouped = grouped
+        self._grouped, self._blocks, self._merge = grouped, blocks, merge
         self._here = grouped or not pooled  # runs in this process even with a pool
         self._counters: dict[str, Any] = {}
 
@@ -53,6 +61,8 @@ class _StageFn(beam.DoFn):
 
     def _outcomes(self, element, side):
         """(input_id, list of outputs | Drop) per input record held by `element`."""
+        if self._blocks:
+            return [([self._input_id(r) for r in element], outcome(self._block_fn(side), element))]
         if not self._grouped:
             return [(self._input_id(element), outcome(self._fn, element, **side))]
         try:
@@ -90,18 +100,55 @@ class _StageFn(beam.DoFn):
         for value in result:
             yield wrap(value)
 
+    def _emit_block(self, input_ids, result, wrap=lambda v: v):
+        """A block's outcome (`pool_worker.each_record`): each record's accounting and rejects
+        row, then the block's outputs (merged, when the stage merges them)."""
+        if isinstance(result, Drop):  # the merge failed: every record of the block is rejected
+            for input_id in input_ids:
+                yield from self._emit(input_id, result, wrap)
+            return
+        outcomes, merged = result
+        if merged is None:
+            for input_id, got in zip(input_ids, outcomes):
+                yield from self._emit(input_id, got, wrap)
+            return
+        written = outputs = 0
+        for input_id, got in zip(input_ids, outcomes):
+            if isinstance(got, Drop):
+                yield from self._emit(input_id, got, wrap)
+            else:
+                written, outputs = written + 1, outputs + got
+        if written:
+            read, written_key, _, outputs_key = self._keys
+            self._add(read, written)
+            self._add(written_key, written)
+            if outputs:
+                self._add(outputs_key, outputs)
+            self._outcome_counts["written"] = self._outcome_counts.get("written", 0) + written
+            progress.count(self._stage, written, 0)
+        for value in merged:
+            yield wrap(value)
+
+    def _block_fn(self, side):
+        return functools.partial(each_record, self._fn, self._merge, **side)
+
     def process(self, element, **side):
+        emit = self._emit_block if self._blocks else self._emit
         if self._pooled:
             if self._batches is None:
-                fn = functools.partial(self._fn, **side) if side else self._fn
+                if self._blocks:
+                    fn = self._block_fn(side)
+                else:
+                    fn = functools.partial(self._fn, **side) if side else self._fn
                 self._batches = pool.Batches(pool.current(), self._stage, fn, self._setup)
-            if self._batches.add(self._input_id(element), element):
+            tag = [self._input_id(r) for r in element] if self._blocks else self._input_id(element)
+            if self._batches.add(tag, element):
                 for input_id, result in self._batches.ready():
-                    yield from self._emit(input_id, result)
+                    yield from emit(input_id, result)
                 return
             self._run_here()
         for input_id, result in self._outcomes(element, side):
-            yield from self._emit(input_id, result)
+            yield from emit(input_id, result)
 
     def _run_here(self):
         """This stage's function or record does not pickle: it runs in this process."""
@@ -115,8 +162,9 @@ class _StageFn(beam.DoFn):
         """Outcomes still in the pool; then one tally element per key and bundle, not per
         record: the report's shuffle stays small."""
         if self._batches is not None:
+            emit = self._emit_block if self._blocks else self._emit
             for input_id, result in self._batches.finish():
-                yield from self._emit(input_id, result, _global)
+                yield from emit(input_id, result, _global)
             self._batches = None
         for outcome_, n in sorted(self._outcome_counts.items()):
             if outcome_ not in self._counters:
@@ -140,6 +188,13 @@ class Stage(beam.PTransform):
     the pool's worker processes when it pickles; `pooled=False` keeps a stage whose work is
     cheaper than sending its records there (a decision on records already made) here.
 
+    With `blocks=True` each element is a block of records (a list; `ReadRecords(blocks=True)`
+    reads them so) and `fn` still applies to each record, with the same accounting, rejects
+    and outcomes as one record per element; Beam's per-element work is then paid once per
+    block, and a pool task carries whole blocks. With `merge` as well, `merge(outputs)` of
+    each block's outputs in order (where `fn` ran) is what the stage yields: a reference's
+    thousands of small per-document values leave as one or a few per block.
+
     Jobs build it with `report.stage(name, fn, ...)`: applied, it registers its rejects and
     tallies in the JobReport and returns the main output, so a stage's name is written once.
     With `with_rejects=True` it returns (main, rejects rows), for a job that also reports its
@@ -156,13 +211,17 @@ class Stage(beam.PTransform):
         setup: Callable | None = None,
         grouped: bool = False,
         pooled: bool = True,
+        blocks: bool = False,
+        merge: Callable | None = None,
         side_inputs: dict[str, Any] | None = None,
         report: Any = None,
         with_rejects: bool = False,
     ):
         super().__init__(f"Stage[{stage}]")
         self.name = stage
-        self._args = (stage, fn, input_id, setup, grouped, pooled)
+        if merge is not None and not blocks:
+            raise ValueError("merge needs blocks=True")
+        self._args = (stage, fn, input_id, setup, grouped, pooled, blocks, merge)
         self._side = side_inputs or {}
         self._report, self._with_rejects = report, with_rejects
 

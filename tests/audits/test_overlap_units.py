@@ -289,3 +289,19 @@ def test_the_prefilter_is_built_once_for_a_test_set_and_its_copies():
     assert steps.test_strings("plotcom", frozenset(set(grams))) is first
     other = steps.test_strings("plotcom", frozenset({"别的\x1f东西\x1f了"}))
     assert other is not first and other.may_hold("别的东西了") and not other.may_hold("小明在河边")
+
+
+def test_merged_matches_are_the_union_per_task_and_count_their_documents():
+    from annotators.audits.steps import MatchedGrams, merge_matched
+
+    docs = [
+        MatchedGrams("outgen", (("a",), ("b",))),
+        MatchedGrams("outgen", ()),
+        MatchedGrams("outgen", (("b",), ("c",))),
+    ]
+    docs.append(MatchedGrams("clozet", (("z",),), 3))
+    assert merge_matched(docs) == [
+        MatchedGrams("clozet", (("z",),), 3),
+        MatchedGrams("outgen", (("a",), ("b",), ("c",)), 3),
+    ]
+    assert merge_matched([]) == []

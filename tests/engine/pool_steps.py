@@ -62,3 +62,15 @@ def pieces(record: str):
     if record == "boom":
         raise ValueError("a component that breaks the step")
     return [(part, os.getpid()) for part in record.split()]
+
+
+def word_counts(outputs: list) -> list:
+    """A block's words merged into (word, times) pairs, in word order."""
+    counts: dict = {}
+    for word in outputs:
+        counts[word] = counts.get(word, 0) + 1
+    return sorted(counts.items())
+
+
+def bad_merge(outputs: list) -> list:
+    raise ValueError("a merge that breaks")

@@ -261,3 +261,44 @@ def test_a_pooled_flat_map_gives_the_flat_maps_outputs_from_the_workers(two_work
 def test_a_pooled_flat_map_fails_the_job_on_an_exception_as_a_flat_map_does(two_workers):
     with pytest.raises(Exception, match="a component that breaks the step"):
         _flat_map(["x y", "boom"], pool_steps.pieces)
+
+
+def _blocks(records, size):
+    return [records[i : i + size] for i in range(0, len(records), size)]
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_stage_of_blocks_accounts_for_each_record_as_one_record_per_element(workers):
+    """`blocks=True`: elements are lists of records and `fn` applies to each. Outputs,
+    rejects and tallies are those of one record per element, here and on the pool."""
+    pool.configure(workers)
+    try:
+        per_record = _collect(pool_steps.words, RECORDS)
+        in_blocks = _collect(pool_steps.words, _blocks(RECORDS, 64), blocks=True)
+    finally:
+        pool.configure(0)
+    assert in_blocks == per_record
+    assert ("s|read", 702) in in_blocks["tallies"] and ("s|written", 700) in in_blocks["tallies"]
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_stage_of_blocks_with_merge_yields_each_blocks_merged_outputs(workers):
+    """With `merge`, each block's outputs leave merged (one list per block here); every record
+    is still read, written or rejected, and the outputs tally counts the unmerged outputs."""
+    pool.configure(workers)
+    try:
+        records = ["a b", "b c", "", "boom", "a"] * 40
+        out = _collect(pool_steps.words, _blocks(records, 50), blocks=True, merge=pool_steps.word_counts)
+    finally:
+        pool.configure(0)
+    assert sorted(out["main"]) == sorted([("a", 20), ("b", 20), ("c", 10)] * 4)
+    tallies = dict(out["tallies"])
+    assert (tallies["s|read"], tallies["s|written"], tallies["s|rejected"]) == (200, 120, 80)
+    assert tallies["s|outputs"] == 200
+    assert sorted(set(out["rejects"])) == [("", "empty"), ("boom", "internal_error")]
+
+
+def test_a_merge_that_fails_rejects_every_record_of_its_block():
+    out = _collect(pool_steps.words, [["a", "b"], ["c"]], blocks=True, merge=pool_steps.bad_merge)
+    assert out["main"] == [] and sorted(out["rejects"]) == [(r, "internal_error") for r in "abc"]
+    assert ("s|read", 3) in out["tallies"] and ("s|rejected", 3) in out["tallies"]

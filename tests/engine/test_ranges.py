@@ -87,3 +87,23 @@ def test_a_local_run_uses_every_core_unless_told_or_small(monkeypatch):
     mp = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
     assert _workers(mp, 1 << 30, monkeypatch) == (2, 0, 2, "multi_processing")
     assert _workers(["--runner", "DataflowRunner"], 1 << 30, monkeypatch)[:2] == (0, 0)
+
+
+def test_blocks_of_records_hold_every_record_in_order_and_stay_bounded(tmp_path, monkeypatch):
+    """`stream_blocks` (ReadRecords(blocks=True)) gives exactly `stream_range`'s records, in
+    order, in blocks of at most BLOCK_RECORDS records that stop once BLOCK_BYTES is reached."""
+    from annotators.audits import records as ar
+    from pipelines.engine import records
+
+    path = tmp_path / "ref.txt"
+    path.write_bytes(b"".join(b"x" * (i % 37) + b"\n" for i in range(1000)))
+    source = ar.AuditSource(str(path), "outgen", "ref.txt")
+    whole = ranges.LineRange(str(path), "ref.txt", 0, -1, 1, source)
+    monkeypatch.setattr(records, "BLOCK_RECORDS", 100)
+    monkeypatch.setattr(records, "BLOCK_BYTES", 500)
+    blocks = list(records.stream_blocks(whole, None))
+    assert [r for b in blocks for r in b] == list(records.stream_range(whole, None))
+    assert all(len(b) <= 100 for b in blocks)
+    # each block but the last ends with the record that reached 500 bytes (or the 100th)
+    assert all(sum(len(r.payload) for r in b[:-1]) < 500 and len(b) < 100 for b in blocks[:-1])
+    assert all(sum(len(r.payload) for r in b) >= 500 for b in blocks[:-1])
