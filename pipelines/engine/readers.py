@@ -114,6 +114,24 @@ def parquet_batches(f, path: str, batch_size: int, columns):
         yield batch
 
 
+BLOCK_BYTES = 1 << 20  # a block of records (ReadRecords(blocks=True)) holds about this much text
+BLOCK_RECORDS = 2048  # and at most this many records
+
+
+def in_blocks(records, size_of):
+    """`records` as lists of up to BLOCK_RECORDS records and about BLOCK_BYTES (`size_of`
+    each), in order: a block is one element, so Beam's per-element work is paid per block."""
+    block, size = [], 0
+    for record in records:
+        block.append(record)
+        size += size_of(record)
+        if size >= BLOCK_BYTES or len(block) >= BLOCK_RECORDS:
+            yield block
+            block, size = [], 0
+    if block:
+        yield block
+
+
 class ReadLines(_Reader):
     """(input_id "name:line", raw bytes) for every line of every file, streamed; files are
     read as uncompressed bytes, in line ranges spread over the workers."""

@@ -22,12 +22,10 @@ from annotators.core.outcome import Drop
 from pipelines.engine import JobReport, expand_input, input_names, is_local_path, join, progress, ranges
 from pipelines.engine.compressed import ReadBreak, open_checked
 from pipelines.engine.gather import once
-from pipelines.engine.readers import counted, counted_lines, parquet_batches
+from pipelines.engine.readers import counted, counted_lines, in_blocks, parquet_batches
 from pipelines.engine.usage import MissingInput, require_folder, warn_empty_files
 
 PARQUET_BATCH = 1024
-BLOCK_BYTES = 1 << 20  # a block of records (ReadRecords(blocks=True)) holds about this much text
-BLOCK_RECORDS = 2048  # and at most this many records
 
 
 def _open(path: str, kind: str):
@@ -133,18 +131,9 @@ def _payload_size(payload) -> int:
 
 
 def stream_blocks(r: ranges.LineRange, columns: Sequence[str] | None):
-    """`stream_range`'s records as lists of up to BLOCK_RECORDS records and about
-    BLOCK_BYTES, in order: a block is one element, so Beam's per-element work is paid per
-    block, not per line."""
-    block, size = [], 0
-    for record in stream_range(r, columns):
-        block.append(record)
-        size += _payload_size(record.payload)
-        if size >= BLOCK_BYTES or len(block) >= BLOCK_RECORDS:
-            yield block
-            block, size = [], 0
-    if block:
-        yield block
+    """`stream_range`'s records in blocks (pipelines.engine.readers.in_blocks): a block is one
+    element, so Beam's per-element work is paid per block, not per line."""
+    return in_blocks(stream_range(r, columns), lambda record: _payload_size(record.payload))
 
 
 class ReadRecords(beam.PTransform):

@@ -93,14 +93,14 @@ def test_blocks_of_records_hold_every_record_in_order_and_stay_bounded(tmp_path,
     """`stream_blocks` (ReadRecords(blocks=True)) gives exactly `stream_range`'s records, in
     order, in blocks of at most BLOCK_RECORDS records that stop once BLOCK_BYTES is reached."""
     from annotators.audits import records as ar
-    from pipelines.engine import records
+    from pipelines.engine import readers, records
 
     path = tmp_path / "ref.txt"
     path.write_bytes(b"".join(b"x" * (i % 37) + b"\n" for i in range(1000)))
     source = ar.AuditSource(str(path), "outgen", "ref.txt")
     whole = ranges.LineRange(str(path), "ref.txt", 0, -1, 1, source)
-    monkeypatch.setattr(records, "BLOCK_RECORDS", 100)
-    monkeypatch.setattr(records, "BLOCK_BYTES", 500)
+    monkeypatch.setattr(readers, "BLOCK_RECORDS", 100)
+    monkeypatch.setattr(readers, "BLOCK_BYTES", 500)
     blocks = list(records.stream_blocks(whole, None))
     assert [r for b in blocks for r in b] == list(records.stream_range(whole, None))
     assert all(len(b) <= 100 for b in blocks)
