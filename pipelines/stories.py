@@ -47,7 +47,7 @@ from pipelines.engine import (
     staging_path,
 )
 from pipelines.engine.folds import BlocksPerBundle
-from pipelines.engine.gather import after_all
+from pipelines.engine.gather import after_all, as_compact, compact_map
 from pipelines.engine.paths import delete_folder
 from pipelines.engine.spill import SpillRecords, read_file, read_records
 from pipelines.engine.stage import PooledFlatMap
@@ -118,8 +118,9 @@ class CleanStories(beam.PTransform):
 
 
 class DropExactDuplicates(beam.PTransform):
-    """DedupKey -> one DedupKey per cleaned text (keep-first), its node listing the exact
-    duplicates it stands for. Only the small keys are shuffled, never the texts."""
+    """(DedupKey, spill location) -> one such pair per cleaned text (keep-first), its node
+    listing the exact duplicates it stands for. Only the small keys and locations are
+    shuffled, never the texts."""
 
     def __init__(self, report):
         super().__init__()
@@ -128,7 +129,7 @@ class DropExactDuplicates(beam.PTransform):
     def expand(self, keys):
         return (
             keys
-            | "TextKey" >> beam.Map(lambda k: (k.text_key, k))
+            | "TextKey" >> beam.Map(lambda key_loc: (key_loc[0].text_key, key_loc))
             | "GroupText" >> beam.GroupByKey()
             | self.report.stage("exact_dedup", steps.keep_first_key, grouped=True)
         )
@@ -164,22 +165,18 @@ class CandidateComponents(beam.PTransform):
 
 
 class _Survivors(beam.DoFn):
-    """The join of a story's spill location (by input_id) with its exact-dedup decision and
-    candidate component: an exact duplicate is gone (its reject was written by exact_dedup);
-    a story in no candidate set is decided (`alone`); a candidate sends its node, location and
-    band keys once, to its component (`verify`), and waits for its cluster (`candidate`)."""
+    """A surviving story's (DedupKey, spill location) (exact duplicates are gone: their
+    rejects were written by exact_dedup) with its candidate component (`component_of`, input
+    id -> component key, a side input: the candidates only): a story in no candidate set is
+    decided (`alone`); a candidate sends its node, location and band keys once, to its
+    component (`verify`), and waits for its cluster (`candidate`)."""
 
-    def process(self, item):
-        _, joined = item
-        if not joined["kept"]:
-            return
-        [key] = joined["kept"]
-        [loc] = joined["loc"]
-        component = joined["component"]
-        if not component:
+    def process(self, item, component_of):
+        key, loc = item
+        component = component_of.get(key.node.input_id)
+        if component is None:
             yield steps.Decision(loc, key.node.members, [])
             return
-        [component] = component
         yield beam.pvalue.TaggedOutput("verify", (component, ComponentMember(key.node, loc, key.bands)))
         yield beam.pvalue.TaggedOutput("candidate", (key.node.story_id, (loc, key.node.members)))
 
@@ -220,11 +217,13 @@ class Deduplicate(beam.PTransform):
 
     Each story is spilled to disk where it is cleaned (pipelines.engine.spill), and only its
     DedupKey (node, text hash, band keys; MinHash once per story) and its spill location
-    travel: exact duplicates are collapsed on the text hashes, candidate components come from
-    the band keys (ids only), and each candidate's location and band keys go once to its
-    component, where the texts are read back, pairs that share a band are checked (exact
-    Jaccard; a pair already joined through others is skipped) and the clusters are formed
-    (no global list of pairs), each member scored against its representative. Every decision
+    travel: exact duplicates are collapsed on the text hashes (each survivor keeps its
+    location), candidate components come from the band keys (ids only) and reach the
+    survivors as a side input of the candidates' ids (no join of every story), and each
+    candidate's location and band keys go once to its component, where the texts are read
+    back, pairs that share a band are checked (exact Jaccard; a pair already joined through
+    others is skipped) and the clusters are formed (no global list of pairs), each member
+    scored against its representative. Every decision
     is then grouped by spill file, which is read once to rejoin each surviving story with its
     cluster. No shuffle or runner buffer ever holds the texts: each input kind is spilled in
     its own branch, so the local runner never materializes the stories to flatten them."""
@@ -240,15 +239,12 @@ class Deduplicate(beam.PTransform):
         spilled = [
             branch | f"Spill{i}" >> beam.ParDo(SpillRecords(self.spill, key_of)) for i, branch in enumerate(branches)
         ] | "AllSpilled" >> beam.Flatten()
-        kept = spilled | "DedupKeys" >> beam.Map(lambda key_loc: key_loc[0]) | DropExactDuplicates(self.report)
-        survivors = (
-            {
-                "loc": spilled | "LocById" >> beam.Map(lambda key_loc: (key_loc[0].node.input_id, key_loc[1])),
-                "kept": kept | "KeptById" >> beam.Map(lambda k: (k.node.input_id, k)),
-                "component": kept | CandidateComponents(),
-            }
-            | "JoinDecisions" >> beam.CoGroupByKey()
-            | "Survivors" >> beam.ParDo(_Survivors()).with_outputs("verify", "candidate", main="alone")
+        kept = spilled | DropExactDuplicates(self.report)
+        component_of = as_compact(
+            compact_map(kept | "DedupKeys" >> beam.Map(operator.itemgetter(0)) | CandidateComponents(), "ComponentOf")
+        )
+        survivors = kept | "Survivors" >> beam.ParDo(_Survivors(), component_of).with_outputs(
+            "verify", "candidate", main="alone"
         )
         assignments = (
             survivors.verify

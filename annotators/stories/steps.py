@@ -108,20 +108,21 @@ def dedup_key(story: Story, config: NearDupConfig) -> DedupKey:
     return DedupKey(node(story), exact_duplicate_key(story.text), tuple(band_keys(story.text, config)))
 
 
-def keep_first_key(group: tuple[str, Iterable[DedupKey]]) -> list[tuple[str, list[DedupKey] | Drop]]:
-    """Stories with the same cleaned text (as DedupKeys): the smallest (url, input_id) stays, its
-    node listing every member's input_id; the others are `exact_duplicate` rejects."""
-    _, keys = group
+def keep_first_key(group: tuple[str, Iterable[tuple[DedupKey, Any]]]) -> list[tuple[str, list | Drop]]:
+    """Stories with the same cleaned text, as (DedupKey, spill location) pairs: the smallest
+    (url, input_id) stays, with its location, its node listing every member's input_id; the
+    others are `exact_duplicate` rejects."""
+    _, pairs = group
     decisions = keep_first(
-        keys,
-        order=lambda k: k.node,
-        input_id=lambda k: k.node.input_id,
+        pairs,
+        order=lambda pair: pair[0].node,
+        input_id=lambda pair: pair[0].node.input_id,
         reason="exact_duplicate",
-        detail=lambda first: f"same text as {first.node.input_id}",
+        detail=lambda first: f"same text as {first[0].node.input_id}",
     )
     members = tuple(sorted(input_id for input_id, _ in decisions))
-    first_id, [first] = decisions[0]
-    return [(first_id, [first._replace(node=first.node._replace(members=members))])] + decisions[1:]
+    first_id, [(first, loc)] = decisions[0]
+    return [(first_id, [(first._replace(node=first.node._replace(members=members)), loc)])] + decisions[1:]
 
 
 def with_members(story: Story, members: tuple[str, ...]) -> Story:

@@ -226,10 +226,12 @@ def test_exact_and_near_decisions_shuffle_small_keys_not_texts():
     kept_a = keys[1]._replace(node=keys[1].node._replace(members=("a", "b")))
     report = Recorder()
     with pipeline() as p:
-        kept = p | beam.Create(keys) | DropExactDuplicates(report)
-        assert_that(kept, equal_to([kept_a, keys[2], keys[3]]), label="kept")
+        # each key with its spill location (here a stand-in): the kept key keeps its own
+        located = [(k, f"loc-{k.node.input_id}") for k in keys]
+        kept = p | beam.Create(located) | DropExactDuplicates(report)
+        assert_that(kept, equal_to([(kept_a, "loc-a"), (keys[2], "loc-f"), (keys[3], "loc-c")]), label="kept")
         assert_rejects(report, [("exact_dedup", "b", "exact_duplicate")])
-        components = kept | CandidateComponents()
+        components = kept | "KeptKeys" >> beam.Map(lambda pair: pair[0]) | CandidateComponents()
         # a and f share bands: one component holds both; c shares none and is in none
         pairs = components | "Ids" >> beam.Map(lambda c: c[0])
         assert_that(pairs, equal_to(["a", "f"]), label="candidates")
