@@ -70,6 +70,32 @@ def fewest_words(off_tokens: Iterable[str]) -> int:
     return route_words + len(_RUN_WITH_WORD.findall(marked))
 
 
+# Characters outside jieba's blocks that are neither word characters nor whitespace: each is a
+# token of its own in either mode, so jieba cuts a text split right after one as it cuts the
+# two parts apart, and the text's words are the parts' words added up.
+_SEPARATOR = re.compile("[。！？；，]")
+
+
+def separable_prefix(text: str, at_least: int) -> str | None:
+    """The shortest prefix of `text` of at least `at_least` characters that ends right after a
+    separator (so `zh_word_count(prefix) <= zh_word_count(text)`), or None when there is none
+    short of the whole text."""
+    found = _SEPARATOR.search(text, max(0, at_least - 1))
+    return text[: found.end()] if found and found.end() < len(text) else None
+
+
+def zh_fewest_words(text: str) -> int:
+    """`zh_word_range(text)[0]`: the fewest words the HMM-on cut can hold."""
+    from annotators.text.tokenizers import get_tokenizer
+
+    return fewest_words(get_tokenizer("jieba_nohmm").tokens(text))
+
+
+def zh_most_words(text: str) -> int:
+    """`zh_word_range(text)[1]`: its letters, digits and Han characters (no cut)."""
+    return len(_ALNUM.findall(text))
+
+
 def zh_word_range(text: str) -> tuple[int, int]:
     """(fewest, most) words `zh_word_count(text)` can be: `fewest_words` of the HMM-off cut,
     and the letters, digits and Han characters of the text (no two words share one). A

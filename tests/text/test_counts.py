@@ -104,3 +104,39 @@ def test_word_range_on_real_stories_is_tight_enough_to_skip_the_cut():
     assert all(f <= c <= m for (f, m), c in zip(ranges, counts))
     assert sum(f >= 50 for f, _ in ranges) > 0.9 * len(stories)  # LOT's 50-word limit needs no cut
     assert words.fewest_words(["他", "看", "了", "我", "一眼", "，", "3", ".", "5"]) == 3
+
+
+SPLITTABLE = st.lists(st.one_of(WORDY, st.sampled_from(list("。！？；，"))), max_size=40).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(SPLITTABLE.filter(lambda t: "\ud800" not in t and "\udfff" not in t), st.integers(0, 45))
+def test_a_separable_prefix_is_cut_as_the_whole_text_cuts_it(text, at_least):
+    """jieba (0.42.1 itself) cuts a text split after a separator as it cuts the two parts, HMM
+    on and off, so the prefix's words never exceed the text's: the length filter's lower bound."""
+    import jieba
+
+    prefix = words.separable_prefix(text, at_least)
+    if prefix is None:
+        return
+    assert len(prefix) >= at_least and prefix[-1] in "。！？；，" and len(prefix) < len(text)
+    rest = text[len(prefix) :]
+    for hmm in (True, False):
+        assert jieba.lcut(text, HMM=hmm) == jieba.lcut(prefix, HMM=hmm) + jieba.lcut(rest, HMM=hmm)
+    assert words.zh_fewest_words(prefix) <= words.zh_word_count(prefix) <= words.zh_word_count(text)
+
+
+def test_length_decisions_on_real_stories_are_the_exact_counts_at_every_limit():
+    """check_story (prefix bound, word range, exact count) against the exact count alone, on
+    real stories at limits around each one's count and at the usual ones."""
+    from annotators.stories.clean import CleanConfig, check_story
+
+    lines = shared_path("lot", "outgen_val_sample.jsonl").read_text(encoding="utf-8").splitlines()[:60]
+    for line in lines:
+        text = json.loads(line)["story"]
+        exact = words.zh_word_count(text)
+        for low in (1, 20, 50, exact - 1, exact, exact + 1):
+            for high in (0, exact - 1, exact, exact + 1, 500):
+                got = check_story(text, CleanConfig(min_words=low, max_words=high))
+                want = "too_short" if exact < low else "too_long" if high and exact > high else None
+                assert (got.reason if got else None) == want, (line[:30], low, high)
