@@ -29,7 +29,7 @@ import re
 from annotators.core.outcome import Drop
 from annotators.text.charset import latin_share
 from annotators.text.runs import delete_in_runs, finditer_from_runs
-from annotators.text.words import separable_prefix, zh_fewest_words, zh_most_words, zh_word_count, zh_word_range
+from annotators.text.words import separable_prefix, zh_fewest_words, zh_most_words, zh_word_count
 from annotators.text.zh_clean import HAN, clean_chinese, han_ratio
 
 BOILERPLATE = (
@@ -270,16 +270,13 @@ def check_story(text: str, config: CleanConfig = CleanConfig()) -> Drop | None:
     if ratio < config.min_han_ratio:
         return Drop("not_chinese", f"han ratio {ratio:.2f} < {config.min_han_ratio}")
     low, high = word_limits(config)
-    if high and zh_most_words(text) > high:
-        fewest = most = None  # may be too long: the whole text is cut
-    else:
+    if not high or zh_most_words(text) <= high:  # it cannot be too long: enough words decides
         # enough words in a prefix that jieba cuts as it cuts the whole text is enough words
         prefix = separable_prefix(text, PREFIX_CHARS_PER_WORD * low) if low else None
         if prefix is not None and zh_fewest_words(prefix) >= low:
             return None
-        fewest, most = zh_word_range(text)
-    if fewest is not None and fewest >= low and (not high or most <= high):
-        return None  # within the limits whatever the HMM-on cut gives: it is not needed
+        if zh_fewest_words(text) >= low:
+            return None  # within the limits whatever the HMM-on cut gives: it is not needed
     words = jieba_word_count(text)
     if words < low:
         return Drop("too_short", f"{words} words < {low}{_BY_PAPER if config.paper_length_filter else ''}")

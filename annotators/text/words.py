@@ -100,6 +100,4 @@ def zh_word_range(text: str) -> tuple[int, int]:
     """(fewest, most) words `zh_word_count(text)` can be: `fewest_words` of the HMM-off cut,
     and the letters, digits and Han characters of the text (no two words share one). A
     length filter needs the HMM-on cut only when the range straddles a limit."""
-    from annotators.text.tokenizers import get_tokenizer
-
-    return fewest_words(get_tokenizer("jieba_nohmm").tokens(text)), len(_ALNUM.findall(text))
+    return zh_fewest_words(text), zh_most_words(text)

@@ -4,6 +4,7 @@ writes the rejects table and a human-readable CARD.md.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
@@ -130,8 +131,6 @@ class JobReport:
         the stages run (a pool worker in a local run that has a pool), so the job's own
         process never loads jieba's dictionary for it; `after` (a side input) makes it wait
         for a step whose workers have resolved it already."""
-        import functools
-
         from annotators.text import zh_tokens
 
         signal = once(p, "JiebaBackend")

@@ -55,9 +55,9 @@ class _StageFn(beam.DoFn):
         if self._setup is not None and (self._here or pool.current() is None):
             self._setup()
 
-    def _count(self, outcome: str):
+    def _count(self, outcome: str, n: int = 1):
         """Count an outcome for the `<stage>/<outcome>` Beam metric (added once per bundle)."""
-        self._outcome_counts[outcome] = self._outcome_counts.get(outcome, 0) + 1
+        self._outcome_counts[outcome] = self._outcome_counts.get(outcome, 0) + n
 
     def _outcomes(self, element, side):
         """(input_id, list of outputs | Drop) per input record held by `element`."""
@@ -81,22 +81,28 @@ class _StageFn(beam.DoFn):
     def _add(self, key: str, n: int = 1):
         self._tally[key] = self._tally.get(key, 0) + n
 
+    def _written(self, records: int, outputs: int):
+        """The accounting of `records` written records that gave `outputs` outputs."""
+        read, written, _, outputs_key = self._keys
+        self._add(read, records)
+        self._count("written", records)
+        progress.count(self._stage, records, 0)
+        self._add(written, records)
+        if outputs:
+            self._add(outputs_key, outputs)
+
     def _emit(self, input_id, result, wrap=lambda v: v):
         """The outputs of one record's outcome, its accounting, and its rejects row."""
-        read, written, rejected, outputs = self._keys
-        self._add(read)
         if isinstance(result, Drop):
+            read, _, rejected, _ = self._keys
+            self._add(read)
             self._count(f"rejected/{result.reason}")
             self._add(rejected)
             self._add(f"{self._stage}|rejected/{result.reason}")
             progress.count(self._stage, 0, 1)
             yield TaggedOutput(REJECTS, wrap(Reject(self._stage, str(input_id), result.reason, result.detail).to_row()))
             return
-        self._count("written")
-        progress.count(self._stage, 1, 0)
-        self._add(written)
-        if result:
-            self._add(outputs, len(result))
+        self._written(1, len(result))
         for value in result:
             yield wrap(value)
 
@@ -119,13 +125,7 @@ class _StageFn(beam.DoFn):
             else:
                 written, outputs = written + 1, outputs + got
         if written:
-            read, written_key, _, outputs_key = self._keys
-            self._add(read, written)
-            self._add(written_key, written)
-            if outputs:
-                self._add(outputs_key, outputs)
-            self._outcome_counts["written"] = self._outcome_counts.get("written", 0) + written
-            progress.count(self._stage, written, 0)
+            self._written(written, outputs)
         for value in merged:
             yield wrap(value)
 
