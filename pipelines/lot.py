@@ -26,14 +26,11 @@ from annotators.lot.card import FIGURES as LOT_FIGURES
 from annotators.lot.card import lot_card
 from annotators.lot.clozet import ClozeTConfig
 from annotators.lot.config import RETIRED_FLAGS, LotRunConfig, config_record, proportions_problem
-from annotators.lot.outline import ZhSetup
 from annotators.lot.records import SenPosOutput
-from annotators.lot.senpos import SenPosConfig
 from annotators.lot.splits import SplitPlan
 from annotators.lot.story import StoryConfig
 from annotators.text import zh_tokens
 from pipelines.engine import (
-    PROCESSES,
     ExportLinesFromTable,
     ExportTables,
     Gather,
@@ -56,8 +53,16 @@ from pipelines.engine.folds import BlocksPerBundle, CombineFold, ConcatLists, Fo
 from pipelines.engine.gather import as_compact, compact_map
 from pipelines.engine.jsontext import json_text_of
 from pipelines.engine.readers import read_lines_or_rows
+from pipelines.engine.stage import PooledFlatMap
 from pipelines.engine.usage import main
-from pipelines.lot_tasks import BuildClozeTAndPlotCom, BuildOutGen, BuildSenPos, ReviewSenPos, write_human_tasks
+from pipelines.lot_tasks import (
+    BuildClozeTAndPlotCom,
+    BuildOutGen,
+    BuildSenPos,
+    BuildStories,
+    ReviewSenPos,
+    write_human_tasks,
+)
 from schemas.lot import SCHEMAS, TASKS, example_order
 
 # LOT's near-duplicate groups: the stories job's defaults (Jaccard 0.8 of 5-character
@@ -109,8 +114,8 @@ def parse_args(argv=None):
 
 
 class ParseStories(beam.PTransform):
-    """(input_id, raw line | parquet row) -> (PreparedStory, near-duplicate inputs): parse,
-    keep the earliest of equal texts then of equal ids, prepare.
+    """(input_id, raw line | parquet row) -> (kept story records, near-duplicate inputs):
+    parse, keep the earliest of equal texts then of equal ids (`BuildStories` prepares them).
 
     The dedup shuffles carry only small keys (StoryKey: text hash, input id, story id), never
     the stories: the stories are read a second time (`reread`, else the same input again) and
@@ -118,23 +123,14 @@ class ParseStories(beam.PTransform):
     The near-duplicate groups come from {"bands": (LSH band, input id) of every parsed story,
     made where it is first parsed, in blocks per band partition and bundle
     (tallies.band_entries); "dropped": the CompactMap of the input ids a dedup dropped;
-    "texts": the kept records, read once more}: every prepared story's step takes those
+    "texts": the kept records, read once more}: every story's task steps take those
     groups as a side input, so they must not come out of the same fused stage as the
-    prepared stories (NearDuplicateGroups says why the texts are read apart).
+    kept records (NearDuplicateGroups says why the texts are read apart).
     """
 
-    def __init__(
-        self,
-        report,
-        config: StoryConfig,
-        reread=None,
-        outline_method: str = "posrake",
-        near_dup: NearDupConfig | None = None,
-        zh_backend: str | None = None,
-    ):
+    def __init__(self, report, config: StoryConfig, reread=None, near_dup: NearDupConfig | None = None):
         super().__init__()
-        self._report, self._config, self._reread, self._zh = report, config, reread, ZhSetup(zh_backend)
-        self._outline_method = outline_method
+        self._report, self._config, self._reread = report, config, reread
         self._near_dup = near_dup or LOT_NEAR_DUP
 
     def expand(self, raw):
@@ -159,19 +155,13 @@ class ParseStories(beam.PTransform):
         dropped = as_compact(dropped_map)
         again = self._reread("Again") if self._reread else raw
         kept = again | "Reparse" >> beam.FlatMap(steps.kept_records, dropped)
-        prepared = kept | report.stage(
-            "prepare",
-            steps.prepare_step(cfg, self._outline_method),
-            input_id=operator.itemgetter("input_id"),
-            setup=self._zh,
-        )
         again = self._reread("Duptexts") if self._reread else raw
         texts = (
             again
             | "Reparse[texts]" >> beam.FlatMap(steps.kept_records, dropped)
             | "DupText[texts]" >> beam.Map(steps.near_dup_record, cfg)
         )
-        return prepared, {"bands": bands, "dropped": dropped_map, "texts": texts}
+        return kept, {"bands": bands, "dropped": dropped_map, "texts": texts}
 
 
 def annotations_by_story(anns):
@@ -191,8 +181,8 @@ class NearDuplicateGroups(beam.PTransform):
     stories sharing a band are candidates; candidate sets sharing a story are joined into
     components in one global step over input ids only; each candidate's text goes once to
     its component, where its band keys are made again, stories sharing a band are verified
-    by exact shingle Jaccard (skipping pairs already joined) and clustered. Only candidates' texts are
-    shuffled, never the corpus.
+    by exact shingle Jaccard (skipping pairs already joined) and clustered (on the pool's
+    workers in a local run that has them). Only candidates' texts are shuffled, never the corpus.
 
     The inputs (`{"bands", "dropped", "texts"}`, ParseStories): every parsed story's (band,
     input id) pairs, made where the story was first parsed, as (band partition, pairs)
@@ -222,7 +212,9 @@ class NearDuplicateGroups(beam.PTransform):
             reads["texts"]
             | "CandidateTexts" >> beam.FlatMap(steps.component_text, component_of)
             | "GroupComponents" >> beam.GroupByKey()
-            | "Clusters" >> beam.FlatMap(steps.component_clusters, config)
+            | "ComponentLists" >> beam.MapTuple(lambda key, members: (key, list(members)))  # to pickle
+            | "Clusters"
+            >> beam.ParDo(PooledFlatMap("clusters", functools.partial(steps.component_clusters, config=config)))
             | "ClusterList" >> Gather()
             | "Groups" >> beam.Map(splits.groups_from)
         )
@@ -276,9 +268,9 @@ def _read_lines(p, label: str, pattern: str):
     return p | f"Match{label}" >> MatchInputs(pattern, (".jsonl", ".json")) | f"Read{label}" >> ReadLines()
 
 
-def _senpos(p, args, run_cfg: LotRunConfig, report, stories, plan: SplitPlan, split_inputs: dict):
+def _senpos(p, args, run_cfg: LotRunConfig, report, stories):
     """(all SenPos outputs after reviews, the automatic val/test ones for review)."""
-    senpos = stories | "BuildSenPos" >> BuildSenPos(report, plan, SenPosConfig(), split_inputs, args.zh_backend)
+    senpos = stories | "BuildSenPos" >> BuildSenPos(report)
     evals = senpos | "SenPosEval" >> beam.Filter(lambda o: o.example.split != "train")
     if not (args.senpos_reviews or run_cfg.senpos_reviewed_only):
         return senpos, evals
@@ -342,13 +334,10 @@ def run(argv=None):
         attachments=harness_tasks.attachments,
     )
 
-    stories, records = read_lines_or_rows(p, args.stories, STORY_EXTS) | "ParseStories" >> ParseStories(
-        report,
-        story_cfg,
-        reread=functools.partial(read_lines_or_rows, p, args.stories, STORY_EXTS),
-        outline_method=run_cfg.outline_method,
-        zh_backend=args.zh_backend,
+    kept, records = read_lines_or_rows(p, args.stories, STORY_EXTS) | "ParseStories" >> ParseStories(
+        report, story_cfg, reread=functools.partial(read_lines_or_rows, p, args.stories, STORY_EXTS)
     )
+    report.declare("prepare")  # stats.json lists the stages in the order a story meets them
     if args.annotations:
         anns = _read_lines(p, "Annotations", args.annotations) | "ParseAnnotations" >> report.stage(
             "annotations", steps.annotation_step
@@ -361,19 +350,20 @@ def run(argv=None):
         records | "NearDuplicates" >> NearDuplicateGroups(LOT_NEAR_DUP), default_value=CompactMap()
     )
     split_inputs = {"groups": groups, "annotated": annotated}
+    stories = kept | "BuildStories" >> BuildStories(report, plan, run_cfg, story_cfg, split_inputs, args.zh_backend)
 
     story_inputs = {"stories": stories, **({"annotations": anns} if anns is not None else {})}
     from_clozet, plotcom = story_inputs | "ClozeTAndPlotCom" >> BuildClozeTAndPlotCom(
         report, plan, ClozeTConfig(), story_cfg, run_cfg.plotcom_eval, split_inputs, args.zh_backend
     )
-    senpos, senpos_evals = _senpos(p, args, run_cfg, report, stories, plan, split_inputs)
-    outgen = stories | "BuildOutGen" >> BuildOutGen(report, plan, run_cfg, story_cfg, split_inputs, args.zh_backend)
+    senpos, senpos_evals = _senpos(p, args, run_cfg, report, stories)
+    outgen = stories | "BuildOutGen" >> BuildOutGen(report)
 
     senpos_rows = senpos | "SenPosRows" >> beam.Map(SenPosOutput.as_task_row)
     # TaskRows; OutGenOutputs for OutGen
     produced = tuple(pc for pc in (from_clozet, plotcom, senpos_rows, outgen) if pc is not None)
     _write_tasks(produced, out, report)
-    write_human_tasks(stories, senpos_evals, out, report, story_cfg)
+    write_human_tasks(stories, senpos_evals, out, report)
     report.record_jieba_backend(p, args.zh_backend)
     tallied = produced | "Tallies" >> Tallies(groups)
     report.extras(tallied["summary"], tallies.EMPTY_SUMMARY)
@@ -381,7 +371,7 @@ def run(argv=None):
     if run_cfg.official_outgen:
         report.extra("table3_official", _official_table3(p, run_cfg.official_outgen, report))
     report.finish(p)
-    return run_pipeline(p, commit_to=args.output, local_mode=PROCESSES)
+    return run_pipeline(p, commit_to=args.output)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,16 @@
-"""The LOT job's four task builders (wired by `pipelines.lot`): ClozeT and PlotCom from the
-annotations (`BuildClozeTAndPlotCom`), SenPos windows and their reviews (`BuildSenPos`,
-`ReviewSenPos`) and OutGen (`BuildOutGen`), each one Stage over the prepared stories with the
-split side inputs; the rules are annotators.lot.steps.
+"""The LOT job's stories and task builders (wired by `pipelines.lot`).
+
+`BuildStories` prepares each kept story and runs every task step over it in one stage (on the
+pool's workers in a local run): a story goes to a worker once, as its record, and comes back
+as its examples. The task stages (`BuildClozeTAndPlotCom`, `BuildSenPos`, `BuildOutGen`) then
+account for those outcomes in the job's process, each under its own name, exactly as when
+each ran its own step; ClozeT (annotations joined with the stories they name) and the SenPos
+reviews (`ReviewSenPos`) are grouped steps of their own. The rules are annotators.lot.steps.
 """
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import apache_beam as beam
@@ -18,13 +23,55 @@ from annotators.lot.senpos import SenPosConfig
 from annotators.lot.splits import SplitPlan
 from annotators.lot.story import StoryConfig
 from pipelines.engine import JobReport, WriteJsonlGroups, join
+from pipelines.engine.pool_worker import outcome
 
 
-def task_stage(report, name: str, step, side_inputs: dict, zh):
-    """The Stage of one LOT task over PreparedStories, run in the job's process (a prepared
-    story is more to send to a pool worker than to work on)."""
+def task_steps(plan: SplitPlan, run_cfg: LotRunConfig, limits: StoryConfig) -> tuple:
+    """(stage name, step) of every task built from one story and the split side inputs."""
+    return (
+        ("plotcom", steps.plotcom_step(plan, ClozeTConfig(), limits)),
+        ("senpos", steps.senpos_step(plan, SenPosConfig())),
+        (
+            "outgen",
+            steps.outgen_step(
+                plan,
+                run_cfg.outline_from,
+                run_cfg.outline_method,
+                limits,
+                run_cfg.title_from,
+                run_cfg.outline_fill,
+                run_cfg.outline_opening,
+            ),
+        ),
+    )
+
+
+class BuildStories(beam.PTransform):
+    """Kept story records -> BuiltStory each (the `prepare` stage: clean, sentences, jieba
+    words, then every task's outcome, with the split side inputs)."""
+
+    def __init__(self, report, plan: SplitPlan, run_cfg: LotRunConfig, limits: StoryConfig, split_inputs, zh_backend):
+        super().__init__()
+        self._report, self._side = report, split_inputs
+        self._step = steps.build_step(
+            steps.prepare_step(limits, run_cfg.outline_method), task_steps(plan, run_cfg, limits), limits, outcome
+        )
+        self._zh = ZhSetup(zh_backend, run_cfg.outline_method)
+
+    def expand(self, kept):
+        return kept | self._report.stage(
+            "prepare", self._step, input_id=operator.itemgetter("input_id"), side_inputs=self._side, setup=self._zh
+        )
+
+
+def task_stage(report, name: str):
+    """The Stage of one LOT task over BuiltStories: the outcome already made for it, accounted
+    in the job's process (nothing is left to compute, so nothing goes to a pool worker)."""
     return report.stage(
-        name, step, input_id=operator.attrgetter("input_id"), side_inputs=side_inputs, setup=zh, pooled=False
+        name,
+        functools.partial(steps.built_outcome, name),
+        input_id=operator.attrgetter("input_id"),
+        pooled=False,
     )
 
 
@@ -40,11 +87,10 @@ class BuildClozeT(beam.PTransform):
         self._report, self._step, self._side, self._zh = report, step, split_inputs, zh
 
     def expand(self, inputs):
-        named = inputs["stories"] | "Annotated" >> beam.Filter(
-            lambda s, annotated: s.story_id in annotated, annotated=self._side["annotated"]
-        )
+        # a BuiltStory keeps its PreparedStory only when annotations name it
+        named = inputs["stories"] | "Annotated" >> beam.Filter(lambda b: b.story is not None)
         joined = {
-            "story": named | "KeyStory" >> beam.Map(lambda s: (s.story_id, s)),
+            "story": named | "KeyStory" >> beam.Map(lambda b: (b.story_id, b.story)),
             "ann": inputs["annotations"] | "KeyAnn" >> beam.Map(lambda a: (a["story_id"], a)),
         } | "JoinAnn" >> beam.CoGroupByKey()
         return joined | self._report.stage("clozet", self._step, grouped=True, side_inputs=self._side, setup=self._zh)
@@ -72,7 +118,6 @@ class BuildClozeTAndPlotCom(beam.PTransform):
         super().__init__()
         self._report, self._side, self._zh = report, split_inputs, ZhSetup(zh_backend)
         self._clozet = steps.clozet_step(plan, config, limits, plotcom_eval)
-        self._plotcom = steps.plotcom_step(plan, config, limits)
 
     def expand(self, inputs):
         if inputs.get("annotations") is None:  # no annotations: no ClozeT step to build
@@ -80,24 +125,19 @@ class BuildClozeTAndPlotCom(beam.PTransform):
             clozet = None
         else:
             clozet = inputs | "ClozeT" >> BuildClozeT(self._report, self._clozet, self._side, self._zh)
-        plotcom = inputs["stories"] | "PlotComTrain" >> task_stage(
-            self._report, "plotcom", self._plotcom, self._side, self._zh
-        )
+        plotcom = inputs["stories"] | "PlotComTrain" >> task_stage(self._report, "plotcom")
         return clozet, plotcom
 
 
 class BuildSenPos(beam.PTransform):
-    """PreparedStory -> SenPosOutput per window (example before review, Table 3 stats)."""
+    """BuiltStory -> SenPosOutput per window (example before review, Table 3 stats)."""
 
-    def __init__(
-        self, report, plan: SplitPlan, config: SenPosConfig, split_inputs: dict, zh_backend: str | None = None
-    ):
+    def __init__(self, report):
         super().__init__()
-        self._report, self._step, self._side = report, steps.senpos_step(plan, config), split_inputs
-        self._zh = ZhSetup(zh_backend)
+        self._report = report
 
     def expand(self, stories):
-        return stories | task_stage(self._report, "senpos", self._step, self._side, self._zh)
+        return stories | task_stage(self._report, "senpos")
 
 
 class ReviewSenPos(beam.PTransform):
@@ -116,39 +156,22 @@ class ReviewSenPos(beam.PTransform):
 
 
 class BuildOutGen(beam.PTransform):
-    """PreparedStory -> OutGenOutput (TaskRow, agreement with the input's outline)."""
+    """BuiltStory -> OutGenOutput (TaskRow, agreement with the input's outline)."""
 
-    def __init__(
-        self,
-        report,
-        plan: SplitPlan,
-        run_cfg: LotRunConfig,
-        limits: StoryConfig,
-        split_inputs: dict,
-        zh_backend: str | None = None,
-    ):
+    def __init__(self, report):
         super().__init__()
-        self._report, self._side = report, split_inputs
-        self._step = steps.outgen_step(
-            plan,
-            run_cfg.outline_from,
-            run_cfg.outline_method,
-            limits,
-            run_cfg.title_from,
-            run_cfg.outline_fill,
-            run_cfg.outline_opening,
-        )
-        self._zh = ZhSetup(zh_backend, run_cfg.outline_method)
+        self._report = report
 
     def expand(self, stories):
-        return stories | task_stage(self._report, "outgen", self._step, self._side, self._zh)
+        return stories | task_stage(self._report, "outgen")
 
 
-def write_human_tasks(stories, senpos_evals, out: str, report: JobReport, limits: StoryConfig) -> None:
-    """ClozeT annotation tasks (every story ClozeT can take) and SenPos review tasks (val/test)."""
+def write_human_tasks(stories, senpos_evals, out: str, report: JobReport) -> None:
+    """ClozeT annotation tasks (every story ClozeT can take: BuiltStory.clozet_tasks) and SenPos
+    review tasks (val/test)."""
     report.tally(
         stories
-        | "Tasks" >> beam.FlatMap(steps.clozet_task_entry, limits)
+        | "Tasks" >> beam.FlatMap(steps.built_tasks)
         | "WriteTasks"
         >> WriteJsonlGroups(lambda g: join(out, "annotation_tasks", f"{g}.jsonl"), ["clozet"], "annotation_tasks")
     )

@@ -8,6 +8,7 @@ sentence, title, outline). Words are jieba precise-mode tokens without whitespac
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -111,14 +112,15 @@ def example_stats(
 ) -> dict[str, Any]:
     """Per-example numbers; `extra_texts` are averaged (ClozeT: both candidates). The story's,
     the title's and the outline's words come in already cut (PreparedStory, the outline).
-    `vocab` is the list of the example's word sequences (Table3Accumulator adds them to its
-    set: no set is built per example)."""
+    `vocab` is the example's distinct words, in order (Table3Accumulator adds them to its
+    set): made where the example is built (a pool worker), so the job's process, which
+    counts the vocabulary, looks up each word once per example instead of once per use."""
     stats = _context(story, range(len(story.sentences)) if indices is None else indices, removed)
     jieba_words = get_tokenizer("jieba")
     extra = [jieba_words.tokens(t) for t in extra_texts]
     if removed is not None and not extra:
         extra = [list(story.words[removed])]
-    stats["vocab"] = [*stats["vocab"], *extra, *phrase_words, title_words]
+    stats["vocab"] = tuple(dict.fromkeys(itertools.chain(*stats["vocab"], *extra, *phrase_words, title_words)))
     stats["extra"] = sum(len(ws) for ws in extra) / len(extra) if extra else 0.0
     if phrase_words:
         stats["extra"] = float(sum(len(ws) for ws in phrase_words))
@@ -137,7 +139,7 @@ class Table3Accumulator:
 
     def add(self, stats: dict[str, Any]) -> Table3Accumulator:
         self.n += 1
-        self.vocab.update(*stats["vocab"])
+        self.vocab.update(stats["vocab"])
         for key, value in stats.items():
             if key not in ("vocab", "task") and value is not None:
                 self.sums[key] = self.sums.get(key, 0) + value

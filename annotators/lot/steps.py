@@ -104,6 +104,53 @@ def prepare_step(config: StoryConfig, outline_method: str):
     return prepare
 
 
+class BuiltStory(NamedTuple):
+    """A prepared story's outcome in every task stage, made where it was prepared (`build_step`):
+    the task stages then only account for what is already decided, so a story crosses to a
+    pool worker once (its record) and comes back as its examples, not its sentences and tokens.
+
+    `outcomes`: task stage name -> outputs (a list) or Drop, exactly what that stage's step
+    gives over the PreparedStory; `story`: the PreparedStory itself only when annotations name
+    it (the ClozeT join needs it), else None; `clozet_tasks`: its ClozeT annotation task entries.
+    """
+
+    input_id: str
+    story_id: str
+    outcomes: dict[str, Any]
+    story: Any
+    clozet_tasks: list[JsonlEntry]
+
+
+def build_step(prepare, tasks: tuple, limits: StoryConfig, outcome):
+    """The prepare stage that also runs every task step over the story it prepares: a kept
+    story record and the split side inputs -> [BuiltStory] or the prepare Drop. `tasks`:
+    (stage name, step) pairs (`step(story, groups, annotated)`); `outcome(step, story, **side)`
+    is the engine's (pipelines.engine.pool_worker.outcome: outputs as a list, Drop, an
+    exception as an `internal_error` Drop), so each task's outcome is the one its own stage
+    would have made."""
+
+    def fn(record, groups, annotated):
+        prepared = prepare(record)
+        if isinstance(prepared, Drop):
+            return prepared
+        story = prepared[0]
+        outcomes = {name: outcome(step, story, groups=groups, annotated=annotated) for name, step in tasks}
+        kept = story if story.story_id in annotated else None
+        return [BuiltStory(story.input_id, story.story_id, outcomes, kept, clozet_task_entry(story, limits))]
+
+    return fn
+
+
+def built_outcome(name: str, built: BuiltStory):
+    """A task stage's step over a BuiltStory: the outcome `build_step` made for it."""
+    return built.outcomes[name]
+
+
+def built_tasks(built: BuiltStory) -> list[JsonlEntry]:
+    """A BuiltStory's ClozeT annotation task entries."""
+    return built.clozet_tasks
+
+
 def annotation_step(element: tuple[str, bytes]) -> list | Drop:
     """One (input_id, line) of ClozeT annotations -> [annotation dict] or Drop."""
     return one(parse_annotation(*element))

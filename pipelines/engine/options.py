@@ -165,7 +165,7 @@ def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None, local_mode: 
     plus a small worker per core, and the run is as much faster as the pure steps are of
     its work (the stories job: cleaning and MinHash, about two thirds). PROCESSES uses
     Beam's own worker processes, for a job whose work is mostly Beam's per-element work and
-    grouping stages rather than its pure steps (LOT, ChapterBreak), at the memory of a Beam
+    grouping stages rather than its pure steps (ChapterBreak), at the memory of a Beam
     process per core.
 
     With `commit_to` (the job's output, whose writers wrote to `staging_path(output)`), the

@@ -60,7 +60,7 @@ def test_accumulator_averages_a_column_over_the_examples_that_have_it():
     for chars, phrases in ((100, 8), (None, 5), (300, 8)):
         acc.add(
             {
-                "vocab": [("甲",)],
+                "vocab": ("甲",),
                 "chars": chars,
                 "words": None,
                 "sents": None,

@@ -25,11 +25,13 @@ from pipelines.lot import (
     BuildClozeTAndPlotCom,
     BuildOutGen,
     BuildSenPos,
+    BuildStories,
     ParseStories,
     ReviewSenPos,
     Tallies,
     annotations_by_story,
 )
+from pipelines.lot_tasks import task_steps
 from schemas.common import Reject
 from tests.beam_report import RecordingReport
 
@@ -69,18 +71,45 @@ def prepared(input_id: str, **fields):
     return prepare_story(parse_story_record(input_id, line(**fields)))
 
 
+def built(p, report, records, side, run_cfg=LotRunConfig(), label="Stories"):
+    """BuiltStories of these story records (dicts), as the job makes them."""
+    return p | label >> beam.Create(records) | BuildStories(report, PLAN, run_cfg, StoryConfig(), side, None)
+
+
 def reject(stage, input_id, reason, detail):
     return Reject(stage, input_id, reason, detail).to_row()  # detail as JSON
 
 
-def test_parse_stories_prepares_each_story():
+def test_parse_stories_keeps_each_parsed_record():
     raw = [("s.jsonl:1", line(id="a", story=STORY_A)), ("s.jsonl:2", line(id="b", story=STORY_B))]
     with pipeline() as p:
-        stories, _ = p | beam.Create(raw) | ParseStories(RecordingReport(), StoryConfig())
-        assert_that(
-            stories,
-            equal_to([prepared("s.jsonl:1", id="a", story=STORY_A), prepared("s.jsonl:2", id="b", story=STORY_B)]),
+        kept, _ = p | beam.Create(raw) | ParseStories(RecordingReport(), StoryConfig())
+        assert_that(kept, equal_to([parse_story_record(*r) for r in raw]))
+
+
+def test_build_stories_prepares_each_story_and_decides_every_task():
+    """A BuiltStory holds exactly what each task's own step gives over the prepared story; its
+    PreparedStory travels on only when annotations name it (the ClozeT join)."""
+    records = [parse_story_record("s.jsonl:1", line(id="a", story=STORY_A))]
+    records.append(parse_story_record("s.jsonl:2", line(id="b", story=STORY_B)))
+    story_a, story_b = prepared("s.jsonl:1", id="a", story=STORY_A), prepared("s.jsonl:2", id="b", story=STORY_B)
+    annotated = {"a": [parse_annotation("n.jsonl:1", line(**ANN_A))]}
+    expected = [
+        (
+            s.input_id,
+            s.story_id,
+            {name: step(s, {}, annotated) for name, step in task_steps(PLAN, LotRunConfig(), StoryConfig())},
+            s if s.story_id == "a" else None,
+            steps.clozet_task_entry(s, StoryConfig()),
         )
+        for s in (story_a, story_b)
+    ]
+    report = RecordingReport()
+    with pipeline() as p:
+        anns = p | "Anns" >> beam.Create([("n.jsonl:1", line(**ANN_A))]) | beam.Map(lambda e: parse_annotation(*e))
+        stories = built(p, report, records, split_inputs(p, anns))
+        assert_that(stories | beam.Map(tuple), equal_to(expected))
+    assert report.stages == ["prepare"]
 
 
 def test_parse_stories_rejects_unparsable_lines():
@@ -93,8 +122,8 @@ def test_parse_stories_rejects_unparsable_lines():
     ]
     report = RecordingReport()
     with pipeline() as p:
-        stories, _ = p | beam.Create(raw) | ParseStories(report, StoryConfig())
-        assert_that(stories, equal_to([]), label="no stories")
+        kept, _ = p | beam.Create(raw) | ParseStories(report, StoryConfig())
+        assert_that(kept, equal_to([]), label="no stories")
         assert_that(
             report.by_stage["parse"],
             equal_to(
@@ -118,9 +147,9 @@ def test_parse_stories_keeps_the_earliest_of_equal_texts():
     ]
     report = RecordingReport()
     with pipeline() as p:
-        stories, _ = p | beam.Create(raw) | ParseStories(report, StoryConfig())
+        kept, _ = p | beam.Create(raw) | ParseStories(report, StoryConfig())
         assert_that(
-            stories | beam.Map(lambda s: (s.story_id, s.input_id)),
+            kept | beam.Map(lambda s: (s["story_id"], s["input_id"])),
             equal_to([("early", "b.jsonl:9"), ("b", "a.jsonl:3")]),
             label="kept",
         )
@@ -135,8 +164,8 @@ def test_parse_stories_keeps_the_earliest_of_equal_ids():
     raw = [("s.jsonl:2", line(id="a", story=STORY_B)), ("s.jsonl:1", line(id="a", story=STORY_A))]
     report = RecordingReport()
     with pipeline() as p:
-        stories, _ = p | beam.Create(raw) | ParseStories(report, StoryConfig())
-        assert_that(stories | beam.Map(lambda s: s.input_id), equal_to(["s.jsonl:1"]), label="kept")
+        kept, _ = p | beam.Create(raw) | ParseStories(report, StoryConfig())
+        assert_that(kept | beam.Map(lambda s: s["input_id"]), equal_to(["s.jsonl:1"]), label="kept")
         assert_that(
             report.by_stage["dedup_id"],
             equal_to([reject("dedup_id", "s.jsonl:2", "duplicate_id", "same story_id as s.jsonl:1")]),
@@ -144,11 +173,11 @@ def test_parse_stories_keeps_the_earliest_of_equal_ids():
         )
 
 
-def test_parse_stories_rejects_what_prepare_cannot_use():
-    raw = [("s.jsonl:1", line(id="en", story="The fox ran. It jumped. It slept."))]
+def test_build_stories_rejects_what_prepare_cannot_use():
+    records = [parse_story_record("s.jsonl:1", line(id="en", story="The fox ran. It jumped. It slept."))]
     report = RecordingReport()
     with pipeline() as p:
-        p | beam.Create(raw) | ParseStories(report, StoryConfig())
+        assert_that(built(p, report, records, split_inputs(p)), equal_to([]), label="none built")
         assert_that(
             report.by_stage["prepare"],
             equal_to([reject("prepare", "s.jsonl:1", "not_chinese", "Han share 0.00 < 0.5")]),
@@ -158,12 +187,14 @@ def test_parse_stories_rejects_what_prepare_cannot_use():
 ANN_A = {"story_id": "a", "right_index": 3, "wrong": "有一年夏天，河上的木桥被大雪压断了。", "annotator": "t"}
 
 
-def _clozet_inputs(p, anns):
-    stories = p | "Stories" >> beam.Create(
-        [prepared("s.jsonl:1", id="a", story=STORY_A), prepared("s.jsonl:2", id="b", story=STORY_B)]
-    )
+def _clozet_inputs(p, report, anns):
+    """(BuiltStories of STORY_A and STORY_B, the parsed annotations, the split side inputs)."""
     raw = p | "Anns" >> beam.Create([(f"n.jsonl:{i}", line(**a)) for i, a in enumerate(anns, 1)])
-    return stories, raw
+    parsed = raw | report.stage("annotations", steps.annotation_step)
+    side = split_inputs(p, parsed)
+    records = [parse_story_record("s.jsonl:1", line(id="a", story=STORY_A))]
+    records.append(parse_story_record("s.jsonl:2", line(id="b", story=STORY_B)))
+    return built(p, report, records, side), parsed, side
 
 
 def test_clozet_and_plotcom_rows():
@@ -189,10 +220,9 @@ def test_clozet_and_plotcom_rows():
     if ex.split != "train":
         expected.append(("plotcom", plotcom_from_clozet(story_a, ex).to_row()))
     with pipeline() as p:
-        stories, raw = _clozet_inputs(p, [ANN_A])
-        anns = raw | report.stage("annotations", steps.annotation_step)
+        stories, anns, side = _clozet_inputs(p, report, [ANN_A])
         clozet, plotcom = {"stories": stories, "annotations": anns} | BuildClozeTAndPlotCom(
-            report, PLAN, ClozeTConfig(), StoryConfig(), "leak-free", split_inputs(p, anns)
+            report, PLAN, ClozeTConfig(), StoryConfig(), "leak-free", side
         )
         rows = (clozet, plotcom) | beam.Flatten() | beam.Map(lambda r: (r.task, r.row))
         assert_that(rows, equal_to(expected), label="rows")
@@ -203,10 +233,9 @@ def test_clozet_rejects_bad_and_unmatched_annotations():
     report = RecordingReport()
     anns = [dict(ANN_A, story_id="zzz"), dict(ANN_A, right_index=0), ANN_A, {"story_id": "a", "wrong": "x"}]
     with pipeline() as p:
-        stories, raw = _clozet_inputs(p, anns)
-        parsed = raw | report.stage("annotations", steps.annotation_step)
+        stories, parsed, side = _clozet_inputs(p, report, anns)
         clozet, _ = {"stories": stories, "annotations": parsed} | BuildClozeTAndPlotCom(
-            report, PLAN, ClozeTConfig(), StoryConfig(), "leak-free", split_inputs(p, parsed)
+            report, PLAN, ClozeTConfig(), StoryConfig(), "leak-free", side
         )
         assert_that(
             report.by_stage["annotations"],
@@ -228,16 +257,13 @@ def test_clozet_rejects_bad_and_unmatched_annotations():
 def test_senpos_examples_and_rejects():
     report = RecordingReport()
     story = prepared("s.jsonl:1", id="a", story=STORY_A)
-    short = prepared(
-        "s.jsonl:2",
-        id="c",
-        story="小猫在河边钓鱼钓了整整一天的时间。它连一条小小的鱼也没有能够钓到手。"
-        "最后它只好饿着肚子慢慢走回家里去了。",
-    )
-    [built] = build_senpos(story, PLAN.split("a", {}, ()), seed=0)
+    short = "小猫在河边钓鱼钓了整整一天的时间。它连一条小小的鱼也没有能够钓到手。最后它只好饿着肚子慢慢走回家里去了。"
+    records = [parse_story_record("s.jsonl:1", line(id="a", story=STORY_A))]
+    records.append(parse_story_record("s.jsonl:2", line(id="c", story=short)))
+    [window] = build_senpos(story, PLAN.split("a", {}, ()), seed=0)
     with pipeline() as p:
-        senpos = p | beam.Create([story, short]) | BuildSenPos(report, PLAN, SenPosConfig(), split_inputs(p))
-        assert_that(senpos | beam.Map(lambda o: o.example), equal_to([built.example]), label="examples")
+        senpos = built(p, report, records, split_inputs(p)) | BuildSenPos(report)
+        assert_that(senpos | beam.Map(lambda o: o.example), equal_to([window.example]), label="examples")
         assert_that(
             report.by_stage["senpos"] | beam.Map(lambda r: (r["input_id"], r["reason"])),
             equal_to([("s.jsonl:2", "no_removable_sentence")]),
@@ -305,16 +331,13 @@ def test_reviewed_only_rejects_unreviewed_examples():
 
 def test_outgen_rows_agreement_and_rejects():
     story = prepared("s.jsonl:1", id="a", story=STORY_A, outline=["老木匠", "不在故事里"])
-    lost = prepared("s.jsonl:2", id="b", story=STORY_B, outline=["不在故事里"])
+    records = [parse_story_record("s.jsonl:1", line(id="a", story=STORY_A, outline=["老木匠", "不在故事里"]))]
+    records.append(parse_story_record("s.jsonl:2", line(id="b", story=STORY_B, outline=["不在故事里"])))
     ex = build_outgen(story, PLAN.split("a", {}, ()), seed=0, outline_from="input")
     report = RecordingReport()
     with pipeline() as p:
         side = split_inputs(p)
-        outgen = (
-            p
-            | beam.Create([story, lost])
-            | BuildOutGen(report, PLAN, LotRunConfig(outline_from="input"), StoryConfig(), side)
-        )
+        outgen = built(p, report, records, side, LotRunConfig(outline_from="input")) | BuildOutGen(report)
         assert_that(
             outgen | beam.Map(lambda o: (o.task_row.task, o.task_row.row, o.agreement)),
             equal_to([("outgen", ex.to_row(), AgreementCounts(1, 1, 2))]),
