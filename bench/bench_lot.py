@@ -40,7 +40,7 @@ print(json.dumps({b: zh_tokens.backend_info(b) for b in ("jieba", "rjieba")}))
 """
 WORKERS = {
     "1 worker": ["--direct_num_workers=1"],
-    "2 workers": ["--direct_running_mode=multi_processing", "--direct_num_workers=2"],
+    "2 workers": ["--direct_num_workers=2"],  # the job's default local mode: a pool of 2
 }
 
 

@@ -1,8 +1,9 @@
 """`python -m pipelines.lot`: stories in, the four LOT datasets out (LOT paper section 3).
 
 Wiring only (the steps are annotators.lot.steps; the task builders are pipelines.lot_tasks):
-`ParseStories` (parse -> dedup (text, id) -> prepare: clean, sentences, jieba words) ->
-`BuildClozeTAndPlotCom` (from annotations),
+`ParseStories` (parse -> dedup (text, id)) and `NearDuplicateGroups` (the split side inputs)
+-> `BuildStories` (prepare: clean, sentences, jieba words, outline; then every task's
+outcome, in one pooled stage) -> `BuildClozeTAndPlotCom` (from annotations),
 `BuildSenPos` (+ `ReviewSenPos`), `BuildOutGen` -> parquet tables, `<task>/<split>.jsonl` in
 LongLM's original fields, annotation/review tasks, rejects, stats.json (Table 3 +
 accounting) and CARD.md (annotators.lot.card).
