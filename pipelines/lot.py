@@ -51,9 +51,11 @@ from pipelines.engine import (
     staging_path,
 )
 from pipelines.engine.folds import BlocksPerBundle, CombineFold, ConcatLists, FoldPerBundle, MergeFold
-from pipelines.engine.gather import as_compact, compact_map
+from pipelines.engine.gather import after_all, as_compact, compact_map
 from pipelines.engine.jsontext import json_text_of
+from pipelines.engine.paths import delete_folder
 from pipelines.engine.readers import read_lines_or_rows
+from pipelines.engine.spill import SpillRecords, read_records
 from pipelines.engine.stage import PooledFlatMap
 from pipelines.engine.usage import main
 from pipelines.lot_tasks import (
@@ -180,10 +182,12 @@ class NearDuplicateGroups(beam.PTransform):
     group of two or more near-duplicate stories, with the stories job's near-duplicate code
     (annotators.core.near_dup): MinHash LSH band keys (its fast one-permutation sketch);
     stories sharing a band are candidates; candidate sets sharing a story are joined into
-    components in one global step over input ids only; each candidate's text goes once to
-    its component, where its band keys are made again, stories sharing a band are verified
-    by exact shingle Jaccard (skipping pairs already joined) and clustered (on the pool's
-    workers in a local run that has them). Only candidates' texts are shuffled, never the corpus.
+    components in one global step over input ids only; each candidate's text is parked in a
+    spill file (`spill`, deleted once the groups are made: pipelines.engine.spill) and only
+    its location goes to its component, where the texts are read back, their band keys made
+    again, stories sharing a band verified by exact shingle Jaccard (skipping pairs already
+    joined) and clustered (on the pool's workers in a local run that has them). No shuffle
+    or runner buffer holds the texts, however many stories are candidates.
 
     The inputs (`{"bands", "dropped", "texts"}`, ParseStories): every parsed story's (band,
     input id) pairs, made where the story was first parsed, as (band partition, pairs)
@@ -193,9 +197,9 @@ class NearDuplicateGroups(beam.PTransform):
     which a PCollection that also fed that side input could only do after the runner had
     buffered all of it."""
 
-    def __init__(self, config: NearDupConfig):
+    def __init__(self, config: NearDupConfig, spill: str):
         super().__init__()
-        self._config = config
+        self._config, self._spill = config, spill
 
     def expand(self, reads):
         config = self._config
@@ -209,16 +213,25 @@ class NearDuplicateGroups(beam.PTransform):
                 "ComponentOf",
             )
         )
-        return (
+        groups = (
             reads["texts"]
             | "CandidateTexts" >> beam.FlatMap(steps.component_text, component_of)
+            | "SpillTexts" >> beam.ParDo(SpillRecords(self._spill, operator.itemgetter(0), pooled=False))
             | "GroupComponents" >> beam.GroupByKey()
-            | "ComponentLists" >> beam.MapTuple(lambda key, members: (key, list(members)))  # to pickle
+            | "ComponentTexts" >> beam.MapTuple(_component_members)
             | "Clusters"
             >> beam.ParDo(PooledFlatMap("clusters", functools.partial(steps.component_clusters, config=config)))
             | "ClusterList" >> Gather()
             | "Groups" >> beam.Map(splits.groups_from)
         )
+        _ = after_all(groups, "DeleteNearDupSpill", delete_folder, self._spill)
+        return groups
+
+
+def _component_members(component: str, locs) -> tuple[str, list]:
+    """(component id, its (node, text) members read back from the spill files, in file order)."""
+    records = read_records(locs)
+    return component, [records[loc][1] for loc in sorted(records)]
 
 
 def _official_table3(p, pattern: str, report):
@@ -348,7 +361,8 @@ def run(argv=None):
         anns = None
         annotated = beam.pvalue.AsDict(once(p, "NoAnnotations") | "NoAnnotated" >> beam.FlatMap(lambda _: []))
     groups = beam.pvalue.AsSingleton(
-        records | "NearDuplicates" >> NearDuplicateGroups(LOT_NEAR_DUP), default_value=CompactMap()
+        records | "NearDuplicates" >> NearDuplicateGroups(LOT_NEAR_DUP, join(out, "_spill-near-dup")),
+        default_value=CompactMap(),
     )
     split_inputs = {"groups": groups, "annotated": annotated}
     stories = kept | "BuildStories" >> BuildStories(report, plan, run_cfg, story_cfg, split_inputs, args.zh_backend)

@@ -42,14 +42,15 @@ class SpillRecords(beam.DoFn):
     """record -> (key_of(record), Loc), the record pickled into a spill file in `folder`.
 
     In a local run with a pool (pipelines.engine.pool), `key_of` runs there on the very
-    pickle that is spilled (a MinHash per story, for the stories job)."""
+    pickle that is spilled (a MinHash per story, for the stories job); with `pooled=False`
+    (a key that is already in the record) it runs here."""
 
-    def __init__(self, folder: str, key_of: Callable[[Any], Any]):
-        self._folder, self._key_of = folder, key_of
+    def __init__(self, folder: str, key_of: Callable[[Any], Any], pooled: bool = True):
+        self._folder, self._key_of, self._pooled = folder, key_of, pooled
 
     def start_bundle(self):
         self._parts, self._offset, self._path = [], 0, None
-        workers = pool.current()
+        workers = pool.current() if self._pooled else None
         self._batches = (
             None if workers is None else pool.Batches(workers, "spill", functools.partial(one, self._key_of))
         )

@@ -195,6 +195,23 @@ def test_spilled_records_get_their_keys_from_the_workers(two_workers, tmp_path):
     assert all(back[loc] == record for (record, _), loc in out)
 
 
+def test_spilled_records_keep_a_key_they_hold_here_when_not_pooled(two_workers, tmp_path):
+    """With `pooled=False` the key function runs in this process (a key already in the
+    record, LOT's component id: sending the record to a worker for it would cost more)."""
+    from pipelines.engine.spill import SpillRecords, read_records
+
+    _OUT.clear()
+    records = [f"story {i}" for i in range(300)]
+    with beam.Pipeline(runner=FnApiRunner()) as p:
+        spilled = p | beam.Create(records) | beam.ParDo(SpillRecords(str(tmp_path), pool_steps.pid_key, pooled=False))
+        spilled | beam.combiners.ToList() | keep("main")
+    out = _OUT["main"]
+    assert sorted(record for (record, _), _ in out) == sorted(records)
+    assert {pid for (_, pid), _ in out} == {os.getpid()}
+    back = read_records(loc for _, loc in out)
+    assert all(back[loc] == record for (record, _), loc in out)
+
+
 _STOPPED_WHILE_REPLYING = """
 import os, signal, sys, threading, time
 from pipelines.engine import pool
