@@ -171,7 +171,7 @@ def write_human_tasks(stories, senpos_evals, out: str, report: JobReport) -> Non
     review tasks (val/test)."""
     report.tally(
         stories
-        | "Tasks" >> beam.FlatMap(steps.built_tasks)
+        | "Tasks" >> beam.FlatMap(operator.attrgetter("clozet_tasks"))
         | "WriteTasks"
         >> WriteJsonlGroups(lambda g: join(out, "annotation_tasks", f"{g}.jsonl"), ["clozet"], "annotation_tasks")
     )

@@ -146,11 +146,6 @@ def built_outcome(name: str, built: BuiltStory):
     return built.outcomes[name]
 
 
-def built_tasks(built: BuiltStory) -> list[JsonlEntry]:
-    """A BuiltStory's ClozeT annotation task entries."""
-    return built.clozet_tasks
-
-
 def annotation_step(element: tuple[str, bytes]) -> list | Drop:
     """One (input_id, line) of ClozeT annotations -> [annotation dict] or Drop."""
     return one(parse_annotation(*element))

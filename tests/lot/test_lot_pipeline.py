@@ -6,6 +6,8 @@ import filecmp
 import json
 import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 from conftest import ROOT, shared_path
@@ -328,9 +330,6 @@ def test_the_job_prepares_and_builds_stories_on_the_pool(tmp_path, workers, wher
     """With a pool, every story is cleaned, cut, outlined and built into its examples by the
     workers (one pooled stage; the task stages only account for the outcomes), so the job's own
     process never loads jieba's dictionary; with one worker it does all of that itself."""
-    import subprocess
-    import sys
-
     args = ["--stories", str(SAMPLE / "stories.jsonl"), "--output", str(tmp_path / "o")]
     run = subprocess.run(
         [sys.executable, "-c", _JIEBA_IN_JOB, *args, f"--direct_num_workers={workers}"],
