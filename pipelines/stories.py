@@ -3,7 +3,7 @@
 Beam wiring of LOT's story cleaning (paper section 3 and appendix; PEERS.md 1.3): cached
 pages or local dumps -> RawStory (`PagesToRaw`, `DumpLinesToRaw`, `DumpFilesToRaw`) -> cleaned
 and filtered Story (`CleanStories`) -> `Deduplicate`: exact duplicates collapsed
-(`DropExactDuplicates`, GroupByKey on the text hash) and near-duplicates collapsed (MinHash
+(`DropExactDuplicates`, GroupByKey on partitions of the text hashes) and near-duplicates collapsed (MinHash
 LSH band keys, `CandidateComponents` (one global step over candidate sets), verified pairs and
 clusters per component), both
 on small DedupKeys and spill locations: the cleaned stories wait on disk
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import apache_beam as beam
 
 from annotators.core.lsh_sets import ComponentMember, band_part, member_band_sets, partition_id_sets
-from annotators.core.near_dup import BandMember, DedupKey, NearDupConfig, id_components
+from annotators.core.near_dup import BandMember, DedupKey, NearDupConfig, bands_rows, id_components
 from annotators.stories import steps
 from annotators.stories.card import stories_card
 from annotators.stories.clean import CleanConfig
@@ -46,10 +46,11 @@ from pipelines.engine import (
     run_pipeline,
     staging_path,
 )
-from pipelines.engine.folds import BlocksPerBundle
+from pipelines.engine.folds import BlocksPerBundle, Packed
 from pipelines.engine.gather import after_all, as_compact, compact_map
 from pipelines.engine.paths import delete_folder
-from pipelines.engine.spill import SpillRecords, read_file, read_records
+from pipelines.engine.spill import Loc, SpillPickled, read_file, read_records
+from pipelines.engine.pool_worker import outcome
 from pipelines.engine.stage import PooledFlatMap
 from pipelines.engine.usage import fail, main
 from schemas.stories import STORIES_SCHEMA
@@ -80,14 +81,19 @@ class PagesToRaw(beam.PTransform):
 
 
 class DumpLinesToRaw(beam.PTransform):
-    """(input_id, JSON line bytes) of story dumps -> RawStory."""
+    """(input_id, JSON line bytes) of story dumps -> RawStory; with `clean` (the clean stage's
+    step), `steps.LineCleaned` instead: each line parsed, cleaned and keyed where it is parsed
+    (one trip to a pool worker, as bytes), for `CleanStories(..., made=True)` to account."""
 
-    def __init__(self, source: str, license: str, report):
+    def __init__(self, source: str, license: str, report, clean=None):
         super().__init__()
-        self.kw, self.report = {"source": source, "license": license}, report
+        self.kw, self.report, self.clean = {"source": source, "license": license}, report, clean
 
     def expand(self, lines):
-        return lines | self.report.stage("dump_lines", lambda e: steps.dump_line_story(*e, **self.kw))
+        if self.clean is None:
+            return lines | self.report.stage("dump_lines", lambda e: steps.dump_line_story(*e, **self.kw))
+        fn = functools.partial(steps.dump_line_cleaned(self.clean, outcome), **self.kw)
+        return lines | self.report.stage("dump_lines", fn, setup=steps.load_jieba)
 
 
 class DumpFilesToRaw(beam.PTransform):
@@ -102,36 +108,63 @@ class DumpFilesToRaw(beam.PTransform):
 
 
 class CleanStories(beam.PTransform):
-    """RawStory -> cleaned Story, or a reject (mojibake, language, length)."""
+    """RawStory -> cleaned Story, or a reject (mojibake, language, length); with `near`, the
+    story `steps.Keyed` for `Deduplicate` where it is cleaned (its MinHash and pickle made on
+    the pool, in a local run: the job's process never decodes the text). With `made`, the
+    input is `steps.LineCleaned` (DumpLinesToRaw with `clean`) and only its outcome is
+    accounted for, in this process."""
 
-    def __init__(self, config: CleanConfig, report):
+    def __init__(self, config: CleanConfig, report, near: NearDupConfig | None = None, made: bool = False):
         super().__init__()
-        self.config, self.report = config, report
+        self.config, self.report, self.near, self.made = config, report, near, made
 
     def expand(self, raws):
+        if self.made:  # LineCleaned: the outcome was made with the line's parse; account for it here
+            return raws | self.report.stage(
+                "clean", steps.line_clean_outcome, input_id=operator.attrgetter("input_id"), pooled=False
+            )
+        fn = (
+            functools.partial(steps.clean_story, config=self.config)
+            if self.near is None
+            else functools.partial(steps.clean_and_key, config=self.config, near=self.near)
+        )
         return raws | self.report.stage(
             "clean",
-            functools.partial(steps.clean_story, config=self.config),
+            fn,
             input_id=operator.attrgetter("input_id"),
             setup=steps.load_jieba,
         )
 
 
+KEY_BLOCK = 1 << 14  # (key, location) pairs a bundle holds before it sends its blocks on
+
+
+def text_blocks(key_loc):
+    return [(steps.text_part(key_loc[0]), key_loc)]
+
+
 class DropExactDuplicates(beam.PTransform):
-    """(DedupKey, spill location) -> one such pair per cleaned text (keep-first), its node
-    listing the exact duplicates it stands for. Only the small keys and locations are
-    shuffled, never the texts."""
+    """(DedupKey, spill location) pairs (one PCollection, or one per input kind) -> one such
+    pair per cleaned text (keep-first), its node listing the exact duplicates it stands for.
+    Only the small keys and locations are shuffled, never the texts, in `Packed` blocks per
+    partition of the text hashes (each bundle's; each branch blocked before the branches meet),
+    so no boundary of the runner carries one element per story."""
 
     def __init__(self, report):
         super().__init__()
         self.report = report
 
     def expand(self, keys):
+        branches = keys if isinstance(keys, (list, tuple)) else [keys]
+        blocks = [
+            branch | f"TextBlocks{i}" >> beam.ParDo(BlocksPerBundle(text_blocks, KEY_BLOCK, packed=True))
+            for i, branch in enumerate(branches)
+        ]
         return (
-            keys
-            | "TextKey" >> beam.Map(lambda key_loc: (key_loc[0].text_key, key_loc))
+            blocks
+            | "AllTextBlocks" >> beam.Flatten()
             | "GroupText" >> beam.GroupByKey()
-            | self.report.stage("exact_dedup", steps.keep_first_key, grouped=True)
+            | self.report.stage("exact_dedup", steps.keep_first_part, grouped=True)
         )
 
 
@@ -164,39 +197,56 @@ class CandidateComponents(beam.PTransform):
         )
 
 
-class _Survivors(beam.DoFn):
-    """A surviving story's (DedupKey, spill location) (exact duplicates are gone: their
-    rejects were written by exact_dedup) with its candidate component (`component_of`, input
-    id -> component key, a side input: the candidates only): a story in no candidate set is
-    decided (`alone`); a candidate sends its node, location and band keys once, to its
-    component (`verify`), and waits for its cluster (`candidate`)."""
+def kept_blocks(key_loc):
+    return [(0, key_loc)]
 
-    def process(self, item, component_of):
-        key, loc = item
-        component = component_of.get(key.node.input_id)
-        if component is None:
-            yield steps.Decision(loc, key.node.members, [])
-            return
-        yield beam.pvalue.TaggedOutput("verify", (component, ComponentMember(key.node, loc, key.bands)))
-        yield beam.pvalue.TaggedOutput("candidate", (key.node.story_id, (loc, key.node.members)))
+
+class _Survivors(beam.DoFn):
+    """A block of surviving stories' (DedupKey, spill location) pairs (exact duplicates are
+    gone: their rejects were written by exact_dedup), each with its candidate component
+    (`component_of`, input id -> component key, a side input: the candidates only): a story in
+    no candidate set is decided (`Decision`s in `Packed` blocks per spill file); a candidate's
+    node, location and band keys go once to its component (`verify`, blocks per component)."""
+
+    def process(self, block, component_of):
+        decided: dict[str, list] = {}
+        verify: dict[str, list] = {}
+        for key, loc in block[1]:
+            component = component_of.get(key.node.input_id)
+            if component is None:
+                decided.setdefault(loc.path, []).append(steps.Decision(loc, key.node.members, []))
+            else:
+                verify.setdefault(component, []).append(ComponentMember(key.node, loc, key.bands))
+        for path in sorted(decided):
+            yield path, Packed(decided[path])
+        for component in sorted(verify):
+            yield beam.pvalue.TaggedOutput("verify", (component, Packed(verify[component])))
 
 
 def component_texts(group):
     """(component key, its BandMembers with their texts read back from the spill files, its
-    candidate sets rebuilt from their band keys): what `steps.component_member_assignments`
-    (on the pool) clusters."""
-    key, members = group
-    members = sorted(members)
+    candidate sets rebuilt from their band keys, each member's (story_id, location, members)):
+    what `steps.component_decisions` (on the pool) decides. Locations travel as plain tuples
+    (a pool worker does not load the engine)."""
+    key, blocks = group
+    members = sorted(m for block in blocks for m in block)
     stories = read_records(m.loc for m in members)
     texts = [BandMember(m.node, stories[m.loc].text) for m in members]
-    return key, texts, member_band_sets((m.node, m.bands) for m in members)
+    ids = [(m.node.story_id, tuple(m.loc), m.node.members) for m in members]
+    return key, texts, member_band_sets((m.node, m.bands) for m in members), ids
+
+
+def decision_by_file(decision):
+    """(spill file, Decision) of a candidate decided on the pool, its location a Loc again."""
+    loc = Loc(*decision.loc)
+    return [(loc.path, decision._replace(loc=loc))]
 
 
 def decided_joins(run):
     """The ClusterJoins of one spill file's surviving stories: the file is read once and each
     story rejoins its members and cluster."""
-    path, decisions = run
-    decisions = {d.loc: d for d in decisions}
+    path, blocks = run
+    decisions = {d.loc: d for block in blocks for d in block}
     joins = []
     for loc, story in read_file(path, decisions):
         decision = decisions[loc]
@@ -205,28 +255,35 @@ def decided_joins(run):
     return joins
 
 
-def _candidate_decision(joined):
-    story_id, parts = joined
-    [(loc, members)] = parts["candidate"]
-    return steps.Decision(loc, members, list(parts["assignment"]))
+class KeyStories(beam.PTransform):
+    """Story -> `steps.Keyed`, for `Deduplicate` (the job keys its stories in CleanStories)."""
+
+    def __init__(self, config: NearDupConfig):
+        super().__init__()
+        self.config = config
+
+    def expand(self, stories):
+        return stories | "Keyed" >> beam.Map(steps.keyed, near=self.config)
 
 
 class Deduplicate(beam.PTransform):
-    """Story PCollections (one per input kind) -> the representative of each exact or
+    """`steps.Keyed` story PCollections (one per input kind) -> the representative of each exact or
     near-duplicate cluster, with its cluster.
 
-    Each story is spilled to disk where it is cleaned (pipelines.engine.spill), and only its
-    DedupKey (node, text hash, band keys; MinHash once per story) and its spill location
-    travel: exact duplicates are collapsed on the text hashes (each survivor keeps its
-    location), candidate components come from the band keys (ids only) and reach the
-    survivors as a side input of the candidates' ids (no join of every story), and each
-    candidate's location and band keys go once to its component, where the texts are read
-    back, pairs that share a band are checked (exact Jaccard; a pair already joined through
-    others is skipped) and the clusters are formed (no global list of pairs), each member
-    scored against its representative. Every decision
-    is then grouped by spill file, which is read once to rejoin each surviving story with its
-    cluster. No shuffle or runner buffer ever holds the texts: each input kind is spilled in
-    its own branch, so the local runner never materializes the stories to flatten them."""
+    Each story was keyed and pickled where it was cleaned, is spilled to disk here
+    (pipelines.engine.spill), and only its DedupKey (node, text hash, band keys; MinHash once
+    per story) and its spill location travel, in `Packed` blocks (one pickle per block; no
+    boundary of the runner carries one element per story): exact duplicates are collapsed
+    per partition of the text hashes (each survivor keeps its location), candidate components
+    come from the band keys (ids only) and reach the survivors as a side input of the
+    candidates' ids (no join of every story), and each candidate's location and band keys go
+    once to its component, where the texts are read back, pairs that share a band are
+    checked (exact Jaccard; a pair already joined through others is skipped), the clusters
+    are formed (no global list of pairs) and every member is decided, scored against its
+    representative. Every decision is then grouped by spill file, which is read once to
+    rejoin each surviving story with its cluster. No shuffle or runner buffer ever holds the
+    texts: each input kind is spilled in its own branch, so the local runner never
+    materializes the stories to flatten them."""
 
     def __init__(self, config: NearDupConfig, report, spill: str):
         super().__init__()
@@ -235,35 +292,27 @@ class Deduplicate(beam.PTransform):
     def expand(self, branches):
         config = self.config
         branches = branches if isinstance(branches, (list, tuple)) else [branches]
-        key_of = functools.partial(steps.dedup_key, config=config)
-        spilled = [
-            branch | f"Spill{i}" >> beam.ParDo(SpillRecords(self.spill, key_of)) for i, branch in enumerate(branches)
-        ] | "AllSpilled" >> beam.Flatten()
-        kept = spilled | DropExactDuplicates(self.report)
+        spilled = [branch | f"Spill{i}" >> beam.ParDo(SpillPickled(self.spill)) for i, branch in enumerate(branches)]
+        kept = tuple(spilled) | DropExactDuplicates(self.report)
         component_of = as_compact(
             compact_map(kept | "DedupKeys" >> beam.Map(operator.itemgetter(0)) | CandidateComponents(), "ComponentOf")
         )
-        survivors = kept | "Survivors" >> beam.ParDo(_Survivors(), component_of).with_outputs(
-            "verify", "candidate", main="alone"
+        survivors = (
+            kept
+            | "KeptBlocks" >> beam.ParDo(BlocksPerBundle(kept_blocks, KEY_BLOCK, packed=True))
+            | "Survivors" >> beam.ParDo(_Survivors(), component_of).with_outputs("verify", main="alone")
         )
-        assignments = (
+        clustered = (
             survivors.verify
             | "GroupComponents" >> beam.GroupByKey()
             | "ComponentTexts" >> beam.Map(component_texts)
             | "Clusters"
-            >> beam.ParDo(
-                PooledFlatMap("clusters", functools.partial(steps.component_member_assignments, config=config))
-            )
-        )
-        joined = (
-            {"candidate": survivors.candidate, "assignment": assignments}
-            | "JoinClusters" >> beam.CoGroupByKey()
-            | "CandidateDecision" >> beam.Map(_candidate_decision)
+            >> beam.ParDo(PooledFlatMap("clusters", functools.partial(steps.component_decisions, config=config)))
+            | "ClusterBlocks" >> beam.ParDo(BlocksPerBundle(decision_by_file, KEY_BLOCK, packed=True))
         )
         decided = (
-            (survivors.alone, joined)
-            | "AllSurvivors" >> beam.Flatten()
-            | "BySpillFile" >> beam.Map(lambda d: (d.loc.path, d))
+            (survivors.alone, clustered)
+            | "AllDecided" >> beam.Flatten()
             | "GroupSpillFile" >> beam.GroupByKey()
             | "Rejoin" >> beam.FlatMap(decided_joins)
             | self.report.stage(
@@ -335,11 +384,12 @@ class StoriesReport(JobReport):
         return super()._write(pairs, **extras)
 
 
-def read_raw(p, args, report):
+def read_raw(p, args, report, clean=None):
     """(kind, RawStory PCollection) of --pages and --input (each cleaned in its own branch, so
     the local runner never materializes the raw stories to flatten them), each input
     accounted for by a Stage, and the matched input paths (one sorted list, --pages first),
-    all matched when the job runs."""
+    all matched when the job runs. With `clean` (the clean stage's step), the "Lines" kind
+    is `steps.LineCleaned`, each line cleaned where it is parsed (DumpLinesToRaw)."""
     raws, inputs = [], []
     if args.pages:
         spec = args.site
@@ -358,7 +408,7 @@ def read_raw(p, args, report):
                 dumps
                 | "LineDumps" >> beam.Filter(lambda s: dump_stage(s) == "dump_lines")
                 | "ReadDumpLines" >> ReadLines()
-                | DumpLinesToRaw(args.source, args.license, report),
+                | DumpLinesToRaw(args.source, args.license, report, clean),
             )
         )
         raws.append(
@@ -391,6 +441,10 @@ def run(argv: Sequence[str] | None = None) -> None:
             f"--shingle must be at least 1 (not {near.shingle}) and --num-perm a power of two "
             f"with --sketch oph (not {near.num_perm})",
         )
+    try:
+        bands_rows(near.threshold, near.num_perm)  # each story is keyed in the clean stage: check once here
+    except ValueError as exc:
+        fail("stories", f"--near_dup_threshold and --num-perm: {exc}")
     config = {
         "clean": dataclasses.asdict(clean),
         "near_dup": dataclasses.asdict(near),
@@ -403,9 +457,11 @@ def run(argv: Sequence[str] | None = None) -> None:
     report = StoriesReport(
         staging, "stories", config=config, seed=args.seed, inputs=[], options=options, card=stories_card
     )
-    raws, inputs = read_raw(p, args, report)
+    raws, inputs = read_raw(p, args, report, functools.partial(steps.clean_and_key, config=clean, near=near))
     report.extra("inputs", inputs)  # the matched paths, in stats.json's "inputs" place
-    cleaned = [raw | f"Clean{kind}" >> CleanStories(clean, report) for kind, raw in raws]
+    cleaned = [
+        raw | f"Clean{kind}" >> CleanStories(clean, report, near, made=kind == "Lines") for kind, raw in raws
+    ]
     final = tuple(cleaned) | Deduplicate(near, report, join(staging, "_spill-stories"))
     rows = final | "ToRow" >> beam.Map(lambda s: s.to_row())
     report.tally(rows | WriteTable(join(staging, "stories"), STORIES_SCHEMA, lambda r: r["story_id"]))

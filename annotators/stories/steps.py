@@ -13,6 +13,7 @@ DedupKeys; texts are needed only to verify the pairs of a component.
 from __future__ import annotations
 
 import dataclasses
+import pickle
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -94,6 +95,54 @@ def clean_story(raw: RawStory, config: CleanConfig) -> list[Story] | Drop:
     return one(to_story(raw, config))
 
 
+class Keyed(NamedTuple):
+    """A cleaned story ready to be parked: its DedupKey and the story pickled. Made where the
+    story is cleaned (a pool worker, in a local run), so the job's process only writes the
+    bytes and never decodes or encodes the text itself."""
+
+    key: DedupKey
+    pickled: bytes
+
+
+def keyed(story: Story, near: NearDupConfig) -> Keyed:
+    return Keyed(dedup_key(story, near), pickle.dumps(story, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def clean_and_key(raw: RawStory, config: CleanConfig, near: NearDupConfig) -> list[Keyed] | Drop:
+    """`clean_story`, each story then `keyed` (its MinHash and pickle made here, once)."""
+    story = to_story(raw, config)
+    return story if isinstance(story, Drop) else [keyed(story, near)]
+
+
+class LineCleaned(NamedTuple):
+    """A dump line's story with the clean stage's outcome for it (a list of `Keyed`, or its
+    Drop), made where the line was parsed (`dump_line_cleaned`)."""
+
+    input_id: str
+    cleaned: list | Drop
+
+
+def dump_line_cleaned(clean, outcome):
+    """The dump_lines stage that also cleans and keys the story it parses: (input_id, line) ->
+    [LineCleaned] or the line's Drop. `clean(raw)` is the clean stage's step and `outcome(step,
+    raw)` the engine's (pipelines.engine.pool_worker.outcome: outputs as a list, Drop, an
+    exception as an `internal_error` Drop), so the clean outcome is the one its own stage would
+    have made. A line then crosses to a pool worker as its bytes, once."""
+
+    def fn(element, *, source: str, license: str):
+        raw = json_line_to_raw(*element, source=source, license=license)
+        if isinstance(raw, Drop):
+            return raw
+        return [LineCleaned(raw.input_id, outcome(clean, raw))]
+
+    return fn
+
+
+def line_clean_outcome(line: LineCleaned) -> list | Drop:
+    """The clean stage's step over a LineCleaned: the outcome `dump_line_cleaned` made."""
+    return line.cleaned
+
+
 def load_jieba() -> None:
     """Load jieba's dictionary once per worker (Stage setup), not on the first record."""
     get_tokenizer("jieba").tokens("")
@@ -123,6 +172,28 @@ def keep_first_key(group: tuple[str, Iterable[tuple[DedupKey, Any]]]) -> list[tu
     members = tuple(sorted(input_id for input_id, _ in decisions))
     first_id, [(first, loc)] = decisions[0]
     return [(first_id, [(first._replace(node=first.node._replace(members=members)), loc)])] + decisions[1:]
+
+
+TEXT_PARTS = 64  # partitions of the text hashes: what the exact-duplicate shuffle is keyed by
+
+
+def text_part(key: DedupKey, parts: int = TEXT_PARTS) -> int:
+    """The partition of a story's text hash (hex SHA-256): exact duplicates share it."""
+    return int(key.text_key[-6:], 16) % parts
+
+
+def keep_first_part(group: tuple[int, Iterable[Iterable[tuple[DedupKey, Any]]]]) -> list[tuple[str, list | Drop]]:
+    """`keep_first_key` over every text of one partition, given as the blocks of (DedupKey,
+    location) pairs each bundle sent it; texts in hash order."""
+    _, blocks = group
+    by_text: dict[str, list] = {}
+    for block in blocks:
+        for pair in block:
+            by_text.setdefault(pair[0].text_key, []).append(pair)
+    out: list[tuple[str, list | Drop]] = []
+    for text_key in sorted(by_text):
+        out.extend(keep_first_key((text_key, by_text[text_key])))
+    return out
 
 
 def with_members(story: Story, members: tuple[str, ...]) -> Story:
@@ -158,6 +229,17 @@ def with_singleton_cluster(story: Story) -> Story:
 def cluster_info(story: Story) -> dict:
     """The card's and stats.json's entry for a kept story that stands for others."""
     return {"representative": story.input_id, "members": list(story.cluster_members)}
+
+
+def component_decisions(component: tuple, config: NearDupConfig) -> list[Decision]:
+    """The Decision of every member of one candidate component, given (component key, its
+    BandMembers with their texts, its candidate sets, each member's (story_id, location,
+    members)): its assignments from `component_member_assignments` (none: it matched no one)."""
+    key, texts, sets, members = component
+    assigned: dict[str, list] = {}
+    for story_id, a in component_member_assignments((key, texts, sets), config):
+        assigned.setdefault(story_id, []).append(a)
+    return [Decision(loc, ids, assigned.get(story_id, [])) for story_id, loc, ids in members]
 
 
 def component_member_assignments(component: tuple, config: NearDupConfig) -> list[tuple[str, Assignment]]:

@@ -6,7 +6,8 @@ shuffles small decision keys but needs the full records again afterwards (the st
 job: cleaned stories, deduplicated on their keys) would hold the corpus. `SpillRecords`
 writes each record, pickled, to a file of its bundle's (a new file every SPILL_BYTES) where
 it is made and emits `(key_of(record), Loc)`; later steps read a record back by its Loc
-(`read_records`, grouped per file) or a whole file in order (`read_file`). The files live in
+(`read_records`, grouped per file) or a whole file in order (`read_file`). `SpillPickled`
+does the same for records already keyed and pickled where they were made. The files live in
 a folder of the job's staging output and are deleted once the job no longer needs them
 (`pipelines.engine.files.after_all` with `delete_folder`).
 """
@@ -38,18 +39,50 @@ class Loc(NamedTuple):
     length: int
 
 
-class SpillRecords(beam.DoFn):
-    """record -> (key_of(record), Loc), the record pickled into a spill file in `folder`.
+class _SpillFiles(beam.DoFn):
+    """Writes pickles into this bundle's spill files in `folder` (a new file every SPILL_BYTES)."""
 
-    In a local run with a pool (pipelines.engine.pool), `key_of` runs there on the very
-    pickle that is spilled (a MinHash per story, for the stories job); with `pooled=False`
-    (a key that is already in the record) it runs here."""
-
-    def __init__(self, folder: str, key_of: Callable[[Any], Any], pooled: bool = True):
-        self._folder, self._key_of, self._pooled = folder, key_of, pooled
+    def __init__(self, folder: str):
+        self._folder = folder
 
     def start_bundle(self):
         self._parts, self._offset, self._path = [], 0, None
+
+    def _park(self, blob: bytes) -> Loc:
+        if self._path is None:
+            self._path = f"{self._folder.rstrip('/')}/spill-{uuid.uuid4().hex}.pkl"  # a name only, never an output
+        loc = Loc(self._path, self._offset, len(blob))
+        self._parts.append(blob)
+        self._offset += len(blob)
+        if self._offset >= SPILL_BYTES:
+            self._flush()
+        return loc
+
+    def finish_bundle(self):
+        self._flush()
+
+    def _flush(self):
+        if self._parts:
+            with FileSystems.create(
+                self._path, mime_type="application/octet-stream", compression_type="uncompressed"
+            ) as f:
+                f.write(b"".join(self._parts))
+        self._parts, self._offset, self._path = [], 0, None
+
+
+class SpillRecords(_SpillFiles):
+    """record -> (key_of(record), Loc), the record pickled into a spill file in `folder`.
+
+    In a local run with a pool (pipelines.engine.pool), `key_of` runs there on the very
+    pickle that is spilled; with `pooled=False` (a key that is already in the record) it
+    runs here."""
+
+    def __init__(self, folder: str, key_of: Callable[[Any], Any], pooled: bool = True):
+        super().__init__(folder)
+        self._key_of, self._pooled = key_of, pooled
+
+    def start_bundle(self):
+        super().start_bundle()
         workers = pool.current() if self._pooled else None
         self._batches = (
             None if workers is None else pool.Batches(workers, "spill", functools.partial(one, self._key_of))
@@ -62,32 +95,27 @@ class SpillRecords(beam.DoFn):
             yield result[0], loc
 
     def process(self, record):
-        if self._path is None:
-            self._path = f"{self._folder.rstrip('/')}/spill-{uuid.uuid4().hex}.pkl"  # a name only, never an output
         blob = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
-        loc = Loc(self._path, self._offset, len(blob))
-        self._parts.append(blob)
-        self._offset += len(blob)
-        if self._offset >= SPILL_BYTES:
-            self._flush()
+        loc = self._park(blob)
         if self._batches is not None and self._batches.add(loc, blob=blob):
             yield from self._keyed(self._batches.ready())
             return
         yield self._key_of(record), loc
 
     def finish_bundle(self):
-        self._flush()
+        super().finish_bundle()
         if self._batches is not None:
             for key_loc in self._keyed(self._batches.finish()):
                 yield GlobalWindows.windowed_value(key_loc)
 
-    def _flush(self):
-        if self._parts:
-            with FileSystems.create(
-                self._path, mime_type="application/octet-stream", compression_type="uncompressed"
-            ) as f:
-                f.write(b"".join(self._parts))
-        self._parts, self._offset, self._path = [], 0, None
+
+class SpillPickled(_SpillFiles):
+    """(key, pickled record) -> (key, Loc): records keyed and pickled where they were made
+    (a pool worker, in a local run), so this process writes their bytes without decoding them."""
+
+    def process(self, key_blob):
+        key, blob = key_blob
+        yield key, self._park(blob)
 
 
 def read_records(locs: Iterable[Loc]) -> dict[Loc, Any]:

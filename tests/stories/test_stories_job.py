@@ -227,12 +227,17 @@ def test_a_rerun_that_writes_fewer_files_leaves_no_stale_file(tmp_path):
     assert "gbk-story.txt" not in {r["input_id"] for r in read(out / "stories")}
 
 
-def test_a_run_that_fails_leaves_the_previous_output_untouched(tmp_path):
+def test_a_run_that_fails_leaves_the_previous_output_untouched(tmp_path, monkeypatch):
     out = tmp_path / "out"
     stories.run(["--input", f"{DUMPS}/*", "--output", str(out)])
     before = files_under(out)
-    with pytest.raises(Exception, match="threshold must be in"):  # found by near_dup.bands_rows when the job runs
-        stories.run(["--input", f"{DUMPS}/*", "--output", str(out), "--near_dup_threshold", "1.5"])
+
+    def broken(run):  # a failure while the job runs, after stories were cleaned and spilled
+        raise RuntimeError("rejoin failed")
+
+    monkeypatch.setattr(stories, "decided_joins", broken)
+    with pytest.raises(Exception, match="rejoin failed"):
+        stories.run(["--input", f"{DUMPS}/*", "--output", str(out)])
     assert files_under(out) == before
 
 
@@ -249,6 +254,7 @@ def test_output_folder_is_a_hugging_face_dataset_card(built):
     [
         (["--shingle", "0"], "--shingle must be at least 1 (not 0)"),
         (["--num-perm", "100"], "a power of two with --sketch oph (not 100)"),
+        (["--near_dup_threshold", "1.5"], "threshold must be in [0.0, 1.0], not 1.5"),
     ],
 )
 def test_near_duplicate_flags_that_cannot_work_are_usage_errors(flags, words, tmp_path, capsys, samples_dir):

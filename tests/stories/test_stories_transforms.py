@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import pickle
 
 import apache_beam as beam
 import pyarrow as pa
@@ -26,6 +27,7 @@ from pipelines.stories import (
     DumpFilesToRaw,
     DumpLinesToRaw,
     DuplicateClusters,
+    KeyStories,
     PagesToRaw,
 )
 from schemas.crawl import PAGES_SCHEMA, Page
@@ -194,6 +196,20 @@ def test_clean_stories_filters_by_length_and_language():
         assert_rejects(report, [("clean", "b", "too_short"), ("clean", "c", "not_chinese")])
 
 
+def test_clean_stories_for_the_job_keys_and_pickles_each_story_where_it_is_cleaned():
+    """With a NearDupConfig, a cleaned story leaves the stage as its DedupKey and its pickle
+    (what the job spills), the same rejects as without."""
+    raws = [RawStory("a", "冬 粮", " ".join(TEXT_01), "dump"), RawStory("b", "", "太短了。", "dump")]
+    near = NearDupConfig()
+    report = Recorder()
+    with pipeline() as p:
+        keyed = p | beam.Create(raws) | CleanStories(CleanConfig(), report, near)
+        unpickled = keyed | beam.Map(lambda k: (k.key, pickle.loads(k.pickled)))
+        story = to_story(raws[0])
+        assert_that(unpickled, equal_to([(steps.dedup_key(story, near), story)]))
+        assert_rejects(report, [("clean", "b", "too_short")])
+
+
 def test_drop_exact_duplicates_keeps_the_smallest_url_and_lists_members(tmp_path):
     stories = [
         story("b", TEXT_01, "http://h.org/story/2.html"),
@@ -206,7 +222,7 @@ def test_drop_exact_duplicates_keeps_the_smallest_url_and_lists_members(tmp_path
     kept_c = dataclasses.replace(stories[2], cluster_members=("c",), cluster_size=1, cluster_id=cluster_id(["c"]))
     report = Recorder()
     with pipeline() as p:
-        unique = p | beam.Create(stories) | Deduplicate(NearDupConfig(), report, str(tmp_path / "spill"))
+        unique = p | beam.Create(stories) | KeyStories(NearDupConfig()) | Deduplicate(NearDupConfig(), report, str(tmp_path / "spill"))
         assert_that(unique, equal_to([kept_a, kept_c]))
         assert_rejects(report, [("exact_dedup", "b", "exact_duplicate")])
     assert not (tmp_path / "spill").exists()  # the spilled stories are deleted once decided
@@ -249,7 +265,7 @@ def test_drop_near_duplicates_keeps_the_representative_and_singletons_get_a_clus
     members = ("a", "f")
     report = Recorder()
     with pipeline() as p:
-        kept = p | beam.Create(stories) | Deduplicate(NearDupConfig(), report, str(tmp_path / "spill"))
+        kept = p | beam.Create(stories) | KeyStories(NearDupConfig()) | Deduplicate(NearDupConfig(), report, str(tmp_path / "spill"))
         assert_that(
             kept,
             equal_to(
