@@ -46,7 +46,7 @@ from pipelines.engine import (
     run_pipeline,
     staging_path,
 )
-from pipelines.engine.folds import BlocksPerBundle, Packed
+from pipelines.engine.folds import BlocksPerBundle, pack, unpack
 from pipelines.engine.gather import after_all, as_compact, compact_map
 from pipelines.engine.paths import delete_folder
 from pipelines.engine.spill import Loc, SpillPickled, read_file, read_records
@@ -143,10 +143,16 @@ def text_blocks(key_loc):
     return [(steps.text_part(key_loc[0]), key_loc)]
 
 
+def keep_first_packed(group):
+    """`steps.keep_first_part` over one partition's packed blocks."""
+    part, blobs = group
+    return steps.keep_first_part((part, [unpack(blob) for blob in blobs]))
+
+
 class DropExactDuplicates(beam.PTransform):
     """(DedupKey, spill location) pairs (one PCollection, or one per input kind) -> one such
     pair per cleaned text (keep-first), its node listing the exact duplicates it stands for.
-    Only the small keys and locations are shuffled, never the texts, in `Packed` blocks per
+    Only the small keys and locations are shuffled, never the texts, in packed blocks per
     partition of the text hashes (each bundle's; each branch blocked before the branches meet),
     so no boundary of the runner carries one element per story."""
 
@@ -164,7 +170,7 @@ class DropExactDuplicates(beam.PTransform):
             blocks
             | "AllTextBlocks" >> beam.Flatten()
             | "GroupText" >> beam.GroupByKey()
-            | self.report.stage("exact_dedup", steps.keep_first_part, grouped=True)
+            | self.report.stage("exact_dedup", keep_first_packed, grouped=True)
         )
 
 
@@ -205,22 +211,23 @@ class _Survivors(beam.DoFn):
     """A block of surviving stories' (DedupKey, spill location) pairs (exact duplicates are
     gone: their rejects were written by exact_dedup), each with its candidate component
     (`component_of`, input id -> component key, a side input: the candidates only): a story in
-    no candidate set is decided (`Decision`s in `Packed` blocks per spill file); a candidate's
-    node, location and band keys go once to its component (`verify`, blocks per component)."""
+    no candidate set is decided (`Decision`s in packed blocks per spill file); a candidate's
+    node, location and band keys go once to its component (`verify`, packed blocks per
+    component)."""
 
     def process(self, block, component_of):
         decided: dict[str, list] = {}
         verify: dict[str, list] = {}
-        for key, loc in block[1]:
+        for key, loc in unpack(block[1]):
             component = component_of.get(key.node.input_id)
             if component is None:
                 decided.setdefault(loc.path, []).append(steps.Decision(loc, key.node.members, []))
             else:
                 verify.setdefault(component, []).append(ComponentMember(key.node, loc, key.bands))
         for path in sorted(decided):
-            yield path, Packed(decided[path])
+            yield path, pack(decided[path])
         for component in sorted(verify):
-            yield beam.pvalue.TaggedOutput("verify", (component, Packed(verify[component])))
+            yield beam.pvalue.TaggedOutput("verify", (component, pack(verify[component])))
 
 
 def component_texts(group):
@@ -229,7 +236,7 @@ def component_texts(group):
     what `steps.component_decisions` (on the pool) decides. Locations travel as plain tuples
     (a pool worker does not load the engine)."""
     key, blocks = group
-    members = sorted(m for block in blocks for m in block)
+    members = sorted(m for blob in blocks for m in unpack(blob))
     stories = read_records(m.loc for m in members)
     texts = [BandMember(m.node, stories[m.loc].text) for m in members]
     ids = [(m.node.story_id, tuple(m.loc), m.node.members) for m in members]
@@ -246,7 +253,7 @@ def decided_joins(run):
     """The ClusterJoins of one spill file's surviving stories: the file is read once and each
     story rejoins its members and cluster."""
     path, blocks = run
-    decisions = {d.loc: d for block in blocks for d in block}
+    decisions = {d.loc: d for blob in blocks for d in unpack(blob)}
     joins = []
     for loc, story in read_file(path, decisions):
         decision = decisions[loc]
@@ -272,8 +279,8 @@ class Deduplicate(beam.PTransform):
 
     Each story was keyed and pickled where it was cleaned, is spilled to disk here
     (pipelines.engine.spill), and only its DedupKey (node, text hash, band keys; MinHash once
-    per story) and its spill location travel, in `Packed` blocks (one pickle per block; no
-    boundary of the runner carries one element per story): exact duplicates are collapsed
+    per story) and its spill location travel, in packed blocks (`folds.pack`: one pickle per
+    block; no boundary of the runner carries one element per story): exact duplicates are collapsed
     per partition of the text hashes (each survivor keeps its location), candidate components
     come from the band keys (ids only) and reach the survivors as a side input of the
     candidates' ids (no join of every story), and each candidate's location and band keys go

@@ -18,6 +18,7 @@ classes only say where Beam runs it:
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -95,19 +96,26 @@ class KeyedFoldPerBundle(beam.DoFn):
             yield GlobalWindows.windowed_value((key, self._fold.result(accs[key])))
 
 
-class Packed(list):
-    """A block of records that crosses a shuffle or stage boundary as one pickle.
+def pack(records: list) -> bytes:
+    """A block of records as one pickle, for a shuffle or stage boundary to carry as bytes.
 
     Beam's default coder walks plain lists and tuples element by element and pickles every
-    record it does not know (a NamedTuple, a dataclass) on its own: a few microseconds each,
-    in the one process that runs a local job's shuffles. A list subclass is not walked: the
-    whole block is pickled in one call, its classes named once."""
+    record it does not know (a NamedTuple, a dataclass) on its own, a few microseconds each,
+    in the one process that runs a local job's shuffles; and the local runner writes and
+    reads a multi-input Flatten in full. Bytes cross every boundary as a copy: a block is
+    pickled once where it is made and `unpack`ed once where it is used."""
+    return pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpack(blob: bytes) -> list:
+    """The records of a block made by `pack`."""
+    return pickle.loads(blob)
 
 
 class BlocksPerBundle(beam.DoFn):
     """element -> (key, [values]) blocks: the (key, value) pairs of `pairs_of(element, *side
     inputs)` gathered per key within a bundle, sent on sorted by key when `flush` values are
-    held and when the bundle ends; with `packed`, each block is `Packed` (records, not
+    held and when the bundle ends; with `packed`, each block is `pack`ed (records, not
     primitives)."""
 
     FLUSH = 1 << 18
@@ -131,7 +139,7 @@ class BlocksPerBundle(beam.DoFn):
     def _drain(self):
         blocks, self._blocks, self._held = self._blocks, {}, 0
         if self._packed:
-            return [(key, Packed(block)) for key, block in sorted(blocks.items())]
+            return [(key, pack(block)) for key, block in sorted(blocks.items())]
         return sorted(blocks.items())
 
     def finish_bundle(self):
