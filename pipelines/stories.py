@@ -22,8 +22,8 @@ from collections.abc import Sequence
 
 import apache_beam as beam
 
-from annotators.core.lsh_sets import ComponentMember, band_part, member_band_sets, partition_id_sets
-from annotators.core.near_dup import BandMember, DedupKey, NearDupConfig, bands_rows, id_components
+from annotators.core.lsh_sets import ComponentMember, band_part, partition_id_sets
+from annotators.core.near_dup import NearDupConfig, bands_rows, id_components
 from annotators.stories import steps
 from annotators.stories.card import stories_card
 from annotators.stories.clean import CleanConfig
@@ -49,8 +49,8 @@ from pipelines.engine import (
 from pipelines.engine.folds import BlocksPerBundle, pack, unpack
 from pipelines.engine.gather import after_all, as_compact, compact_map
 from pipelines.engine.paths import delete_folder
-from pipelines.engine.spill import Loc, SpillPickled, read_file, read_records
 from pipelines.engine.pool_worker import outcome
+from pipelines.engine.spill import Loc, SpillPickled, read_file, read_pickles
 from pipelines.engine.stage import PooledFlatMap
 from pipelines.engine.usage import fail, main
 from schemas.stories import STORIES_SCHEMA
@@ -149,12 +149,17 @@ def keep_first_packed(group):
     return steps.keep_first_part((part, [unpack(blob) for blob in blobs]))
 
 
+def packed_block(outputs: list) -> list[bytes]:
+    return [pack(outputs)]
+
+
 class DropExactDuplicates(beam.PTransform):
-    """(DedupKey, spill location) pairs (one PCollection, or one per input kind) -> one such
-    pair per cleaned text (keep-first), its node listing the exact duplicates it stands for.
-    Only the small keys and locations are shuffled, never the texts, in packed blocks per
-    partition of the text hashes (each bundle's; each branch blocked before the branches meet),
-    so no boundary of the runner carries one element per story."""
+    """(DedupKey, spill location) pairs (one PCollection, or one per input kind) -> packed
+    blocks (`folds.pack`, one per partition of the text hashes) of one such pair per cleaned
+    text (keep-first), its node listing the exact duplicates it stands for. Only the small
+    keys and locations are shuffled, never the texts, in packed blocks per partition (each
+    bundle's; each branch blocked before the branches meet), so no boundary of the runner
+    carries one element per story."""
 
     def __init__(self, report):
         super().__init__()
@@ -170,14 +175,18 @@ class DropExactDuplicates(beam.PTransform):
             blocks
             | "AllTextBlocks" >> beam.Flatten()
             | "GroupText" >> beam.GroupByKey()
-            | self.report.stage("exact_dedup", keep_first_packed, grouped=True)
+            | self.report.stage("exact_dedup", keep_first_packed, grouped=True, merge=packed_block)
         )
 
 
-def band_items(key: DedupKey):
-    """(partition, (band key, input id)) for every LSH band of a surviving story."""
-    input_id = key.node.input_id
-    return [(band_part(band), (band, input_id)) for band in key.bands]
+def band_items(block: bytes):
+    """(partition, (band key, input id)) for every LSH band of every surviving story of a
+    packed block of (DedupKey, location) pairs."""
+    items = []
+    for key, _ in unpack(block):
+        input_id = key.node.input_id
+        items.extend((band_part(band), (band, input_id)) for band in key.bands)
+    return items
 
 
 def component_items(components: dict[str, str]):
@@ -186,29 +195,26 @@ def component_items(components: dict[str, str]):
 
 
 class CandidateComponents(beam.PTransform):
-    """Surviving DedupKeys -> (input_id, component key) of every story that shares an LSH band
-    with another: the (band, input id) pairs travel in blocks per band partition and bundle
-    (lsh_sets), each partition's candidate sets are found where its blocks meet, and the sets
+    """Packed blocks of surviving (DedupKey, location) pairs -> (input_id, component key) of
+    every story that shares an LSH band
+    with another: the (band, input id) pairs travel in packed blocks per band partition and
+    bundle (lsh_sets), each partition's candidate sets are found where its blocks meet, and the sets
     (ids only) are joined where they share a story in one global step."""
 
     def expand(self, keys):
         return (
             keys
-            | "BandBlocks" >> beam.ParDo(BlocksPerBundle(band_items))
+            | "BandBlocks" >> beam.ParDo(BlocksPerBundle(band_items, packed=True))
             | "GroupBands" >> beam.GroupByKey()
-            | "CandidateSets" >> beam.FlatMap(lambda part: partition_id_sets(part[1]))
+            | "CandidateSets" >> beam.FlatMap(lambda part: partition_id_sets(unpack(blob) for blob in part[1]))
             | "AllSets" >> Gather()
             | "Components" >> beam.Map(id_components)
             | "ComponentOf" >> beam.FlatMap(component_items)
         )
 
 
-def kept_blocks(key_loc):
-    return [(0, key_loc)]
-
-
 class _Survivors(beam.DoFn):
-    """A block of surviving stories' (DedupKey, spill location) pairs (exact duplicates are
+    """A packed block of surviving stories' (DedupKey, spill location) pairs (exact duplicates are
     gone: their rejects were written by exact_dedup), each with its candidate component
     (`component_of`, input id -> component key, a side input: the candidates only): a story in
     no candidate set is decided (`Decision`s in packed blocks per spill file); a candidate's
@@ -218,7 +224,7 @@ class _Survivors(beam.DoFn):
     def process(self, block, component_of):
         decided: dict[str, list] = {}
         verify: dict[str, list] = {}
-        for key, loc in unpack(block[1]):
+        for key, loc in unpack(block):
             component = component_of.get(key.node.input_id)
             if component is None:
                 decided.setdefault(loc.path, []).append(steps.Decision(loc, key.node.members, []))
@@ -231,16 +237,15 @@ class _Survivors(beam.DoFn):
 
 
 def component_texts(group):
-    """(component key, its BandMembers with their texts read back from the spill files, its
-    candidate sets rebuilt from their band keys, each member's (story_id, location, members)):
-    what `steps.component_decisions` (on the pool) decides. Locations travel as plain tuples
-    (a pool worker does not load the engine)."""
+    """(component key, each member's (node, its story's pickle read back from the spill
+    files), each member's (node, band keys), each member's (story_id, location, members)):
+    what `steps.component_decisions` (on the pool) decodes and decides. Locations travel as
+    plain tuples (a pool worker does not load the engine)."""
     key, blocks = group
     members = sorted(m for blob in blocks for m in unpack(blob))
-    stories = read_records(m.loc for m in members)
-    texts = [BandMember(m.node, stories[m.loc].text) for m in members]
+    pickled = read_pickles(m.loc for m in members)
     ids = [(m.node.story_id, tuple(m.loc), m.node.members) for m in members]
-    return key, texts, member_band_sets((m.node, m.bands) for m in members), ids
+    return key, [(m.node, pickled[m.loc]) for m in members], [(m.node, m.bands) for m in members], ids
 
 
 def decision_by_file(decision):
@@ -301,14 +306,8 @@ class Deduplicate(beam.PTransform):
         branches = branches if isinstance(branches, (list, tuple)) else [branches]
         spilled = [branch | f"Spill{i}" >> beam.ParDo(SpillPickled(self.spill)) for i, branch in enumerate(branches)]
         kept = tuple(spilled) | DropExactDuplicates(self.report)
-        component_of = as_compact(
-            compact_map(kept | "DedupKeys" >> beam.Map(operator.itemgetter(0)) | CandidateComponents(), "ComponentOf")
-        )
-        survivors = (
-            kept
-            | "KeptBlocks" >> beam.ParDo(BlocksPerBundle(kept_blocks, KEY_BLOCK, packed=True))
-            | "Survivors" >> beam.ParDo(_Survivors(), component_of).with_outputs("verify", main="alone")
-        )
+        component_of = as_compact(compact_map(kept | CandidateComponents(), "ComponentOf"))
+        survivors = kept | "Survivors" >> beam.ParDo(_Survivors(), component_of).with_outputs("verify", main="alone")
         clustered = (
             survivors.verify
             | "GroupComponents" >> beam.GroupByKey()
@@ -466,9 +465,7 @@ def run(argv: Sequence[str] | None = None) -> None:
     )
     raws, inputs = read_raw(p, args, report, functools.partial(steps.clean_and_key, config=clean, near=near))
     report.extra("inputs", inputs)  # the matched paths, in stats.json's "inputs" place
-    cleaned = [
-        raw | f"Clean{kind}" >> CleanStories(clean, report, near, made=kind == "Lines") for kind, raw in raws
-    ]
+    cleaned = [raw | f"Clean{kind}" >> CleanStories(clean, report, near, made=kind == "Lines") for kind, raw in raws]
     final = tuple(cleaned) | Deduplicate(near, report, join(staging, "_spill-stories"))
     rows = final | "ToRow" >> beam.Map(lambda s: s.to_row())
     report.tally(rows | WriteTable(join(staging, "stories"), STORIES_SCHEMA, lambda r: r["story_id"]))

@@ -21,8 +21,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from annotators.core.dedup import keep_first
+from annotators.core.lsh_sets import member_band_sets
 from annotators.core.near_dup import (
     Assignment,
+    BandMember,
     DedupKey,
     NearDupConfig,
     Node,
@@ -232,12 +234,15 @@ def cluster_info(story: Story) -> dict:
 
 
 def component_decisions(component: tuple, config: NearDupConfig) -> list[Decision]:
-    """The Decision of every member of one candidate component, given (component key, its
-    BandMembers with their texts, its candidate sets, each member's (story_id, location,
-    members)): its assignments from `component_member_assignments` (none: it matched no one)."""
-    key, texts, sets, members = component
+    """The Decision of every member of one candidate component, given (component key, each
+    member's (node, its pickled Story as spilled), each member's (node, band keys), each
+    member's (story_id, location, members)): the texts are unpickled and the candidate sets
+    rebuilt here (a pool worker, in a local run), and each member gets its assignments from
+    `component_member_assignments` (none: it matched no one)."""
+    key, pickled, bands, members = component
+    texts = [BandMember(node, pickle.loads(blob).text) for node, blob in pickled]
     assigned: dict[str, list] = {}
-    for story_id, a in component_member_assignments((key, texts, sets), config):
+    for story_id, a in component_member_assignments((key, texts, member_band_sets(bands)), config):
         assigned.setdefault(story_id, []).append(a)
     return [Decision(loc, ids, assigned.get(story_id, [])) for story_id, loc, ids in members]
 

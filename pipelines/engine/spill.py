@@ -118,9 +118,10 @@ class SpillPickled(_SpillFiles):
         yield key, self._park(blob)
 
 
-def read_records(locs: Iterable[Loc]) -> dict[Loc, Any]:
-    """The records at `locs`, each file opened once and read in offset order."""
-    out: dict[Loc, Any] = {}
+def read_pickles(locs: Iterable[Loc]) -> dict[Loc, bytes]:
+    """The pickled records at `locs`, not decoded (for a pool worker to decode), each file
+    opened once and read in offset order."""
+    out: dict[Loc, bytes] = {}
     by_file: dict[str, list[Loc]] = {}
     for loc in locs:
         by_file.setdefault(loc.path, []).append(loc)
@@ -128,8 +129,13 @@ def read_records(locs: Iterable[Loc]) -> dict[Loc, Any]:
         with FileSystems.open(path, compression_type="uncompressed") as f:
             for loc in sorted(set(group)):
                 f.seek(loc.offset)
-                out[loc] = pickle.loads(f.read(loc.length))
+                out[loc] = f.read(loc.length)
     return out
+
+
+def read_records(locs: Iterable[Loc]) -> dict[Loc, Any]:
+    """The records at `locs`, each file opened once and read in offset order."""
+    return {loc: pickle.loads(blob) for loc, blob in read_pickles(locs).items()}
 
 
 def read_file(path: str, locs: Iterable[Loc]) -> list[tuple[Loc, Any]]:

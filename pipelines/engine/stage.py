@@ -147,8 +147,27 @@ class _StageFn(beam.DoFn):
                     yield from emit(input_id, result)
                 return
             self._run_here()
+        if self._grouped and self._merge is not None:
+            yield from self._emit_merged(self._outcomes(element, side))
+            return
         for input_id, result in self._outcomes(element, side):
             yield from emit(input_id, result)
+
+    def _emit_merged(self, outcomes):
+        """A group's outcomes with `merge`: each record's accounting and rejects row, then
+        `merge(all the outputs, in order)`."""
+        outputs: list = []
+        written = 0
+        for input_id, got in outcomes:
+            if isinstance(got, Drop):
+                yield from self._emit(input_id, got)
+            else:
+                written += 1
+                outputs.extend(got)
+        if written:
+            self._written(written, len(outputs))
+        if outputs:
+            yield from self._merge(outputs)
 
     def _run_here(self):
         """This stage's function or record does not pickle: it runs in this process."""
@@ -193,7 +212,8 @@ class Stage(beam.PTransform):
     and outcomes as one record per element; Beam's per-element work is then paid once per
     block, and a pool task carries whole blocks. With `merge` as well, `merge(outputs)` of
     each block's outputs in order (where `fn` ran) is what the stage yields: a reference's
-    thousands of small per-document values leave as one or a few per block.
+    thousands of small per-document values leave as one or a few per block. A grouped stage
+    with `merge` yields `merge(outputs)` of each group's outputs in the same way.
 
     Jobs build it with `report.stage(name, fn, ...)`: applied, it registers its rejects and
     tallies in the JobReport and returns the main output, so a stage's name is written once.
@@ -219,8 +239,8 @@ class Stage(beam.PTransform):
     ):
         super().__init__(f"Stage[{stage}]")
         self.name = stage
-        if merge is not None and not blocks:
-            raise ValueError("merge needs blocks=True")
+        if merge is not None and not (blocks or grouped):
+            raise ValueError("merge needs blocks=True or grouped=True")
         self._args = (stage, fn, input_id, setup, grouped, pooled, blocks, merge)
         self._side = side_inputs or {}
         self._report, self._with_rejects = report, with_rejects

@@ -319,3 +319,20 @@ def test_a_merge_that_fails_rejects_every_record_of_its_block():
     out = _collect(pool_steps.words, [["a", "b"], ["c"]], blocks=True, merge=pool_steps.bad_merge)
     assert out["main"] == [] and sorted(out["rejects"]) == [(r, "internal_error") for r in "abc"]
     assert ("s|read", 3) in out["tallies"] and ("s|rejected", 3) in out["tallies"]
+
+
+def _group_words(group):
+    _, records = group
+    return [(r, r.split() if r else Drop("empty", "no words")) for r in records]
+
+
+def test_a_grouped_stage_with_merge_accounts_for_each_record_and_yields_the_merged_outputs():
+    """grouped=True with merge (the stories job's exact_dedup packs each partition's kept
+    pairs): every record is read, written or rejected as without merge; the outputs of a
+    group leave as what merge makes of them, in order."""
+    groups = [("g1", ["a b", "", "c"]), ("g2", ["d"]), ("g3", [""])]
+    out = _collect(_group_words, groups, grouped=True, merge=lambda outputs: [tuple(outputs)])
+    assert sorted(out["main"]) == [("a", "b", "c"), ("d",)]
+    assert sorted(out["rejects"]) == [("", "empty"), ("", "empty")]
+    tallies = dict(out["tallies"])
+    assert (tallies["s|read"], tallies["s|written"], tallies["s|rejected"], tallies["s|outputs"]) == (5, 3, 2, 4)

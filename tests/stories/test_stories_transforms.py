@@ -19,6 +19,7 @@ from annotators.stories.clean import CleanConfig
 from annotators.stories.site_spec import parse_spec
 from annotators.stories.sources import RawStory, to_story
 from pipelines.engine import REJECTS, Stage
+from pipelines.engine.folds import unpack
 from pipelines.stories import (
     CandidateComponents,
     CleanStories,
@@ -222,7 +223,12 @@ def test_drop_exact_duplicates_keeps_the_smallest_url_and_lists_members(tmp_path
     kept_c = dataclasses.replace(stories[2], cluster_members=("c",), cluster_size=1, cluster_id=cluster_id(["c"]))
     report = Recorder()
     with pipeline() as p:
-        unique = p | beam.Create(stories) | KeyStories(NearDupConfig()) | Deduplicate(NearDupConfig(), report, str(tmp_path / "spill"))
+        unique = (
+            p
+            | beam.Create(stories)
+            | KeyStories(NearDupConfig())
+            | Deduplicate(NearDupConfig(), report, str(tmp_path / "spill"))
+        )
         assert_that(unique, equal_to([kept_a, kept_c]))
         assert_rejects(report, [("exact_dedup", "b", "exact_duplicate")])
     assert not (tmp_path / "spill").exists()  # the spilled stories are deleted once decided
@@ -245,9 +251,10 @@ def test_exact_and_near_decisions_shuffle_small_keys_not_texts():
         # each key with its spill location (here a stand-in): the kept key keeps its own
         located = [(k, f"loc-{k.node.input_id}") for k in keys]
         kept = p | beam.Create(located) | DropExactDuplicates(report)
-        assert_that(kept, equal_to([(kept_a, "loc-a"), (keys[2], "loc-f"), (keys[3], "loc-c")]), label="kept")
+        pairs = kept | "Unpack" >> beam.FlatMap(unpack)
+        assert_that(pairs, equal_to([(kept_a, "loc-a"), (keys[2], "loc-f"), (keys[3], "loc-c")]), label="kept")
         assert_rejects(report, [("exact_dedup", "b", "exact_duplicate")])
-        components = kept | "KeptKeys" >> beam.Map(lambda pair: pair[0]) | CandidateComponents()
+        components = kept | CandidateComponents()
         # a and f share bands: one component holds both; c shares none and is in none
         pairs = components | "Ids" >> beam.Map(lambda c: c[0])
         assert_that(pairs, equal_to(["a", "f"]), label="candidates")
@@ -265,7 +272,12 @@ def test_drop_near_duplicates_keeps_the_representative_and_singletons_get_a_clus
     members = ("a", "f")
     report = Recorder()
     with pipeline() as p:
-        kept = p | beam.Create(stories) | KeyStories(NearDupConfig()) | Deduplicate(NearDupConfig(), report, str(tmp_path / "spill"))
+        kept = (
+            p
+            | beam.Create(stories)
+            | KeyStories(NearDupConfig())
+            | Deduplicate(NearDupConfig(), report, str(tmp_path / "spill"))
+        )
         assert_that(
             kept,
             equal_to(
