@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import subprocess
 import sys
 
 import pytest
@@ -70,6 +71,29 @@ def write_tokenizer_json(folder, texts, kind: str = "bpe", vocab_size: int = 600
     path.parent.mkdir(parents=True, exist_ok=True)
     tok.save(str(path))
     return path
+
+
+_JIEBA_IN_JOB = """
+import importlib, sys
+importlib.import_module("pipelines." + sys.argv[1]).run(sys.argv[2:])
+jieba = sys.modules.get("jieba")
+print("loaded" if jieba is not None and jieba.dt.initialized else "not loaded")
+"""
+
+
+def jieba_in_job(job: str, args: list[str], workers: str) -> str:
+    """Whether `python -m pipelines.<job> ARGS --direct_num_workers=<workers>`, run in a fresh
+    process, left jieba's dictionary loaded in the job's own process ("loaded" / "not
+    loaded"): whether its text steps ran there or on the pool's workers."""
+    run = subprocess.run(
+        [sys.executable, "-c", _JIEBA_IN_JOB, job, *args, f"--direct_num_workers={workers}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    return run.stdout.strip().splitlines()[-1]
 
 
 def job_reasons(job: str) -> tuple[str, ...]:

@@ -6,11 +6,9 @@ import filecmp
 import json
 import os
 import pathlib
-import subprocess
-import sys
 
 import pytest
-from conftest import ROOT, shared_path
+from conftest import ROOT, jieba_in_job, shared_path
 from lot_checks import check_accounting, check_jsonl_exports, check_lot_output, read_table
 
 from pipelines import lot
@@ -316,29 +314,12 @@ def test_output_folder_is_a_hugging_face_dataset_card(built):
     assert check_dataset_card(built / "a")
 
 
-_JIEBA_IN_JOB = """
-import sys
-from pipelines import lot
-lot.run(sys.argv[1:])
-jieba = sys.modules.get("jieba")
-print("loaded" if jieba is not None and jieba.dt.initialized else "not loaded")
-"""
-
-
 @pytest.mark.parametrize("workers, where", [("2", "not loaded"), ("1", "loaded")])
 def test_the_job_prepares_and_builds_stories_on_the_pool(tmp_path, workers, where):
     """With a pool, every story is cleaned, cut, outlined and built into its examples by the
     workers (one pooled stage; the task stages only account for the outcomes), so the job's own
     process never loads jieba's dictionary; with one worker it does all of that itself."""
     args = ["--stories", str(SAMPLE / "stories.jsonl"), "--output", str(tmp_path / "o")]
-    run = subprocess.run(
-        [sys.executable, "-c", _JIEBA_IN_JOB, *args, f"--direct_num_workers={workers}"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.strip().splitlines()[-1] == where
+    assert jieba_in_job("lot", args, workers) == where
     stats = json.loads((tmp_path / "o" / "stats.json").read_text(encoding="utf-8"))
     assert stats["stages"]["outgen"]["written"] > 0

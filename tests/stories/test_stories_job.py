@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import pathlib
-import subprocess
-import sys
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import check_rejects
+from conftest import check_rejects, jieba_in_job
 
 from pipelines import crawl, lot, stories
 from schemas.common import detail_message
@@ -274,32 +272,13 @@ def test_near_duplicate_flags_that_cannot_work_are_usage_errors(flags, words, tm
     assert "python -m pipelines.stories: error: " in err and words in err
 
 
-_JIEBA_IN_JOB = """
-import sys
-from pipelines import stories
-stories.run(sys.argv[1:])
-jieba = sys.modules.get("jieba")
-print("loaded" if jieba is not None and jieba.dt.initialized else "not loaded")
-"""
-
-
 @pytest.mark.parametrize("workers, where", [("2", "not loaded"), ("1", "loaded")])
 def test_the_job_parses_cleans_and_keys_stories_on_the_pool(tmp_path, workers, where):
     """With a pool, each dump line is parsed, cleaned (jieba's word count), keyed and pickled by
     the workers (one pooled stage; clean only accounts for the outcome), and text files are
     cleaned and keyed there too, so the job's own process never loads jieba's dictionary; with
     one worker it does all of that itself."""
-    root = pathlib.Path(__file__).resolve().parents[2]
     out = tmp_path / "o"
-    run = subprocess.run(
-        [sys.executable, "-c", _JIEBA_IN_JOB, "--input", f"{DUMPS}/*", "--output", str(out)]
-        + [f"--direct_num_workers={workers}"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.strip().splitlines()[-1] == where
+    assert jieba_in_job("stories", ["--input", f"{DUMPS}/*", "--output", str(out)], workers) == where
     stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
     assert stats["stages"]["clean"]["written"] > 0 and stats["stages"]["dump_lines"]["read"] > 0
