@@ -154,20 +154,11 @@ class _StageFn(beam.DoFn):
             yield from emit(input_id, result)
 
     def _emit_merged(self, outcomes):
-        """A group's outcomes with `merge`: each record's accounting and rejects row, then
-        `merge(all the outputs, in order)`."""
-        outputs: list = []
-        written = 0
-        for input_id, got in outcomes:
-            if isinstance(got, Drop):
-                yield from self._emit(input_id, got)
-            else:
-                written += 1
-                outputs.extend(got)
-        if written:
-            self._written(written, len(outputs))
-        if outputs:
-            yield from self._merge(outputs)
+        """A group's outcomes with `merge`, as a merged block's (`_emit_block`): each record's
+        accounting and rejects row, then `merge(all the outputs, in order)`."""
+        outputs = [v for _, got in outcomes if not isinstance(got, Drop) for v in got]
+        counts = [got if isinstance(got, Drop) else len(got) for _, got in outcomes]
+        return self._emit_block([i for i, _ in outcomes], (counts, self._merge(outputs) if outputs else []))
 
     def _run_here(self):
         """This stage's function or record does not pickle: it runs in this process."""
