@@ -12,16 +12,20 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 REAL = ROOT.parent / "shared" / "data" / "lot" / "outgen_val_sample.jsonl"
 SAMPLE = ROOT / "samples" / "lot" / "stories.jsonl"
+# The report is printed at exit: a job run as `__main__` ends its process as soon as it
+# finished (pipelines.engine.usage.end_process), after running the atexit functions.
 _CHILD = """
-import json, resource, runpy, sys, time
+import atexit, json, resource, runpy, sys, time
 start = time.perf_counter()
+def report():
+    self_, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    hwm = [int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")]
+    print(json.dumps({"wall_s": time.perf_counter() - start,
+                      "cpu_s": self_.ru_utime + self_.ru_stime + kids.ru_utime + kids.ru_stime,
+                      "peak_rss_mib": (hwm[0] if hwm else self_.ru_maxrss) / 1024}), flush=True)
+atexit.register(report)
 sys.argv = sys.argv[1:]
 runpy.run_module(sys.argv[0], run_name="__main__")
-self_, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-hwm = [int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")]
-print(json.dumps({"wall_s": time.perf_counter() - start,
-                  "cpu_s": self_.ru_utime + self_.ru_stime + kids.ru_utime + kids.ru_stime,
-                  "peak_rss_mib": (hwm[0] if hwm else self_.ru_maxrss) / 1024}))
 """
 
 

@@ -11,8 +11,11 @@ non-zero exit.
 
 from __future__ import annotations
 
+import atexit
+import logging
 import os
 import sys
+import threading
 from collections.abc import Callable, Sequence
 
 USAGE_EXIT = 2
@@ -48,14 +51,47 @@ def warn(message: str) -> None:
 
 
 def main(run: Callable[[Sequence[str] | None], object], job: str, argv: Sequence[str] | None = None) -> None:
-    """Run a job's `run(argv)`: a UsageError is one `error:` line on stderr and exit 2."""
+    """Run a job's `run(argv)`: a UsageError is one `error:` line on stderr and exit 2.
+
+    From the command line (`argv` None), a run that finished ends the process at once
+    (`end_process`) with its exit status (0, or the int `run` returned); called with an
+    `argv` (tests, a notebook), it returns as any function does."""
     try:
         result = run(argv)
     except UsageError as exc:
         print(f"python -m pipelines.{job}: error: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(USAGE_EXIT) from None
-    if isinstance(result, int):
-        raise SystemExit(result)
+    code = result if isinstance(result, int) else 0
+    if argv is None:
+        end_process(code)
+    if code:
+        raise SystemExit(code)
+
+
+def end_process(code: int) -> None:
+    """Exit with `code` now, without unloading the interpreter's modules.
+
+    A job imports about 2,600 modules (Beam, pyarrow, pandas, matplotlib, Google Cloud's
+    clients); a normal exit then spends 1.2-1.6 s tearing them down after every run, whatever
+    its size (measured: 1.5 s of a 24 s overlap audit, 1.2 s after merely importing them).
+    What a normal exit does that matters still happens: the functions registered with
+    `atexit` run (the pool's shutdown, logging's flush, whatever a caller registered), then
+    the standard streams are flushed, then `os._exit`. A run that left a thread other than
+    daemon threads running (it would be joined at a normal exit), or a Python without
+    `atexit._run_exitfuncs` (CPython's, which the interpreter itself calls at exit), exits
+    the normal way instead."""
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)
+    if others or run_exitfuncs is None:
+        raise SystemExit(code)
+    run_exitfuncs()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed or broken stream: nothing more can reach it
+            pass
+    os._exit(code)
 
 
 def warn_empty_files(paths) -> list[str]:
