@@ -392,7 +392,7 @@ def run(argv=None):
         figures=CB_FIGURES,
         attachments=harness_tasks.attachments,
     )
-    p = make_pipeline(options)
+    p = make_pipeline(options, local_mode=PROCESSES)
     keep_unchaptered = bool(ex_cfg.subsets)
     inputs = _read_inputs(p, args)
     parsed = []
@@ -413,7 +413,7 @@ def run(argv=None):
     report.tally(written | WriteReleased(out, ("chapter",) + ex_cfg.subsets, ex_cfg.prefix_lengths))
     report.extra("chapterbreak", {"books": books, "examples": examples} | ChapterBreakStats(ex_cfg))
     report.finish(p)
-    return run_pipeline(p, commit_to=args.output, local_mode=PROCESSES)
+    return run_pipeline(p, commit_to=args.output)
 
 
 def _write_books(books, rejected_books, out: str, shards, report) -> None:

@@ -57,9 +57,12 @@ class TrainRow(NamedTuple):
 
 
 def tokenizer(name: str):
-    """The overlap tokenizer for this worker process (jieba's dictionary loads once, in setup)."""
+    """The overlap tokenizer for this worker process (jieba's dictionary loads once, in setup:
+    the empty cut loads it now, not on the first record)."""
     if name not in _TOKENIZERS:
-        _TOKENIZERS[name] = ng.make_tokenizer(name)
+        tokenize = ng.make_tokenizer(name)
+        tokenize("")
+        _TOKENIZERS[name] = tokenize
     return _TOKENIZERS[name]
 
 

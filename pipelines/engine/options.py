@@ -62,7 +62,10 @@ def parse_job_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None):
     return args, PipelineOptions(beam_argv)
 
 
-def make_pipeline(options: PipelineOptions) -> beam.Pipeline:
+POOL, PROCESSES = "pool", "processes"  # how a job's local run uses every core (run_pipeline)
+
+
+def make_pipeline(options: PipelineOptions, local_mode: str = POOL) -> beam.Pipeline:
     """A Pipeline on the in-process FnApiRunner for local runs, else the named runner.
 
     Beam's construction-time type inference is off (`--no_pipeline_type_check`): it analyses
@@ -73,11 +76,12 @@ def make_pipeline(options: PipelineOptions) -> beam.Pipeline:
     if options.view_as(StandardOptions).runner in LOCAL_RUNNERS:
         from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
-        return beam.Pipeline(runner=FnApiRunner(), options=options)
+        p = beam.Pipeline(runner=FnApiRunner(), options=options)
+        setattr(p, LOCAL, {"mode": local_mode, "setups": []})
+        return p
     return beam.Pipeline(options=options)
 
 
-POOL, PROCESSES = "pool", "processes"  # how a job's local run uses every core (run_pipeline)
 SMALL_INPUT_BYTES = 4 << 20  # below this much local input, one process beats starting several
 WORKERS_ENV = "STORYBENCH_WORKERS"  # the default process count of local runs (else: the cores)
 
@@ -114,15 +118,31 @@ def local_workers(options: PipelineOptions, input_bytes: int, mode: str = POOL) 
 
     `mode` is the job's choice of how its local run uses the cores (PROCESSES: Beam's own
     worker processes instead of a pool; see `run_pipeline`). Outputs are the same bytes whatever the choice."""
-    pool.configure(0)
+    n, kind = _plan_workers(options, input_bytes, mode)
+    direct = options.view_as(DirectOptions)
+    if kind == "processes":
+        pool.configure(0)
+        if "direct_running_mode" not in _given_flags(options):
+            direct.direct_num_workers, direct.direct_running_mode = n, "multi_processing"
+        os.environ.setdefault(ARENAS_ENV, str(WORKER_ARENAS))
+        return n
+    if kind == "pool":
+        direct.direct_num_workers, direct.direct_running_mode = 1, "in_memory"
+    pool.configure(n if kind == "pool" else 0)  # a pool warmed while the graph was built is kept
+    return n
+
+
+def _plan_workers(options: PipelineOptions, input_bytes: int, mode: str) -> tuple[int, str]:
+    """`local_workers`' choice, without setting anything: (processes, "remote" | "processes"
+    | "pool"), where a pool of 1 means this process alone."""
     if options.view_as(StandardOptions).runner not in LOCAL_RUNNERS:
-        return 0
+        return 0, "remote"
     given = _given_flags(options)
     direct = options.view_as(DirectOptions)
     if "direct_running_mode" in given and direct.direct_running_mode not in (None, "in_memory"):
         if direct.direct_running_mode == "multi_processing":
-            os.environ.setdefault(ARENAS_ENV, str(WORKER_ARENAS))
-        return direct.direct_num_workers or machine_cores()
+            return direct.direct_num_workers or machine_cores(), "processes"
+        return direct.direct_num_workers or machine_cores(), "remote"  # another mode of Beam's: Beam's own
     if "direct_num_workers" in given:
         n = direct.direct_num_workers or machine_cores()
     elif "direct_running_mode" in given:  # in_memory, named: this process alone
@@ -133,12 +153,31 @@ def local_workers(options: PipelineOptions, input_bytes: int, mode: str = POOL) 
         if not wanted and input_bytes < SMALL_INPUT_BYTES:
             n = 1
     if mode == PROCESSES and n > 1:
-        direct.direct_num_workers, direct.direct_running_mode = n, "multi_processing"
-        os.environ.setdefault(ARENAS_ENV, str(WORKER_ARENAS))
-        return n
-    direct.direct_num_workers, direct.direct_running_mode = 1, "in_memory"
+        return n, "processes"
+    return n, "pool"
+
+
+LOCAL = "storybench_local"  # a pipeline's attribute set by make_pipeline: {mode, setups}
+
+
+def warm_setup(p: beam.Pipeline, setup: Callable) -> None:
+    """While the graph is built: a pooled Stage of `p` has `setup` (loading jieba's
+    dictionary takes a worker about 2 s). If `p`'s local run will have a pool (the same
+    choice as `local_workers`, on the input registered so far), its workers start now and
+    run every such setup while this process goes on building the graph and starting the
+    runner, instead of when the stage's first records reach them. Only for pipelines made by
+    `make_pipeline`; changes no output (a setup prepares a worker, it produces nothing)."""
+    local = getattr(p, LOCAL, None)
+    if local is None or is_dry_run(p.options):
+        return
+    local["setups"].append(setup)
+    from pipelines.engine import progress
+
+    n, kind = _plan_workers(p.options, progress.expected_input(p), local["mode"])
+    if kind != "pool" or n < 2:
+        return
     pool.configure(n)
-    return n
+    pool.current().warm(local["setups"])
 
 
 # glibc's malloc gives each thread that allocates its own arena (up to 8 per core), and memory
@@ -156,11 +195,11 @@ def is_dry_run(options: PipelineOptions) -> bool:
     return bool(options.get_all_options().get("dry_run"))
 
 
-def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None, local_mode: str = POOL) -> Any:
+def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None, local_mode: str | None = None) -> Any:
     """Run and wait; returns the PipelineResult.
 
-    `local_mode` says how a local run uses every core when no runner flag says otherwise:
-    POOL (the default) runs the pipeline in this process and every Stage's pure function on
+    `local_mode` (default: the one given to `make_pipeline`) says how a local run uses every
+    core when no runner flag says otherwise: POOL (the default) runs the pipeline in this process and every Stage's pure function on
     a pool of worker processes (pipelines.engine.pool): memory stays that of one process
     plus a small worker per core, and the run is as much faster as the pure steps are of
     its work (the stories job: cleaning and MinHash, about two thirds). PROCESSES uses
@@ -179,7 +218,8 @@ def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None, local_mode: 
         return _validate_only(p)
     if commit_to and not dry:
         commit.prepare(commit_to)
-    local_workers(p.options, progress.expected_input(p), local_mode)
+    mode = local_mode or getattr(p, LOCAL, {}).get("mode", POOL)
+    local_workers(p.options, progress.expected_input(p), mode)
     progress.start(p)
     try:
         result = p.run()

@@ -28,6 +28,7 @@ from __future__ import annotations
 import atexit
 import collections
 import functools
+import hashlib
 import itertools
 import json
 import os
@@ -42,7 +43,7 @@ from typing import Any
 
 import cloudpickle
 
-from pipelines.engine.pool_worker import HEADER, outcome, read_message
+from pipelines.engine.pool_worker import HEADER, outcome, read_message, run_setups
 
 BATCH_BYTES = 1 << 20  # pickled record bytes per task
 BATCH_ITEMS = 512  # records per task at most
@@ -88,6 +89,13 @@ class _Worker:
     def stop(self) -> None:
         """End the worker: asked to when idle, killed when a task of a failed run is still
         in it (it may be blocked writing a reply nobody will read)."""
+        self.ask_to_stop()
+        self.proc.wait()
+        self.proc.stdout.close()
+
+    def ask_to_stop(self) -> None:
+        if self.proc.stdin.closed:  # asked already
+            return
         if self.task is not None:
             self.proc.kill()
         try:
@@ -95,8 +103,6 @@ class _Worker:
             self.proc.stdin.close()
         except OSError:
             pass
-        self.proc.wait()
-        self.proc.stdout.close()
 
 
 def _write_all(stream, data: bytes) -> None:
@@ -183,12 +189,39 @@ class Pool:
             elif self._queue:
                 worker.send(self._queue.popleft())
 
+    def warm(self, setups: list[Callable]) -> None:
+        """Start every worker and have each run `setups` in order now, ahead of its first
+        task: a setup that loads jieba's dictionary then runs while the job's process is
+        still building and starting the pipeline, instead of when the stage's first records
+        reach the worker. Setups that do not pickle are left to the stage's first task, as
+        before. Nothing waits for it: the reply is read by `_pump` as any task's, and a
+        worker still warming takes its first task once it is done; a worker that is busy
+        (warming for an earlier call) is not sent another."""
+        picklable = []
+        for setup in setups:
+            try:
+                cloudpickle.dumps(setup, pickle.HIGHEST_PROTOCOL)
+            except Exception:
+                continue
+            picklable.append(setup)
+        if not picklable:
+            return
+        blob = cloudpickle.dumps((None, functools.partial(run_setups, picklable)), pickle.HIGHEST_PROTOCOL)
+        key = f"warm/{hashlib.sha1(blob).hexdigest()}"
+        with self._lock:
+            self._start()
+            for worker in self._workers:
+                if worker is not None and worker.task is None and key not in worker.known:
+                    worker.send(Task(key, blob, []))
+
     def close(self) -> None:
         self._closed.set()
         with self._lock:
-            for worker in self._workers:
-                if worker is not None:
-                    worker.stop()
+            running = [w for w in self._workers if w is not None]
+            for worker in running:  # all asked first: they end at the same time
+                worker.ask_to_stop()
+            for worker in running:
+                worker.stop()
             self._workers = [None] * self.n
 
 
@@ -279,9 +312,12 @@ _STATE: dict[str, Any] = {"workers": 0, "pool": None}
 
 
 def configure(n: int) -> None:
-    """Run Stages on `n` worker processes from now on (0 or 1: in this process)."""
-    shutdown()
-    _STATE["workers"] = n if n > 1 else 0
+    """Run Stages on `n` worker processes from now on (0 or 1: in this process). A pool of
+    `n` workers already there (warmed while the graph was built) is kept."""
+    n = n if n > 1 else 0
+    if n != _STATE["workers"]:
+        shutdown()
+    _STATE["workers"] = n
 
 
 def workers() -> int:

@@ -72,6 +72,13 @@ def each_record(fn: Callable, merge: Callable | None, block, **side: Any) -> lis
     return [counts, list(merge(outputs))]
 
 
+def run_setups(setups: list[Callable]) -> None:
+    """Each of `setups` in order: the setup of a pool's warm-up task (Pool.warm), whose
+    function is None and which carries no records."""
+    for setup in setups:
+        setup()
+
+
 def one(fn: Callable, element: Any) -> list:
     """`[fn(element)]`: a function of one result as a step of one output (a key for a pool)."""
     return [fn(element)]
@@ -163,3 +170,8 @@ if __name__ == "__main__":
     out = sys.stdout.fileno()
     sys.stdout = sys.stderr  # a stray print in a step must not corrupt the replies
     serve(sys.stdin.buffer, out)
+    # Nothing is left to write (the replies went out with os.write): end without unloading
+    # the modules a step imported (jieba's dictionaries, ...), which took longer than the
+    # last task of a short stage.
+    sys.stderr.flush()
+    os._exit(0)

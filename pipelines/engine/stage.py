@@ -237,6 +237,11 @@ class Stage(beam.PTransform):
         self._report, self._with_rejects = report, with_rejects
 
     def expand(self, pcoll):
+        stage, fn, input_id, setup, grouped, pooled = self._args[:6]
+        if setup is not None and pooled and not grouped:  # the pool's workers may start it now
+            from pipelines.engine.options import warm_setup
+
+            warm_setup(pcoll.pipeline, setup)
         result = pcoll | beam.ParDo(_StageFn(*self._args), **self._side).with_outputs(REJECTS, TALLY, main="main")
         if self._report is None:
             return result

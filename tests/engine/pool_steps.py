@@ -74,3 +74,9 @@ def word_counts(outputs: list) -> list:
 
 def bad_merge(outputs: list) -> list:
     raise ValueError("a merge that breaks")
+
+
+def note_setup(path: str) -> None:
+    """A setup that leaves a line with the process id in `path` (which worker ran it, when)."""
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(f"{os.getpid()}\n")

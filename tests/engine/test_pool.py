@@ -336,3 +336,82 @@ def test_a_grouped_stage_with_merge_accounts_for_each_record_and_yields_the_merg
     assert sorted(out["rejects"]) == [("", "empty"), ("", "empty")]
     tallies = dict(out["tallies"])
     assert (tallies["s|read"], tallies["s|written"], tallies["s|rejected"], tallies["s|outputs"]) == (5, 3, 2, 4)
+
+
+def _lines_soon(path, n: int, seconds: float = 30.0) -> list[str]:
+    """The lines of `path` once it has `n` of them (or whatever it has after `seconds`)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if os.path.exists(path) and len(open(path).read().splitlines()) >= n:
+            break
+        time.sleep(0.05)
+    return open(path).read().splitlines() if os.path.exists(path) else []
+
+
+def test_warm_runs_the_setups_on_every_worker_before_any_task(tmp_path, two_workers):
+    path = str(tmp_path / "setups.txt")
+    pool.current().warm([functools.partial(pool_steps.note_setup, path)])
+    pids = _lines_soon(path, 2)
+    assert len(pids) == 2 and len(set(pids)) == 2 and str(os.getpid()) not in pids
+
+
+def _job_pipeline(flags, path):
+    """A job's pipeline (make_pipeline) whose one Stage has a setup that notes its process."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipelines.engine.options import make_pipeline
+
+    p = make_pipeline(PipelineOptions(flags))
+    out = (
+        p
+        | beam.Create([f"r{i}" for i in range(300)])
+        | Stage("s", pool_steps.pid_of, input_id=lambda r: r, setup=functools.partial(pool_steps.note_setup, path))
+    )
+    out["main"] | beam.combiners.ToList() | keep("main")
+    return p
+
+
+def test_a_stages_setup_starts_on_the_workers_while_the_graph_is_built(tmp_path):
+    """With a pool ahead (`--direct_num_workers 2`), the workers start when the Stage is
+    applied and run its setup before the pipeline runs; the run then keeps those workers."""
+    from pipelines.engine.options import run_pipeline
+
+    path = str(tmp_path / "setups.txt")
+    _OUT.clear()
+    try:
+        p = _job_pipeline(["--direct_num_workers", "2"], path)
+        warmed = _lines_soon(path, 2)  # before p runs
+        assert len(set(warmed)) == 2 and str(os.getpid()) not in warmed
+        run_pipeline(p)
+    finally:
+        pool.configure(0)
+    assert len(_OUT["main"]) == 300
+    assert {pid for _, pid in _OUT["main"]} <= {int(pid) for pid in warmed}  # the warmed workers did the work
+
+
+@pytest.mark.parametrize("flags", [["--direct_num_workers", "1"], []])
+def test_no_worker_starts_while_building_a_run_of_one_process(tmp_path, flags):
+    """One process (`--direct_num_workers 1`, or an input under SMALL_INPUT_BYTES without a
+    flag): building the graph starts no worker, and the setup runs in this process."""
+    from pipelines.engine.options import run_pipeline
+
+    path = str(tmp_path / "setups.txt")
+    _OUT.clear()
+    try:
+        p = _job_pipeline(flags, path)
+        assert pool.current() is None and not os.path.exists(path)
+        run_pipeline(p)
+    finally:
+        pool.configure(0)
+    assert set(open(path).read().split()) == {str(os.getpid())}
+    assert {pid for _, pid in _OUT["main"]} == {os.getpid()}
+
+
+def test_a_dry_run_starts_no_worker(tmp_path):
+    """A dry run runs nothing: building its graph starts no pool, whatever the flags."""
+    path = str(tmp_path / "setups.txt")
+    try:
+        _job_pipeline(["--direct_num_workers", "2", "--dry_run=True"], path)
+        assert pool.current() is None and not os.path.exists(path)
+    finally:
+        pool.configure(0)
