@@ -199,13 +199,13 @@ def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None, local_mode: 
     """Run and wait; returns the PipelineResult.
 
     `local_mode` (default: the one given to `make_pipeline`) says how a local run uses every
-    core when no runner flag says otherwise: POOL (the default) runs the pipeline in this process and every Stage's pure function on
-    a pool of worker processes (pipelines.engine.pool): memory stays that of one process
-    plus a small worker per core, and the run is as much faster as the pure steps are of
-    its work (the stories job: cleaning and MinHash, about two thirds). PROCESSES uses
-    Beam's own worker processes, for a job whose work is mostly Beam's per-element work and
-    grouping stages rather than its pure steps (ChapterBreak), at the memory of a Beam
-    process per core.
+    core when no runner flag says otherwise: POOL (the default) runs the pipeline in this
+    process and every Stage's pure function on a pool of worker processes
+    (pipelines.engine.pool): memory stays that of one process plus a small worker per core,
+    and the run is as much faster as the pure steps are of its work (the stories job:
+    cleaning and MinHash, about two thirds). PROCESSES uses Beam's own worker processes, for
+    a job whose work is mostly Beam's per-element work and grouping stages rather than its
+    pure steps (ChapterBreak), at the memory of a Beam process per core.
 
     With `commit_to` (the job's output, whose writers wrote to `staging_path(output)`), the
     staging folder is cleared first and, once the run finished, replaces the output's contents
