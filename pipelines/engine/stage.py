@@ -237,7 +237,7 @@ class Stage(beam.PTransform):
         self._report, self._with_rejects = report, with_rejects
 
     def expand(self, pcoll):
-        stage, fn, input_id, setup, grouped, pooled = self._args[:6]
+        setup, grouped, pooled = self._args[3:6]
         if setup is not None and pooled and not grouped:  # the pool's workers may start it now
             from pipelines.engine.options import warm_setup
 
