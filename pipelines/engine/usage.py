@@ -12,7 +12,6 @@ non-zero exit.
 from __future__ import annotations
 
 import atexit
-import logging
 import os
 import sys
 import threading
@@ -84,8 +83,7 @@ def end_process(code: int) -> None:
     run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)
     if others or run_exitfuncs is None:
         raise SystemExit(code)
-    run_exitfuncs()
-    logging.shutdown()
+    run_exitfuncs()  # logging's shutdown among them
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
