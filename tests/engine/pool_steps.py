@@ -80,3 +80,7 @@ def note_setup(path: str) -> None:
     """A setup that leaves a line with the process id in `path` (which worker ran it, when)."""
     with open(path, "a", encoding="utf-8") as f:
         f.write(f"{os.getpid()}\n")
+
+
+def niceness(record: str):
+    return [(record, os.getpriority(os.PRIO_PROCESS, 0))]

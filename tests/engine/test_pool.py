@@ -11,7 +11,7 @@ import pytest
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
 from annotators.core.outcome import Drop
-from pipelines.engine import pool
+from pipelines.engine import pool, pool_worker
 from pipelines.engine.stage import REJECTS, TALLY, Stage
 from tests.engine import pool_steps
 
@@ -152,6 +152,26 @@ def test_idle_workers_stop_and_start_again(monkeypatch):
         assert not set(first) & {w.proc.pid for w in workers._workers if w is not None}
     finally:
         workers.close()
+
+
+@pytest.mark.parametrize(("env", "increment"), [(None, pool_worker.DEFAULT_NICE), ("3", 3), ("0", 0), ("x", 10)])
+def test_workers_run_at_a_lower_priority_than_the_job(monkeypatch, env, increment):
+    """A worker's niceness is the job's plus STORYBENCH_POOL_NICE (default 10; 0 keeps the
+    job's; not a number: the default), so the job's process, which feeds the workers, gets a
+    core when it needs one."""
+    if env is None:
+        monkeypatch.delenv(pool_worker.NICE_ENV, raising=False)
+    else:
+        monkeypatch.setenv(pool_worker.NICE_ENV, env)
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    workers = pool.Pool(1)
+    try:
+        batches = pool.Batches(workers, "s", pool_steps.niceness)
+        batches.add("a", "a")
+        assert [r for _, r in batches.finish()] == [[("a", min(mine + increment, 19))]]
+    finally:
+        workers.close()
+    assert os.getpriority(os.PRIO_PROCESS, 0) == mine
 
 
 def test_a_drop_from_the_pool_is_the_drop_the_step_returned(two_workers):
