@@ -154,7 +154,9 @@ def test_idle_workers_stop_and_start_again(monkeypatch):
         workers.close()
 
 
-@pytest.mark.parametrize(("env", "increment"), [(None, pool_worker.DEFAULT_NICE), ("3", 3), ("0", 0), ("x", 10)])
+@pytest.mark.parametrize(
+    ("env", "increment"), [(None, pool_worker.DEFAULT_NICE), ("3", 3), ("0", 0), ("x", pool_worker.DEFAULT_NICE)]
+)
 def test_workers_run_at_a_lower_priority_than_the_job(monkeypatch, env, increment):
     """A worker's niceness is the job's plus STORYBENCH_POOL_NICE (default 10; 0 keeps the
     job's; not a number: the default), so the job's process, which feeds the workers, gets a
