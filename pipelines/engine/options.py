@@ -195,11 +195,11 @@ def is_dry_run(options: PipelineOptions) -> bool:
     return bool(options.get_all_options().get("dry_run"))
 
 
-def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None, local_mode: str | None = None) -> Any:
+def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None) -> Any:
     """Run and wait; returns the PipelineResult.
 
-    `local_mode` (default: the one given to `make_pipeline`) says how a local run uses every
-    core when no runner flag says otherwise: POOL (the default) runs the pipeline in this
+    The `local_mode` given to `make_pipeline` says how a local run uses every core when no
+    runner flag says otherwise: POOL (the default) runs the pipeline in this
     process and every Stage's pure function on a pool of worker processes
     (pipelines.engine.pool): memory stays that of one process plus a small worker per core,
     and the run is as much faster as the pure steps are of its work (the stories job:
@@ -218,8 +218,7 @@ def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None, local_mode: 
         return _validate_only(p)
     if commit_to and not dry:
         commit.prepare(commit_to)
-    mode = local_mode or getattr(p, LOCAL, {}).get("mode", POOL)
-    local_workers(p.options, progress.expected_input(p), mode)
+    local_workers(p.options, progress.expected_input(p), getattr(p, LOCAL, {}).get("mode", POOL))
     progress.start(p)
     try:
         result = p.run()

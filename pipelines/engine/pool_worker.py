@@ -46,22 +46,20 @@ def tune_gc() -> None:
         gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)
 
 
-def lower_priority(environ=os.environ) -> int:
+def lower_priority() -> None:
     """Lower this worker's CPU priority by STORYBENCH_POOL_NICE (default DEFAULT_NICE; 0 keeps
-    it) and return the increment used. The job's process feeds every worker (it reads the
+    it). The job's process feeds every worker (it reads the
     input, groups, writes) and, when the cores are all busy, competed with them for CPU: on
     2 cores the overlap audit's default run took 19.5 and 19.9 s with workers at the job's
     priority against 18.2 and 18.9 s at nice 10 (two sets of five runs each, means). A lower
     priority only matters when something else wants the core; it never changes an output."""
-    text = environ.get(NICE_ENV, "").strip()
-    increment = int(text) if text.lstrip("-").isdigit() else DEFAULT_NICE
-    increment = max(0, min(increment, 19))
+    text = os.environ.get(NICE_ENV, "").strip()
+    increment = max(0, min(int(text) if text.lstrip("-").isdigit() else DEFAULT_NICE, 19))
     if increment:
         try:
             os.nice(increment)
         except (OSError, AttributeError):  # AttributeError: no os.nice on this platform
-            return 0
-    return increment
+            pass
 
 
 def outcome(fn: Callable, element: Any, **side: Any):
