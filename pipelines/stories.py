@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import apache_beam as beam
 
-from annotators.core.lsh_sets import ComponentMember, band_part, partition_id_sets
+from annotators.core.lsh_sets import ComponentMember, partition_id_sets
 from annotators.core.near_dup import NearDupConfig, bands_rows, id_components
 from annotators.stories import steps
 from annotators.stories.card import stories_card
@@ -49,8 +49,8 @@ from pipelines.engine import (
 from pipelines.engine.folds import BlocksPerBundle, pack, unpack
 from pipelines.engine.gather import after_all, as_compact, compact_map
 from pipelines.engine.paths import delete_folder
-from pipelines.engine.pool_worker import outcome
-from pipelines.engine.spill import Loc, SpillPickled, read_file, read_pickles
+from pipelines.engine.pool_worker import outcome, read_file_bytes
+from pipelines.engine.spill import Loc, SpillPickled, read_pickles
 from pipelines.engine.stage import PooledFlatMap
 from pipelines.engine.usage import fail, main
 from schemas.stories import STORIES_SCHEMA
@@ -143,23 +143,15 @@ def text_blocks(key_loc):
     return [(steps.text_part(key_loc[0]), key_loc)]
 
 
-def keep_first_packed(group):
-    """`steps.keep_first_part` over one partition's packed blocks."""
-    part, blobs = group
-    return steps.keep_first_part((part, [unpack(blob) for blob in blobs]))
-
-
-def packed_block(outputs: list) -> list[bytes]:
-    return [pack(outputs)]
-
-
 class DropExactDuplicates(beam.PTransform):
-    """(DedupKey, spill location) pairs (one PCollection, or one per input kind) -> packed
-    blocks (`folds.pack`, one per partition of the text hashes) of one such pair per cleaned
-    text (keep-first), its node listing the exact duplicates it stands for. Only the small
+    """(DedupKey, spill location) pairs (one PCollection, or one per input kind) -> one
+    element per partition of the text hashes (`steps.survivor_blocks`): a packed block
+    (`folds.pack`) of one such pair per cleaned text (keep-first), its node listing the exact
+    duplicates it stands for, and their LSH bands packed per band partition. Only the small
     keys and locations are shuffled, never the texts, in packed blocks per partition (each
     bundle's; each branch blocked before the branches meet), so no boundary of the runner
-    carries one element per story."""
+    carries one element per story. Each partition is decided on the pool, in a local run
+    (`pool_groups`): the job's process only carries its blocks."""
 
     def __init__(self, report):
         super().__init__()
@@ -175,18 +167,27 @@ class DropExactDuplicates(beam.PTransform):
             blocks
             | "AllTextBlocks" >> beam.Flatten()
             | "GroupText" >> beam.GroupByKey()
-            | self.report.stage("exact_dedup", keep_first_packed, grouped=True, merge=packed_block)
+            | self.report.stage(
+                "exact_dedup",
+                steps.keep_first_packed,
+                grouped=True,
+                merge=steps.survivor_blocks,
+                pool_groups=True,
+                fresh_workers=True,  # the workers that cleaned hold jieba, which no dedup step needs
+            )
         )
 
 
-def band_items(block: bytes):
-    """(partition, (band key, input id)) for every LSH band of every surviving story of a
-    packed block of (DedupKey, location) pairs."""
-    items = []
-    for key, _ in unpack(block):
-        input_id = key.node.input_id
-        items.extend((band_part(band), (band, input_id)) for band in key.bands)
-    return items
+def band_blocks(survivors: tuple[bytes, dict[int, bytes]]):
+    """(band partition, packed block of (band key, input id) pairs) of one partition's
+    survivors (`steps.survivor_blocks`), as they were packed where it was decided."""
+    return sorted(survivors[1].items())
+
+
+def partition_sets(part):
+    """`partition_id_sets` of one band partition: the lists of packed blocks every bundle
+    gathered for it."""
+    return partition_id_sets(unpack(blob) for blobs in part[1] for blob in blobs)
 
 
 def component_items(components: dict[str, str]):
@@ -195,18 +196,18 @@ def component_items(components: dict[str, str]):
 
 
 class CandidateComponents(beam.PTransform):
-    """Packed blocks of surviving (DedupKey, location) pairs -> (input_id, component key) of
-    every story that shares an LSH band
-    with another: the (band, input id) pairs travel in packed blocks per band partition and
-    bundle (lsh_sets), each partition's candidate sets are found where its blocks meet, and the sets
-    (ids only) are joined where they share a story in one global step."""
+    """The survivors of DropExactDuplicates -> (input_id, component key) of every story that
+    shares an LSH band with another: the (band, input id) pairs travel in the packed blocks
+    per band partition each text partition made (lsh_sets), each band partition's candidate
+    sets are found where its blocks meet, and the sets (ids only) are joined where they share
+    a story in one global step."""
 
     def expand(self, keys):
         return (
             keys
-            | "BandBlocks" >> beam.ParDo(BlocksPerBundle(band_items, packed=True))
+            | "BandBlocks" >> beam.ParDo(BlocksPerBundle(band_blocks))
             | "GroupBands" >> beam.GroupByKey()
-            | "CandidateSets" >> beam.FlatMap(lambda part: partition_id_sets(unpack(blob) for blob in part[1]))
+            | "CandidateSets" >> beam.FlatMap(partition_sets)
             | "AllSets" >> Gather()
             | "Components" >> beam.Map(id_components)
             | "ComponentOf" >> beam.FlatMap(component_items)
@@ -214,7 +215,7 @@ class CandidateComponents(beam.PTransform):
 
 
 class _Survivors(beam.DoFn):
-    """A packed block of surviving stories' (DedupKey, spill location) pairs (exact duplicates are
+    """A text partition's surviving stories' (DedupKey, spill location) pairs (exact duplicates are
     gone: their rejects were written by exact_dedup), each with its candidate component
     (`component_of`, input id -> component key, a side input: the candidates only): a story in
     no candidate set is decided (`Decision`s in packed blocks per spill file); a candidate's
@@ -224,7 +225,7 @@ class _Survivors(beam.DoFn):
     def process(self, block, component_of):
         decided: dict[str, list] = {}
         verify: dict[str, list] = {}
-        for key, loc in unpack(block):
+        for key, loc in unpack(block[0]):
             component = component_of.get(key.node.input_id)
             if component is None:
                 decided.setdefault(loc.path, []).append(steps.Decision(loc, key.node.members, []))
@@ -254,19 +255,6 @@ def decision_by_file(decision):
     return [(loc.path, decision._replace(loc=loc))]
 
 
-def decided_joins(run):
-    """The ClusterJoins of one spill file's surviving stories: the file is read once and each
-    story rejoins its members and cluster."""
-    path, blocks = run
-    decisions = {d.loc: d for blob in blocks for d in unpack(blob)}
-    joins = []
-    for loc, story in read_file(path, decisions):
-        decision = decisions[loc]
-        story = steps.with_members(story, decision.members)
-        joins.append(steps.ClusterJoin(story.story_id, [story], decision.assignments))
-    return joins
-
-
 class KeyStories(beam.PTransform):
     """Story -> `steps.Keyed`, for `Deduplicate` (the job keys its stories in CleanStories)."""
 
@@ -293,7 +281,8 @@ class Deduplicate(beam.PTransform):
     checked (exact Jaccard; a pair already joined through others is skipped), the clusters
     are formed (no global list of pairs) and every member is decided, scored against its
     representative. Every decision is then grouped by spill file, which is read once to
-    rejoin each surviving story with its cluster. No shuffle or runner buffer ever holds the
+    rejoin each surviving story with its cluster (the near_dedup stage; each file on the
+    pool, in a local run, which reads it there). No shuffle or runner buffer ever holds the
     texts: each input kind is spilled in its own branch, so the local runner never
     materializes the stories to flatten them."""
 
@@ -306,23 +295,26 @@ class Deduplicate(beam.PTransform):
         branches = branches if isinstance(branches, (list, tuple)) else [branches]
         spilled = [branch | f"Spill{i}" >> beam.ParDo(SpillPickled(self.spill)) for i, branch in enumerate(branches)]
         kept = tuple(spilled) | DropExactDuplicates(self.report)
+        decide = functools.partial(steps.component_decisions, config=config)
         component_of = as_compact(compact_map(kept | CandidateComponents(), "ComponentOf"))
         survivors = kept | "Survivors" >> beam.ParDo(_Survivors(), component_of).with_outputs("verify", main="alone")
         clustered = (
             survivors.verify
             | "GroupComponents" >> beam.GroupByKey()
             | "ComponentTexts" >> beam.Map(component_texts)
-            | "Clusters"
-            >> beam.ParDo(PooledFlatMap("clusters", functools.partial(steps.component_decisions, config=config)))
+            | "Clusters" >> beam.ParDo(PooledFlatMap("clusters", decide, fresh_workers=True))
             | "ClusterBlocks" >> beam.ParDo(BlocksPerBundle(decision_by_file, KEY_BLOCK, packed=True))
         )
         decided = (
             (survivors.alone, clustered)
             | "AllDecided" >> beam.Flatten()
             | "GroupSpillFile" >> beam.GroupByKey()
-            | "Rejoin" >> beam.FlatMap(decided_joins)
             | self.report.stage(
-                "near_dedup", steps.near_decision, input_id=lambda j: j.stories[0].input_id, pooled=False
+                "near_dedup",
+                functools.partial(steps.rejoin_decided, read=read_file_bytes, outcome=outcome),
+                grouped=True,
+                pool_groups=True,
+                fresh_workers=True,
             )
         )
         _ = after_all(decided, "DeleteSpill", delete_folder, self.spill)

@@ -21,6 +21,16 @@ REJECTS_SCHEMA = pa.schema(
 )
 
 
+class Loc(NamedTuple):
+    """Where one record parked on disk is (pipelines.engine.spill): its file, and its pickle's
+    offset and length there. Defined here, with no Beam, so a pool worker can unpickle the
+    blocks that carry locations (pipelines.engine.pool)."""
+
+    path: str
+    offset: int
+    length: int
+
+
 class JsonlEntry(NamedTuple):
     """One record of a grouped JSON-lines export (pipelines.engine WriteJsonlGroups): the
     group whose file it goes to, its sort key within that file, the record."""

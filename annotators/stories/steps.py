@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from annotators.core.dedup import keep_first
-from annotators.core.lsh_sets import member_band_sets
+from annotators.core.lsh_sets import band_part, member_band_sets
 from annotators.core.near_dup import (
     Assignment,
     BandMember,
@@ -195,6 +195,44 @@ def keep_first_part(group: tuple[int, Iterable[Iterable[tuple[DedupKey, Any]]]])
     out: list[tuple[str, list | Drop]] = []
     for text_key in sorted(by_text):
         out.extend(keep_first_key((text_key, by_text[text_key])))
+    return out
+
+
+def keep_first_packed(group: tuple[int, Iterable[bytes]]) -> list[tuple[str, list | Drop]]:
+    """`keep_first_part` over one partition's blocks as they travel: each a pickled list of
+    (DedupKey, spill location) pairs (the engine's packed blocks)."""
+    part, blobs = group
+    return keep_first_part((part, [pickle.loads(blob) for blob in blobs]))
+
+
+def survivor_blocks(outputs: list) -> list[tuple[bytes, dict[int, bytes]]]:
+    """A partition's surviving (DedupKey, spill location) pairs as they travel on (the merge
+    of the exact_dedup stage, where the partition was decided): one packed block of them (a
+    pickled list), and the (band key, input id) pair of every LSH band of theirs, packed per
+    band partition (`lsh_sets.band_part`), for the band shuffle to carry as they are."""
+    bands: dict[int, list[tuple[str, str]]] = {}
+    for key, _ in outputs:
+        input_id = key.node.input_id
+        for band in key.bands:
+            bands.setdefault(band_part(band), []).append((band, input_id))
+    blocks = {part: pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL) for part, items in sorted(bands.items())}
+    return [(pickle.dumps(outputs, protocol=pickle.HIGHEST_PROTOCOL), blocks)]
+
+
+def rejoin_decided(group: tuple[str, Iterable[bytes]], *, read, outcome) -> list[tuple[str, list | Drop]]:
+    """The near_dedup stage over one spill file: `(path, packed blocks of the Decisions of its
+    stories)` -> `(input_id, [story] | Drop)` per story, in file order: the file is read once
+    (`read(path)` gives its bytes), each story rejoins its members and its cluster
+    (`with_members`, then `near_decision`, whose exception is that story's reject through the
+    engine's `outcome`)."""
+    path, blobs = group
+    decisions = {d.loc: d for blob in blobs for d in pickle.loads(blob)}
+    data = read(path)
+    out = []
+    for loc in sorted(decisions):
+        decision = decisions[loc]
+        story = with_members(pickle.loads(data[loc.offset : loc.offset + loc.length]), decision.members)
+        out.append((story.input_id, outcome(near_decision, ClusterJoin(story.story_id, [story], decision.assignments))))
     return out
 
 

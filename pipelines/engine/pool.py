@@ -64,6 +64,7 @@ class _Worker:
             [sys.executable, WORKER_SCRIPT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, bufsize=0
         )
         self.known: set[str] = set()  # function keys this worker has unpickled
+        self.loaded = False  # it ran a setup (jieba's dictionaries...): it holds their memory
         self.task: Task | None = None
         self.idle_since = time.monotonic()
 
@@ -75,6 +76,7 @@ class _Worker:
         except (BrokenPipeError, OSError) as exc:
             raise PoolError(f"pool worker {self.index} ended (exit code {self.proc.poll()})") from exc
         self.known.add(task.key)
+        self.loaded = self.loaded or task.setup
         self.task = task
 
     def receive(self) -> str:
@@ -113,10 +115,14 @@ def _write_all(stream, data: bytes) -> None:
 
 
 class Task:
-    __slots__ = ("key", "function", "elements", "reply")
+    """A batch of one stage's records; `setup`: the stage has a setup (it loads something a
+    worker keeps); `fresh`: it needs nothing earlier stages loaded (`Batches`)."""
 
-    def __init__(self, key: str, function: bytes, elements: list[bytes]):
+    __slots__ = ("key", "function", "elements", "reply", "setup", "fresh")
+
+    def __init__(self, key: str, function: bytes, elements: list[bytes], setup: bool = False, fresh: bool = False):
         self.key, self.function, self.elements = key, function, elements
+        self.setup, self.fresh = setup, fresh
         self.reply: tuple | None = None
 
 
@@ -152,10 +158,12 @@ class Pool:
                         worker.stop()
                         self._workers[i] = None
 
-    def submit(self, key: str, function: bytes, elements: list[bytes]) -> Task:
+    def submit(
+        self, key: str, function: bytes, elements: list[bytes], setup: bool = False, fresh: bool = False
+    ) -> Task:
         with self._lock:
             self._start()
-            task = Task(key, function, elements)
+            task = Task(key, function, elements, setup, fresh)
             self._queue.append(task)
             self._pump(block=False)
             return task
@@ -176,7 +184,7 @@ class Pool:
             self._start()  # a worker stopped (idle, or refused a function) is started again
         for worker in self._workers:
             if worker is not None and worker.task is None and self._queue:
-                worker.send(self._queue.popleft())
+                self._send(worker, self._queue.popleft())
         busy = {w.proc.stdout.fileno(): w for w in self._workers if w is not None and w.task is not None}
         if not busy:
             return
@@ -187,7 +195,16 @@ class Pool:
                 worker.stop()
                 self._workers[worker.index] = None
             elif self._queue:
-                worker.send(self._queue.popleft())
+                self._send(worker, self._queue.popleft())
+
+    def _send(self, worker: _Worker, task: Task) -> None:
+        """Give `task` to an idle worker; a `fresh` task goes to a new worker in place of one
+        that ran a setup, so the memory an earlier stage loaded there (jieba's dictionaries)
+        does not add to a later stage that needs none of it."""
+        if task.fresh and worker.loaded:
+            worker.stop()
+            worker = self._workers[worker.index] = _Worker(worker.index)
+        worker.send(task)
 
     def warm(self, setups: list[Callable]) -> None:
         """Start every worker and have each run `setups` in order now, ahead of its first
@@ -212,7 +229,7 @@ class Pool:
             self._start()
             for worker in self._workers:
                 if worker is not None and worker.task is None and key not in worker.known:
-                    worker.send(Task(key, blob, []))
+                    worker.send(Task(key, blob, [], setup=True))
 
     def close(self) -> None:
         self._closed.set()
@@ -231,12 +248,22 @@ class Batches:
     gives `(tag, outcome)` of the records whose tasks are done, in the order they were
     added, and `finish()` all the rest. The tag stays in this process (an input id, a file
     location); the outcome is `pool_worker.outcome(fn, element)`: a list of outputs or a Drop.
-    At most IN_FLIGHT_PER_WORKER tasks per worker are ahead before `ready` waits."""
+    At most IN_FLIGHT_PER_WORKER tasks per worker are ahead before `ready` waits. A task holds
+    at most `items` records; with `fresh`, the stage needs nothing an earlier stage's setup
+    loaded on the workers, and a worker that ran one is replaced by a new one first."""
 
     _bundles = itertools.count()
 
-    def __init__(self, pool: Pool, name: str, fn: Callable, setup: Callable | None = None):
-        self._pool, self._name = pool, name
+    def __init__(
+        self,
+        pool: Pool,
+        name: str,
+        fn: Callable,
+        setup: Callable | None = None,
+        items: int = BATCH_ITEMS,
+        fresh: bool = False,
+    ):
+        self._pool, self._name, self._items, self._fresh = pool, name, items, fresh
         self._fn, self._setup = fn, setup
         self._function: bytes | None = None
         self._key = f"{name}/{next(self._bundles)}"
@@ -262,13 +289,13 @@ class Batches:
         self._tags.append(tag)
         self._blobs.append(blob)
         self._bytes += len(blob)
-        if self._bytes >= BATCH_BYTES or len(self._blobs) >= BATCH_ITEMS:
+        if self._bytes >= BATCH_BYTES or len(self._blobs) >= self._items:
             self.send()
         return True
 
     def send(self) -> None:
         if self._blobs:
-            task = self._pool.submit(self._key, self._function, self._blobs)
+            task = self._pool.submit(self._key, self._function, self._blobs, self._setup is not None, self._fresh)
             self._in_flight.append((self._tags, task))
             self._tags, self._blobs, self._bytes = [], [], 0
 

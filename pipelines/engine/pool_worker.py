@@ -90,6 +90,34 @@ def each_record(fn: Callable, merge: Callable | None, block, **side: Any) -> lis
     return [counts, list(merge(outputs))]
 
 
+def each_group(fn: Callable, merge: Callable | None, group, **side: Any) -> list:
+    """A group (a grouped Stage's element, after a GroupByKey): `[pairs, merged]`, where
+    `pairs` holds `(input_id, outputs | Drop)` per record `fn(group)` accounts for, and with
+    `merge` each outputs list is replaced by its length and `merged` is `merge(all the
+    group's outputs in order)` (a list; empty when there are none); without it `merged` is
+    None. An exception is the caller's (`outcome`): the group is then one reject."""
+    from annotators.core.outcome import Drop
+
+    pairs = [(i, r if isinstance(r, Drop) else list(r)) for i, r in fn(group, **side)]
+    if merge is None:
+        return [pairs, None]
+    outputs = [value for _, got in pairs if not isinstance(got, Drop) for value in got]
+    counts = [(i, got if isinstance(got, Drop) else len(got)) for i, got in pairs]
+    return [counts, list(merge(outputs)) if outputs else []]
+
+
+def read_file_bytes(path: str) -> bytes:
+    """A whole file's bytes: opened directly when it is local (a pool worker imports no
+    Beam), through Beam's FileSystems when it is remote."""
+    if "://" not in path:
+        with open(path, "rb") as f:
+            return f.read()
+    from apache_beam.io.filesystems import FileSystems
+
+    with FileSystems.open(path, compression_type="uncompressed") as f:
+        return f.read()
+
+
 def run_setups(setups: list[Callable]) -> None:
     """Each of `setups` in order: the setup of a pool's warm-up task (Pool.warm), whose
     function is None and which carries no records."""

@@ -18,7 +18,7 @@ import functools
 import pickle
 import uuid
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -27,16 +27,9 @@ from apache_beam.transforms.window import GlobalWindows
 from annotators.core.outcome import Drop
 from pipelines.engine import pool
 from pipelines.engine.pool_worker import one
+from schemas.common import Loc
 
 SPILL_BYTES = 4 << 20  # a spill file is closed after about this many bytes
-
-
-class Loc(NamedTuple):
-    """Where one spilled record is: its file, and its pickle's offset and length there."""
-
-    path: str
-    offset: int
-    length: int
 
 
 class _SpillFiles(beam.DoFn):

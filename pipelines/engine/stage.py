@@ -21,7 +21,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 
 from annotators.core.outcome import Drop
 from pipelines.engine import pool, progress
-from pipelines.engine.pool_worker import each_record, internal_error, outcome, tune_gc
+from pipelines.engine.pool_worker import each_group, each_record, internal_error, outcome, tune_gc
 from schemas.common import Reject
 
 REJECTS = "rejects"
@@ -43,10 +43,12 @@ class _StageFn(beam.DoFn):
         pooled: bool,
         blocks: bool = False,
         merge: Callable | None = None,
+        pool_groups: bool = False,
+        fresh_workers: bool = False,
     ):
         self._stage, self._fn, self._input_id, self._setup = stage, fn, input_id, setup
-        self._grouped, self._blocks, self._merge = grouped, blocks, merge
-        self._here = grouped or not pooled  # runs in this process even with a pool
+        self._grouped, self._blocks, self._merge, self._fresh = grouped, blocks, merge, fresh_workers
+        self._here = (grouped and not pool_groups) or not pooled  # runs in this process even with a pool
         self._counters: dict[str, Any] = {}
 
     def setup(self):
@@ -132,17 +134,30 @@ class _StageFn(beam.DoFn):
     def _block_fn(self, side):
         return functools.partial(each_record, self._fn, self._merge, **side)
 
+    def _pooled_emit(self):
+        if self._blocks:
+            return self._emit_block
+        return self._emit_group if self._grouped else self._emit
+
     def process(self, element, **side):
-        emit = self._emit_block if self._blocks else self._emit
         if self._pooled:
             if self._batches is None:
                 if self._blocks:
                     fn = self._block_fn(side)
+                elif self._grouped:
+                    fn = functools.partial(each_group, self._fn, self._merge, **side)
                 else:
                     fn = functools.partial(self._fn, **side) if side else self._fn
-                self._batches = pool.Batches(pool.current(), self._stage, fn, self._setup)
+                # a group is a task of its own: its outputs (a file's records) may be large
+                items = 1 if self._grouped else pool.BATCH_ITEMS
+                self._batches = pool.Batches(
+                    pool.current(), self._stage, fn, self._setup, items=items, fresh=self._fresh
+                )
             tag = [self._input_id(r) for r in element] if self._blocks else self._input_id(element)
+            if self._grouped:
+                element = _listed(element)
             if self._batches.add(tag, element):
+                emit = self._pooled_emit()
                 for input_id, result in self._batches.ready():
                     yield from emit(input_id, result)
                 return
@@ -150,8 +165,23 @@ class _StageFn(beam.DoFn):
         if self._grouped and self._merge is not None:
             yield from self._emit_merged(self._outcomes(element, side))
             return
+        emit = self._emit_block if self._blocks else self._emit
         for input_id, result in self._outcomes(element, side):
             yield from emit(input_id, result)
+
+    def _emit_group(self, input_id, result, wrap=lambda v: v):
+        """A group's outcome from the pool (`pool_worker.each_group`): each record's accounting
+        and rejects row and its outputs (or the merged outputs), as `_outcomes` and
+        `_emit_merged` give them here; a group whose function failed is one reject."""
+        if isinstance(result, Drop):
+            yield from self._emit(input_id, result, wrap)
+            return
+        pairs, merged = result
+        if merged is None:
+            for record_id, got in pairs:
+                yield from self._emit(record_id, got, wrap)
+            return
+        yield from self._emit_block([i for i, _ in pairs], ([got for _, got in pairs], merged), wrap)
 
     def _emit_merged(self, outcomes):
         """A group's outcomes with `merge`, as a merged block's (`_emit_block`): each record's
@@ -172,7 +202,7 @@ class _StageFn(beam.DoFn):
         """Outcomes still in the pool; then one tally element per key and bundle, not per
         record: the report's shuffle stays small."""
         if self._batches is not None:
-            emit = self._emit_block if self._blocks else self._emit
+            emit = self._pooled_emit()
             for input_id, result in self._batches.finish():
                 yield from emit(input_id, result, _global)
             self._batches = None
@@ -186,6 +216,13 @@ class _StageFn(beam.DoFn):
         self._tally = {}
 
 
+def _listed(group):
+    """A (key, values) group with its values a list (a GroupByKey gives an iterable that does
+    not pickle), for a pool worker."""
+    key, values = group
+    return key, values if isinstance(values, (list, tuple, dict)) else list(values)
+
+
 class Stage(beam.PTransform):
     """Apply a pure `fn(record) -> iterable of outputs | Drop` and account for every input.
 
@@ -196,7 +233,13 @@ class Stage(beam.PTransform):
 
     In a local run with a pool (pipelines.engine.pool), an ungrouped stage's `fn` runs on
     the pool's worker processes when it pickles; `pooled=False` keeps a stage whose work is
-    cheaper than sending its records there (a decision on records already made) here.
+    cheaper than sending its records there (a decision on records already made) here. A
+    grouped stage runs here unless `pool_groups=True`: then each group is one task on the
+    pool (its values made a list; `pool_worker.each_group`), for a stage whose groups are
+    small to send (packed blocks, file names) and costly to decide, with the same outcomes,
+    accounting and order. `fresh_workers=True`: the stage needs nothing an earlier stage's
+    setup loaded on the workers (jieba's dictionaries), and workers that ran one are
+    replaced by new ones before it runs, so that memory does not add to this stage's.
 
     With `blocks=True` each element is a block of records (a list; `ReadRecords(blocks=True)`
     reads them so) and `fn` still applies to each record, with the same accounting, rejects
@@ -224,6 +267,8 @@ class Stage(beam.PTransform):
         pooled: bool = True,
         blocks: bool = False,
         merge: Callable | None = None,
+        pool_groups: bool = False,
+        fresh_workers: bool = False,
         side_inputs: dict[str, Any] | None = None,
         report: Any = None,
         with_rejects: bool = False,
@@ -232,7 +277,7 @@ class Stage(beam.PTransform):
         self.name = stage
         if merge is not None and not (blocks or grouped):
             raise ValueError("merge needs blocks=True or grouped=True")
-        self._args = (stage, fn, input_id, setup, grouped, pooled, blocks, merge)
+        self._args = (stage, fn, input_id, setup, grouped, pooled, blocks, merge, pool_groups, fresh_workers)
         self._side = side_inputs or {}
         self._report, self._with_rejects = report, with_rejects
 
@@ -253,17 +298,18 @@ class PooledFlatMap(beam.DoFn):
     """`beam.FlatMap(fn)` for a pure `fn` (of an annotators module, so a worker can unpickle
     it), run on the pool's workers in a local run that has one (pipelines.engine.pool) and
     here otherwise. It accounts for nothing (not a Stage): an exception fails the job, as in
-    a FlatMap. For heavy work on few elements (a near-duplicate component's clusters)."""
+    a FlatMap. For heavy work on few elements (a near-duplicate component's clusters);
+    `fresh_workers` as a Stage's."""
 
-    def __init__(self, name: str, fn: Callable):
-        self._name, self._fn = name, fn
+    def __init__(self, name: str, fn: Callable, fresh_workers: bool = False):
+        self._name, self._fn, self._fresh = name, fn, fresh_workers
 
     def setup(self):
         tune_gc()
 
     def start_bundle(self):
         workers = pool.current()
-        self._batches = None if workers is None else pool.Batches(workers, self._name, self._fn)
+        self._batches = None if workers is None else pool.Batches(workers, self._name, self._fn, fresh=self._fresh)
 
     def _outputs(self, done):
         for _, result in done:

@@ -84,3 +84,26 @@ def note_setup(path: str) -> None:
 
 def niceness(record: str):
     return [(record, os.getpriority(os.PRIO_PROCESS, 0))]
+
+
+def group_words(group):
+    """A grouped step: (key, records) -> (record, its words | Drop) per record; the group "bad" raises."""
+    key, records = group
+    if key == "bad":
+        raise ValueError("a group that breaks the step")
+    return [(r, r.split() if r else Drop("empty", "no words")) for r in records]
+
+
+def group_pids(group):
+    """(record, [the id of the process that decided it]) per record of a group."""
+    return [(r, [os.getpid()]) for r in group[1]]
+
+
+def joined(outputs: list) -> list:
+    """A group's outputs merged into one tuple."""
+    return [tuple(outputs)]
+
+
+def pid_setup(record: str):
+    """(record, the process id, whether this process ran `mark_setup`)."""
+    return [(record, os.getpid(), setup_done())]

@@ -360,6 +360,55 @@ def test_a_grouped_stage_with_merge_accounts_for_each_record_and_yields_the_merg
     assert (tallies["s|read"], tallies["s|written"], tallies["s|rejected"], tallies["s|outputs"]) == (5, 3, 2, 4)
 
 
+GROUPS = [("g1", ["a b", "", "c"]), ("g2", ["d"]), ("bad", ["x"]), ("g3", [""])] + [
+    (f"h{i}", [f"w{i} v{i}", f"u{i}"]) for i in range(40)
+]
+
+
+@pytest.mark.parametrize("merge", [None, pool_steps.joined])
+def test_a_grouped_stage_with_pool_groups_decides_each_group_on_the_pool_as_here(merge):
+    """`pool_groups=True`: each group is one task on the pool, and the outputs (merged or
+    not), rejects (a record's Drop; a group whose step raises is one internal_error) and
+    tallies are exactly those of the job's process deciding every group itself."""
+    pool.configure(2)
+    try:
+        on_pool = _collect(pool_steps.group_words, GROUPS, grouped=True, merge=merge, pool_groups=True)
+    finally:
+        pool.configure(0)
+    here = _collect(pool_steps.group_words, GROUPS, grouped=True, merge=merge, pool_groups=True)
+    assert on_pool == here
+    tallies = dict(here["tallies"])
+    assert (tallies["s|read"], tallies["s|written"], tallies["s|rejected"]) == (86, 83, 3)
+    assert sorted(r for _, r in here["rejects"]) == ["empty", "empty", "internal_error"]
+    if merge is not None:
+        assert ("a", "b", "c") in here["main"] and len(here["main"]) == 42
+
+
+def test_the_groups_of_a_pooled_grouped_stage_are_decided_by_the_workers(two_workers):
+    groups = [(f"g{i}", [f"r{i}", f"s{i}"]) for i in range(30)]
+    out = _collect(pool_steps.group_pids, groups, grouped=True, pool_groups=True)
+    pids = {pid for pid in out["main"]}
+    assert len(out["main"]) == 60 and os.getpid() not in pids and 1 <= len(pids) <= 2
+    pool.configure(0)
+    assert set(_collect(pool_steps.group_pids, groups, grouped=True)["main"]) == {os.getpid()}
+
+
+def test_a_fresh_stage_runs_on_new_workers_without_what_a_setup_loaded(two_workers):
+    """A stage with a setup loads it on the workers, and a later stage keeps those workers
+    (and what they loaded); a stage with `fresh_workers=True` gets new workers instead,
+    which hold nothing an earlier setup loaded."""
+    records = [f"r{i}" for i in range(200)]
+    loaded = _collect(pool_steps.pid_setup, records, setup=pool_steps.mark_setup)["main"]
+    kept = _collect(pool_steps.pid_setup, records)["main"]
+    fresh = _collect(pool_steps.pid_setup, records, fresh_workers=True)["main"]
+    loaded_pids = {pid for _, pid, _ in loaded}
+    assert {done for _, _, done in loaded} == {True} and os.getpid() not in loaded_pids
+    assert {pid for _, pid, _ in kept} <= loaded_pids and {done for _, _, done in kept} == {True}
+    assert not {pid for _, pid, _ in fresh} & loaded_pids and {done for _, _, done in fresh} == {False}
+    again = _collect(pool_steps.pid_setup, records, fresh_workers=True)["main"]
+    assert {pid for _, pid, _ in again} <= {pid for _, pid, _ in fresh}  # fresh ones are not replaced again
+
+
 def _lines_soon(path, n: int, seconds: float = 30.0) -> list[str]:
     """The lines of `path` once it has `n` of them (or whatever it has after `seconds`)."""
     deadline = time.monotonic() + seconds

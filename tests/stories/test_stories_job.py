@@ -232,11 +232,11 @@ def test_a_run_that_fails_leaves_the_previous_output_untouched(tmp_path, monkeyp
     stories.run(["--input", f"{DUMPS}/*", "--output", str(out)])
     before = files_under(out)
 
-    def broken(run):  # a failure while the job runs, after stories were cleaned and spilled
-        raise RuntimeError("rejoin failed")
+    def broken(part):  # a failure while the job runs, after stories were cleaned and spilled
+        raise RuntimeError("candidate sets failed")
 
-    monkeypatch.setattr(stories, "decided_joins", broken)
-    with pytest.raises(Exception, match="rejoin failed"):
+    monkeypatch.setattr(stories, "partition_sets", broken)
+    with pytest.raises(Exception, match="candidate sets failed"):
         stories.run(["--input", f"{DUMPS}/*", "--output", str(out)])
     assert files_under(out) == before
 
@@ -282,3 +282,28 @@ def test_the_job_parses_cleans_and_keys_stories_on_the_pool(tmp_path, workers, w
     assert jieba_in_job("stories", ["--input", f"{DUMPS}/*", "--output", str(out)], workers) == where
     stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
     assert stats["stages"]["clean"]["written"] > 0 and stats["stages"]["dump_lines"]["read"] > 0
+
+
+def test_deduplication_on_the_pool_gives_the_bytes_of_one_process(tmp_path, samples_dir):
+    """The sample stories, each twice (exact duplicates) and once more with its last sentence
+    dropped (a near-duplicate), on a pool of two workers (exact_dedup's partitions, the
+    components' clusters and near_dedup's spill files decided there) and on one process: the
+    same files, byte for byte."""
+    sample = (samples_dir / "lot" / "stories.jsonl").read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in sample.splitlines()]
+    lines = []
+    for r in rows:
+        text = r["story"]
+        cut = text[: text.rstrip("。！？").rfind("。") + 1] or text
+        for i, story in enumerate([text, text, cut]):
+            record = {"id": f"{r['id']}-{i}", "title": r.get("title", ""), "story": story}
+            lines.append(json.dumps(record, ensure_ascii=False))
+    dump = tmp_path / "dups.jsonl"
+    dump.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    outs = {}
+    for workers in ("2", "1"):
+        outs[workers] = tmp_path / f"w{workers}"
+        stories.run(["--input", str(dump), "--output", str(outs[workers]), f"--direct_num_workers={workers}"])
+    assert files_under(outs["2"]) == files_under(outs["1"])
+    stages = json.loads((outs["2"] / "stats.json").read_text(encoding="utf-8"))["stages"]
+    assert stages["exact_dedup"]["rejected"] >= len(rows) - 2 and stages["near_dedup"]["rejected"] >= len(rows) - 2

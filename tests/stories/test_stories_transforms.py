@@ -251,7 +251,7 @@ def test_exact_and_near_decisions_shuffle_small_keys_not_texts():
         # each key with its spill location (here a stand-in): the kept key keeps its own
         located = [(k, f"loc-{k.node.input_id}") for k in keys]
         kept = p | beam.Create(located) | DropExactDuplicates(report)
-        pairs = kept | "Unpack" >> beam.FlatMap(unpack)
+        pairs = kept | "Unpack" >> beam.FlatMap(lambda survivors: unpack(survivors[0]))
         assert_that(pairs, equal_to([(kept_a, "loc-a"), (keys[2], "loc-f"), (keys[3], "loc-c")]), label="kept")
         assert_rejects(report, [("exact_dedup", "b", "exact_duplicate")])
         components = kept | CandidateComponents()
