@@ -56,11 +56,21 @@ def shard_of_key(key: Any, shards: int) -> int:
     return int.from_bytes(digest[:8], "big") % shards
 
 
+_NONE_KEY = ("", "")
+
+
 def sortable(key: Any) -> Any:
-    """Make a sort key totally ordered (None sorts first) and JSON-stable."""
+    """Make a sort key totally ordered (None sorts first) and JSON-stable: every scalar
+    becomes (its type's name, itself), every list or tuple a tuple of those (one list
+    comprehension per level: this runs once per row of every table)."""
     if isinstance(key, (list, tuple)):
-        return tuple(sortable(k) for k in key)
-    return ("", "") if key is None else (type(key).__name__, key)
+        return tuple(
+            [
+                sortable(k) if isinstance(k, (list, tuple)) else _NONE_KEY if k is None else (type(k).__name__, k)
+                for k in key
+            ]
+        )
+    return _NONE_KEY if key is None else (type(key).__name__, key)
 
 
 def shard_count(total_bytes: int, shard_bytes: int) -> int:
@@ -148,7 +158,7 @@ def _shard_segments(run: _Run, shard_of: Callable[[Any], Any]):
     return list(per.items())
 
 
-MERGE_IN_MEMORY_BYTES = 8 << 20  # a shard whose spilled segments are at most this is merged in memory
+MERGE_IN_MEMORY_BYTES = 16 << 20  # a shard whose spilled segments are at most this is merged in memory
 MERGE_FAN_IN = 64  # sorted files one merge reads at once (each holds one chunk in memory)
 CHUNK_BYTES = 256 << 10  # rows pickled together in a merge file (at least one row)
 
