@@ -4,7 +4,7 @@ parquet tables (`WriteTables`, `WriteTable`) and sorted JSON-lines groups (`Writ
 How: each bundle pickles its rows, sorts them by (bucket, sort key, pickled row) every
 SPILL_BYTES and writes them as one run file under a `_spill` folder (`_SpillRuns`); only
 each run's small index (bucket -> offset and length) is shuffled; a shard then reads its
-buckets' segments from every run and merges them (`_merged_records`: in memory up to 8 MB
+buckets' segments from every run and merges them (`_merged_records`: in memory up to 16 MB
 of segments, else through chunked local files, so memory never follows the shard's size),
 and is written row group by row group. The spilled runs are deleted once every shard is written.
 
