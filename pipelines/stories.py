@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import apache_beam as beam
 
-from annotators.core.lsh_sets import ComponentMember, partition_id_sets
+from annotators.core.lsh_sets import ComponentMember
 from annotators.core.near_dup import NearDupConfig, bands_rows, id_components
 from annotators.stories import steps
 from annotators.stories.card import stories_card
@@ -184,10 +184,9 @@ def band_blocks(survivors: tuple[bytes, dict[int, bytes]]):
     return sorted(survivors[1].items())
 
 
-def partition_sets(part):
-    """`partition_id_sets` of one band partition: the lists of packed blocks every bundle
-    gathered for it."""
-    return partition_id_sets(unpack(blob) for blobs in part[1] for blob in blobs)
+def listed_blocks(part):
+    """A band partition's lists of packed blocks, as a list (a GroupByKey's iterable does not pickle)."""
+    return part[0], list(part[1])
 
 
 def component_items(components: dict[str, str]):
@@ -207,7 +206,9 @@ class CandidateComponents(beam.PTransform):
             keys
             | "BandBlocks" >> beam.ParDo(BlocksPerBundle(band_blocks))
             | "GroupBands" >> beam.GroupByKey()
-            | "CandidateSets" >> beam.FlatMap(partition_sets)
+            | "ListBlocks" >> beam.Map(listed_blocks)
+            | "CandidateSets"
+            >> beam.ParDo(PooledFlatMap("candidate_sets", steps.packed_partition_sets, fresh_workers=True))
             | "AllSets" >> Gather()
             | "Components" >> beam.Map(id_components)
             | "ComponentOf" >> beam.FlatMap(component_items)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from json.encoder import encode_basestring
 from typing import Any, NamedTuple
 
 import pyarrow as pa
@@ -67,8 +68,9 @@ def reject_detail(detail: Any) -> str:
                 return detail
         except ValueError:
             pass
-    value = detail if isinstance(detail, dict) else {"message": str(detail)}
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    if not isinstance(detail, dict):  # json.dumps({"message": ...}) without building an encoder per row
+        return '{"message": ' + encode_basestring(str(detail)) + "}"
+    return json.dumps(detail, ensure_ascii=False, sort_keys=True, default=str)
 
 
 def detail_message(detail: str) -> str:

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from annotators.core.dedup import keep_first
-from annotators.core.lsh_sets import band_part, member_band_sets
+from annotators.core.lsh_sets import band_part, member_band_sets, partition_id_sets
 from annotators.core.near_dup import (
     Assignment,
     BandMember,
@@ -217,6 +217,12 @@ def survivor_blocks(outputs: list) -> list[tuple[bytes, dict[int, bytes]]]:
             bands.setdefault(band_part(band), []).append((band, input_id))
     blocks = {part: pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL) for part, items in sorted(bands.items())}
     return [(pickle.dumps(outputs, protocol=pickle.HIGHEST_PROTOCOL), blocks)]
+
+
+def packed_partition_sets(part: tuple[int, Iterable[list[bytes]]]) -> list[tuple[str, ...]]:
+    """`lsh_sets.partition_id_sets` of one band partition, given as the lists of packed
+    blocks (`survivor_blocks`) each bundle gathered for it."""
+    return partition_id_sets(pickle.loads(blob) for blobs in part[1] for blob in blobs)
 
 
 def rejoin_decided(group: tuple[str, Iterable[bytes]], *, read, outcome) -> list[tuple[str, list | Drop]]:

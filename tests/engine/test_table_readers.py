@@ -65,6 +65,16 @@ def test_small_tables_have_no_empty_row_group(tmp_path):
 
 
 @pytest.mark.parametrize(
+    "detail", ["", 'q"uo\\te', "中文\n\t\x00\x1f\u2028", "\ud800", 3, 2.5, None, ("a", 1), "{not json"]
+)
+def test_a_message_detail_is_the_json_text_json_dumps_makes(detail):
+    """A detail that is not a dict is {"message": str(detail)}, written exactly as json.dumps
+    (ensure_ascii=False, sort_keys=True) writes it, without json.dumps per row."""
+    want = json.dumps({"message": str(detail)}, ensure_ascii=False, sort_keys=True, default=str)
+    assert reject_detail(detail) == want
+
+
+@pytest.mark.parametrize(
     "detail, message",
     [
         ("same text as a:1", "same text as a:1"),

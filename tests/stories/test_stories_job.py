@@ -235,7 +235,7 @@ def test_a_run_that_fails_leaves_the_previous_output_untouched(tmp_path, monkeyp
     def broken(part):  # a failure while the job runs, after stories were cleaned and spilled
         raise RuntimeError("candidate sets failed")
 
-    monkeypatch.setattr(stories, "partition_sets", broken)
+    monkeypatch.setattr(stories, "listed_blocks", broken)
     with pytest.raises(Exception, match="candidate sets failed"):
         stories.run(["--input", f"{DUMPS}/*", "--output", str(out)])
     assert files_under(out) == before
