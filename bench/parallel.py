@@ -3,8 +3,10 @@
 - **Workers.** lot (80,000 stories), stories (80,000), chapterbreak (the scale table's 16x
   books) and the overlap audit (a reference that holds the test stories, 4 copies) each run
   with `--direct_num_workers 1` and with no runner flag (the default: a process per core),
-  in fresh child processes; wall-clock, CPU (the process and its workers) and the peak RSS of
-  the whole process tree (sampled), and whether the two runs wrote the same bytes.
+  in fresh child processes, alternated, three times each (STORYBENCH_BENCH_REPEATS): the
+  median wall-clock and CPU (the process and its workers), the highest peak RSS of the whole
+  process tree (sampled), the speed-up of the medians and of each pair, and whether every
+  pair wrote the same bytes.
 - **Memory growth.** Peak tree RSS of the default run at the 1x and 4x inputs of each job
   (20,000 and 80,000 stories; the reference with 1 and 4 copies), for sentence-shuffled and
   distinct stories.
@@ -23,6 +25,7 @@ import os
 import pathlib
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -124,20 +127,46 @@ def same_files(a: pathlib.Path, b: pathlib.Path) -> bool:
     return all(filecmp.cmp(a / n, b / n, shallow=False) for n in names_a)
 
 
-def workers_row(work: pathlib.Path, name: str, module: str, args: list[str]) -> dict:
-    """One job with one worker and with the default; same bytes?"""
-    one, default = work / f"{name}_w1", work / f"{name}_default"
-    row = {
-        "one_worker": job(module, args + ["--output", str(one)], 1),
-        "default": job(module, args + ["--output", str(default)]),
+REPEATS_ENV = "STORYBENCH_BENCH_REPEATS"  # pairs of runs per job in the workers rows (default 3)
+
+
+def repeats() -> int:
+    text = os.environ.get(REPEATS_ENV, "").strip()
+    return max(1, int(text)) if text.isdigit() else 3
+
+
+def summary(runs: list[dict]) -> dict:
+    """Several runs of one job as one: the median wall and CPU, and the highest peak RSS."""
+    return {
+        "wall_s": round(statistics.median(r["wall_s"] for r in runs), 2),
+        "cpu_s": round(statistics.median(r["cpu_s"] for r in runs), 2),
+        "peak_rss_mib": max(r["peak_rss_mib"] for r in runs),
     }
+
+
+def workers_row(work: pathlib.Path, name: str, module: str, args: list[str], reps: int | None = None) -> dict:
+    """One job with one worker and with the default, `reps` times, the two alternated (on this
+    2-core machine the ratio of a single pair moves by 0.1-0.35 between runs of the same
+    code): every run, the medians and their ratio, and whether every pair wrote the same bytes."""
+    reps = reps or repeats()
+    one, default = work / f"{name}_w1", work / f"{name}_default"
+    runs: dict[str, list[dict]] = {"one_worker": [], "default": []}
+    same = True
+    for _ in range(reps):
+        runs["one_worker"].append(job(module, args + ["--output", str(one)], 1))
+        runs["default"].append(job(module, args + ["--output", str(default)]))
+        same = same and same_files(one, default)
+        shutil.rmtree(one, ignore_errors=True)
+        shutil.rmtree(default, ignore_errors=True)
+    row = {"one_worker": summary(runs["one_worker"]), "default": summary(runs["default"]), "runs": runs}
     row["speedup_wall"] = round(row["one_worker"]["wall_s"] / max(row["default"]["wall_s"], 1e-9), 2)
-    row["same_bytes"] = same_files(one, default)
-    shutil.rmtree(one, ignore_errors=True)
-    shutil.rmtree(default, ignore_errors=True)
+    row["speedup_wall_per_pair"] = [
+        round(a["wall_s"] / max(b["wall_s"], 1e-9), 2) for a, b in zip(runs["one_worker"], runs["default"])
+    ]
+    row["same_bytes"] = same
     print(
-        f"{name}: 1 worker {row['one_worker']}, default {row['default']}: x{row['speedup_wall']} wall, "
-        f"same bytes: {row['same_bytes']}",
+        f"{name}: 1 worker {row['one_worker']}, default {row['default']} (medians of {reps}): "
+        f"x{row['speedup_wall']} wall (pairs: {row['speedup_wall_per_pair']}), same bytes: {same}",
         flush=True,
     )
     return row
@@ -242,14 +271,15 @@ def run_parallel_bench(work: pathlib.Path, books_16x: pathlib.Path | None = None
 def parallel_markdown(results: dict) -> str:
     lines = [
         "| job | 1 worker: wall s / CPU s / peak MiB | default: wall s / CPU s / peak MiB "
-        "| wall speed-up | same bytes |",
-        "|---|---|---|---:|---|",
+        "| wall speed-up (medians) | each pair | same bytes |",
+        "|---|---|---|---:|---|---|",
     ]
     for name, row in results["workers"].items():
         a, b = row["one_worker"], row["default"]
+        pairs = ", ".join(f"x{r}" for r in row.get("speedup_wall_per_pair", [row["speedup_wall"]]))
         lines.append(
             f"| {name} | {a['wall_s']} / {a['cpu_s']} / {a['peak_rss_mib']} | {b['wall_s']} / {b['cpu_s']} / "
-            f"{b['peak_rss_mib']} | x{row['speedup_wall']} | {row['same_bytes']} |"
+            f"{b['peak_rss_mib']} | x{row['speedup_wall']} | {pairs} | {row['same_bytes']} |"
         )
     lines += ["", "| job (default run) | 1x peak MiB | 4x peak MiB | growth |", "|---|---:|---:|---:|"]
     for name, rows in results["growth"].items():
