@@ -28,8 +28,10 @@ from annotators.audits import steps
 from annotators.audits.card import OVERLAP_FIGURES, overlap_card
 from annotators.audits.overlap_report import table14_markdown
 from pipelines.engine import (
+    Gather,
     JobReport,
-    WriteTable,
+    TableSpec,
+    WriteTables,
     add_config_flags,
     config_from_args,
     expand_input,
@@ -50,7 +52,8 @@ from schemas.lot import SPLITS, TASKS, TEXT_FIELDS
 
 
 class TestSets(beam.PTransform):
-    """Rows -> one {task: frozenset of test n-grams} value (small), the reference side's side input."""
+    """Rows -> one {task: frozenset of test n-grams} value (small; none when there is no test
+    example: read it with a default), the reference side's side input."""
 
     def expand(self, rows):
         return (
@@ -58,7 +61,8 @@ class TestSets(beam.PTransform):
             | "Tests" >> beam.Filter(ng.is_example)
             | "TestGrams" >> beam.Map(lambda e: (e.task, e.grams))
             | "UnionPerTask" >> beam.CombinePerKey(CombineFold(ng.UnionSets()))
-            | "TestSets" >> beam.combiners.ToDict()
+            | "TestSets" >> Gather()
+            | "TestDict" >> beam.Map(dict)
         )
 
 
@@ -76,9 +80,15 @@ class ScoreOverlap(beam.PTransform):
             matched_docs
             | "UnionPerBundle" >> beam.ParDo(KeyedFoldPerBundle(ng.UnionSets(), ng.matched_entries))
             | "UnionPerTask" >> beam.CombinePerKey(CombineFold(ng.UnionSets()))
-            | "Matched" >> beam.combiners.ToDict()
+            | "Matched" >> Gather()
+            | "MatchedDict" >> beam.Map(dict)
         )
-        return tests | "Score" >> beam.Map(ng.score_against, beam.pvalue.AsSingleton(matched))
+        # no reference document matched: an empty dict (Gather yields nothing for nothing)
+        return tests | "Score" >> beam.Map(ng.score_against, beam.pvalue.AsSingleton(matched, default_value={}))
+
+
+def _table_row(name: str, row: dict):
+    return ((name, row),)
 
 
 def _write_table14(summaries: list[dict], path: str, n: int) -> None:
@@ -89,17 +99,22 @@ def audit(rows, matched, report: JobReport, config: ng.OverlapConfig, references
     """Score the test examples among `rows` against the reference's matched n-grams (`references`:
     task -> the reference it is audited against); write tables."""
     scored = (rows, matched) | "ScoreOverlap" >> ScoreOverlap()
-    report.tally(scored | WriteTable(join(output, "examples"), OVERLAP_EXAMPLES_SCHEMA, rep.example_key))
     over = scored | "Over" >> beam.Filter(lambda r, t: r["ratio"] > t, config.over_threshold)
     over_rows = over | "OverRow" >> beam.Map(rep.over_row)
-    report.tally(over_rows | WriteTable(join(output, "over_10pct"), OVER_THRESHOLD_SCHEMA, rep.example_key))
     summaries = (
         scored
         | "BySplit" >> beam.Map(rep.split_keyed)
         | "GroupSplit" >> beam.GroupByKey()
         | "Summarize" >> beam.Map(rep.summarize_split, references, config.over_threshold)
     )
-    report.tally(summaries | WriteTable(join(output, "summary"), OVERLAP_SUMMARY_SCHEMA, rep.summary_key))
+    tables = {  # written together: one set of steps for the three tables
+        "examples": TableSpec(join(output, "examples"), OVERLAP_EXAMPLES_SCHEMA, rep.example_key),
+        "over_10pct": TableSpec(join(output, "over_10pct"), OVER_THRESHOLD_SCHEMA, rep.example_key),
+        "summary": TableSpec(join(output, "summary"), OVERLAP_SUMMARY_SCHEMA, rep.summary_key),
+    }
+    rows_of = [functools.partial(_table_row, name) for name in tables]
+    written = (scored, over_rows, summaries) | WriteTables(tables, rows_of, spill=join(output, "_spill-tables"))
+    report.tally(written)
     listed = summaries | "SummaryList" >> beam.combiners.ToList() | "SortSummary" >> beam.Map(rep.sorted_summaries)
     listed | "Markdown" >> beam.Map(_write_table14, join(output, "summary.md"), config.n)
     ids = over | "Ids" >> beam.combiners.ToList() | "IdList" >> beam.Map(rep.over_ids_tsv)
@@ -223,7 +238,7 @@ def run(argv: Sequence[str] | None = None) -> None:
 
 
 def _test_sets(rows):
-    return beam.pvalue.AsSingleton(rows | "TestSets" >> TestSets())
+    return beam.pvalue.AsSingleton(rows | "TestSets" >> TestSets(), default_value={})
 
 
 def _split(text: str) -> tuple[str, ...]:

@@ -21,7 +21,7 @@ from annotators.audits import records as ar
 from annotators.core.outcome import Drop
 from pipelines.engine import JobReport, expand_input, input_names, is_local_path, join, progress, ranges
 from pipelines.engine.compressed import ReadBreak, open_checked
-from pipelines.engine.gather import once
+from pipelines.engine.gather import once, seeded
 from pipelines.engine.readers import counted, counted_lines, in_blocks, parquet_batches
 from pipelines.engine.usage import MissingInput, require_folder, warn_empty_files
 
@@ -180,7 +180,7 @@ def count_check(counts, expected: Sequence[str]):
 
     Labels are counted per key before the Flatten with the expected ones: the runner never
     holds one element per record (a reference has millions) at the Flatten."""
-    seeds = counts.pipeline | "Expected" >> beam.Create([(e, 0) for e in expected])
+    seeds = seeded(counts.pipeline, "Expected", [(e, 0) for e in expected])
     counted = counts | "Count" >> beam.CombinePerKey(sum)
     return (counted, seeds) | "Counts" >> beam.Flatten() | "Sum" >> beam.CombinePerKey(sum)
 
