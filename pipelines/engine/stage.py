@@ -21,7 +21,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 
 from annotators.core.outcome import Drop
 from pipelines.engine import pool, progress
-from pipelines.engine.pool_worker import each_group, each_record, internal_error, outcome, tune_gc
+from pipelines.engine.pool_worker import each_group, each_record, outcome, tune_gc
 from schemas.common import Reject
 
 REJECTS = "rejects"
@@ -61,16 +61,15 @@ class _StageFn(beam.DoFn):
         """Count an outcome for the `<stage>/<outcome>` Beam metric (added once per bundle)."""
         self._outcome_counts[outcome] = self._outcome_counts.get(outcome, 0) + n
 
-    def _outcomes(self, element, side):
-        """(input_id, list of outputs | Drop) per input record held by `element`."""
+    def _outcome(self, element, side):
+        """(tag, outcome) of `element` here, as the pool would give it: a record's outputs or
+        Drop, a block's (`each_record`) or a group's (`each_group`: an exception in the step
+        or its merge makes the group one reject, as an ungrouped record is)."""
         if self._blocks:
-            return [([self._input_id(r) for r in element], outcome(self._block_fn(side), element))]
-        if not self._grouped:
-            return [(self._input_id(element), outcome(self._fn, element, **side))]
-        try:
-            return [(i, r if isinstance(r, Drop) else list(r)) for i, r in self._fn(element, **side)]
-        except Exception:  # the group is one reject, as an ungrouped record is
-            return [(self._input_id(element), internal_error())]
+            return [self._input_id(r) for r in element], outcome(self._block_fn(side), element)
+        if self._grouped:
+            return self._input_id(element), outcome(self._group_fn(side), element)
+        return self._input_id(element), outcome(self._fn, element, **side)
 
     def start_bundle(self):
         self._tally: dict[str, int] = {}
@@ -134,7 +133,11 @@ class _StageFn(beam.DoFn):
     def _block_fn(self, side):
         return functools.partial(each_record, self._fn, self._merge, **side)
 
-    def _pooled_emit(self):
+    def _group_fn(self, side):
+        return functools.partial(each_group, self._fn, self._merge, **side)
+
+    def _emitter(self):
+        """How an outcome is emitted (the same from the pool and from here)."""
         if self._blocks:
             return self._emit_block
         return self._emit_group if self._grouped else self._emit
@@ -145,7 +148,7 @@ class _StageFn(beam.DoFn):
                 if self._blocks:
                     fn = self._block_fn(side)
                 elif self._grouped:
-                    fn = functools.partial(each_group, self._fn, self._merge, **side)
+                    fn = self._group_fn(side)
                 else:
                     fn = functools.partial(self._fn, **side) if side else self._fn
                 # a group is a task of its own: its outputs (a file's records) may be large
@@ -157,22 +160,17 @@ class _StageFn(beam.DoFn):
             if self._grouped:
                 element = _listed(element)
             if self._batches.add(tag, element):
-                emit = self._pooled_emit()
+                emit = self._emitter()
                 for input_id, result in self._batches.ready():
                     yield from emit(input_id, result)
                 return
             self._run_here()
-        if self._grouped and self._merge is not None:
-            yield from self._emit_merged(self._outcomes(element, side))
-            return
-        emit = self._emit_block if self._blocks else self._emit
-        for input_id, result in self._outcomes(element, side):
-            yield from emit(input_id, result)
+        yield from self._emitter()(*self._outcome(element, side))
 
     def _emit_group(self, input_id, result, wrap=lambda v: v):
-        """A group's outcome from the pool (`pool_worker.each_group`): each record's accounting
-        and rejects row and its outputs (or the merged outputs), as `_outcomes` and
-        `_emit_merged` give them here; a group whose function failed is one reject."""
+        """A group's outcome (`pool_worker.each_group`): each record's accounting and rejects
+        row and its outputs (or, with `merge`, the group's merged outputs); a group whose
+        step or merge failed is one reject, under the group's input id."""
         if isinstance(result, Drop):
             yield from self._emit(input_id, result, wrap)
             return
@@ -182,13 +180,6 @@ class _StageFn(beam.DoFn):
                 yield from self._emit(record_id, got, wrap)
             return
         yield from self._emit_block([i for i, _ in pairs], ([got for _, got in pairs], merged), wrap)
-
-    def _emit_merged(self, outcomes):
-        """A group's outcomes with `merge`, as a merged block's (`_emit_block`): each record's
-        accounting and rejects row, then `merge(all the outputs, in order)`."""
-        outputs = [v for _, got in outcomes if not isinstance(got, Drop) for v in got]
-        counts = [got if isinstance(got, Drop) else len(got) for _, got in outcomes]
-        return self._emit_block([i for i, _ in outcomes], (counts, self._merge(outputs) if outputs else []))
 
     def _run_here(self):
         """This stage's function or record does not pickle: it runs in this process."""
@@ -202,7 +193,7 @@ class _StageFn(beam.DoFn):
         """Outcomes still in the pool; then one tally element per key and bundle, not per
         record: the report's shuffle stays small."""
         if self._batches is not None:
-            emit = self._pooled_emit()
+            emit = self._emitter()
             for input_id, result in self._batches.finish():
                 yield from emit(input_id, result, _global)
             self._batches = None

@@ -384,6 +384,20 @@ def test_a_grouped_stage_with_pool_groups_decides_each_group_on_the_pool_as_here
         assert ("a", "b", "c") in here["main"] and len(here["main"]) == 42
 
 
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_grouped_merge_that_fails_rejects_its_group(workers):
+    """A group whose merge raises is one internal_error reject (under the group's input id),
+    here and on the pool, as a group whose step raises; the other groups go on."""
+    pool.configure(workers)
+    try:
+        groups = [("g", ["a", "b"]), ("h", ["c"])]
+        out = _collect(pool_steps.group_words, groups, grouped=True, merge=pool_steps.bad_merge, pool_groups=True)
+    finally:
+        pool.configure(0)
+    assert out["main"] == []
+    assert sorted(out["rejects"]) == [(str(g), "internal_error") for g in groups]
+
+
 def test_the_groups_of_a_pooled_grouped_stage_are_decided_by_the_workers(two_workers):
     groups = [(f"g{i}", [f"r{i}", f"s{i}"]) for i in range(30)]
     out = _collect(pool_steps.group_pids, groups, grouped=True, pool_groups=True)
