@@ -11,8 +11,9 @@
    (one worker process).
 5. Every core, bounded memory (bench/parallel.py): lot, stories, chapterbreak and the overlap
    audit with one worker against the default (a process per core) at their large inputs,
-   three pairs each, alternated (medians; every pair's ratio listed), same bytes or not; peak RSS of the process tree at 1x and 4x (an overlap reference that
-   holds the test stories included); the stories job's deduplication against datatrove's
+   three pairs each, alternated (medians; every pair's ratio listed), same bytes or not;
+   peak RSS of the process tree at 1x and 4x (an overlap reference that holds the test
+   stories included); the stories job's deduplication against datatrove's
    MinHash dedup (its own virtual environment) and a plain datasketch script.
 A benchmark, not a test: it prints numbers and never fails on speed.
 """

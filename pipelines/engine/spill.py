@@ -6,10 +6,11 @@ shuffles small decision keys but needs the full records again afterwards (the st
 job: cleaned stories, deduplicated on their keys) would hold the corpus. `SpillRecords`
 writes each record, pickled, to a file of its bundle's (a new file every SPILL_BYTES) where
 it is made and emits `(key_of(record), Loc)`; later steps read a record back by its Loc
-(`read_records`, grouped per file) or a whole file in order (`read_file`). `SpillPickled`
-does the same for records already keyed and pickled where they were made. The files live in
-a folder of the job's staging output and are deleted once the job no longer needs them
-(`pipelines.engine.files.after_all` with `delete_folder`).
+(`read_records`, grouped per file), or a pool worker a whole file
+(`pool_worker.read_file_bytes`). `SpillPickled` does the same for records already keyed
+and pickled where they were made. The files live in a folder of the job's staging output
+and are deleted once the job no longer needs them (`pipelines.engine.files.after_all` with
+`delete_folder`).
 """
 
 from __future__ import annotations
@@ -129,10 +130,3 @@ def read_pickles(locs: Iterable[Loc]) -> dict[Loc, bytes]:
 def read_records(locs: Iterable[Loc]) -> dict[Loc, Any]:
     """The records at `locs`, each file opened once and read in offset order."""
     return {loc: pickle.loads(blob) for loc, blob in read_pickles(locs).items()}
-
-
-def read_file(path: str, locs: Iterable[Loc]) -> list[tuple[Loc, Any]]:
-    """(Loc, record) for the given records of one spill file, read whole once, in file order."""
-    with FileSystems.open(path, compression_type="uncompressed") as f:
-        data = f.read()
-    return [(loc, pickle.loads(data[loc.offset : loc.offset + loc.length])) for loc in sorted(set(locs))]
