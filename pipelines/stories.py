@@ -50,7 +50,7 @@ from pipelines.engine.folds import BlocksPerBundle, pack, unpack
 from pipelines.engine.gather import after_all, as_compact, compact_map
 from pipelines.engine.paths import delete_folder
 from pipelines.engine.pool_worker import outcome, read_file_bytes
-from pipelines.engine.spill import Loc, SpillPickled, read_pickles
+from pipelines.engine.spill import SpillPickled, read_pickles
 from pipelines.engine.stage import PooledFlatMap
 from pipelines.engine.usage import fail, main
 from schemas.stories import STORIES_SCHEMA
@@ -241,19 +241,17 @@ class _Survivors(beam.DoFn):
 def component_texts(group):
     """(component key, each member's (node, its story's pickle read back from the spill
     files), each member's (node, band keys), each member's (story_id, location, members)):
-    what `steps.component_decisions` (on the pool) decodes and decides. Locations travel as
-    plain tuples (a pool worker does not load the engine)."""
+    what `steps.component_decisions` (on the pool) decodes and decides."""
     key, blocks = group
     members = sorted(m for blob in blocks for m in unpack(blob))
     pickled = read_pickles(m.loc for m in members)
-    ids = [(m.node.story_id, tuple(m.loc), m.node.members) for m in members]
+    ids = [(m.node.story_id, m.loc, m.node.members) for m in members]
     return key, [(m.node, pickled[m.loc]) for m in members], [(m.node, m.bands) for m in members], ids
 
 
 def decision_by_file(decision):
-    """(spill file, Decision) of a candidate decided on the pool, its location a Loc again."""
-    loc = Loc(*decision.loc)
-    return [(loc.path, decision._replace(loc=loc))]
+    """(spill file, Decision) of a candidate decided on the pool."""
+    return [(decision.loc.path, decision)]
 
 
 class KeyStories(beam.PTransform):

@@ -65,11 +65,20 @@ class _StageFn(beam.DoFn):
         """(tag, outcome) of `element` here, as the pool would give it: a record's outputs or
         Drop, a block's (`each_record`) or a group's (`each_group`: an exception in the step
         or its merge makes the group one reject, as an ungrouped record is)."""
+        return self._tag(element), outcome(self._step(side), element)
+
+    def _tag(self, element):
+        """What stays here while `element` is worked on: its input id (a block's: each record's)."""
+        return [self._input_id(r) for r in element] if self._blocks else self._input_id(element)
+
+    def _step(self, side):
+        """The function applied to one element, here or on the pool: a block's `each_record`,
+        a group's `each_group`, else the stage's function with its side inputs."""
         if self._blocks:
-            return [self._input_id(r) for r in element], outcome(self._block_fn(side), element)
+            return functools.partial(each_record, self._fn, self._merge, **side)
         if self._grouped:
-            return self._input_id(element), outcome(self._group_fn(side), element)
-        return self._input_id(element), outcome(self._fn, element, **side)
+            return functools.partial(each_group, self._fn, self._merge, **side)
+        return functools.partial(self._fn, **side) if side else self._fn
 
     def start_bundle(self):
         self._tally: dict[str, int] = {}
@@ -130,12 +139,6 @@ class _StageFn(beam.DoFn):
         for value in merged:
             yield wrap(value)
 
-    def _block_fn(self, side):
-        return functools.partial(each_record, self._fn, self._merge, **side)
-
-    def _group_fn(self, side):
-        return functools.partial(each_group, self._fn, self._merge, **side)
-
     def _emitter(self):
         """How an outcome is emitted (the same from the pool and from here)."""
         if self._blocks:
@@ -145,18 +148,12 @@ class _StageFn(beam.DoFn):
     def process(self, element, **side):
         if self._pooled:
             if self._batches is None:
-                if self._blocks:
-                    fn = self._block_fn(side)
-                elif self._grouped:
-                    fn = self._group_fn(side)
-                else:
-                    fn = functools.partial(self._fn, **side) if side else self._fn
                 # a group is a task of its own: its outputs (a file's records) may be large
                 items = 1 if self._grouped else pool.BATCH_ITEMS
                 self._batches = pool.Batches(
-                    pool.current(), self._stage, fn, self._setup, items=items, fresh=self._fresh
+                    pool.current(), self._stage, self._step(side), self._setup, items=items, fresh=self._fresh
                 )
-            tag = [self._input_id(r) for r in element] if self._blocks else self._input_id(element)
+            tag = self._tag(element)
             if self._grouped:
                 element = _listed(element)
             if self._batches.add(tag, element):
