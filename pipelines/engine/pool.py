@@ -34,6 +34,7 @@ import json
 import os
 import pickle
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -43,7 +44,7 @@ from typing import Any
 
 import cloudpickle
 
-from pipelines.engine.pool_worker import HEADER, outcome, read_message, run_setups
+from pipelines.engine.pool_worker import HEADER, outcome, read_message, run_setups, warm_and_clone
 
 BATCH_BYTES = 1 << 20  # pickled record bytes per task
 BATCH_ITEMS = 512  # records per task at most
@@ -57,11 +58,18 @@ class PoolError(RuntimeError):
 
 
 class _Worker:
-    def __init__(self, index: int):
+    """A worker process: started here (`python pool_worker.py`), or a clone (`proc`, a _Clone)."""
+
+    def __init__(self, index: int, proc: _Clone | None = None, pass_fds: tuple[int, ...] = ()):
         env = {**os.environ, "STORYBENCH_POOL_PATH": json.dumps([p or os.getcwd() for p in sys.path])}
         self.index = index
-        self.proc = subprocess.Popen(
-            [sys.executable, WORKER_SCRIPT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, bufsize=0
+        self.proc = proc or subprocess.Popen(
+            [sys.executable, WORKER_SCRIPT],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            bufsize=0,
+            pass_fds=pass_fds,
         )
         self.known: set[str] = set()  # function keys this worker has unpickled
         self.loaded = False  # it ran a setup (jieba's dictionaries...): it holds their memory
@@ -86,6 +94,8 @@ class _Worker:
         task, self.task = self.task, None
         task.reply = pickle.loads(data)
         self.idle_since = time.monotonic()
+        if task.key == CLONED:  # a clone's first message: its process id
+            self.proc.pid = task.reply[1][0]
         return task.reply[0]
 
     def stop(self) -> None:
@@ -105,6 +115,69 @@ class _Worker:
             self.proc.stdin.close()
         except OSError:
             pass
+
+
+class _Clone:
+    """What this process holds of a clone (pool_worker.warm_and_clone): the ends of its two
+    pipes, and its process id once its first message said it. It is a child of the warmed
+    worker, which is stopped once it has cloned: this process is then the clones' reaper
+    (`_can_clone`), so `wait` collects a clone's exit as `Popen.wait` does a worker's, and
+    its CPU time counts in this process's children as any worker's."""
+
+    def __init__(self, task_end: int, reply_end: int):
+        self.stdin = os.fdopen(task_end, "wb", buffering=0)
+        self.stdout = os.fdopen(reply_end, "rb", buffering=0)
+        self.pid: int | None = None
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.pid is not None and self.returncode is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def wait(self) -> int | None:
+        """Wait until it has ended (its reply pipe closes with it), and collect its exit."""
+        while self.stdout.read(1 << 16):
+            pass
+        if self.pid is not None and self.returncode is None:
+            try:
+                _, status = os.waitpid(self.pid, 0)
+                self.returncode = os.waitstatus_to_exitcode(status)
+            except ChildProcessError:  # still the warmed worker's child: it collects it
+                pass
+        return self.returncode
+
+
+CLONED = "cloned"  # the key of a clone's first "task": its process id, sent when it starts
+
+
+def _can_clone() -> bool:
+    """Whether this process can warm one worker and clone it (a fork, Linux only): it must be
+    its descendants' reaper (PR_SET_CHILD_SUBREAPER), so that the clones, whose parent
+    (the warmed worker) ends once they are made, are collected here and their CPU time is
+    counted with this process's children, as a worker's is. Set once; False elsewhere or
+    when STORYBENCH_POOL_CLONE=0, and the pool then starts every worker and warms each."""
+    if "reaper" not in _STATE:
+        ok = False
+        if sys.platform.startswith("linux") and hasattr(os, "fork") and os.environ.get(CLONE_ENV, "1") != "0":
+            try:
+                import ctypes
+
+                libc = ctypes.CDLL(None, use_errno=True)
+                ok = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+            except (OSError, AttributeError):
+                ok = False
+        _STATE["reaper"] = ok
+    return _STATE["reaper"]
+
+
+CLONE_ENV = "STORYBENCH_POOL_CLONE"
+PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 
 
 def _write_all(stream, data: bytes) -> None:
@@ -138,6 +211,7 @@ class Pool:
         self._lock = threading.RLock()
         self._reaper: threading.Thread | None = None
         self._closed = threading.Event()
+        self._warming: _Worker | None = None  # the worker that warms and clones (Pool.warm)
 
     def _start(self) -> None:
         for i, worker in enumerate(self._workers):
@@ -150,6 +224,8 @@ class Pool:
     def _reap(self) -> None:
         while not self._closed.wait(IDLE_SECONDS / 4):
             with self._lock:
+                if self._warming is not None and select.select([self._warming.proc.stdout], [], [], 0)[0]:
+                    self._cloned()  # no task came since the warm-up: it is stopped all the same
                 if self._queue:
                     continue
                 now = time.monotonic()
@@ -188,9 +264,14 @@ class Pool:
         busy = {w.proc.stdout.fileno(): w for w in self._workers if w is not None and w.task is not None}
         if not busy:
             return
+        if self._warming is not None:
+            busy[self._warming.proc.stdout.fileno()] = self._warming
         ready, _, _ = select.select(list(busy), [], [], None if block else 0)
         for fd in ready:
             worker = busy[fd]
+            if worker is self._warming:
+                self._cloned()
+                continue
             if worker.receive() == "here":  # it may hold Beam now: a new one is started if needed
                 worker.stop()
                 self._workers[worker.index] = None
@@ -206,6 +287,49 @@ class Pool:
             worker = self._workers[worker.index] = _Worker(worker.index)
         worker.send(task)
 
+    def _clone_warm(self, setups: list[Callable], key: str) -> None:
+        """Start one worker that runs `setups` and then forks every worker of the pool
+        (pool_worker.warm_and_clone), each on a pair of pipes made here: the setups run
+        once, not once per worker, and each clone holds what they loaded in pages it shares
+        with the others until it writes them. Until a clone's first message it counts as a
+        worker busy warming."""
+        theirs, ours = [], []
+        for _ in range(self.n):
+            task_r, task_w = os.pipe()
+            reply_r, reply_w = os.pipe()
+            theirs.append((task_r, reply_w))
+            ours.append((task_w, reply_r))
+        blob = cloudpickle.dumps((None, functools.partial(warm_and_clone, setups, theirs)), pickle.HIGHEST_PROTOCOL)
+        try:
+            warming = _Worker(-1, pass_fds=tuple(fd for pair in theirs for fd in pair))
+            warming.send(Task(f"{key}/clone", blob, [], setup=True))
+        finally:
+            for pair in theirs:  # the clones' ends: only theirs now (a pipe ends when they exit)
+                for fd in pair:
+                    os.close(fd)
+        self._warming = warming
+        for i, (task_w, reply_r) in enumerate(ours):
+            worker = self._workers[i] = _Worker(i, proc=_Clone(task_w, reply_r))
+            worker.known.add(key)
+            worker.loaded = True
+            worker.task = Task(CLONED, b"", [], setup=True)
+
+    def _cloned(self) -> None:
+        """The warmed worker has replied: its clones are made (or, when a setup failed, none
+        is: each is then replaced by a worker started here). It is stopped; the clones are
+        then this process's children."""
+        warming, self._warming = self._warming, None
+        status = warming.receive()
+        warming.stop()
+        if status != "ok":
+            for i, worker in enumerate(self._workers):
+                if worker is not None and worker.task is not None and worker.task.key == CLONED:
+                    worker.task = None
+                    worker.stop()
+                    self._workers[i] = None
+            if self._queue:
+                self._start()
+
     def warm(self, setups: list[Callable]) -> None:
         """Start every worker and have each run `setups` in order now, ahead of its first
         task: a setup that loads jieba's dictionary then runs while the job's process is
@@ -213,7 +337,13 @@ class Pool:
         reach the worker. Setups that do not pickle are left to the stage's first task, as
         before. Nothing waits for it: the reply is read by `_pump` as any task's, and a
         worker still warming takes its first task once it is done; a worker that is busy
-        (warming for an earlier call) is not sent another."""
+        (warming for an earlier call) is not sent another.
+
+        Where it can (`_can_clone`), a pool with no worker yet warms one and clones it
+        (`_clone_warm`): the setups run once instead of once per worker (about 2 CPU-s each
+        for jieba), so the workers are ready sooner while the job's process holds the other
+        core, and on N cores N-1 loads of the dictionary are saved. The clones' outputs are
+        those of any worker: a step's function and its setup still arrive with its first task."""
         picklable = []
         for setup in setups:
             try:
@@ -226,6 +356,9 @@ class Pool:
         blob = cloudpickle.dumps((None, functools.partial(run_setups, picklable)), pickle.HIGHEST_PROTOCOL)
         key = f"warm/{hashlib.sha1(blob).hexdigest()}"
         with self._lock:
+            if self.n > 1 and all(w is None for w in self._workers) and self._warming is None and _can_clone():
+                self._clone_warm(picklable, key)
+                return
             self._start()
             for worker in self._workers:
                 if worker is not None and worker.task is None and key not in worker.known:
@@ -234,7 +367,8 @@ class Pool:
     def close(self) -> None:
         self._closed.set()
         with self._lock:
-            running = [w for w in self._workers if w is not None]
+            running = [w for w in [self._warming, *self._workers] if w is not None]
+            self._warming = None
             for worker in running:  # all asked first: they end at the same time
                 worker.ask_to_stop()
             for worker in running:

@@ -125,6 +125,35 @@ def run_setups(setups: list[Callable]) -> None:
         setup()
 
 
+def warm_and_clone(setups: list[Callable], ends: list[tuple[int, int]]) -> None:
+    """Each of `setups`, then one clone of this process per `(task end, reply end)` pair of
+    pipes the pool passed it (the setup of the warm-up task of a pool that clones, when this
+    process is the one that warms: `Pool.warm`). A clone is a fork: it holds what the setups
+    loaded (jieba's dictionaries...) without loading it again, and serves tasks on its own
+    pair; this process only warms and clones, and is stopped once it has replied."""
+    run_setups(setups)
+    gc.collect()
+    gc.freeze()  # what the setups made stays out of every clone's collections (fewer pages copied)
+    for task_end, reply_end in ends:
+        if os.fork() == 0:  # the clone
+            code = 0
+            try:
+                for fd in [*_SERVING, *(fd for pair in ends for fd in pair if fd not in (task_end, reply_end))]:
+                    os.close(fd)
+                write_message(reply_end, pickle.dumps(("ok", [os.getpid()]), pickle.HIGHEST_PROTOCOL))
+                serve(os.fdopen(task_end, "rb", buffering=0), reply_end)
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)  # never back into this process's own loop
+    for pair in ends:
+        for fd in pair:
+            os.close(fd)
+
+
+_SERVING: list[int] = []  # the descriptors this process serves on (a clone closes its parent's)
+
+
 def one(fn: Callable, element: Any) -> list:
     """`[fn(element)]`: a function of one result as a step of one output (a key for a pool)."""
     return [fn(element)]
@@ -198,6 +227,7 @@ def run_task(task: bytes, functions: dict[str, Callable]) -> bytes:
 def serve(stdin=None, stdout: int | None = None) -> None:
     stdin = stdin or sys.stdin.buffer
     stdout = sys.stdout.fileno() if stdout is None else stdout
+    _SERVING[:] = [stdin.fileno(), stdout]
     tune_gc()
     functions: dict[str, Callable] = {}
     while (task := read_message(stdin)) is not None:

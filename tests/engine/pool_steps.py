@@ -4,6 +4,7 @@ annotators' steps do not), so pool workers can unpickle them."""
 from __future__ import annotations
 
 import os
+import time
 
 from annotators.core.outcome import Drop
 
@@ -107,3 +108,15 @@ def joined(outputs: list) -> list:
 def pid_setup(record: str):
     """(record, the process id, whether this process ran `mark_setup`)."""
     return [(record, os.getpid(), setup_done())]
+
+
+def spin(seconds: float):
+    """Busy for about `seconds` of CPU time; (the process id)."""
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+    return [os.getpid()]
+
+
+def failing_setup() -> None:
+    raise RuntimeError("a setup that breaks")

@@ -433,11 +433,71 @@ def _lines_soon(path, n: int, seconds: float = 30.0) -> list[str]:
     return open(path).read().splitlines() if os.path.exists(path) else []
 
 
-def test_warm_runs_the_setups_on_every_worker_before_any_task(tmp_path, two_workers):
+def _worker_pids(workers: pool.Pool, n: int = 40) -> list[tuple]:
+    """(record, pid, whether that worker ran mark_setup) of `n` records on `workers`, with no
+    setup of the stage's own."""
+    batches = pool.Batches(workers, "s", pool_steps.pid_setup, items=1)
+    for i in range(n):
+        assert batches.add(i, f"r{i}")
+    return [got for _, results in batches.finish() for got in results]
+
+
+def test_warm_runs_the_setups_once_and_every_worker_is_a_clone_that_holds_them(tmp_path, two_workers):
+    """Where the pool can clone (Linux): one worker runs the setups, then forks the pool's
+    workers, which hold what the setups did (mark_setup's state) without running them."""
+    if not pool._can_clone():
+        pytest.skip("this platform cannot clone a warmed worker")
     path = str(tmp_path / "setups.txt")
-    pool.current().warm([functools.partial(pool_steps.note_setup, path)])
+    workers = pool.current()
+    workers.warm([functools.partial(pool_steps.note_setup, path), pool_steps.mark_setup])
+    warmed = _lines_soon(path, 1)
+    got = _worker_pids(workers)
+    pids = {pid for _, pid, _ in got}
+    assert len(warmed) == 1 and open(path).read().split() == warmed  # the setups ran once
+    assert len(pids) == 2 and str(os.getpid()) not in warmed and not pids & {int(warmed[0]), os.getpid()}
+    assert {done for _, _, done in got} == {True}
+
+
+def test_warm_runs_the_setups_on_every_worker_when_the_pool_cannot_clone(tmp_path, two_workers, monkeypatch):
+    monkeypatch.setitem(pool._STATE, "reaper", False)
+    path = str(tmp_path / "setups.txt")
+    workers = pool.current()
+    workers.warm([functools.partial(pool_steps.note_setup, path), pool_steps.mark_setup])
     pids = _lines_soon(path, 2)
     assert len(pids) == 2 and len(set(pids)) == 2 and str(os.getpid()) not in pids
+    got = _worker_pids(workers)
+    assert {str(pid) for _, pid, _ in got} == set(pids) and {done for _, _, done in got} == {True}
+
+
+def test_clones_are_collected_here_with_their_cpu_time(two_workers):
+    """The clones' parent ends once they are made; this process collects them when the pool
+    closes (no process is left behind) and their CPU time counts in its children's."""
+    if not pool._can_clone():
+        pytest.skip("this platform cannot clone a warmed worker")
+    workers = pool.current()
+    workers.warm([pool_steps.mark_setup])
+    before = os.times()
+    batches = pool.Batches(workers, "s", pool_steps.spin, items=1)
+    for i in range(4):
+        assert batches.add(i, 0.3)
+    pids = {pid for _, results in batches.finish() for pid in results}
+    pool.configure(0)  # closes the pool
+    after = os.times()
+    spent = (after.children_user + after.children_system) - (before.children_user + before.children_system)
+    assert len(pids) == 2 and spent >= 1.0  # 4 x 0.3 s of CPU, done by the clones
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)  # ended and collected: not even a zombie is left
+
+
+def test_a_warm_up_that_fails_leaves_workers_started_here(two_workers):
+    """A setup that raises where the pool warms and clones: no clone is made, the pool
+    starts its workers here instead, and a stage's records are still worked on."""
+    workers = pool.current()
+    workers.warm([pool_steps.failing_setup])
+    got = _worker_pids(workers, 10)
+    assert sorted(r for r, _, _ in got) == sorted(f"r{i}" for i in range(10))
+    assert os.getpid() not in {pid for _, pid, _ in got}
 
 
 def _job_pipeline(flags, path):
@@ -465,13 +525,16 @@ def test_a_stages_setup_starts_on_the_workers_while_the_graph_is_built(tmp_path)
     _OUT.clear()
     try:
         p = _job_pipeline(["--direct_num_workers", "2"], path)
-        warmed = _lines_soon(path, 2)  # before p runs
-        assert len(set(warmed)) == 2 and str(os.getpid()) not in warmed
+        warmed = _lines_soon(path, 1 if pool._can_clone() else 2)  # before p runs
+        assert warmed and str(os.getpid()) not in warmed
         run_pipeline(p)
     finally:
         pool.configure(0)
     assert len(_OUT["main"]) == 300
-    assert {pid for _, pid in _OUT["main"]} <= {int(pid) for pid in warmed}  # the warmed workers did the work
+    workers = {pid for _, pid in _OUT["main"]}
+    assert os.getpid() not in workers
+    if not pool._can_clone():
+        assert workers <= {int(pid) for pid in warmed}  # the warmed workers did the work
 
 
 @pytest.mark.parametrize("flags", [["--direct_num_workers", "1"], []])
