@@ -142,8 +142,12 @@ class _Clone:
 
     def wait(self) -> int | None:
         """Wait until it has ended (its reply pipe closes with it), and collect its exit."""
-        while self.stdout.read(1 << 16):
-            pass
+        rest = self.stdout.readall()
+        if self.pid is None and len(rest) > HEADER.size:  # its first message was never read
+            try:
+                self.pid = pickle.loads(rest[HEADER.size : HEADER.size + HEADER.unpack_from(rest)[0]])[1][0]
+            except Exception:
+                pass
         if self.pid is not None and self.returncode is None:
             try:
                 _, status = os.waitpid(self.pid, 0)
@@ -262,10 +266,10 @@ class Pool:
             if worker is not None and worker.task is None and self._queue:
                 self._send(worker, self._queue.popleft())
         busy = {w.proc.stdout.fileno(): w for w in self._workers if w is not None and w.task is not None}
+        if self._warming is not None:  # its reply comes once the clones are made: it is then stopped
+            busy[self._warming.proc.stdout.fileno()] = self._warming
         if not busy:
             return
-        if self._warming is not None:
-            busy[self._warming.proc.stdout.fileno()] = self._warming
         ready, _, _ = select.select(list(busy), [], [], None if block else 0)
         for fd in ready:
             worker = busy[fd]

@@ -138,8 +138,12 @@ def warm_and_clone(setups: list[Callable], ends: list[tuple[int, int]]) -> None:
         if os.fork() == 0:  # the clone
             code = 0
             try:
-                for fd in [*_SERVING, *(fd for pair in ends for fd in pair if fd not in (task_end, reply_end))]:
+                for fd in (fd for pair in ends for fd in pair if fd not in (task_end, reply_end)):
                     os.close(fd)
+                null = os.open(os.devnull, os.O_RDWR)
+                for fd in _SERVING:  # the parent's task and reply ends: a stray write goes nowhere
+                    os.dup2(null, fd)
+                os.close(null)
                 write_message(reply_end, pickle.dumps(("ok", [os.getpid()]), pickle.HIGHEST_PROTOCOL))
                 serve(os.fdopen(task_end, "rb", buffering=0), reply_end)
             except BaseException:
