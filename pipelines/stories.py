@@ -227,10 +227,9 @@ class _Survivors(beam.DoFn):
     """A text partition's surviving stories' (DedupKey, spill location) pairs, as one packed
     block (`survivor_block`; exact duplicates are gone: their rejects were written by
     exact_dedup), each with its candidate component (`component_of`, input id -> component
-    key, a side input: the candidates only): a story in
-    no candidate set is decided (`Decision`s in packed blocks per spill file); a candidate's
-    node, location and band keys go once to its component (`verify`, packed blocks per
-    component)."""
+    key, a side input: the candidates only): a story in no candidate set is decided
+    (`Decision`s in packed blocks per spill file); a candidate's node, location and band keys
+    go once to its component (`verify`, packed blocks per component)."""
 
     def process(self, block, component_of):
         decided: dict[str, list] = {}

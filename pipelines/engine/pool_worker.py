@@ -155,7 +155,7 @@ def warm_and_clone(setups: list[Callable], ends: list[tuple[int, int]]) -> None:
             os.close(fd)
 
 
-_SERVING: list[int] = []  # the descriptors this process serves on (a clone closes its parent's)
+_SERVING: list[int] = []  # the descriptors this process serves on (a clone points its parent's at /dev/null)
 
 
 def one(fn: Callable, element: Any) -> list:
