@@ -61,13 +61,12 @@ class _Worker:
     """A worker process: started here (`python pool_worker.py`), or a clone (`proc`, a _Clone)."""
 
     def __init__(self, index: int, proc: _Clone | None = None, pass_fds: tuple[int, ...] = ()):
-        env = {**os.environ, "STORYBENCH_POOL_PATH": json.dumps([p or os.getcwd() for p in sys.path])}
         self.index = index
         self.proc = proc or subprocess.Popen(
             [sys.executable, WORKER_SCRIPT],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            env=env,
+            env={**os.environ, "STORYBENCH_POOL_PATH": json.dumps([p or os.getcwd() for p in sys.path])},
             bufsize=0,
             pass_fds=pass_fds,
         )
@@ -158,6 +157,8 @@ class _Clone:
 
 
 CLONED = "cloned"  # the key of a clone's first "task": its process id, sent when it starts
+CLONE_ENV = "STORYBENCH_POOL_CLONE"
+PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 
 
 def _can_clone() -> bool:
@@ -178,10 +179,6 @@ def _can_clone() -> bool:
                 ok = False
         _STATE["reaper"] = ok
     return _STATE["reaper"]
-
-
-CLONE_ENV = "STORYBENCH_POOL_CLONE"
-PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 
 
 def _write_all(stream, data: bytes) -> None:
