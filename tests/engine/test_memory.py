@@ -85,7 +85,7 @@ def test_freed_large_blocks_go_back_to_the_system():
     kept = _python(FRAGMENTS, "off")
     assert fixed["fixed"] is True and kept["fixed"] is False
     assert fixed["retained"] < 16 * 2**20, fixed
-    assert kept["retained"] > 64 * 2**20, kept  # glibc's default keeps them: the setting is what frees them
+    assert kept["retained"] > 32 * 2**20, kept  # glibc's default keeps them (83 MiB here): the setting frees them
 
 
 def test_a_job_exports_the_threshold_to_its_workers():
