@@ -141,12 +141,13 @@ class _Clone:
 
     def wait(self) -> int | None:
         """Wait until it has ended (its reply pipe closes with it), and collect its exit."""
-        rest = self.stdout.readall()
-        if self.pid is None and len(rest) > HEADER.size:  # its first message was never read
+        if self.pid is None:  # its first message (its process id) was never read
             try:
-                self.pid = pickle.loads(rest[HEADER.size : HEADER.size + HEADER.unpack_from(rest)[0]])[1][0]
+                first = read_message(self.stdout)
+                self.pid = None if first is None else pickle.loads(first)[1][0]
             except Exception:
                 pass
+        self.stdout.readall()
         if self.pid is not None and self.returncode is None:
             try:
                 _, status = os.waitpid(self.pid, 0)
