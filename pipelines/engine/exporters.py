@@ -6,34 +6,23 @@ layouts (LOT's `.source`/`.target` and `<split>.jsonl`, ChapterBreak's released 
 
 Why read the parquet back instead of shuffling the rows again: the shards are already sorted,
 so a streaming merge gives every file in order with one pass and no row held; `ExportTables`
-writes several exports in that one step.
+writes several exports in that one step, each on its own pool worker in a local run with a
+pool (pipelines.engine.export_files, Beam-free, writes them).
 """
 
 from __future__ import annotations
 
 import functools
-import heapq
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 import apache_beam as beam
-import pyarrow.parquet as pq
-from apache_beam.io.filesystems import FileSystems
 
+from pipelines.engine import pool
+from pipelines.engine.export_files import ExportSpec, LineRouter, jsonl_entry, line_writer, same_end, write_export
 from pipelines.engine.gather import after_all
-from pipelines.engine.jsontext import jsonl_line
-from pipelines.engine.paths import file_name, table_files
-from pipelines.engine.sorted_tables import sortable
-
-
-def _shard_rows(path: str):
-    """Rows of one written parquet shard in its (sorted) order, one row group at a time
-    (WriteTable closes groups at about ROW_GROUP_BYTES). `read_row_group` keeps memory at one
-    group; `iter_batches` held about 2.5x the shard's decoded size, and kept some of it."""
-    with FileSystems.open(path, compression_type="uncompressed") as f:
-        shard = pq.ParquetFile(f)
-        for i in range(shard.num_row_groups):
-            yield from shard.read_row_group(i).to_pylist()
+from pipelines.engine.paths import file_name, is_local_path, table_files
+from pipelines.engine.stage import PooledFlatMap
 
 
 class _TableExport(NamedTuple):
@@ -46,75 +35,33 @@ class _TableExport(NamedTuple):
     path_for: Callable[[Any], str]
     label: str
 
-    def write(self) -> list[tuple[str, int]]:
+    def spec(self) -> ExportSpec:
+        """What writing this export needs besides its table's shards."""
         table_path, keys, sort_key, writer_for, path_for, label = self
-        shards = table_files(table_path)
-        ordered = heapq.merge(*(_shard_rows(s) for s in shards), key=lambda r: sortable(sort_key(r)))
-        writers = {k: writer_for(k) for k in keys}
-        files = {k: _BufferedText(path_for(k)) for k in keys}
-        counts = dict.fromkeys(keys, 0)
-        routers = {id(w._router) for w in writers.values() if isinstance(w, _LineWriter)}
-        # line writers of one router (ExportLinesFromTable): each row's lines go straight to
-        # their files, instead of every writer being asked about every row
-        router = (
-            next(iter(writers.values()))._router
-            if len(routers) == 1 and all(isinstance(w, _LineWriter) for w in writers.values())
-            else None
-        )
-        try:
-            for k in keys:
-                files[k].write(writers[k].begin())
-            for row in ordered:
-                if router is not None:
-                    for k, text in router.texts(row).items():
-                        writer = writers.get(k)
-                        if writer is not None:
-                            files[k].write(writer.line(text))
-                            counts[k] += 1
-                    continue
-                for k in keys:
-                    text = writers[k].add(row)
-                    if text is not None:
-                        files[k].write(text)
-                        counts[k] += 1
-            for k in keys:
-                files[k].write(writers[k].end())
-        finally:
-            for f in files.values():
-                f.close()
-        return [(f"jsonl|{label}/{file_name(path_for(k))}", counts[k]) for k in keys]
+        paths = {k: path_for(k) for k in keys}
+        tallies = {k: f"jsonl|{label}/{file_name(paths[k])}" for k in keys}
+        return ExportSpec(keys, sort_key, writer_for, paths, tallies)
 
 
-class _BufferedText:
-    """A text file written as UTF-8 in chunks of about 1 MB (local or remote, FileSystems)."""
-
-    def __init__(self, path: str):
-        self._f = FileSystems.create(path, mime_type="application/octet-stream", compression_type="uncompressed")
-        self._parts: list[str] = []
-        self._held = 0
-
-    def write(self, text: str) -> None:
-        if text:
-            self._parts.append(text)
-            self._held += len(text)
-            if self._held >= 1 << 20:
-                self._flush()
-
-    def _flush(self) -> None:
-        if self._parts:
-            self._f.write("".join(self._parts).encode("utf-8"))
-            self._parts, self._held = [], 0
-
-    def close(self) -> None:
-        try:
-            self._flush()
-        finally:
-            self._f.close()
+def _shards_of(_, exports: Sequence[_TableExport]) -> list[tuple[int, list[str]]]:
+    """(index, the table's shards) of every export, listed once the tables they read are
+    written (after_all)."""
+    return [(i, table_files(export.table_path)) for i, export in enumerate(exports)]
 
 
-def _write_exports(_, exports: Sequence[_TableExport]) -> list[tuple[str, int]]:
-    """Every export's files, written once the tables they read are (after_all); their tallies."""
-    return [tally for export in exports for tally in export.write()]
+def _written(exports: Sequence[_TableExport]):
+    """Shards of each export -> its files written, and their tallies: each export on a pool
+    worker (new ones, that hold nothing an earlier stage loaded) in a local run that has a
+    pool, when its files are local and nothing it holds needs a job's wiring (a worker must
+    not import Beam); else here, one after another."""
+    specs = [e.spec() for e in exports]
+    write = functools.partial(write_export, specs)
+    local = all(
+        is_local_path(e.table_path) and all(map(is_local_path, s.paths.values())) for e, s in zip(exports, specs)
+    )
+    if local and len(specs) > 1 and not pool.holds_wiring(specs):
+        return beam.ParDo(PooledFlatMap("exports", write, fresh_workers=True, items=1))
+    return beam.FlatMap(write)
 
 
 class ExportFromTable(beam.PTransform):
@@ -141,7 +88,7 @@ class ExportFromTable(beam.PTransform):
         self.export = _TableExport(table_path, list(keys), sort_key, writer_for, path_for, label)
 
     def expand(self, written):
-        return after_all(written, "Write", _write_exports, [self.export])
+        return after_all(written, "Shards", _shards_of, [self.export]) | "Write" >> _written([self.export])
 
 
 class ExportTables(beam.PTransform):
@@ -153,7 +100,7 @@ class ExportTables(beam.PTransform):
         self._exports = [e.export for e in exports]
 
     def expand(self, written):
-        return after_all(written, "Write", _write_exports, self._exports)
+        return after_all(written, "Shards", _shards_of, self._exports) | "Write" >> _written(self._exports)
 
 
 class ExportLinesFromTable(ExportFromTable):
@@ -182,52 +129,9 @@ class ExportLinesFromTable(ExportFromTable):
         *,
         newline_at_end: bool | Callable[[Any], bool] = True,
     ):
-        router = _LineRouter(lines)
-        ends = newline_at_end if callable(newline_at_end) else (lambda key, end=newline_at_end: end)
-        super().__init__(table_path, keys, sort_key, functools.partial(_line_writer, router, ends), path_for, label)
-
-
-class _LineRouter:
-    """`lines(row)` computed once per row for every file's writer: {key: line text}."""
-
-    def __init__(self, lines: Callable[[dict], Iterable[tuple[Any, str]]]):
-        self._lines, self._row, self._texts = lines, None, {}
-
-    def texts(self, row: dict) -> dict:
-        if row is not self._row:
-            self._row, self._texts = row, dict(self._lines(row))
-        return self._texts
-
-
-class _LineWriter:
-    """One file of ExportLinesFromTable: its line of each row, newline-ended or -separated."""
-
-    def __init__(self, router: _LineRouter, key: Any, newline_at_end: bool):
-        self._router, self._key, self._end, self._n = router, key, newline_at_end, 0
-
-    def begin(self) -> str:
-        return ""
-
-    def add(self, row: dict) -> str | None:
-        text = self._router.texts(row).get(self._key)
-        return None if text is None else self.line(text)
-
-    def line(self, text: str) -> str:
-        """The file's next line of `text` (with its newline, or after the previous one's)."""
-        self._n += 1
-        return text + "\n" if self._end else ("\n" if self._n > 1 else "") + text
-
-    def end(self) -> str:
-        return ""
-
-
-def _line_writer(router: _LineRouter, ends: Callable[[Any], bool], key: Any) -> _LineWriter:
-    return _LineWriter(router, key, ends(key))
-
-
-def _jsonl_entry(column: str, line: Callable[[dict], dict], row: dict) -> list[tuple[Any, str]]:
-    """(group, JSON text of `line(row)`) of one row, for ExportJsonlFromTable."""
-    return [(row[column], jsonl_line(line(row))[:-1])]
+        router = LineRouter(lines)
+        ends = newline_at_end if callable(newline_at_end) else functools.partial(same_end, newline_at_end)
+        super().__init__(table_path, keys, sort_key, functools.partial(line_writer, router, ends), path_for, label)
 
 
 class ExportJsonlFromTable(ExportLinesFromTable):
@@ -244,4 +148,4 @@ class ExportJsonlFromTable(ExportLinesFromTable):
         path_for: Callable[[Any], str],
         label: str,
     ):
-        super().__init__(table_path, groups, sort_key, functools.partial(_jsonl_entry, column, line), path_for, label)
+        super().__init__(table_path, groups, sort_key, functools.partial(jsonl_entry, column, line), path_for, label)

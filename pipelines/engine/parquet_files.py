@@ -4,7 +4,8 @@ size from its values alone (what decides row groups and shard counts, the same o
 
 Why a module of its own: the sorted table writer (pipelines.engine.sorted_tables), the crawl
 job's page cache and the tests all write parquet the same way: zstd, nulls checked against
-the schema, and no row group at all in an empty file.
+the schema, and no row group at all in an empty file. It does not import Beam: a local run's
+pool workers write shards with it (pipelines.engine.merge_runs).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from apache_beam.io.filesystems import FileSystems
+
+from pipelines.engine.merge_runs import create
 
 ROW_GROUP_ROWS = 65536  # rows per parquet row group at most: a shard is written group by group
 ROW_GROUP_BYTES = 4 << 20  # ... and at most about this much row data (estimated) per group
@@ -47,7 +49,7 @@ def write_parquet(path: str, rows: Iterable[dict], schema: pa.Schema, *, sized: 
     group's rows are ever dicts at once and the file is never held whole (`sized`: rows come
     as (row, row_bytes(row)) pairs). Returns the rows."""
     n = 0
-    with FileSystems.create(path, mime_type="application/octet-stream", compression_type="uncompressed") as f:
+    with create(path) as f:
         with pq.ParquetWriter(pa.PythonFile(f, mode="w"), schema, compression="zstd") as writer:
             for group in _row_groups(rows, sized):
                 table = pa.Table.from_pylist(group, schema=schema)

@@ -29,6 +29,7 @@ import atexit
 import collections
 import functools
 import hashlib
+import io
 import itertools
 import json
 import os
@@ -39,6 +40,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -458,17 +460,49 @@ class Batches:
             yield from self.ready(block=True)
 
 
+# modules of `pipelines` that never import Beam, whose functions a worker may run
+BEAM_FREE = (
+    "pipelines.engine.pool_worker",
+    "pipelines.engine.merge_runs",
+    "pipelines.engine.export_files",
+    "pipelines.engine.parquet_files",
+    "pipelines.engine.jsontext",
+)
+
+
+def _wiring_module(module: str | None) -> bool:
+    return bool(module) and module not in BEAM_FREE and (module.startswith("pipelines.") or module == "__main__")
+
+
+def holds_wiring(obj: Any) -> bool:
+    """Whether `obj` (a task's element) does not pickle, or refers to a function or class of a
+    job's wiring, which a worker could only unpickle by importing Beam (a partial's function,
+    a writer's class, anything it holds)."""
+    found: list[str] = []
+
+    class _Check(pickle.Pickler):
+        def reducer_override(self, o):
+            named = isinstance(o, (type, types.FunctionType, types.BuiltinFunctionType))
+            module = getattr(o, "__module__", None) if named else type(o).__module__
+            if _wiring_module(module):
+                found.append(module)
+            return NotImplemented
+
+    try:
+        _Check(io.BytesIO(), pickle.HIGHEST_PROTOCOL).dump(obj)
+    except Exception:  # a lambda, or an object pickle cannot carry
+        return True
+    return bool(found)
+
+
 def _wiring(fn: Callable) -> bool:
     """Whether `fn` is, or a partial of it holds, a function defined in a job's wiring (a
-    module of `pipelines` other than the Beam-free `pipelines.engine.pool_worker`), which a
-    worker could only unpickle by importing Beam: such a step runs in the job's process."""
+    module of `pipelines` other than the Beam-free ones, BEAM_FREE), which a worker could
+    only unpickle by importing Beam: such a step runs in the job's process."""
     if isinstance(fn, functools.partial):
         held = [fn.func, *fn.args, *fn.keywords.values()]
         return any(_wiring(f) for f in held if callable(f))
-    module = getattr(fn, "__module__", None) or type(fn).__module__
-    if module == "pipelines.engine.pool_worker":
-        return False
-    return module.startswith("pipelines.") or module == "__main__"
+    return _wiring_module(getattr(fn, "__module__", None) or type(fn).__module__)
 
 
 _STATE: dict[str, Any] = {"workers": 0, "pool": None}

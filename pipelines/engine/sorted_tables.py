@@ -4,7 +4,7 @@ parquet tables (`WriteTables`, `WriteTable`) and sorted JSON-lines groups (`Writ
 How: each bundle pickles its rows, sorts them by (bucket, sort key, pickled row) every
 SPILL_BYTES and writes them as one run file under a `_spill` folder (`_SpillRuns`); only
 each run's small index (bucket -> offset and length) is shuffled; a shard then reads its
-buckets' segments from every run and merges them (`_merged_records`: in memory up to 16 MB
+buckets' segments from every run and merges them (`merge_runs.merged_records`: in memory up to 16 MB
 of segments, else through chunked local files, so memory never follows the shard's size),
 and is written row group by row group. The spilled runs are deleted once every shard is written.
 
@@ -21,14 +21,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import heapq
 import itertools
 import json
 import operator
-import os
 import pickle
-import shutil
-import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
@@ -39,9 +35,11 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
 from pipelines.engine.gather import after_all, once, seeded
-from pipelines.engine.jsontext import JSON_KEY, jsonl_line
-from pipelines.engine.parquet_files import row_bytes, write_parquet
-from pipelines.engine.paths import DEFAULT_SPLITS, delete_folder, file_name, hf_split, join
+from pipelines.engine.jsontext import JSON_KEY
+from pipelines.engine.merge_runs import sortable, write_jsonl_group, write_table_shard
+from pipelines.engine.parquet_files import row_bytes
+from pipelines.engine.paths import DEFAULT_SPLITS, delete_folder, file_name, hf_split, is_local_path, join
+from pipelines.engine.stage import PooledFlatMap
 
 SHARD_BYTES = 128 << 20  # target uncompressed bytes per shard when the count follows the data
 MAX_SHARDS = 4096
@@ -54,23 +52,6 @@ def shard_of_key(key: Any, shards: int) -> int:
     straight from the digest's first 8 bytes (the same number)."""
     digest = hashlib.sha256(SHARD_PREFIX + JSON_KEY(key).encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big") % shards
-
-
-_NONE_KEY = ("", "")
-
-
-def sortable(key: Any) -> Any:
-    """Make a sort key totally ordered (None sorts first) and JSON-stable: every scalar
-    becomes (its type's name, itself), every list or tuple a tuple of those (one list
-    comprehension per level: this runs once per row of every table)."""
-    if isinstance(key, (list, tuple)):
-        return tuple(
-            [
-                sortable(k) if isinstance(k, (list, tuple)) else _NONE_KEY if k is None else (type(k).__name__, k)
-                for k in key
-            ]
-        )
-    return _NONE_KEY if key is None else (type(key).__name__, key)
 
 
 def shard_count(total_bytes: int, shard_bytes: int) -> int:
@@ -158,98 +139,21 @@ def _shard_segments(run: _Run, shard_of: Callable[[Any], Any]):
     return list(per.items())
 
 
-MERGE_IN_MEMORY_BYTES = 16 << 20  # a shard whose spilled segments are at most this is merged in memory
-MERGE_FAN_IN = 64  # sorted files one merge reads at once (each holds one chunk in memory)
-CHUNK_BYTES = 256 << 10  # rows pickled together in a merge file (at least one row)
-
-
-def _merged_records(segment_lists, sized: bool = False) -> Iterable[Any]:
-    """The records of one shard's segments (from every run) in (key, pickled) order (`sized`:
-    as (record, measured size) pairs). A shard of at most MERGE_IN_MEMORY_BYTES of segments is
-    merged in memory (one C sort of the sorted runs' concatenation); a larger one in bounded
-    memory (`_external_merge`), with the same order."""
-    segments = sorted(s for lst in segment_lists if lst for s in lst)
-    if sum(length for _, _, length in segments) > MERGE_IN_MEMORY_BYTES:
-        ordered = _external_merge(segments)
-    else:
-        ordered = sorted(
-            itertools.chain.from_iterable(
-                _run_rows(path, group) for path, group in itertools.groupby(segments, key=operator.itemgetter(0))
-            )
-        )
-    if sized:
-        return ((pickle.loads(blob), size) for _, blob, size in ordered)
-    return (pickle.loads(blob) for _, blob, _ in ordered)
-
-
-def _run_rows(path: str, segments) -> list:
-    """The (key, pickled row, size) triples of one run's segments, each segment sorted."""
-    rows = []
-    with FileSystems.open(path, compression_type="uncompressed") as f:
-        for _, offset, length in segments:
-            f.seek(offset)
-            rows.extend(pickle.loads(f.read(length)))
-    return rows
-
-
-def _external_merge(segments) -> Iterable[tuple]:
-    """The shard's rows in sorted order, holding about one run's share of the shard plus one
-    chunk per open file: each run's segments are sorted together and written to a local
-    temporary file in chunks, and the files are merged MERGE_FAN_IN at a time (heapq.merge;
-    a merge of more files goes through intermediate files first). Equal rows are identical,
-    so the order is exactly the in-memory sort's."""
-    folder = tempfile.mkdtemp(prefix="storybench-merge-")
-    try:
-        files = []
-        for path, group in itertools.groupby(segments, key=operator.itemgetter(0)):
-            files.append(_write_chunks(os.path.join(folder, f"{len(files)}.run"), sorted(_run_rows(path, group))))
-        level = 0
-        while len(files) > MERGE_FAN_IN:
-            level += 1
-            files = [
-                _write_chunks(
-                    os.path.join(folder, f"{level}-{i}.run"),
-                    heapq.merge(*(_read_chunks(p) for p in files[i : i + MERGE_FAN_IN])),
-                )
-                for i in range(0, len(files), MERGE_FAN_IN)
-            ]
-        yield from heapq.merge(*(_read_chunks(p) for p in files))
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _write_chunks(path: str, rows: Iterable[tuple]) -> str:
-    """Write sorted (key, blob, size) rows to `path` as pickled lists of about CHUNK_BYTES."""
-    with open(path, "wb") as f:
-        chunk, held = [], 0
-        for row in rows:
-            chunk.append(row)
-            held += len(row[1]) + 64
-            if held >= CHUNK_BYTES:
-                pickle.dump(chunk, f, protocol=pickle.HIGHEST_PROTOCOL)
-                chunk, held = [], 0
-        if chunk:
-            pickle.dump(chunk, f, protocol=pickle.HIGHEST_PROTOCOL)
-    return path
-
-
-def _read_chunks(path: str) -> Iterable[tuple]:
-    """The rows `_write_chunks` wrote, one chunk in memory at a time."""
-    with open(path, "rb") as f:
-        while True:
-            try:
-                chunk = pickle.load(f)
-            except EOFError:
-                return
-            yield from chunk
-
-
 def _group_shards(runs, groups: list, label: str = ""):
     """(group, [segment lists]) for every group in `groups`, empty ones included: the runs'
     segments grouped by their bucket, which is the group itself (WriteJsonlGroups)."""
     seeds = seeded(runs.pipeline, f"Seeds{label}", [(g, None) for g in groups])
     parts = runs | f"Segments{label}" >> beam.FlatMap(_shard_segments, lambda bucket: bucket)
     return (parts, seeds) | f"Join{label}" >> beam.Flatten() | f"Group{label}" >> beam.GroupByKey()
+
+
+def _shard_writer(name: str, write, local: bool):
+    """The step that writes each shard task (`merge_runs`): on the pool's workers in a local
+    run that has one and writes local files (each shard one task, on new workers that hold
+    nothing an earlier stage loaded), else here."""
+    if local:
+        return beam.ParDo(PooledFlatMap(name, write, fresh_workers=True, items=1))
+    return beam.FlatMap(write)
 
 
 class TableSpec(NamedTuple):
@@ -341,7 +245,7 @@ class WriteTables(beam.PTransform):
                 for i in range(count_of(sizes, name))
             ]
 
-        def write_shard(item, sizes):
+        def shard_task(item, sizes):
             (name, split, i), segment_lists = item
             spec, n_shards = specs[name], count_of(sizes, name)
             file_name = (
@@ -349,10 +253,7 @@ class WriteTables(beam.PTransform):
                 if split is None
                 else f"{split}-{i:05d}-of-{n_shards:05d}.parquet"
             )
-            n = write_parquet(
-                join(spec.path, file_name), _merged_records(segment_lists, sized=True), spec.schema, sized=True
-            )
-            return [(f"table|{name}", n)] + ([(f"split|{name}|{split}", n)] if split is not None else [])
+            return join(spec.path, file_name), spec.schema, name, split, list(segment_lists)
 
         spilled = [
             pc
@@ -369,7 +270,9 @@ class WriteTables(beam.PTransform):
 
         parts = runs | "Segments" >> beam.FlatMap(segments, sizes)
         grouped = (parts, seeded_shards) | "Join" >> beam.Flatten() | "Group" >> beam.GroupByKey()
-        written = grouped | "Write" >> beam.FlatMap(write_shard, sizes)
+        local = is_local_path(folder) and all(is_local_path(spec.path) for spec in specs.values())
+        tasks = grouped | "Shards" >> beam.Map(shard_task, sizes)
+        written = tasks | "Write" >> _shard_writer("write_tables", write_table_shard, local)
         _ = after_all(written, "DeleteSpill", delete_folder, folder)
         return written
 
@@ -421,19 +324,14 @@ class WriteJsonlGroups(beam.PTransform):
         first = path_for(self._groups[0] if self._groups else "_")
         folder = f"{first.rsplit('/', 1)[0] if '/' in first else '.'}/{SPILL_FOLDER}-{label}"
 
-        def write_group(item):
+        def group_task(item):
             bucket, segment_lists = item
-            group = json.loads(bucket)
-            n = 0
-            with FileSystems.create(
-                path_for(group), mime_type="application/octet-stream", compression_type="uncompressed"
-            ) as f:
-                for rec in _merged_records(segment_lists):
-                    f.write(jsonl_line(rec).encode("utf-8"))
-                    n += 1
-            return (f"jsonl|{label}/{file_name(path_for(group))}", n)
+            path = path_for(json.loads(bucket))
+            return path, f"jsonl|{label}/{file_name(path)}", list(segment_lists)
 
+        local = is_local_path(folder) and all(is_local_path(path_for(g)) for g in self._groups)
         runs = items | "Key" >> beam.Map(_spill_entry) | "Spill" >> beam.ParDo(_SpillRuns(folder, None))
-        written = _group_shards(runs, [json.dumps(g) for g in self._groups]) | "Write" >> beam.Map(write_group)
+        tasks = _group_shards(runs, [json.dumps(g) for g in self._groups]) | "Groups" >> beam.Map(group_task)
+        written = tasks | "Write" >> _shard_writer(f"write_jsonl[{label}]", write_jsonl_group, local)
         _ = after_all(written, "DeleteSpill", delete_folder, folder)
         return written

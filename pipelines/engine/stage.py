@@ -286,18 +286,23 @@ class PooledFlatMap(beam.DoFn):
     """`beam.FlatMap(fn)` for a pure `fn` (of an annotators module, so a worker can unpickle
     it), run on the pool's workers in a local run that has one (pipelines.engine.pool) and
     here otherwise. It accounts for nothing (not a Stage): an exception fails the job, as in
-    a FlatMap. For heavy work on few elements (a near-duplicate component's clusters);
-    `fresh_workers` as a Stage's."""
+    a FlatMap. For heavy work on few elements (a near-duplicate component's clusters, a
+    table's shards); `fresh_workers` as a Stage's; `items`: elements per task at most (1:
+    each its own task)."""
 
-    def __init__(self, name: str, fn: Callable, fresh_workers: bool = False):
-        self._name, self._fn, self._fresh = name, fn, fresh_workers
+    def __init__(self, name: str, fn: Callable, fresh_workers: bool = False, items: int = pool.BATCH_ITEMS):
+        self._name, self._fn, self._fresh, self._items = name, fn, fresh_workers, items
 
     def setup(self):
         tune_gc()
 
     def start_bundle(self):
         workers = pool.current()
-        self._batches = None if workers is None else pool.Batches(workers, self._name, self._fn, fresh=self._fresh)
+        self._batches = (
+            None
+            if workers is None
+            else pool.Batches(workers, self._name, self._fn, items=self._items, fresh=self._fresh)
+        )
 
     def _outputs(self, done):
         for _, result in done:

@@ -277,7 +277,7 @@ def test_a_shard_larger_than_the_memory_merge_is_merged_through_files_with_the_s
     equal keys with different rows included, and no merge file is left behind."""
     import tempfile
 
-    from pipelines.engine import sorted_tables
+    from pipelines.engine import merge_runs, sorted_tables
 
     rows = [{"g": "ab"[i % 2], "id": f"x{(i * 7) % 30:02d}", "n": i} for i in range(120)]
     monkeypatch.setattr(sorted_tables, "SPILL_BYTES", 300)  # a run every few rows: dozens of runs
@@ -285,14 +285,14 @@ def test_a_shard_larger_than_the_memory_merge_is_merged_through_files_with_the_s
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-    monkeypatch.setattr(sorted_tables, "MERGE_IN_MEMORY_BYTES", 0)
-    monkeypatch.setattr(sorted_tables, "MERGE_FAN_IN", 3)
-    monkeypatch.setattr(sorted_tables, "CHUNK_BYTES", 100)  # a chunk every row or two
+    monkeypatch.setattr(merge_runs, "MERGE_IN_MEMORY_BYTES", 0)
+    monkeypatch.setattr(merge_runs, "MERGE_FAN_IN", 3)
+    monkeypatch.setattr(merge_runs, "CHUNK_BYTES", 100)  # a chunk every row or two
     merges = []
-    real = sorted_tables._external_merge
+    real = merge_runs.external_merge
     monkeypatch.setattr(
-        sorted_tables,
-        "_external_merge",
+        merge_runs,
+        "external_merge",
         lambda segments: merges.append(len({path for path, _, _ in segments})) or real(segments),
     )
     external = _write_both(tmp_path / "external", list(reversed(rows)))
