@@ -13,6 +13,7 @@ pool (pipelines.engine.export_files, Beam-free, writes them).
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
@@ -49,18 +50,26 @@ def _shards_of(_, exports: Sequence[_TableExport]) -> list[tuple[int, list[str]]
     return [(i, table_files(export.table_path)) for i, export in enumerate(exports)]
 
 
+EXPORT_POOL_BYTES = 4 << 20  # an export of a table of at least this many parquet bytes is worth a worker
+
+
+def _worth_a_worker(item: tuple[int, list[str]]) -> bool:
+    """Whether an export's table holds at least EXPORT_POOL_BYTES of (compressed) parquet."""
+    return sum(os.path.getsize(path) for path in item[1]) >= EXPORT_POOL_BYTES
+
+
 def _written(exports: Sequence[_TableExport]):
-    """Shards of each export -> its files written, and their tallies: each export on a pool
-    worker (new ones, that hold nothing an earlier stage loaded) in a local run that has a
-    pool, when its files are local and nothing it holds needs a job's wiring (a worker must
-    not import Beam); else here, one after another."""
+    """Shards of each export -> its files written, and their tallies: each export of a table
+    of EXPORT_POOL_BYTES or more on a pool worker (new ones, that hold nothing an earlier
+    stage loaded) in a local run that has a pool, when its files are local and nothing it
+    holds needs a job's wiring (a worker must not import Beam); else here, one after another."""
     specs = [e.spec() for e in exports]
     write = functools.partial(write_export, specs)
     local = all(
         is_local_path(e.table_path) and all(map(is_local_path, s.paths.values())) for e, s in zip(exports, specs)
     )
     if local and len(specs) > 1 and not pool.holds_wiring(specs):
-        return beam.ParDo(PooledFlatMap("exports", write, fresh_workers=True, items=1))
+        return beam.ParDo(PooledFlatMap("exports", write, fresh_workers=True, items=1, worth=_worth_a_worker))
     return beam.FlatMap(write)
 
 

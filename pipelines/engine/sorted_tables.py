@@ -36,7 +36,7 @@ from apache_beam.transforms.window import GlobalWindows
 
 from pipelines.engine.gather import after_all, once, seeded
 from pipelines.engine.jsontext import JSON_KEY
-from pipelines.engine.merge_runs import sortable, write_jsonl_group, write_table_shard
+from pipelines.engine.merge_runs import sortable, worth_a_worker, write_jsonl_group, write_table_shard
 from pipelines.engine.parquet_files import row_bytes
 from pipelines.engine.paths import DEFAULT_SPLITS, delete_folder, file_name, hf_split, is_local_path, join
 from pipelines.engine.stage import PooledFlatMap
@@ -149,10 +149,10 @@ def _group_shards(runs, groups: list, label: str = ""):
 
 def _shard_writer(name: str, write, local: bool):
     """The step that writes each shard task (`merge_runs`): on the pool's workers in a local
-    run that has one and writes local files (each shard one task, on new workers that hold
-    nothing an earlier stage loaded), else here."""
+    run that has one and writes local files (each shard of POOL_BYTES or more one task, on new
+    workers that hold nothing an earlier stage loaded), else here."""
     if local:
-        return beam.ParDo(PooledFlatMap(name, write, fresh_workers=True, items=1))
+        return beam.ParDo(PooledFlatMap(name, write, fresh_workers=True, items=1, worth=worth_a_worker))
     return beam.FlatMap(write)
 
 

@@ -288,10 +288,18 @@ class PooledFlatMap(beam.DoFn):
     here otherwise. It accounts for nothing (not a Stage): an exception fails the job, as in
     a FlatMap. For heavy work on few elements (a near-duplicate component's clusters, a
     table's shards); `fresh_workers` as a Stage's; `items`: elements per task at most (1:
-    each its own task)."""
+    each its own task); `worth(element)`: whether an element is worth sending (one that is
+    not runs here at once, so its outputs may come before those of elements sent earlier)."""
 
-    def __init__(self, name: str, fn: Callable, fresh_workers: bool = False, items: int = pool.BATCH_ITEMS):
-        self._name, self._fn, self._fresh, self._items = name, fn, fresh_workers, items
+    def __init__(
+        self,
+        name: str,
+        fn: Callable,
+        fresh_workers: bool = False,
+        items: int = pool.BATCH_ITEMS,
+        worth: Callable[[Any], bool] | None = None,
+    ):
+        self._name, self._fn, self._fresh, self._items, self._worth = name, fn, fresh_workers, items, worth
 
     def setup(self):
         tune_gc()
@@ -311,7 +319,8 @@ class PooledFlatMap(beam.DoFn):
             yield from result
 
     def process(self, element):
-        if self._batches is not None and self._batches.add(None, element):
+        sent = self._batches is not None and (self._worth is None or self._worth(element))
+        if sent and self._batches.add(None, element):
             yield from self._outputs(self._batches.ready())
             return
         yield from self._fn(element)

@@ -120,3 +120,24 @@ def spin(seconds: float):
 
 def failing_setup() -> None:
     raise RuntimeError("a setup that breaks")
+
+
+def noting_pid(fn, folder: str, *args):
+    """`fn(*args)`, after noting this process's pid as a file in `folder` (a writer wrapped so
+    that a test sees which process ran it)."""
+    with open(os.path.join(folder, f"{os.getpid()}-{time.monotonic_ns()}"), "w"):
+        pass
+    return fn(*args)
+
+
+def export_lines(row: dict):
+    """Two files' lines of a row, for an export written on the pool."""
+    return [(f"{row['g']}.txt", f"{row['id']} {row['text']}"), (f"{row['g']}.n", str(row["n"]))]
+
+
+def by_group_id(row: dict):
+    return row["g"], row["id"]
+
+
+def by_id(row: dict):
+    return row["id"]
