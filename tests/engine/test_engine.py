@@ -230,18 +230,12 @@ def test_jsonl_exported_from_a_sharded_table_is_sorted_per_group(tmp_path):
 
 def _write_both(out, rows):
     """A 2-shard table and per-group JSON lines of `rows`, written by one pipeline."""
-    from pipelines.engine import WriteJsonlGroups
+    from tests.engine.written import run_with_groups
 
     p = make_pipeline(PipelineOptions([]))
     made = p | beam.Create(rows)
     _ = made | WriteTable(f"{out}/t", GROUPED, lambda r: (r["g"], r["id"]), shards=2)
-    _ = (
-        made
-        | beam.Map(lambda r: (r["g"], r["id"], r))
-        | WriteJsonlGroups(lambda g: f"{out}/j/{g}.jsonl", ["a", "b", "c"], "j")
-    )
-    p.run().wait_until_finish()
-    return {str(f.relative_to(out)): f.read_bytes() for f in sorted(out.rglob("*")) if f.is_file()}
+    return run_with_groups(p, made, out)
 
 
 def test_rows_spilled_in_many_small_runs_give_the_same_bytes_and_leave_no_run_files(tmp_path, monkeypatch):

@@ -17,8 +17,9 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from pipelines.engine import exporters, merge_runs, pool, sorted_tables
 from pipelines.engine.exporters import ExportLinesFromTable, ExportTables
 from pipelines.engine.options import make_pipeline
-from pipelines.engine.sorted_tables import TableSpec, WriteJsonlGroups, WriteTables
+from pipelines.engine.sorted_tables import TableSpec, WriteTables
 from tests.engine import pool_steps
+from tests.engine.written import run_with_groups
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCHEMA = pa.schema([("g", pa.string()), ("id", pa.string()), ("n", pa.int64()), ("text", pa.string())])
@@ -41,13 +42,7 @@ def _write(out, rows) -> dict[str, bytes]:
         for name, key in (("t", pool_steps.by_group_id), ("u", pool_steps.by_id))
     ]
     _ = written | ExportTables(exports)
-    _ = (
-        made
-        | beam.Map(lambda r: (r["g"], r["id"], r))
-        | WriteJsonlGroups(lambda g: f"{out}/j/{g}.jsonl", ["a", "b", "c"], "j")
-    )
-    p.run().wait_until_finish()
-    return {str(f.relative_to(out)): f.read_bytes() for f in sorted(out.rglob("*")) if f.is_file()}
+    return run_with_groups(p, made, out)
 
 
 ROWS = [{"g": "ab"[i % 2], "id": f"x{(i * 7) % 50:02d}", "n": i, "text": "字" * (i % 13)} for i in range(300)]
