@@ -55,13 +55,14 @@ def sortable(key: Any) -> Any:
     return _NONE_KEY if key is None else (type(key).__name__, key)
 
 
-def _local(path: str) -> bool:
+def is_local_path(path: str) -> bool:
+    """A path of this machine's file system (no `scheme://`); pipelines.engine.paths uses it too."""
     return "://" not in path
 
 
 def open_read(path: str):
     """A binary read handle: the file itself for a local path, else Beam's FileSystems."""
-    if _local(path):
+    if is_local_path(path):
         return open(path, "rb")
     from apache_beam.io.filesystems import FileSystems
 
@@ -71,7 +72,7 @@ def open_read(path: str):
 def create(path: str):
     """A binary write handle, its folders made for a local path (as Beam's local file system
     does), else Beam's FileSystems."""
-    if _local(path):
+    if is_local_path(path):
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         return open(path, "wb")
     from apache_beam.io.filesystems import FileSystems

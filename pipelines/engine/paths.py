@@ -15,11 +15,8 @@ from typing import NamedTuple
 
 from apache_beam.io.filesystems import FileSystems
 
+from pipelines.engine.merge_runs import is_local_path
 from pipelines.engine.usage import MissingInput
-
-
-def is_local_path(path: str) -> bool:
-    return "://" not in path
 
 
 def join(*parts: str) -> str:
