@@ -233,9 +233,9 @@ class WriteTables(beam.PTransform):
                 return max(1, int(spec.shards))
             return shard_count(sum(size.get(name, 0) for size in sizes), shard_bytes)
 
-        def shard_of(bucket, sizes):
+        def shard_of(bucket, counts):
             name, split, b = bucket
-            return name, split, b % count_of(sizes, name)
+            return name, split, b % counts[name]
 
         def seeds(_, sizes):
             return [
@@ -266,7 +266,9 @@ class WriteTables(beam.PTransform):
         seeded_shards = once(runs.pipeline, "One") | "Seeds" >> beam.FlatMap(seeds, sizes)
 
         def segments(run, sizes):
-            return _shard_segments(run, functools.partial(shard_of, sizes=sizes))
+            # each table's shard count once per run, not once per bucket (a sum over every run)
+            counts = {name: count_of(sizes, name) for name in specs}
+            return _shard_segments(run, functools.partial(shard_of, counts=counts))
 
         parts = runs | "Segments" >> beam.FlatMap(segments, sizes)
         grouped = (parts, seeded_shards) | "Join" >> beam.Flatten() | "Group" >> beam.GroupByKey()
