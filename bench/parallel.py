@@ -10,6 +10,9 @@
 - **Memory growth.** Peak tree RSS of the default run at the 1x and 4x inputs of each job
   (20,000 and 80,000 stories; the reference with 1 and 4 copies), for sentence-shuffled and
   distinct stories.
+- **The overlap audit's reference side when every document matches** (`contaminated_reference_rate`):
+  one worker's characters per CPU-second between the 1- and 4-copy references, against
+  plain `jieba.lcut` on the same text (issue 29: at least 5x).
 - **Against what users would pick instead** for deduplication, on 80,000 distinct stories:
   datatrove's four-stage MinHash dedup (its own virtual environment, made here from PyPI;
   skipped with a note when it cannot be made) and a plain datasketch MinHashLSH script, with
@@ -220,6 +223,50 @@ def overlap_inputs(work: pathlib.Path, stories: pathlib.Path) -> tuple[pathlib.P
     return lot_out / "outgen" / "test-*.parquet", refs
 
 
+# plain jieba (the reference library, HMM on) over a text file's lines: CPU-seconds of the cut
+# alone (the dictionary is loaded first) and the characters cut
+_JIEBA_CPU_CHILD = (
+    "import sys, time, jieba; tok = jieba.Tokenizer(); tok.initialize(); "
+    "lines = open(sys.argv[1], encoding='utf-8').read().split(chr(10)); "
+    "t = time.process_time(); [tok.lcut(x, HMM=True) for x in lines]; "
+    "print(time.process_time() - t, sum(map(len, lines)))"
+)
+
+
+def contaminated_reference_rate(work: pathlib.Path, test: pathlib.Path, refs: dict[int, pathlib.Path]) -> dict:
+    """The overlap audit's reference side where every reference document matches (the
+    references hold the test stories: 1 and 4 copies of the 20,000 stories the test split was
+    built from), against plain jieba on the same text: characters per CPU-second of one worker
+    process (`--direct_num_workers 1`), the marginal rate between the two references (start-up,
+    the test side and the report removed), and `jieba.lcut`'s on the 1-copy reference."""
+    runs = {}
+    for copies in (1, 4):
+        out = work / f"contaminated_{copies}"
+        runs[copies] = job(
+            "pipelines.overlap", ["--test", str(test), "--reference", str(refs[copies]), "--output", str(out)], 1
+        )
+        text = refs[copies].read_text(encoding="utf-8")
+        runs[copies]["reference_chars"] = len(text) - text.count("\n")  # as the jieba child counts
+        shutil.rmtree(out, ignore_errors=True)
+    plain = subprocess.run(
+        [sys.executable, "-c", _JIEBA_CPU_CHILD, str(refs[1])], capture_output=True, text=True, check=True
+    )
+    jieba_cpu, jieba_chars = (float(x) for x in plain.stdout.split()[-2:])
+    audit_rate = (runs[4]["reference_chars"] - runs[1]["reference_chars"]) / max(
+        runs[4]["cpu_s"] - runs[1]["cpu_s"], 1e-9
+    )
+    jieba_rate = jieba_chars / max(jieba_cpu, 1e-9)
+    whole = runs[4]["reference_chars"] / max(runs[4]["cpu_s"], 1e-9)  # nothing removed: a floor
+    return {
+        "runs": runs,
+        "jieba_cpu_s": round(jieba_cpu, 2),
+        "audit_chars_per_cpu_s": round(audit_rate),
+        "jieba_chars_per_cpu_s": round(jieba_rate),
+        "audit_vs_jieba": round(audit_rate / jieba_rate, 2),
+        "whole_run_4x_vs_jieba": round(whole / jieba_rate, 2),
+    }
+
+
 def run_parallel_bench(work: pathlib.Path, books_16x: pathlib.Path | None = None, base: int = 20_000) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     shuffled = {1: shuffled_stories(work, base), 4: shuffled_stories(work, 4 * base)}
@@ -259,6 +306,8 @@ def run_parallel_bench(work: pathlib.Path, books_16x: pathlib.Path | None = None
         growth[name] = rows
         print(f"{name}: 1x {rows[1]}, 4x {rows[4]}: peak RSS x{rows['rss_growth_4x']}", flush=True)
     results["growth"] = growth
+    rate = results["overlap_reference_contaminated"] = contaminated_reference_rate(work, test, refs)
+    print(f"overlap reference side, every document matching: {json.dumps(rate)}", flush=True)
     dedup = dedup_baselines(work, distinct[4])
     dedup["storybench"] = growth["stories_distinct"][4]
     if "datatrove" in dedup:
@@ -284,6 +333,17 @@ def parallel_markdown(results: dict) -> str:
     lines += ["", "| job (default run) | 1x peak MiB | 4x peak MiB | growth |", "|---|---:|---:|---:|"]
     for name, rows in results["growth"].items():
         lines.append(f"| {name} | {rows[1]['peak_rss_mib']} | {rows[4]['peak_rss_mib']} | x{rows['rss_growth_4x']} |")
+    rate = results.get("overlap_reference_contaminated")
+    if rate:
+        lines += [
+            "",
+            "| overlap reference side, every document matching (1 worker) | 1 copy: CPU s | 4 copies: CPU s "
+            "| chars per CPU s (marginal) | plain jieba chars per CPU s | ratio | whole 4-copy run's ratio |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+            f"| {rate['runs'][1]['reference_chars']:,} to {rate['runs'][4]['reference_chars']:,} chars "
+            f"| {rate['runs'][1]['cpu_s']} | {rate['runs'][4]['cpu_s']} | {rate['audit_chars_per_cpu_s']:,} "
+            f"| {rate['jieba_chars_per_cpu_s']:,} | x{rate['audit_vs_jieba']} | x{rate['whole_run_4x_vs_jieba']} |",
+        ]
     dedup = results["dedup_80k_distinct"]
     lines += ["", "| dedup of the 4x distinct stories | wall s | CPU s | peak MiB |", "|---|---:|---:|---:|"]
     for name in ("storybench", "datatrove", "datasketch"):
