@@ -7,6 +7,9 @@
   median wall-clock and CPU (the process and its workers), the highest peak RSS of the whole
   process tree (sampled), the speed-up of the medians and of each pair, and whether every
   pair wrote the same bytes.
+- **The machine's ceiling** (`plain_ceiling`): a plain script that cuts the 20,000 stories
+  with `jieba.lcut` in one process and in one per core, alternated: the most any job can
+  gain from more processes on this machine, measured in the same run.
 - **Memory growth.** Peak tree RSS of the default run at the 1x and 4x inputs of each job
   (20,000 and 80,000 stories; the reference with 1 and 4 copies), for sentence-shuffled and
   distinct stories.
@@ -147,6 +150,27 @@ def summary(runs: list[dict]) -> dict:
     }
 
 
+def plain_ceiling(stories: pathlib.Path, reps: int | None = None) -> dict:
+    """The machine's ceiling: a plain script that cuts the stories with `jieba.lcut` in one
+    process and in one process per core (bench/baselines/plain_jieba_processes.py), alternated
+    `reps` times: the medians, their ratio and each pair's. No job can beat this speed-up here
+    (two busy cores of this machine run slower than one, and the script has no serial part
+    but loading jieba)."""
+    reps, cores = reps or repeats(), os.cpu_count() or 1
+    script = str(BASELINES / "plain_jieba_processes.py")
+    runs: dict[str, list[dict]] = {"one_process": [], "every_core": []}
+    for _ in range(reps):
+        runs["one_process"].append(measure_tree([sys.executable, script, str(stories), "1"]))
+        runs["every_core"].append(measure_tree([sys.executable, script, str(stories), str(cores)]))
+    row = {"processes": cores, "one_process": summary(runs["one_process"]), "every_core": summary(runs["every_core"])}
+    row["speedup_wall"] = round(row["one_process"]["wall_s"] / max(row["every_core"]["wall_s"], 1e-9), 2)
+    row["speedup_wall_per_pair"] = [
+        round(a["wall_s"] / max(b["wall_s"], 1e-9), 2) for a, b in zip(runs["one_process"], runs["every_core"])
+    ]
+    print(f"plain jieba script, 1 against {cores} processes: {json.dumps(row)}", flush=True)
+    return row
+
+
 def workers_row(work: pathlib.Path, name: str, module: str, args: list[str], reps: int | None = None) -> dict:
     """One job with one worker and with the default, `reps` times, the two alternated (on this
     2-core machine the ratio of a single pair moves by 0.1-0.35 between runs of the same
@@ -252,17 +276,16 @@ def contaminated_reference_rate(work: pathlib.Path, test: pathlib.Path, refs: di
         [sys.executable, "-c", _JIEBA_CPU_CHILD, str(refs[1])], capture_output=True, text=True, check=True
     )
     jieba_cpu, jieba_chars = (float(x) for x in plain.stdout.split()[-2:])
-    audit_rate = (runs[4]["reference_chars"] - runs[1]["reference_chars"]) / max(
-        runs[4]["cpu_s"] - runs[1]["cpu_s"], 1e-9
-    )
+    extra_cpu = runs[4]["cpu_s"] - runs[1]["cpu_s"]  # none on an input too small to measure
+    audit_rate = (runs[4]["reference_chars"] - runs[1]["reference_chars"]) / extra_cpu if extra_cpu > 0 else None
     jieba_rate = jieba_chars / max(jieba_cpu, 1e-9)
     whole = runs[4]["reference_chars"] / max(runs[4]["cpu_s"], 1e-9)  # nothing removed: a floor
     return {
         "runs": runs,
         "jieba_cpu_s": round(jieba_cpu, 2),
-        "audit_chars_per_cpu_s": round(audit_rate),
+        "audit_chars_per_cpu_s": None if audit_rate is None else round(audit_rate),
         "jieba_chars_per_cpu_s": round(jieba_rate),
-        "audit_vs_jieba": round(audit_rate / jieba_rate, 2),
+        "audit_vs_jieba": None if audit_rate is None else round(audit_rate / jieba_rate, 2),
         "whole_run_4x_vs_jieba": round(whole / jieba_rate, 2),
     }
 
@@ -279,6 +302,7 @@ def run_parallel_bench(work: pathlib.Path, books_16x: pathlib.Path | None = None
             "reference_mb": {c: round(p.stat().st_size / 1e6, 1) for c, p in refs.items()},
         }
     }
+    results["ceiling"] = plain_ceiling(shuffled[1])
     results["workers"] = {
         "lot": workers_row(work, "lot", "pipelines.lot", ["--stories", str(shuffled[4])]),
         "stories": workers_row(work, "stories", "pipelines.stories", ["--input", str(shuffled[4])]),
@@ -317,6 +341,10 @@ def run_parallel_bench(work: pathlib.Path, books_16x: pathlib.Path | None = None
     return results
 
 
+def _number(value) -> str:
+    return "n/a" if value is None else f"{value:,}"
+
+
 def parallel_markdown(results: dict) -> str:
     lines = [
         "| job | 1 worker: wall s / CPU s / peak MiB | default: wall s / CPU s / peak MiB "
@@ -330,6 +358,15 @@ def parallel_markdown(results: dict) -> str:
             f"| {name} | {a['wall_s']} / {a['cpu_s']} / {a['peak_rss_mib']} | {b['wall_s']} / {b['cpu_s']} / "
             f"{b['peak_rss_mib']} | x{row['speedup_wall']} | {pairs} | {row['same_bytes']} |"
         )
+    ceiling = results.get("ceiling")
+    if ceiling:
+        a, b = ceiling["one_process"], ceiling["every_core"]
+        pairs = ", ".join(f"x{r}" for r in ceiling["speedup_wall_per_pair"])
+        lines.append(
+            f"| the machine's ceiling: plain `jieba.lcut` script, 1 against {ceiling['processes']} processes "
+            f"(1x stories) | {a['wall_s']} / {a['cpu_s']} / {a['peak_rss_mib']} | {b['wall_s']} / {b['cpu_s']} / "
+            f"{b['peak_rss_mib']} | x{ceiling['speedup_wall']} | {pairs} | - |"
+        )
     lines += ["", "| job (default run) | 1x peak MiB | 4x peak MiB | growth |", "|---|---:|---:|---:|"]
     for name, rows in results["growth"].items():
         lines.append(f"| {name} | {rows[1]['peak_rss_mib']} | {rows[4]['peak_rss_mib']} | x{rows['rss_growth_4x']} |")
@@ -341,7 +378,7 @@ def parallel_markdown(results: dict) -> str:
             "| chars per CPU s (marginal) | plain jieba chars per CPU s | ratio | whole 4-copy run's ratio |",
             "|---|---:|---:|---:|---:|---:|---:|",
             f"| {rate['runs'][1]['reference_chars']:,} to {rate['runs'][4]['reference_chars']:,} chars "
-            f"| {rate['runs'][1]['cpu_s']} | {rate['runs'][4]['cpu_s']} | {rate['audit_chars_per_cpu_s']:,} "
+            f"| {rate['runs'][1]['cpu_s']} | {rate['runs'][4]['cpu_s']} | {_number(rate['audit_chars_per_cpu_s'])} "
             f"| {rate['jieba_chars_per_cpu_s']:,} | x{rate['audit_vs_jieba']} | x{rate['whole_run_4x_vs_jieba']} |",
         ]
     dedup = results["dedup_80k_distinct"]
