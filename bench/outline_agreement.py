@@ -13,8 +13,9 @@ import pathlib
 import sys
 
 from annotators.lot.outline import OutlineConfig, outline_scores, ranked_phrases
+from bench.common import REAL
 
-DEFAULT_SAMPLE = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "lot" / "outgen_val_sample.jsonl"
+DEFAULT_SAMPLE = REAL  # bench.common: ../shared/data or STORYBENCH_SHARED_DATA
 
 
 def load_sample(path: pathlib.Path = DEFAULT_SAMPLE) -> list[dict]:

@@ -299,6 +299,7 @@ def run_parallel_bench(work: pathlib.Path, books_16x: pathlib.Path | None = None
         "inputs": {
             "stories": base,
             "stories_4x": 4 * base,
+            "stories_source": str(lot_source()),
             "reference_mb": {c: round(p.stat().st_size / 1e6, 1) for c, p in refs.items()},
         }
     }

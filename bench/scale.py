@@ -23,9 +23,9 @@ import random
 import shutil
 import sys
 
-from bench.common import ROOT, lot_source, measure, scaled_corpus
+from bench.common import SHARED_DATA, lot_source, measure, scaled_corpus
 
-BOOKS = ROOT.parent / "shared" / "data" / "gutenberg"
+BOOKS = SHARED_DATA / "gutenberg"
 SCALES = (1, 4, 16)
 
 
