@@ -346,6 +346,10 @@ def _number(value) -> str:
     return "n/a" if value is None else f"{value:,}"
 
 
+def _ratio(value) -> str:
+    return "n/a" if value is None else f"x{value}"
+
+
 def parallel_markdown(results: dict) -> str:
     lines = [
         "| job | 1 worker: wall s / CPU s / peak MiB | default: wall s / CPU s / peak MiB "
@@ -380,7 +384,8 @@ def parallel_markdown(results: dict) -> str:
             "|---|---:|---:|---:|---:|---:|---:|",
             f"| {rate['runs'][1]['reference_chars']:,} to {rate['runs'][4]['reference_chars']:,} chars "
             f"| {rate['runs'][1]['cpu_s']} | {rate['runs'][4]['cpu_s']} | {_number(rate['audit_chars_per_cpu_s'])} "
-            f"| {rate['jieba_chars_per_cpu_s']:,} | x{rate['audit_vs_jieba']} | x{rate['whole_run_4x_vs_jieba']} |",
+            f"| {rate['jieba_chars_per_cpu_s']:,} | {_ratio(rate['audit_vs_jieba'])} "
+            f"| x{rate['whole_run_4x_vs_jieba']} |",
         ]
     dedup = results["dedup_80k_distinct"]
     lines += ["", "| dedup of the 4x distinct stories | wall s | CPU s | peak MiB |", "|---|---:|---:|---:|"]

@@ -33,7 +33,8 @@ def test_contaminated_reference_rate_measures_both_sides(tmp_path):
         {"workers": {}, "growth": {}, "overlap_reference_contaminated": rate, "dedup_80k_distinct": {}}
     )
     shown = "n/a" if rate["audit_chars_per_cpu_s"] is None else f"{rate['audit_chars_per_cpu_s']:,}"
-    assert f"| {one['cpu_s']} | {four['cpu_s']} | {shown} |" in table
+    ratio = "n/a" if rate["audit_vs_jieba"] is None else f"x{rate['audit_vs_jieba']}"
+    assert f"| {one['cpu_s']} | {four['cpu_s']} | {shown} | {rate['jieba_chars_per_cpu_s']:,} | {ratio} |" in table
 
 
 def test_plain_ceiling_cuts_every_story_in_each_mode(tmp_path):
