@@ -110,6 +110,30 @@ def pid_setup(record: str):
     return [(record, os.getpid(), setup_done())]
 
 
+def _meet(folder: str, n: int = 2, seconds: float = 60.0) -> None:
+    """Note this process in `folder`, then wait (at most `seconds`) until `n` processes have:
+    a task that waits here keeps its worker busy, so the pool hands the next task to another
+    one, however late that one started (a loaded machine clones slowly)."""
+    open(os.path.join(folder, str(os.getpid())), "w").close()
+    end = time.monotonic() + seconds
+    while len(os.listdir(folder)) < n and time.monotonic() < end:
+        time.sleep(0.01)
+
+
+def pid_setup_met(args: tuple):
+    """pid_setup(record) once two workers have met in `folder`: args = (record, folder)."""
+    record, folder = args
+    _meet(folder)
+    return pid_setup(record)
+
+
+def spin_met(args: tuple):
+    """spin(seconds) once two workers have met in `folder`: args = (seconds, folder)."""
+    seconds, folder = args
+    _meet(folder)
+    return spin(seconds)
+
+
 def spin(seconds: float):
     """Busy for about `seconds` of CPU time; (the process id)."""
     end = time.process_time() + seconds

@@ -433,12 +433,14 @@ def _lines_soon(path, n: int, seconds: float = 30.0) -> list[str]:
     return open(path).read().splitlines() if os.path.exists(path) else []
 
 
-def _worker_pids(workers: pool.Pool, n: int = 40) -> list[tuple]:
+def _worker_pids(workers: pool.Pool, folder, n: int = 40) -> list[tuple]:
     """(record, pid, whether that worker ran mark_setup) of `n` records on `workers`, with no
-    setup of the stage's own."""
-    batches = pool.Batches(workers, "s", pool_steps.pid_setup, items=1)
+    setup of the stage's own; each task waits until both workers have taken one (in `folder`),
+    so that neither can run them all while the other is still starting."""
+    os.makedirs(folder)
+    batches = pool.Batches(workers, "s", pool_steps.pid_setup_met, items=1)
     for i in range(n):
-        assert batches.add(i, f"r{i}")
+        assert batches.add(i, (f"r{i}", str(folder)))
     return [got for _, results in batches.finish() for got in results]
 
 
@@ -451,7 +453,7 @@ def test_warm_runs_the_setups_once_and_every_worker_is_a_clone_that_holds_them(t
     workers = pool.current()
     workers.warm([functools.partial(pool_steps.note_setup, path), pool_steps.mark_setup])
     warmed = _lines_soon(path, 1)
-    got = _worker_pids(workers)
+    got = _worker_pids(workers, tmp_path / "met")
     pids = {pid for _, pid, _ in got}
     assert len(warmed) == 1 and open(path).read().split() == warmed  # the setups ran once
     assert len(pids) == 2 and str(os.getpid()) not in warmed and not pids & {int(warmed[0]), os.getpid()}
@@ -465,11 +467,11 @@ def test_warm_runs_the_setups_on_every_worker_when_the_pool_cannot_clone(tmp_pat
     workers.warm([functools.partial(pool_steps.note_setup, path), pool_steps.mark_setup])
     pids = _lines_soon(path, 2)
     assert len(pids) == 2 and len(set(pids)) == 2 and str(os.getpid()) not in pids
-    got = _worker_pids(workers)
+    got = _worker_pids(workers, tmp_path / "met")
     assert {str(pid) for _, pid, _ in got} == set(pids) and {done for _, _, done in got} == {True}
 
 
-def test_clones_are_collected_here_with_their_cpu_time(two_workers):
+def test_clones_are_collected_here_with_their_cpu_time(tmp_path, two_workers):
     """The clones' parent ends once they are made; this process collects them when the pool
     closes (no process is left behind) and their CPU time counts in its children's."""
     if not pool._can_clone():
@@ -477,9 +479,9 @@ def test_clones_are_collected_here_with_their_cpu_time(two_workers):
     workers = pool.current()
     workers.warm([pool_steps.mark_setup])
     before = os.times()
-    batches = pool.Batches(workers, "s", pool_steps.spin, items=1)
+    batches = pool.Batches(workers, "s", pool_steps.spin_met, items=1)
     for i in range(4):
-        assert batches.add(i, 0.3)
+        assert batches.add(i, (0.3, str(tmp_path)))
     pids = {pid for _, results in batches.finish() for pid in results}
     pool.configure(0)  # closes the pool
     after = os.times()
@@ -490,12 +492,12 @@ def test_clones_are_collected_here_with_their_cpu_time(two_workers):
             os.kill(pid, 0)  # ended and collected: not even a zombie is left
 
 
-def test_a_warm_up_that_fails_leaves_workers_started_here(two_workers):
+def test_a_warm_up_that_fails_leaves_workers_started_here(tmp_path, two_workers):
     """A setup that raises where the pool warms and clones: no clone is made, the pool
     starts its workers here instead, and a stage's records are still worked on."""
     workers = pool.current()
     workers.warm([pool_steps.failing_setup])
-    got = _worker_pids(workers, 10)
+    got = _worker_pids(workers, tmp_path / "met", 10)
     assert sorted(r for r, _, _ in got) == sorted(f"r{i}" for i in range(10))
     assert os.getpid() not in {pid for _, pid, _ in got}
 
