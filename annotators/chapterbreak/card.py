@@ -167,10 +167,13 @@ DECISIONS = """
   `vocab.json` + `merges.txt`), the models' unit (the paper: 1.30 subwords per word). Prefixes
   are cut from the left and suffixes from the right at token boundaries, so every text is a
   verbatim slice of the book; with a subword tokenizer every cut text is encoded on its own
-  and holds at most the asked tokens (a {suffix}-token suffix exactly {suffix} unless its
-  chapter is shorter or the count jumps past {suffix} at one character: a character of several
-  byte tokens, a blank line that is two tokens before a word but one at a text's end), which
-  `prefix_tokens` and `gold_tokens` count.
+  and holds at most the asked tokens, which `prefix_tokens` and `gold_tokens` count. Every gold
+  and negative holds exactly {suffix} tokens, or all of its chapter (or of the book) when that
+  is shorter: where a subword tokenizer's count jumps past {suffix} at one character (a blank
+  line that is two tokens before a word but one at a text's end; a character of several byte
+  tokens), no verbatim cut holds {suffix}, so that boundary is skipped and that chapter or
+  position is never drawn as a negative (a suffix one token short would be favoured by a
+  summed log-likelihood). The default tokenizer always cuts exactly.
 - **Rows**: one `examples` row per (boundary, prefix length); `prefix_length` is the nominal
   length, `prefix_tokens` the real one (shorter when the book is shorter). `boundary_id`
   groups the rows of one boundary. Released files: `released/chapterbreak_ctx_N.json`

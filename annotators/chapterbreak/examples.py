@@ -26,6 +26,7 @@ from annotators.chapterbreak.records import Negative, PoolOpening
 from annotators.chapterbreak.token_index import TokenIndex
 from annotators.core.ids import rng_for, stable_id
 from annotators.core.outcome import Drop
+from annotators.text.cuts import holds_exactly
 from annotators.text.tokenizers import get_tokenizer
 
 DEFAULT_TOKENIZER = "words_punct_v1"  # annotators.text.tokenizers; the name written to every row
@@ -175,13 +176,26 @@ def opening_as(
     return f"{phrase}\n\n{body}" if phrase else body
 
 
-def suffix(book: BookText, chapter: int, gold: int, config: ExampleConfig) -> str:
-    """The first `suffix_tokens` tokens of chapter `chapter` as a suffix of gold chapter `gold`."""
+def suffix(book: BookText, chapter: int, gold: int, config: ExampleConfig) -> str | None:
+    """The first `suffix_tokens` tokens of chapter `chapter` as a suffix of gold chapter `gold`
+    (all of it when shorter); None where no verbatim cut holds exactly that many (`exact_head`)."""
     ch, g = book.chapters[chapter], book.chapters[gold]
     text = opening_as(
         ch.opening, ch.heading, ch.numeral, g.heading, g.numeral, config.headings, is_gold=chapter == gold
     )
-    return book.tok.head(text, config.suffix_tokens)
+    return exact_head(book.tok, text, config.suffix_tokens)
+
+
+def exact_head(tok, text: str, n: int) -> str | None:
+    """The verbatim head of `text` that holds exactly `n` tokens of `tok` as a text of its own
+    (all of `text` when it holds fewer), or None: with a subword tokenizer the count can jump
+    past `n` at one character (a blank line that a byte-level BPE splits before a word but keeps
+    as one token at a text's end; a character of several byte tokens), and a suffix one token
+    short of its rivals would favour it under a summed log-likelihood. Such a gold's boundary
+    is skipped and such a chapter is never drawn as a negative; a context-free tokenizer
+    (the default) always cuts exactly."""
+    head, count = tok.head_counted(text, n)
+    return head if holds_exactly(count, n, len(head) == len(text)) else None
 
 
 def chapter_examples(
@@ -210,12 +224,15 @@ def chapter_examples(
         if len(later) < config.min_later_chapters and config.negatives_from == "future":
             break
         gold_text = suffix(book, gold, gold, config)
+        if gold_text is None:  # no verbatim gold of exactly suffix_tokens tokens
+            skipped += 1
+            continue
         rng = rng_for(seed, book_id, "chapter", gold)
         if config.negatives_from == "out_of_book":
             negs = _out_of_book(pool or [], book_id, gold_text, chapters[gold], rng, config)
         else:
             cands = [Negative(book_id, j, suffix(book, j, gold, config)) for j in later]
-            cands = [c for c in cands if c.text != gold_text]
+            cands = [c for c in cands if c.text is not None and c.text != gold_text]
             negs = rng.sample(cands, config.n_negatives) if len(cands) >= config.n_negatives else None
         if not negs:
             skipped += 1
@@ -240,9 +257,9 @@ def _out_of_book(pool: list[PoolOpening], book_id, gold_text, gold: BookChapter,
     out = []
     for other in rng.sample(others, config.n_negatives):
         text = opening_as(other.opening, other.heading, other.numeral, gold.heading, gold.numeral, config.headings)
-        head = get_tokenizer(config.tokenizer).head(text, config.suffix_tokens)
+        head = exact_head(get_tokenizer(config.tokenizer), text, config.suffix_tokens)
         out.append(Negative(other.book_id, other.chapter_index, head))
-    return out if all(n.text != gold_text for n in out) else None
+    return out if all(n.text is not None and n.text != gold_text for n in out) else None
 
 
 def example_rows(

@@ -130,9 +130,13 @@ def book_examples(
     return rows
 
 
+HEADING_ROOM = 16  # tokens a pooled opening holds beyond its heading and suffix_tokens
+
+
 def openings(book: dict, config: ExampleConfig) -> list[PoolOpening]:
     """The book's chapter openings for the out-of-book pool (headings as printed, with room
-    for `suffix_tokens` tokens after the heading)."""
+    for `suffix_tokens` tokens after the heading, and `HEADING_ROOM` more: a gold's numeral
+    written in may take more subword tokens than the negative's own)."""
     text = BookText(book_chapters(book), config.tokenizer)
     tok = text.tok  # room for the heading: the gold's heading mode may replace or drop it
     return [
@@ -141,7 +145,7 @@ def openings(book: dict, config: ExampleConfig) -> list[PoolOpening]:
             c.index,
             c.heading,
             c.numeral,
-            tok.head(c.opening, config.suffix_tokens + tok.count(c.heading)),
+            tok.head(c.opening, config.suffix_tokens + tok.count(c.heading) + HEADING_ROOM),
         )
         for c in text.chapters
     ]

@@ -33,6 +33,7 @@ import re
 from annotators.chapterbreak.examples import BookChapter, BookText, ExampleConfig, example_rows
 from annotators.chapterbreak.records import Negative
 from annotators.core.ids import rng_for
+from annotators.text.cuts import holds_exactly
 from annotators.text.runs import finditer_from_runs
 
 KINDS = ("cause", "dialogue")
@@ -125,10 +126,14 @@ def _suffixes(
     book: BookText, kind: str, config: ExampleConfig, bounds: list[tuple[int, int]] | None = None
 ) -> tuple[list[int], dict[int, int]]:
     """(offsets where a suffix of `kind` starts and holds a token, each suffix's end: the end
-    of its first `suffix_tokens` tokens)."""
+    of its first `suffix_tokens` tokens). A position whose verbatim suffix cannot hold exactly
+    `suffix_tokens` tokens before the book ends (a subword tokenizer's count jumping past it at
+    one character: examples.exact_head) is left out, as a gold and as a negative."""
     found = positions(book, kind, bounds)
-    ends = book.index.head_ends(found, config.suffix_tokens)  # a subword tokenizer's: one batch
-    return [p for p in found if ends[p] > p], ends
+    heads = book.index.head_counts(found, config.suffix_tokens)  # a subword tokenizer's: one batch
+    n, text = config.suffix_tokens, book.text
+    keep = [p for p in found if heads[p][0] > p and holds_exactly(heads[p][1], n, heads[p][0] >= len(text))]
+    return keep, {p: end for p, (end, _) in heads.items()}
 
 
 def uncapped_count(

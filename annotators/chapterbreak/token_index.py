@@ -24,7 +24,7 @@ class TokenIndex:
         self.offsets = Offsets.of(tokenizer.spans(text))
         self.starts, self.ends = self.offsets
         self._tails: dict[tuple[int, int, int], tuple[int, int]] = {}
-        self._heads: dict[tuple[int, int], int] = {}
+        self._heads: dict[tuple[int, int], tuple[int, int]] = {}
 
     def tails(self, wanted: Iterable[tuple[int, int, int]]) -> None:
         """Find (in one batch) the <= n-token prefixes text[start:end] for (begin, end, n)."""
@@ -40,7 +40,12 @@ class TokenIndex:
     def head_ends(self, begins: Iterable[int], n: int) -> dict[int, int]:
         """{begin: end} of the <= n-token text[begin:end] that starts at each offset (begin
         itself when no token follows)."""
+        return {b: end for b, (end, _) in self.head_counts(begins, n).items()}
+
+    def head_counts(self, begins: Iterable[int], n: int) -> dict[int, tuple[int, int]]:
+        """{begin: (end, token count of text[begin:end])} of the <= n-token heads (one batch)."""
+        begins = list(begins)
         todo = sorted(set(begins) - {b for b, m in self._heads if m == n})
         cuts = [Cut(self.text, self.offsets, b, n) for b in todo]
-        self._heads.update({(b, n): end for b, (end, _) in zip(todo, fit_heads(self.tok, cuts))})
+        self._heads.update({(b, n): found for b, found in zip(todo, fit_heads(self.tok, cuts))})
         return {b: self._heads[(b, n)] for b in begins}

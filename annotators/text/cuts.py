@@ -45,6 +45,13 @@ class Cut(NamedTuple):
     floor: int = 0
 
 
+def holds_exactly(count: int, n: int, at_end: bool) -> bool:
+    """Whether a head of `count` tokens (at most `n`) holds exactly `n`, or all that is left of
+    its text (`at_end`: a shorter chapter, the book's end). False only where the count jumps
+    past `n` at one character, so that no verbatim cut holds `n`."""
+    return count == n or (at_end and count <= n)
+
+
 def fit_heads(tok, cuts: Sequence[Cut]) -> list[tuple[int, int]]:
     """(end, token count of text[at:end]) per cut: the longest head found holding <= n tokens."""
     if getattr(tok, "context_free", True):

@@ -70,8 +70,13 @@ class SpanTokenizer:
     def head(self, text: str, n: int) -> str:
         """The shortest prefix of `text` holding its first `n` tokens (all of it if fewer);
         for a subword tokenizer, the longest prefix at a token end that holds at most `n`."""
-        end, _ = fit_heads(self, [Cut(text, Offsets.of(self.window_spans(text, n)), 0, n)])[0]
-        return text[:end]
+        return self.head_counted(text, n)[0]
+
+    def head_counted(self, text: str, n: int) -> tuple[str, int]:
+        """(`head(text, n)`, its own token count): fewer than `n` where `text` is shorter, or
+        where a subword tokenizer's count jumps past `n` at one character (annotators.text.cuts)."""
+        end, count = fit_heads(self, [Cut(text, Offsets.of(self.window_spans(text, n)), 0, n)])[0]
+        return text[:end], count
 
     def tail(self, text: str, n: int) -> str:
         """The shortest suffix of `text` holding its last `n` tokens (all of it if fewer);
