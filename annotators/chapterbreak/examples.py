@@ -195,7 +195,7 @@ def exact_head(tok, text: str, n: int) -> str | None:
     is skipped and such a chapter is never drawn as a negative; a context-free tokenizer
     (the default) always cuts exactly."""
     head, count = tok.head_counted(text, n)
-    return head if holds_exactly(count, n, len(head) == len(text)) else None
+    return head if holds_exactly(text, len(head), count, n) else None
 
 
 def chapter_examples(

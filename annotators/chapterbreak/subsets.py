@@ -132,7 +132,7 @@ def _suffixes(
     found = positions(book, kind, bounds)
     heads = book.index.head_counts(found, config.suffix_tokens)  # a subword tokenizer's: one batch
     n, text = config.suffix_tokens, book.text
-    keep = [p for p in found if heads[p][0] > p and holds_exactly(heads[p][1], n, heads[p][0] >= len(text))]
+    keep = [p for p in found if heads[p][0] > p and holds_exactly(text, heads[p][0], heads[p][1], n)]
     return keep, {p: end for p, (end, _) in heads.items()}
 
 

@@ -16,6 +16,7 @@ token at the end of a text).
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -45,11 +46,15 @@ class Cut(NamedTuple):
     floor: int = 0
 
 
-def holds_exactly(count: int, n: int, at_end: bool) -> bool:
-    """Whether a head of `count` tokens (at most `n`) holds exactly `n`, or all that is left of
-    its text (`at_end`: a shorter chapter, the book's end). False only where the count jumps
-    past `n` at one character, so that no verbatim cut holds `n`."""
-    return count == n or (at_end and count <= n)
+_BLANK_TO_END = re.compile(r"\s*\Z")
+
+
+def holds_exactly(text: str, end: int, count: int, n: int) -> bool:
+    """Whether a head of `text` ending at `end`, of `count` tokens (at most `n`), holds exactly
+    `n`, or all that is left of `text` but whitespace (a shorter chapter, the book's end).
+    False only where the count jumps past `n` at one character, so that no verbatim cut holds
+    `n`."""
+    return count == n or (count <= n and _BLANK_TO_END.match(text, end) is not None)
 
 
 def fit_heads(tok, cuts: Sequence[Cut]) -> list[tuple[int, int]]:

@@ -53,6 +53,9 @@ def test_exact_head_is_none_only_where_the_count_jumps(bpe):
     assert exact_head(tok, "one two three\n\n", 8) == "one two three\n\n"
     words = get_tokenizer("words_punct_v1")  # context-free: always exact
     assert exact_head(words, JUMP, 8) == "one two three four five six\n\nseven eight"
+    # a shorter text is all of it but trailing whitespace, which no token holds
+    assert exact_head(words, "one two three\n\n", 8) == "one two three"
+    assert exact_head(words, "one two three\n\nfour", 3) == "one two three"
 
 
 def test_a_gold_that_jumps_is_skipped_and_a_chapter_that_jumps_is_never_a_negative(bpe):
