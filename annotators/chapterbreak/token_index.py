@@ -17,7 +17,7 @@ from annotators.text.tokenizers import SpanTokenizer
 
 class TokenIndex:
     """Token offsets of one text; `tail_start` finds where a <= n-token prefix starts,
-    `head_ends` where <= n-token suffixes end; both remember what they found."""
+    `head_counts` where <= n-token suffixes end; both remember what they found."""
 
     def __init__(self, tokenizer: SpanTokenizer, text: str):
         self.tok, self.text = tokenizer, text
@@ -37,13 +37,9 @@ class TokenIndex:
         self.tails([(begin, end, n)])
         return self._tails[(begin, end, n)]
 
-    def head_ends(self, begins: Iterable[int], n: int) -> dict[int, int]:
-        """{begin: end} of the <= n-token text[begin:end] that starts at each offset (begin
-        itself when no token follows)."""
-        return {b: end for b, (end, _) in self.head_counts(begins, n).items()}
-
     def head_counts(self, begins: Iterable[int], n: int) -> dict[int, tuple[int, int]]:
-        """{begin: (end, token count of text[begin:end])} of the <= n-token heads (one batch)."""
+        """{begin: (end, token count of text[begin:end])} of the <= n-token text[begin:end]
+        that starts at each offset (end = begin when no token follows), found in one batch."""
         begins = list(begins)
         todo = sorted(set(begins) - {b for b, m in self._heads if m == n})
         cuts = [Cut(self.text, self.offsets, b, n) for b in todo]
