@@ -64,7 +64,7 @@ from pipelines.lot_tasks import (
     BuildSenPos,
     BuildStories,
     ReviewSenPos,
-    write_human_tasks,
+    human_tasks,
 )
 from schemas.lot import SCHEMAS, TASKS, example_order
 
@@ -301,16 +301,18 @@ def _senpos(p, args, run_cfg: LotRunConfig, report, stories):
     return (train, reviewed) | "SenPosAll" >> beam.Flatten(), evals
 
 
-def _write_tasks(producers: tuple, out: str, report: JobReport) -> None:
+def _write_tasks(producers: tuple, human: tuple[tuple, list], out: str, report: JobReport) -> None:
     """Each task's parquet table, its LongLM-format `<group>.jsonl` files and (ClozeT, SenPos,
     OutGen) the baselines' `<group>.source`/`.target` (annotators.core.longlm), from the
     PCollections of TaskRows (OutGenOutputs) that make them: the four tables are written
-    together (rows become plain dicts where they are made) and exported in one step. A group
-    is a split; SenPos val/test not yet reviewed go to `<split>.unreviewed.*`."""
+    together (rows become plain dicts where they are made), with the annotation and review
+    tasks (`human`: lot_tasks.human_tasks) in the same write step, and exported in one step. A
+    group is a split; SenPos val/test not yet reviewed go to `<split>.unreviewed.*`."""
     order = example_order  # the tables' and every export's order
     tables = {task: TableSpec(join(out, task), SCHEMAS[task], order) for task in TASKS}
-    written = producers | "Tables" >> WriteTables(
-        tables, [tallies.table_row] * len(producers), spill=join(out, "_spill-tables")
+    entries, groups = human
+    written = (*producers, *entries) | "Tables" >> WriteTables(
+        tables, [tallies.table_row] * len(producers), spill=join(out, "_spill-tables"), jsonl=groups
     )
     report.tally(written)
     # one pass over each written table gives every file: `<group>.jsonl` (a line per example,
@@ -377,8 +379,7 @@ def run(argv=None):
     senpos_rows = senpos | "SenPosRows" >> beam.Map(SenPosOutput.as_task_row)
     # TaskRows; OutGenOutputs for OutGen
     produced = tuple(pc for pc in (from_clozet, plotcom, senpos_rows, outgen) if pc is not None)
-    _write_tasks(produced, out, report)
-    write_human_tasks(stories, senpos_evals, out, report)
+    _write_tasks(produced, human_tasks(stories, senpos_evals, out), out, report)
     report.record_jieba_backend(p, args.zh_backend)
     tallied = produced | "Tallies" >> Tallies(groups)
     report.extras(tallied["summary"], tallies.EMPTY_SUMMARY)

@@ -22,7 +22,7 @@ from annotators.lot.outline import ZhSetup
 from annotators.lot.senpos import SenPosConfig
 from annotators.lot.splits import SplitPlan
 from annotators.lot.story import StoryConfig
-from pipelines.engine import JobReport, WriteJsonlGroups, join
+from pipelines.engine import JsonlGroups, join
 from pipelines.engine.pool_worker import outcome
 
 
@@ -166,18 +166,16 @@ class BuildOutGen(beam.PTransform):
         return stories | task_stage(self._report, "outgen")
 
 
-def write_human_tasks(stories, senpos_evals, out: str, report: JobReport) -> None:
-    """ClozeT annotation tasks (every story ClozeT can take: BuiltStory.clozet_tasks) and SenPos
-    review tasks (val/test)."""
-    report.tally(
-        stories
-        | "Tasks" >> beam.FlatMap(operator.attrgetter("clozet_tasks"))
-        | "WriteTasks"
-        >> WriteJsonlGroups(lambda g: join(out, "annotation_tasks", f"{g}.jsonl"), ["clozet"], "annotation_tasks")
+def human_tasks(stories, senpos_evals, out: str) -> tuple[tuple, list]:
+    """The JSON-lines entries of ClozeT annotation tasks (every story ClozeT can take:
+    BuiltStory.clozet_tasks) and SenPos review tasks (val/test), and their groups: written
+    beside the task tables, in the tables' write step (`pipelines.lot._write_tasks`)."""
+    entries = (
+        stories | "Tasks" >> beam.FlatMap(operator.attrgetter("clozet_tasks")),
+        senpos_evals | "ReviewRows" >> beam.Map(steps.review_task_entry),
     )
-    report.tally(
-        senpos_evals
-        | "ReviewRows" >> beam.Map(steps.review_task_entry)
-        | "WriteReview"
-        >> WriteJsonlGroups(lambda s: join(out, "review", f"senpos_{s}.jsonl"), ["val", "test"], "review")
-    )
+    groups = [
+        JsonlGroups(lambda g: join(out, "annotation_tasks", f"{g}.jsonl"), ["clozet"], "annotation_tasks"),
+        JsonlGroups(lambda s: join(out, "review", f"senpos_{s}.jsonl"), ["val", "test"], "review"),
+    ]
+    return entries, groups

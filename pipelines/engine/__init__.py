@@ -43,6 +43,7 @@ _WHERE = {
     "JobReport": "report",
     "default_card": "report",
     "runner_name": "report",
+    "JsonlGroups": "sorted_tables",
     "TableSpec": "sorted_tables",
     "WriteJsonlGroups": "sorted_tables",
     "WriteTable": "sorted_tables",

@@ -184,3 +184,15 @@ def write_jsonl_group(task: tuple) -> list[tuple[str, int]]:
             f.write(jsonl_line(rec).encode("utf-8"))
             n += 1
     return [(key, n)]
+
+
+def write_tagged(writers: dict, task: tuple) -> list[tuple[str, int]]:
+    """One `(kind, task)` of a write step that writes several kinds of shard together
+    (`WriteTables` with JSON-lines groups): `writers[kind](task)`."""
+    kind, inner = task
+    return writers[kind](inner)
+
+
+def tagged_worth_a_worker(task: tuple) -> bool:
+    """`worth_a_worker` of a `(kind, task)` (write_tagged)."""
+    return worth_a_worker(task[1])

@@ -36,7 +36,14 @@ from apache_beam.transforms.window import GlobalWindows
 
 from pipelines.engine.gather import after_all, once, seeded
 from pipelines.engine.jsontext import JSON_KEY
-from pipelines.engine.merge_runs import sortable, worth_a_worker, write_jsonl_group, write_table_shard
+from pipelines.engine.merge_runs import (
+    sortable,
+    tagged_worth_a_worker,
+    worth_a_worker,
+    write_jsonl_group,
+    write_table_shard,
+    write_tagged,
+)
 from pipelines.engine.parquet_files import row_bytes
 from pipelines.engine.paths import DEFAULT_SPLITS, delete_folder, file_name, hf_split, is_local_path, join
 from pipelines.engine.stage import PooledFlatMap
@@ -147,13 +154,41 @@ def _group_shards(runs, groups: list, label: str = ""):
     return (parts, seeds) | f"Join{label}" >> beam.Flatten() | f"Group{label}" >> beam.GroupByKey()
 
 
-def _shard_writer(name: str, write, local: bool):
+def _shard_writer(name: str, write, local: bool, worth=worth_a_worker):
     """The step that writes each shard task (`merge_runs`): on the pool's workers in a local
     run that has one and writes local files (each shard of POOL_BYTES or more one task, on new
     workers that hold nothing an earlier stage loaded), else here."""
     if local:
-        return beam.ParDo(PooledFlatMap(name, write, fresh_workers=True, items=1, worth=worth_a_worker))
+        return beam.ParDo(PooledFlatMap(name, write, fresh_workers=True, items=1, worth=worth))
     return beam.FlatMap(write)
+
+
+class JsonlGroups(NamedTuple):
+    """Sorted JSON-lines files written beside WriteTables' tables, in the same write step
+    (WriteJsonlGroups says what they are): `path_for(group)`, the groups that always get a
+    file, and the label of their tallies and spill folder."""
+
+    path_for: Callable[[Any], str]
+    groups: Sequence[Any]
+    label: str
+
+
+def _jsonl_tasks(items, spec: JsonlGroups, prefix: str = ""):
+    """(write_jsonl_group's task per group, the spill folder, whether every file is local) of
+    JsonlEntry items (WriteJsonlGroups)."""
+    path_for, groups, label = spec.path_for, list(spec.groups), spec.label
+    first = path_for(groups[0] if groups else "_")
+    folder = f"{first.rsplit('/', 1)[0] if '/' in first else '.'}/{SPILL_FOLDER}-{label}"
+
+    def group_task(item):
+        bucket, segment_lists = item
+        path = path_for(json.loads(bucket))
+        return path, f"jsonl|{label}/{file_name(path)}", list(segment_lists)
+
+    local = is_local_path(folder) and all(is_local_path(path_for(g)) for g in groups)
+    runs = items | f"{prefix}Key" >> beam.Map(_spill_entry) | f"{prefix}Spill" >> beam.ParDo(_SpillRuns(folder, None))
+    grouped = _group_shards(runs, [json.dumps(g) for g in groups], prefix)
+    return grouped | f"{prefix}Groups" >> beam.Map(group_task), folder, local
 
 
 class TableSpec(NamedTuple):
@@ -187,7 +222,10 @@ class WriteTables(beam.PTransform):
     than one shard. Every shard file is written, empty ones included, so an empty table is
     still a readable folder; the spilled runs are deleted once every shard is written.
     Writing several tables together takes one set of steps instead of one per table.
-    Returns the (key, n) tallies (`table|<name>`, and `split|<name>|<split>`).
+    `jsonl`: JSON-lines groups (`JsonlGroups`, as WriteJsonlGroups writes them) whose entries
+    are the last inputs, one PCollection each after the tables' ones: their files are written
+    in the tables' write step, so on a pool every large shard and group is written at once.
+    Returns the (key, n) tallies (`table|<name>`, and `split|<name>|<split>`; `jsonl|...`).
     """
 
     def __init__(
@@ -197,6 +235,7 @@ class WriteTables(beam.PTransform):
         *,
         spill: str,
         label: str | None = None,
+        jsonl: Sequence[JsonlGroups] = (),
     ):
         super().__init__(label)
         self._specs = {}
@@ -207,14 +246,18 @@ class WriteTables(beam.PTransform):
                 else None
             )
             self._specs[name] = spec._replace(shards=spec.shards or SHARDING["shards"], splits=splits)
-        self._rows_of, self._spill = list(rows_of), spill
+        self._rows_of, self._spill, self._jsonl = list(rows_of), spill, list(jsonl)
         self._shard_bytes = SHARDING["shard_bytes"]
 
     def expand(self, inputs):
         specs, folder, shard_bytes = self._specs, self._spill, self._shard_bytes
         pcolls = inputs if isinstance(inputs, (tuple, list)) else (inputs,)
-        if len(pcolls) != len(self._rows_of):
-            raise ValueError(f"WriteTables: {len(pcolls)} inputs but {len(self._rows_of)} rows_of functions")
+        if len(pcolls) != len(self._rows_of) + len(self._jsonl):
+            raise ValueError(
+                f"WriteTables: {len(pcolls)} inputs but {len(self._rows_of)} rows_of functions "
+                f"and {len(self._jsonl)} JSON-lines groups"
+            )
+        pcolls, entries = pcolls[: len(self._rows_of)], pcolls[len(self._rows_of) :]
         keys = {name: spec.sort_key for name, spec in specs.items()}
         split_tables = {name for name, spec in specs.items() if spec.splits is not None}
 
@@ -274,8 +317,26 @@ class WriteTables(beam.PTransform):
         grouped = (parts, seeded_shards) | "Join" >> beam.Flatten() | "Group" >> beam.GroupByKey()
         local = is_local_path(folder) and all(is_local_path(spec.path) for spec in specs.values())
         tasks = grouped | "Shards" >> beam.Map(shard_task, sizes)
-        written = tasks | "Write" >> _shard_writer("write_tables", write_table_shard, local)
-        _ = after_all(written, "DeleteSpill", delete_folder, folder)
+        if not self._jsonl:
+            written = tasks | "Write" >> _shard_writer("write_tables", write_table_shard, local)
+            _ = after_all(written, "DeleteSpill", delete_folder, folder)
+            return written
+        # the JSON-lines groups' tasks join the shards' in one write step, so the pool's
+        # workers write them side by side instead of one writer's tasks after another's
+        tagged, folders = [tasks | "TableTasks" >> beam.Map(lambda task: ("table", task))], [folder]
+        for i, (spec, items) in enumerate(zip(self._jsonl, entries)):
+            group_tasks, group_folder, group_local = _jsonl_tasks(items, spec, f"Jsonl{i}")
+            tagged.append(group_tasks | f"Jsonl{i}Tasks" >> beam.Map(lambda task: ("jsonl", task)))
+            folders.append(group_folder)
+            local = local and group_local
+        write = functools.partial(write_tagged, {"table": write_table_shard, "jsonl": write_jsonl_group})
+        written = (
+            tagged
+            | "AllTasks" >> beam.Flatten()
+            | "Write" >> _shard_writer("write_tables", write, local, tagged_worth_a_worker)
+        )
+        for i, spill in enumerate(folders):
+            _ = after_all(written, f"DeleteSpill{i or ''}", delete_folder, spill)
         return written
 
 
@@ -322,18 +383,7 @@ class WriteJsonlGroups(beam.PTransform):
         self._path_for, self._groups, self._label = path_for, list(groups), label
 
     def expand(self, items):
-        path_for, label = self._path_for, self._label
-        first = path_for(self._groups[0] if self._groups else "_")
-        folder = f"{first.rsplit('/', 1)[0] if '/' in first else '.'}/{SPILL_FOLDER}-{label}"
-
-        def group_task(item):
-            bucket, segment_lists = item
-            path = path_for(json.loads(bucket))
-            return path, f"jsonl|{label}/{file_name(path)}", list(segment_lists)
-
-        local = is_local_path(folder) and all(is_local_path(path_for(g)) for g in self._groups)
-        runs = items | "Key" >> beam.Map(_spill_entry) | "Spill" >> beam.ParDo(_SpillRuns(folder, None))
-        tasks = _group_shards(runs, [json.dumps(g) for g in self._groups]) | "Groups" >> beam.Map(group_task)
-        written = tasks | "Write" >> _shard_writer(f"write_jsonl[{label}]", write_jsonl_group, local)
+        tasks, folder, local = _jsonl_tasks(items, JsonlGroups(self._path_for, self._groups, self._label))
+        written = tasks | "Write" >> _shard_writer(f"write_jsonl[{self._label}]", write_jsonl_group, local)
         _ = after_all(written, "DeleteSpill", delete_folder, folder)
         return written

@@ -17,7 +17,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from pipelines.engine import exporters, merge_runs, pool, sorted_tables
 from pipelines.engine.exporters import ExportLinesFromTable, ExportTables
 from pipelines.engine.options import make_pipeline
-from pipelines.engine.sorted_tables import TableSpec, WriteTables
+from pipelines.engine.sorted_tables import JsonlGroups, TableSpec, WriteTables
 from tests.engine import pool_steps
 from tests.engine.written import run_with_groups
 
@@ -25,15 +25,22 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SCHEMA = pa.schema([("g", pa.string()), ("id", pa.string()), ("n", pa.int64()), ("text", pa.string())])
 
 
-def _write(out, rows) -> dict[str, bytes]:
-    """Two tables (one of two shards) and an export of each, and per-group JSON lines."""
+def _write(out, rows, together: bool = False) -> dict[str, bytes]:
+    """Two tables (one of two shards) and an export of each, and per-group JSON lines (by
+    WriteJsonlGroups, or `together`: in the tables' write step, as WriteTables' `jsonl`)."""
     p = make_pipeline(PipelineOptions([]))
     made = p | beam.Create(rows)
     tables = {
         "t": TableSpec(f"{out}/t", SCHEMA, lambda r: (r["g"], r["id"]), shards=2),
         "u": TableSpec(f"{out}/u", SCHEMA, lambda r: r["id"]),
     }
-    written = made | WriteTables(tables, [lambda r: (("t", r), ("u", r))], spill=f"{out}/_spill")
+    rows_of = [lambda r: (("t", r), ("u", r))]
+    if together:
+        entries = made | "Entries" >> beam.Map(lambda r: (r["g"], r["id"], r))
+        groups = [JsonlGroups(lambda g: f"{out}/j/{g}.jsonl", ["a", "b", "c"], "j")]
+        written = (made, entries) | WriteTables(tables, rows_of, spill=f"{out}/_spill", jsonl=groups)
+    else:
+        written = made | WriteTables(tables, rows_of, spill=f"{out}/_spill")
     files = ["a.txt", "b.txt", "a.n", "b.n"]
     exports = [
         ExportLinesFromTable(
@@ -42,6 +49,9 @@ def _write(out, rows) -> dict[str, bytes]:
         for name, key in (("t", pool_steps.by_group_id), ("u", pool_steps.by_id))
     ]
     _ = written | ExportTables(exports)
+    if together:
+        p.run().wait_until_finish()
+        return {str(f.relative_to(out)): f.read_bytes() for f in sorted(out.rglob("*")) if f.is_file()}
     return run_with_groups(p, made, out)
 
 
@@ -70,6 +80,33 @@ def test_a_run_with_a_pool_writes_shards_groups_and_exports_on_the_workers_with_
     ran_in = [int(f.name.split("-")[0]) for f in pids.iterdir()]
     # 3 table shards, 3 groups, 2 exports: each a task of its own, none in this process
     assert len(ran_in) == 8 and os.getpid() not in ran_in
+
+
+def test_json_lines_groups_written_in_the_tables_step_are_the_same_files_on_the_workers(tmp_path, monkeypatch):
+    """WriteTables' `jsonl` (LOT's annotation and review tasks beside its task tables): the
+    groups' tasks join the shards' in one write step, with the files WriteJsonlGroups writes
+    on its own, here and on the pool's workers; every spill folder is gone."""
+    apart = _write(tmp_path / "apart", ROWS)
+    assert _write(tmp_path / "here", ROWS, together=True) == apart
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    for name in ("write_table_shard", "write_jsonl_group"):
+        (pids / name).mkdir()
+        noted = functools.partial(pool_steps.noting_pid, getattr(sorted_tables, name), str(pids / name))
+        monkeypatch.setattr(sorted_tables, name, noted)
+    monkeypatch.setattr(merge_runs, "POOL_BYTES", 0)  # every shard and group is worth a worker here
+    pool.configure(2)
+    try:
+        on_pool = _write(tmp_path / "pool", list(reversed(ROWS)), together=True)
+    finally:
+        pool.configure(0)
+    assert on_pool == apart
+    ran_in = {
+        name: [int(f.name.split("-")[0]) for f in (pids / name).iterdir()]
+        for name in ("write_table_shard", "write_jsonl_group")
+    }
+    assert len(ran_in["write_table_shard"]) == 3 and len(ran_in["write_jsonl_group"]) == 3
+    assert os.getpid() not in ran_in["write_table_shard"] + ran_in["write_jsonl_group"]
 
 
 def test_small_shards_and_exports_are_written_here_even_with_a_pool(tmp_path, monkeypatch):
