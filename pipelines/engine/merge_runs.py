@@ -14,6 +14,7 @@ the same functions.
 from __future__ import annotations
 
 import heapq
+import io
 import itertools
 import operator
 import os
@@ -100,12 +101,15 @@ def merged_records(segment_lists, sized: bool = False) -> Iterable[Any]:
 
 
 def run_rows(path: str, segments) -> list:
-    """The (key, pickled row, size) triples of one run's segments, each segment sorted."""
+    """The (key, pickled row, size) triples of one run's segments, each bucket's sorted. A
+    segment is a range of the run: one or more buckets' pickled lists, one after another."""
     rows = []
     with open_read(path) as f:
         for _, offset, length in segments:
             f.seek(offset)
-            rows.extend(pickle.loads(f.read(length)))
+            data = io.BytesIO(f.read(length))
+            while data.tell() < length:
+                rows.extend(pickle.load(data))
     return rows
 
 

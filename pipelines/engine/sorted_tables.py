@@ -139,10 +139,17 @@ class _SpillRuns(beam.DoFn):
 
 
 def _shard_segments(run: _Run, shard_of: Callable[[Any], Any]):
-    """(shard, [(run path, offset, length), ...]) for the segments of one run."""
+    """(shard, [(run path, offset, length), ...]) for the segments of one run: a shard's
+    buckets that lie next to each other in the run are one range (a table of one shard reads
+    each run in one piece, not one piece per bucket: its tasks then carry a range per run
+    instead of about one per row, and the shard is read in as many reads)."""
     per: dict = {}
-    for bucket, (offset, length) in run.segments.items():
-        per.setdefault(shard_of(bucket), []).append((run.path, offset, length))
+    for bucket, (offset, length) in sorted(run.segments.items(), key=lambda item: item[1]):
+        ranges = per.setdefault(shard_of(bucket), [])
+        if ranges and ranges[-1][1] + ranges[-1][2] == offset:
+            ranges[-1] = (run.path, ranges[-1][1], ranges[-1][2] + length)
+        else:
+            ranges.append((run.path, offset, length))
     return list(per.items())
 
 

@@ -317,3 +317,29 @@ def test_the_writers_json_and_shard_hash_equal_the_plain_forms():
             plain = json.dumps(k, ensure_ascii=False, default=str)
             assert jsontext.JSON_KEY(k) == plain
             assert sorted_tables.shard_of_key(k, 4096) == stable_int("shard", plain) % 4096
+
+
+def test_a_shards_neighbouring_buckets_in_a_run_are_read_as_one_range(tmp_path):
+    """A run's buckets that belong to the same shard and lie next to each other are one
+    (path, offset, length) range, read back as the buckets' pickles one after another: a table
+    of one shard reads each run in one piece, with the rows each bucket holds."""
+    import pickle
+
+    from pipelines.engine import merge_runs, sorted_tables
+
+    buckets = {b: [((str(b), i), pickle.dumps({"b": b, "i": i}), 1) for i in range(b + 1)] for b in (0, 1, 2, 5)}
+    path, segments, offset = tmp_path / "run.pkl", {}, 0
+    with open(path, "wb") as f:
+        for b, rows in buckets.items():
+            data = pickle.dumps(rows)
+            f.write(data)
+            segments[b] = (offset, len(data))
+            offset += len(data)
+    run = sorted_tables._Run(str(path), segments, 10, 0)
+    assert sorted_tables._shard_segments(run, lambda b: 0) == [(0, [(str(path), 0, offset)])]
+    by_parity = dict(sorted_tables._shard_segments(run, lambda b: b % 2))
+    assert by_parity[0] == [(str(path), *segments[0]), (str(path), *segments[2])]  # bucket 1 lies between
+    assert by_parity[1] == [(str(path), *segments[1]), (str(path), *segments[5])]
+    whole = merge_runs.run_rows(str(path), [(str(path), 0, offset)])
+    assert whole == [row for rows in buckets.values() for row in rows]
+    assert merge_runs.run_rows(str(path), by_parity[1]) == buckets[1] + buckets[5]
