@@ -50,7 +50,7 @@ from pipelines.engine import (
     run_pipeline,
     staging_path,
 )
-from pipelines.engine.folds import BlocksPerBundle, CombineFold, ConcatLists, FoldPerBundle, MergeFold
+from pipelines.engine.folds import BlocksPerBundle, CombineFold, ConcatLists, FoldPerBundle, MergeFold, unpack
 from pipelines.engine.gather import after_all, as_compact, compact_map
 from pipelines.engine.jsontext import json_text_of
 from pipelines.engine.paths import delete_folder
@@ -259,8 +259,10 @@ class Tallies(beam.PTransform):
     def expand(self, producers):
         summary_fold, groups = tallies.Summary(), self._groups
         summaries = [rows | f"Tally{i}" >> beam.ParDo(FoldPerBundle(summary_fold)) for i, rows in enumerate(producers)]
+        # each bundle's triples of a leak key travel as one packed block (a pickle), not as
+        # NamedTuples the runner's coder would pickle one by one in the job's process
         triples = [
-            rows | f"LeakTriples{i}" >> beam.ParDo(BlocksPerBundle(tallies.leak_entry), groups=groups)
+            rows | f"LeakTriples{i}" >> beam.ParDo(BlocksPerBundle(tallies.leak_entry, packed=True), groups=groups)
             for i, rows in enumerate(producers)
         ]
         summary = (
@@ -271,7 +273,9 @@ class Tallies(beam.PTransform):
         leaks = (
             triples
             | "LeakTriples" >> beam.Flatten()
+            | "LeakBlocks" >> beam.MapTuple(lambda key, block: (key, [block]))
             | "LeakGroups" >> beam.CombinePerKey(CombineFold(ConcatLists()))
+            | "Unpack" >> beam.MapTuple(lambda key, blocks: (key, [t for block in blocks for t in unpack(block)]))
             | "GroupLeaks" >> beam.Map(tallies.gathered_leaks, groups=groups)
             | "SumLeaks" >> beam.CombineGlobally(CombineFold(tallies.LeakSum())).without_defaults()
         )
