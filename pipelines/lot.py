@@ -184,7 +184,8 @@ class NearDuplicateGroups(beam.PTransform):
     stories sharing a band are candidates; candidate sets sharing a story are joined into
     components in one global step over input ids only; each candidate's text is parked in a
     spill file (`spill`, deleted once the groups are made: pipelines.engine.spill) and only
-    its location goes to its component, where the texts are read back, their band keys made
+    its location goes to its component (a packed block of them per component and bundle),
+    where the texts are read back, their band keys made
     again, stories sharing a band verified by exact shingle Jaccard (skipping pairs already
     joined) and clustered (on the pool's workers in a local run that has them). No shuffle
     or runner buffer holds the texts, however many stories are candidates.
@@ -217,6 +218,7 @@ class NearDuplicateGroups(beam.PTransform):
             reads["texts"]
             | "CandidateTexts" >> beam.FlatMap(steps.component_text, component_of)
             | "SpillTexts" >> beam.ParDo(SpillRecords(self._spill, operator.itemgetter(0), pooled=False))
+            | "LocationBlocks" >> beam.ParDo(BlocksPerBundle(_as_pair, packed=True))
             | "GroupComponents" >> beam.GroupByKey()
             | "ComponentTexts" >> beam.MapTuple(_component_members)
             | "Clusters"
@@ -228,9 +230,16 @@ class NearDuplicateGroups(beam.PTransform):
         return groups
 
 
-def _component_members(component: str, locs) -> tuple[str, list]:
-    """(component id, its (node, text) members read back from the spill files, in file order)."""
-    records = read_records(locs)
+def _as_pair(pair: tuple) -> list[tuple]:
+    """A (component id, spill location) pair as itself: its component's block of locations
+    (BlocksPerBundle) then crosses the shuffle as one pickle, not a location at a time."""
+    return [pair]
+
+
+def _component_members(component: str, blocks) -> tuple[str, list]:
+    """(component id, its (node, text) members read back from the spill files, in file order),
+    from the packed blocks of their spill locations."""
+    records = read_records(loc for block in blocks for loc in unpack(block))
     return component, [records[loc][1] for loc in sorted(records)]
 
 
