@@ -121,8 +121,9 @@ class ParseStories(beam.PTransform):
     parse, keep the earliest of equal texts then of equal ids (`BuildStories` prepares them).
 
     The dedup shuffles carry only small keys (StoryKey: text hash, input id, story id), never
-    the stories: the stories are read a second time (`reread`, else the same input again) and
-    those that lost a dedup are left out there, so no shuffle or buffer ever holds the corpus.
+    the stories, as one packed block per partition of the keys and bundle (`_dedup_parts`):
+    the stories are read a second time (`reread`, else the same input again) and those that
+    lost a dedup are left out there, so no shuffle or buffer ever holds the corpus.
     The near-duplicate groups come from {"bands": (LSH band, input id) of every parsed story,
     made where it is first parsed, in blocks per band partition and bundle
     (tallies.band_entries); "dropped": the CompactMap of the input ids a dedup dropped;
@@ -141,11 +142,11 @@ class ParseStories(beam.PTransform):
         keyed = raw | report.stage("parse", steps.parse_step(cfg, near))
         parsed = keyed | "Keys" >> beam.Map(operator.attrgetter("key"))
         bands = keyed | "BandBlocks" >> beam.ParDo(BlocksPerBundle(tallies.band_entries))
-        by_text = parsed | "KeyText" >> beam.Map(lambda k: (k.text_key, k)) | "GroupText" >> beam.GroupByKey()
+        by_text = _dedup_parts(parsed, "text")
         unique, text_dups = by_text | Stage(
             "dedup_text", steps.dedup_step("text", "exact_duplicate"), grouped=True, report=report, with_rejects=True
         )
-        by_id = unique | "KeyId" >> beam.Map(lambda k: (k.story_id, k)) | "GroupId" >> beam.GroupByKey()
+        by_id = _dedup_parts(unique, "story_id")
         _, id_dups = by_id | Stage(
             "dedup_id", steps.dedup_step("story_id", "duplicate_id"), grouped=True, report=report, with_rejects=True
         )
@@ -165,6 +166,18 @@ class ParseStories(beam.PTransform):
             | "DupText[texts]" >> beam.Map(steps.near_dup_record, cfg)
         )
         return kept, {"bands": bands, "dropped": dropped_map, "texts": texts}
+
+
+def _dedup_parts(keys, key_name: str):
+    """StoryKeys -> (partition, its StoryKeys) for one dedup (steps.dedup_step): each bundle's
+    keys of a partition cross the shuffle as one packed block, not a key at a time."""
+    label = "Text" if key_name == "text" else "Id"
+    return (
+        keys
+        | f"{label}Blocks" >> beam.ParDo(BlocksPerBundle(functools.partial(steps.dedup_entry, key_name), packed=True))
+        | f"Group{label}" >> beam.GroupByKey()
+        | f"Unpack{label}" >> beam.MapTuple(lambda part, blocks: (part, [k for b in blocks for k in unpack(b)]))
+    )
 
 
 def annotations_by_story(anns):

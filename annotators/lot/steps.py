@@ -8,6 +8,7 @@ Table 3 stats), SenPos examples until reviewed, OutGen rows with their outline a
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable
 from typing import Any, NamedTuple
@@ -197,18 +198,41 @@ def story_order(key: StoryKey) -> tuple:
     return (input_order(key.input_id), key.story_id, key.text_key)
 
 
+DEDUP_PARTS = 64  # partitions of the dedup keys: what each dedup shuffle is keyed by
+DEDUP_FIELDS = {"text": "text_key", "story_id": "story_id"}  # dedup_step's key name -> StoryKey field
+
+
+def dedup_part(value: str, parts: int = DEDUP_PARTS) -> int:
+    """The partition of a dedup key's value (a text hash, a story id): equal values share it."""
+    return int.from_bytes(hashlib.sha256(value.encode("utf-8")).digest()[:8], "big") % parts
+
+
+def dedup_entry(key_name: str, key: StoryKey) -> list[tuple[int, StoryKey]]:
+    """(partition of its `key_name` value, the StoryKey): its place in that dedup's shuffle."""
+    return [(dedup_part(getattr(key, DEDUP_FIELDS[key_name])), key)]
+
+
 def dedup_step(key_name: str, reason: str):
-    """Keep the earliest record of a group in input order (file, line); reject the rest."""
+    """Keep the earliest record of each group of equal `key_name` (text or story_id) in input
+    order (file, line); reject the rest. A grouped step over one partition of the keys
+    (`dedup_part`): (partition, its StoryKeys) -> every group's (input_id, kept | Drop)."""
+    field = DEDUP_FIELDS[key_name]
 
     def fn(element):
         _, keys = element
-        return keep_first(
-            keys,
-            order=story_order,
-            input_id=lambda k: k.input_id,
-            reason=reason,
-            detail=lambda kept: f"same {key_name} as {kept.input_id}",
-        )
+        groups: dict[str, list[StoryKey]] = {}
+        for key in keys:
+            groups.setdefault(getattr(key, field), []).append(key)
+        decided = []
+        for value in sorted(groups):
+            decided += keep_first(
+                groups[value],
+                order=story_order,
+                input_id=lambda k: k.input_id,
+                reason=reason,
+                detail=lambda kept: f"same {key_name} as {kept.input_id}",
+            )
+        return decided
 
     return fn
 

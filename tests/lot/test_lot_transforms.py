@@ -173,6 +173,25 @@ def test_parse_stories_keeps_the_earliest_of_equal_ids():
         )
 
 
+def test_a_dedup_partition_decides_each_group_of_equal_keys_on_its_own():
+    """dedup_step over one partition of the keys (what `_dedup_parts` groups): every group of
+    equal values keeps its earliest story in input order, whatever order the keys came in,
+    and a story alone in its group is kept."""
+    keys = [
+        steps.StoryKey("a.jsonl:10", "x", "t1"),
+        steps.StoryKey("a.jsonl:2", "y", "t1"),
+        steps.StoryKey("b.jsonl:1", "z", "t2"),
+        steps.StoryKey("a.jsonl:9", "y", "t3"),
+    ]
+    by_text = dict(steps.dedup_step("text", "exact_duplicate")((0, keys)))
+    assert by_text["a.jsonl:2"] == [keys[1]] and by_text["b.jsonl:1"] == [keys[2]] and by_text["a.jsonl:9"] == [keys[3]]
+    assert (by_text["a.jsonl:10"].reason, by_text["a.jsonl:10"].detail) == ("exact_duplicate", "same text as a.jsonl:2")
+    by_id = dict(steps.dedup_step("story_id", "duplicate_id")((0, list(reversed(keys)))))
+    assert by_id["a.jsonl:9"].detail == "same story_id as a.jsonl:2" and by_id["a.jsonl:2"] == [keys[1]]
+    assert steps.dedup_part("t1") == steps.dedup_part("t1") < steps.DEDUP_PARTS
+    assert steps.dedup_entry("story_id", keys[1]) == [(steps.dedup_part("y"), keys[1])]
+
+
 def test_build_stories_rejects_what_prepare_cannot_use():
     records = [parse_story_record("s.jsonl:1", line(id="en", story="The fox ran. It jumped. It slept."))]
     report = RecordingReport()
