@@ -125,7 +125,7 @@ class ParseStories(beam.PTransform):
     the stories are read a second time (`reread`, else the same input again) and those that
     lost a dedup are left out there, so no shuffle or buffer ever holds the corpus.
     The near-duplicate groups come from {"bands": (LSH band, input id) of every parsed story,
-    made where it is first parsed, in blocks per band partition and bundle
+    made where it is first parsed, in packed blocks per band partition and bundle
     (tallies.band_entries); "dropped": the CompactMap of the input ids a dedup dropped;
     "texts": the kept records, read once more}: every story's task steps take those
     groups as a side input, so they must not come out of the same fused stage as the
@@ -141,7 +141,7 @@ class ParseStories(beam.PTransform):
         report, cfg, near = self._report, self._config, self._near_dup
         keyed = raw | report.stage("parse", steps.parse_step(cfg, near))
         parsed = keyed | "Keys" >> beam.Map(operator.attrgetter("key"))
-        bands = keyed | "BandBlocks" >> beam.ParDo(BlocksPerBundle(tallies.band_entries))
+        bands = keyed | "BandBlocks" >> beam.ParDo(BlocksPerBundle(tallies.band_entries, packed=True))
         by_text = _dedup_parts(parsed, "text")
         unique, text_dups = by_text | Stage(
             "dedup_text", steps.dedup_step("text", "exact_duplicate"), grouped=True, report=report, with_rejects=True
@@ -221,6 +221,7 @@ class NearDuplicateGroups(beam.PTransform):
             compact_map(
                 reads["bands"]
                 | "GroupBands" >> beam.GroupByKey()
+                | "UnpackBands" >> beam.MapTuple(lambda part, blocks: (part, [unpack(b) for b in blocks]))
                 | "CandidateSets" >> beam.FlatMap(steps.grouped_candidate_sets, as_compact(reads["dropped"]))
                 | "AllSets" >> Gather()
                 | "Components" >> beam.FlatMap(steps.sorted_components),
