@@ -50,7 +50,7 @@ from pipelines.engine import (
     run_pipeline,
     staging_path,
 )
-from pipelines.engine.folds import BlocksPerBundle, CombineFold, ConcatLists, FoldPerBundle, MergeFold, unpack
+from pipelines.engine.folds import BlocksPerBundle, CombineFold, FoldPerBundle, MergeFold, unpack, unpacked
 from pipelines.engine.gather import after_all, as_compact, compact_map
 from pipelines.engine.jsontext import json_text_of
 from pipelines.engine.paths import delete_folder
@@ -176,7 +176,7 @@ def _dedup_parts(keys, key_name: str):
         keys
         | f"{label}Blocks" >> beam.ParDo(BlocksPerBundle(functools.partial(steps.dedup_entry, key_name), packed=True))
         | f"Group{label}" >> beam.GroupByKey()
-        | f"Unpack{label}" >> beam.MapTuple(lambda part, blocks: (part, [k for b in blocks for k in unpack(b)]))
+        | f"Unpack{label}" >> beam.MapTuple(unpacked)
     )
 
 
@@ -253,7 +253,7 @@ def _as_pair(pair: tuple) -> list[tuple]:
 def _component_members(component: str, blocks) -> tuple[str, list]:
     """(component id, its (node, text) members read back from the spill files, in file order),
     from the packed blocks of their spill locations."""
-    records = read_records(loc for block in blocks for loc in unpack(block))
+    records = read_records(unpacked(component, blocks)[1])
     return component, [records[loc][1] for loc in sorted(records)]
 
 
@@ -271,7 +271,7 @@ class Tallies(beam.PTransform):
     dict (LOT Table 3, title sources, outline agreement), "leaks": one leak report
     (annotators.lot.splits.group_leaks summed)}; either is empty when nothing was written
     (tallies.EMPTY_SUMMARY / EMPTY_LEAKS stand for them then). Both are tallied per bundle
-    where the rows are made (only accumulators and per-group lists are shuffled). The leak
+    where the rows are made (only accumulators and packed blocks per group are shuffled). The leak
     check groups the written examples' LeakTriples by near-duplicate group, so it reads what
     was written rather than trusting how splits were drawn."""
 
@@ -296,9 +296,8 @@ class Tallies(beam.PTransform):
         leaks = (
             triples
             | "LeakTriples" >> beam.Flatten()
-            | "LeakBlocks" >> beam.MapTuple(lambda key, block: (key, [block]))
-            | "LeakGroups" >> beam.CombinePerKey(CombineFold(ConcatLists()))
-            | "Unpack" >> beam.MapTuple(lambda key, blocks: (key, [t for block in blocks for t in unpack(block)]))
+            | "LeakGroups" >> beam.GroupByKey()
+            | "Unpack" >> beam.MapTuple(unpacked)
             | "GroupLeaks" >> beam.Map(tallies.gathered_leaks, groups=groups)
             | "SumLeaks" >> beam.CombineGlobally(CombineFold(tallies.LeakSum())).without_defaults()
         )

@@ -112,6 +112,12 @@ def unpack(blob: bytes) -> list:
     return pickle.loads(blob)
 
 
+def unpacked(key, blocks: Iterable[bytes]) -> tuple[Any, list]:
+    """(key, the records of every block `pack`ed under it, block after block): a grouped
+    key's packed blocks (BlocksPerBundle with `packed`, after a GroupByKey) as one list."""
+    return key, [record for blob in blocks for record in unpack(blob)]
+
+
 class BlocksPerBundle(beam.DoFn):
     """element -> (key, [values]) blocks: the (key, value) pairs of `pairs_of(element, *side
     inputs)` gathered per key within a bundle, sent on sorted by key when `flush` values are
