@@ -54,6 +54,52 @@ def test_stage_accounts_for_every_record_and_turns_errors_into_rejects(tmp_path)
     assert "| toy | 6 | 3 | 3 |" in (tmp_path / "CARD.md").read_text()
 
 
+def _odd(element):
+    key, value = element
+    return Drop("odd", str(value)) if value % 2 else [element]
+
+
+def test_each_stages_rejects_spill_where_they_are_made_and_form_one_sorted_table(tmp_path):
+    """The rejects of every stage go to the rejects table's spilled runs in the step that made
+    them (no Flatten holds them all first, which the local runner would keep in memory until
+    the last stage ran); the table is the same sorted rows either way."""
+    options = PipelineOptions([])
+    p = make_pipeline(options)
+    out = staging_path(str(tmp_path))
+    report = JobReport(out, "toy", config={}, seed=0, inputs=["mem"], options=options)
+    rows = p | beam.Create([(f"r{i:02d}", v) for i, v in enumerate([1, 2, 3, 4, 5, 6, 8])]) | report.stage("toy", _fn)
+    evens = rows | "Pairs" >> beam.Map(lambda r: (r["id"], r["n"])) | report.stage("even", _odd)
+    report.tally(
+        evens
+        | "Rows" >> beam.Map(lambda e: {"id": e[0], "n": e[1]})
+        | WriteTable(f"{out}/toy", SCHEMA, lambda r: r["id"])
+    )
+    report.finish(p)
+    labels = {t.full_label for t in p.transforms_stack[0].parts}
+    spills = {label for label in _all_labels(p) if label.startswith("WriteTable[rejects]/Spill")}
+    assert spills == {"WriteTable[rejects]/Spill0", "WriteTable[rejects]/Spill1"}
+    assert "AllRejects" not in labels
+    run_pipeline(p, commit_to=str(tmp_path))
+    rejects = pq.read_table(tmp_path / "rejects").to_pylist()
+    assert [(r["stage"], r["input_id"], r["reason"]) for r in rejects] == [
+        ("even", "r00", "odd"),
+        ("even", "r04", "odd"),
+        ("toy", "r02", "multiple_of_three"),
+        ("toy", "r05", "multiple_of_three"),
+    ]
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["tables"]["rejects"] == 4 and stats["balanced"]
+
+
+def _all_labels(p) -> set[str]:
+    labels, stack = set(), list(p.transforms_stack[0].parts)
+    while stack:
+        node = stack.pop()
+        labels.add(node.full_label)
+        stack.extend(node.parts)
+    return labels
+
+
 def test_tables_are_sorted_sharded_and_exist_when_empty(tmp_path):
     _run(tmp_path, [5, 4, 2, 1, 7, 8, 10, 11], shards=3)
     files = sorted((tmp_path / "toy").glob("*.parquet"))
