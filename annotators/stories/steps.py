@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 import pyarrow as pa
@@ -205,24 +205,34 @@ def keep_first_packed(group: tuple[int, Iterable[bytes]]) -> list[tuple[str, lis
     return keep_first_part((part, [pickle.loads(blob) for blob in blobs]))
 
 
-def survivor_blocks(outputs: list) -> list[tuple[bytes, dict[int, bytes]]]:
+def survivor_blocks(
+    outputs: list, park: Callable[[list[bytes]], list] | None = None
+) -> list[tuple[Any, dict[int, Any]]]:
     """A partition's surviving (DedupKey, spill location) pairs as they travel on (the merge
     of the exact_dedup stage, where the partition was decided): one packed block of them (a
     pickled list), and the (band key, input id) pair of every LSH band of theirs, packed per
-    band partition (`lsh_sets.band_part`), for the band shuffle to carry as they are."""
+    band partition (`lsh_sets.band_part`), for the band shuffle to carry as they are. With
+    `park` (blocks -> a reference to each, e.g. where it was written on disk), the references
+    travel instead of the blocks."""
     bands: dict[int, list[tuple[str, str]]] = {}
     for key, _ in outputs:
         input_id = key.node.input_id
         for band in key.bands:
             bands.setdefault(band_part(band), []).append((band, input_id))
-    blocks = {part: pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL) for part, items in sorted(bands.items())}
-    return [(pickle.dumps(outputs, protocol=pickle.HIGHEST_PROTOCOL), blocks)]
+    parts = sorted(bands)
+    blobs = [pickle.dumps(outputs, protocol=pickle.HIGHEST_PROTOCOL)]
+    blobs += [pickle.dumps(bands[part], protocol=pickle.HIGHEST_PROTOCOL) for part in parts]
+    refs = blobs if park is None else park(blobs)
+    return [(refs[0], dict(zip(parts, refs[1:])))]
 
 
-def packed_partition_sets(part: tuple[int, Iterable[list[bytes]]]) -> list[tuple[str, ...]]:
+def packed_partition_sets(
+    part: tuple[int, Iterable[list[Any]]], read: Callable[[Any], bytes] | None = None
+) -> list[tuple[str, ...]]:
     """`lsh_sets.partition_id_sets` of one band partition, given as the lists of packed
-    blocks (`survivor_blocks`) each bundle gathered for it."""
-    return partition_id_sets(pickle.loads(blob) for blobs in part[1] for blob in blobs)
+    blocks (`survivor_blocks`) each bundle gathered for it (with `read`, the references to
+    them that `read` turns into their bytes)."""
+    return partition_id_sets(pickle.loads(ref if read is None else read(ref)) for refs in part[1] for ref in refs)
 
 
 def rejoin_decided(group: tuple[str, Iterable[bytes]], *, read, outcome) -> list[tuple[str, list | Drop]]:
@@ -289,6 +299,28 @@ def component_decisions(component: tuple, config: NearDupConfig) -> list[Decisio
     for story_id, a in component_member_assignments((key, texts, member_band_sets(bands)), config):
         assigned.setdefault(story_id, []).append(a)
     return [Decision(loc, ids, assigned.get(story_id, [])) for story_id, loc, ids in members]
+
+
+def packed_component_decisions(
+    group: tuple[str, Iterable[Any]], config: NearDupConfig, read_pickles: Callable[[Iterable[Any]], dict]
+) -> list[Decision]:
+    """`component_decisions` of one candidate component as it travels: (component key, the
+    locations of packed blocks of its members' ComponentMember: node, spill location, band
+    keys). The blocks and then the members' stories are read back here
+    (`read_pickles(locations)` -> {location: bytes}), where they are decided (a pool worker,
+    in a local run), so the job's process never holds them."""
+    key, refs = group
+    members = sorted(m for blob in read_pickles(refs).values() for m in pickle.loads(blob))
+    pickled = read_pickles(m.loc for m in members)
+    return component_decisions(
+        (
+            key,
+            [(m.node, pickled[m.loc]) for m in members],
+            [(m.node, m.bands) for m in members],
+            [(m.node.story_id, m.loc, m.node.members) for m in members],
+        ),
+        config,
+    )
 
 
 def component_member_assignments(component: tuple, config: NearDupConfig) -> list[tuple[str, Assignment]]:

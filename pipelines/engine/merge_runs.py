@@ -21,6 +21,7 @@ import os
 import pickle
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterable
 from typing import Any
 
@@ -79,6 +80,46 @@ def create(path: str):
     from apache_beam.io.filesystems import FileSystems
 
     return FileSystems.create(path, mime_type="application/octet-stream", compression_type="uncompressed")
+
+
+def park_blobs(folder: str, blobs: list[bytes]) -> list:
+    """Write `blobs` one after another into one new file of `folder` and return each one's
+    `schemas.common.Loc`: a step's output parked on disk where it is made (a pool worker, in a
+    local run), so that only its locations cross the runner's stage boundaries, which the
+    local runner holds whole until the next stage has read them. The folder is deleted with
+    the job's other spill files."""
+    from schemas.common import Loc
+
+    path = f"{folder.rstrip('/')}/park-{uuid.uuid4().hex}.pkl"  # a name only, never an output
+    locs, offset = [], 0
+    with create(path) as f:
+        for blob in blobs:
+            f.write(blob)
+            locs.append(Loc(path, offset, len(blob)))
+            offset += len(blob)
+    return locs
+
+
+def read_loc(loc) -> bytes:
+    """The bytes a `park_blobs` (or spill) location points at."""
+    with open_read(loc.path) as f:
+        f.seek(loc.offset)
+        return f.read(loc.length)
+
+
+def read_pickles(locs: Iterable[Any]) -> dict[Any, bytes]:
+    """The bytes at each of `locs` (spilled records' pickles, not decoded), each file opened
+    once and read in offset order; in the job's process or on a pool worker alike."""
+    out: dict[Any, bytes] = {}
+    by_file: dict[str, list] = {}
+    for loc in locs:
+        by_file.setdefault(loc.path, []).append(loc)
+    for path, group in sorted(by_file.items()):
+        with open_read(path) as f:
+            for loc in sorted(set(group)):
+                f.seek(loc.offset)
+                out[loc] = f.read(loc.length)
+    return out
 
 
 def merged_records(segment_lists, sized: bool = False) -> Iterable[Any]:

@@ -26,7 +26,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
 from annotators.core.outcome import Drop
-from pipelines.engine import pool
+from pipelines.engine import merge_runs, pool
 from pipelines.engine.pool_worker import one
 from schemas.common import Loc
 
@@ -114,17 +114,9 @@ class SpillPickled(_SpillFiles):
 
 def read_pickles(locs: Iterable[Loc]) -> dict[Loc, bytes]:
     """The pickled records at `locs`, not decoded (for a pool worker to decode), each file
-    opened once and read in offset order."""
-    out: dict[Loc, bytes] = {}
-    by_file: dict[str, list[Loc]] = {}
-    for loc in locs:
-        by_file.setdefault(loc.path, []).append(loc)
-    for path, group in sorted(by_file.items()):
-        with FileSystems.open(path, compression_type="uncompressed") as f:
-            for loc in sorted(set(group)):
-                f.seek(loc.offset)
-                out[loc] = f.read(loc.length)
-    return out
+    opened once and read in offset order (`merge_runs.read_pickles`, which a pool worker
+    runs as well)."""
+    return merge_runs.read_pickles(locs)
 
 
 def read_records(locs: Iterable[Loc]) -> dict[Loc, Any]:

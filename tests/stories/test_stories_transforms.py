@@ -9,6 +9,7 @@ import pickle
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
@@ -20,6 +21,7 @@ from annotators.stories.site_spec import parse_spec
 from annotators.stories.sources import RawStory, to_story
 from pipelines.engine import REJECTS, Stage
 from pipelines.engine.folds import unpack
+from pipelines.engine.merge_runs import read_loc
 from pipelines.stories import (
     CandidateComponents,
     CleanStories,
@@ -234,8 +236,13 @@ def test_drop_exact_duplicates_keeps_the_smallest_url_and_lists_members(tmp_path
     assert not (tmp_path / "spill").exists()  # the spilled stories are deleted once decided
 
 
-def test_exact_and_near_decisions_shuffle_small_keys_not_texts():
-    """DropExactDuplicates and CandidateComponents see DedupKeys (node, text hash, band keys) only."""
+@pytest.mark.parametrize("parked", [False, True])
+def test_exact_and_near_decisions_shuffle_small_keys_not_texts(parked, tmp_path):
+    """DropExactDuplicates and CandidateComponents see DedupKeys (node, text hash, band keys)
+    only; parked, the survivors' blocks are written to a folder where they are decided and
+    only their locations travel on, to the same survivors and components."""
+    park = str(tmp_path / "park") if parked else None
+    read = read_loc if parked else None
     config = NearDupConfig()
     stories = [
         story("b", TEXT_01, "http://h.org/story/2.html"),
@@ -250,11 +257,16 @@ def test_exact_and_near_decisions_shuffle_small_keys_not_texts():
     with pipeline() as p:
         # each key with its spill location (here a stand-in): the kept key keeps its own
         located = [(k, f"loc-{k.node.input_id}") for k in keys]
-        kept = p | beam.Create(located) | DropExactDuplicates(report)
-        pairs = kept | "Unpack" >> beam.FlatMap(lambda survivors: unpack(survivors[0]))
+        kept = p | beam.Create(located) | DropExactDuplicates(report, park=park)
+        if parked:
+            shapes = kept | "Shapes" >> beam.Map(
+                lambda s: (type(s[0]).__name__, tuple(sorted({type(v).__name__ for v in s[1].values()})))
+            )
+            assert_that(shapes | "Distinct shapes" >> beam.Distinct(), equal_to([("Loc", ("Loc",))]), label="parked")
+        pairs = kept | "Unpack" >> beam.FlatMap(lambda survivors: unpack(read(survivors[0]) if read else survivors[0]))
         assert_that(pairs, equal_to([(kept_a, "loc-a"), (keys[2], "loc-f"), (keys[3], "loc-c")]), label="kept")
         assert_rejects(report, [("exact_dedup", "b", "exact_duplicate")])
-        components = kept | CandidateComponents()
+        components = kept | CandidateComponents(read=read)
         # a and f share bands: one component holds both; c shares none and is in none
         pairs = components | "Ids" >> beam.Map(lambda c: c[0])
         assert_that(pairs, equal_to(["a", "f"]), label="candidates")
