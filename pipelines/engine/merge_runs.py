@@ -102,9 +102,7 @@ def park_blobs(folder: str, blobs: list[bytes]) -> list:
 
 def read_loc(loc) -> bytes:
     """The bytes a `park_blobs` (or spill) location points at."""
-    with open_read(loc.path) as f:
-        f.seek(loc.offset)
-        return f.read(loc.length)
+    return read_pickles([loc])[loc]
 
 
 def read_pickles(locs: Iterable[Any]) -> dict[Any, bytes]:

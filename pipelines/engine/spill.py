@@ -26,7 +26,8 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
 from annotators.core.outcome import Drop
-from pipelines.engine import merge_runs, pool
+from pipelines.engine import pool
+from pipelines.engine.merge_runs import read_pickles
 from pipelines.engine.pool_worker import one
 from schemas.common import Loc
 
@@ -110,13 +111,6 @@ class SpillPickled(_SpillFiles):
     def process(self, key_blob):
         key, blob = key_blob
         yield key, self._park(blob)
-
-
-def read_pickles(locs: Iterable[Loc]) -> dict[Loc, bytes]:
-    """The pickled records at `locs`, not decoded (for a pool worker to decode), each file
-    opened once and read in offset order (`merge_runs.read_pickles`, which a pool worker
-    runs as well)."""
-    return merge_runs.read_pickles(locs)
 
 
 def read_records(locs: Iterable[Loc]) -> dict[Loc, Any]:
