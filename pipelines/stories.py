@@ -206,7 +206,8 @@ def survivor_block(survivors: tuple[bytes, dict[int, bytes]]) -> bytes:
 
 
 def listed_blocks(part):
-    """A band partition's lists of packed blocks, as a list (a GroupByKey's iterable does not pickle)."""
+    """A grouped key's values as a list (a GroupByKey's iterable does not pickle): a band
+    partition's lists of packed blocks, or a component's member blocks' locations."""
     return part[0], list(part[1])
 
 
@@ -276,12 +277,6 @@ class _Survivors(beam.DoFn):
             yield beam.pvalue.TaggedOutput("verify", (component, loc))
 
 
-def listed_members(group):
-    """(component key, the locations of its members' packed blocks, as a list: a GroupByKey's iterable
-    does not pickle)."""
-    return group[0], list(group[1])
-
-
 def decision_by_file(decision):
     """(spill file, Decision) of a candidate decided on the pool."""
     return [(decision.loc.path, decision)]
@@ -338,7 +333,7 @@ class Deduplicate(beam.PTransform):
         clustered = (
             survivors.verify
             | "GroupComponents" >> beam.GroupByKey()
-            | "ComponentMembers" >> beam.Map(listed_members)
+            | "ComponentMembers" >> beam.Map(listed_blocks)
             | "Clusters" >> beam.ParDo(PooledFlatMap("clusters", decide, fresh_workers=True, items=COMPONENTS_PER_TASK))
             | "ClusterBlocks" >> beam.ParDo(BlocksPerBundle(decision_by_file, KEY_BLOCK, packed=True))
         )
