@@ -465,6 +465,7 @@ BEAM_FREE = (
     "pipelines.engine.pool_worker",
     "pipelines.engine.merge_runs",
     "pipelines.engine.export_files",
+    "pipelines.engine.textlines",
     "pipelines.engine.parquet_files",
     "pipelines.engine.jsontext",
 )

@@ -74,20 +74,27 @@ def outcome(fn: Callable, element: Any, **side: Any):
         return internal_error()
 
 
-def each_record(fn: Callable, merge: Callable | None, block, **side: Any) -> list:
+def each_record(fn: Callable, merge: Callable | None, block, *, block_ids: Callable | None = None, **side: Any) -> list:
     """A block of records (a Stage with `blocks=True`): `[outcomes, merged]`, where
     `outcomes` holds `outcome(fn, record)` per record in order, and with `merge` each
     outcome's outputs are replaced by their number and `merged` is `merge(all the block's
     outputs in order)` (a list), so the block's outputs leave as a few values; without it
-    `merged` is None."""
+    `merged` is None. A block read here (one with `records()`: a textlines.RangeBlock) also
+    gives its records' input ids, `block_ids(record)` each, as a third item."""
     from annotators.core.outcome import Drop
 
-    outcomes = [outcome(fn, record, **side) for record in block]
+    lazy = hasattr(block, "records")
+    records = block.records() if lazy else block
+    outcomes = [outcome(fn, record, **side) for record in records]
     if merge is None:
-        return [outcomes, None]
-    outputs = [value for got in outcomes if not isinstance(got, Drop) for value in got]
-    counts = [got if isinstance(got, Drop) else len(got) for got in outcomes]
-    return [counts, list(merge(outputs))]
+        result = [outcomes, None]
+    else:
+        outputs = [value for got in outcomes if not isinstance(got, Drop) for value in got]
+        counts = [got if isinstance(got, Drop) else len(got) for got in outcomes]
+        result = [counts, list(merge(outputs))]
+    if lazy:
+        result.append([block_ids(record) for record in records])
+    return result
 
 
 def each_group(fn: Callable, merge: Callable | None, group, **side: Any) -> list:

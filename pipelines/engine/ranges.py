@@ -19,15 +19,15 @@ depend on it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
+from pipelines.engine.textlines import CHUNK, iter_lines, range_lines  # noqa: F401 (Beam-free: a pool worker reads lines)
+
 RANGE_BYTES = 4 << 20  # bytes per range: small against a worker's share, large against a shuffle
 RANGE_BYTES_ENV = "STORYBENCH_RANGE_BYTES"  # tests cut small files into many ranges with it
-CHUNK = 1 << 20  # bytes read at a time
 COMPRESSED = (".gz", ".gzip", ".bz2", ".zst", ".zstd", ".deflate", ".xz", ".lzma")
 
 
@@ -105,47 +105,6 @@ def number_ranges(counted: list[tuple[LineRange, int]]) -> list[LineRange]:
         out.append(r._replace(first_line=first))
         seen[r.path] = first + n
     return out
-
-
-def iter_lines(f, chunk: int = CHUNK) -> Iterator[bytes]:
-    """Lines of a binary file object without their b"\\n", streamed chunk by chunk.
-
-    Works on any object with read(n), including Beam's decompressing file wrappers, which
-    io.BufferedReader cannot wrap.
-    """
-    rest = b""
-    while True:
-        data = f.read(chunk)
-        if not data:
-            break
-        lines = (rest + data).split(b"\n")
-        rest = lines.pop()
-        yield from lines
-    if rest:
-        yield rest
-
-
-def range_lines(f, r: LineRange) -> Iterator[bytes]:
-    """The lines (without b"\\n") of an open binary file whose first byte lies in r."""
-    if r.end < 0:
-        f.seek(0)
-        yield from iter_lines(f)
-        return
-    pos = r.start
-    if r.start > 0:
-        f.seek(r.start - 1)
-        opens_line = f.read(1) == b"\n"
-    else:
-        f.seek(0)
-        opens_line = True
-    lines = iter_lines(f)
-    if not opens_line:  # the line under way at `start` belongs to the range before
-        pos += len(next(lines, b"")) + 1
-    for line in lines:
-        if pos >= r.end:
-            break
-        yield line
-        pos += len(line) + 1
 
 
 def numbered_ranges(sources, *, splittable=lambda path: not is_compressed(path)):

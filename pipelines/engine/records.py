@@ -22,7 +22,8 @@ from annotators.core.outcome import Drop
 from pipelines.engine import JobReport, expand_input, input_names, is_local_path, join, progress, ranges
 from pipelines.engine.compressed import ReadBreak, open_checked
 from pipelines.engine.gather import once, seeded
-from pipelines.engine.readers import counted, counted_lines, in_blocks, parquet_batches
+from pipelines.engine.readers import BLOCK_BYTES, counted, counted_lines, in_blocks, parquet_batches
+from pipelines.engine.textlines import RangeBlock
 from pipelines.engine.usage import MissingInput, require_folder, warn_empty_files
 
 PARQUET_BATCH = 1024
@@ -131,9 +132,29 @@ def _payload_size(payload) -> int:
 
 
 def stream_blocks(r: ranges.LineRange, columns: Sequence[str] | None):
-    """`stream_range`'s records in blocks (pipelines.engine.readers.in_blocks): a block is one
-    element, so Beam's per-element work is paid per block, not per line."""
-    return in_blocks(stream_range(r, columns), lambda record: _payload_size(record.payload))
+    """`stream_range`'s records in blocks: a block is one element, so Beam's per-element work
+    is paid per block, not per line. A line range is cut into RangeBlocks of about
+    BLOCK_BYTES, each read where the stage works on it (numbered here by counting its line
+    starts, C `bytes.count`); a whole file (parquet, compressed) is read here and cut by
+    `in_blocks`."""
+    if r.end < 0:
+        return in_blocks(stream_range(r, columns), lambda record: _payload_size(record.payload))
+    return range_blocks(r)
+
+
+def range_blocks(r: ranges.LineRange, size: int = BLOCK_BYTES):
+    """The RangeBlocks of a numbered line range: bytes cut every `size`, each numbered by the
+    lines that start in the ones before it; a cut where no line starts is skipped."""
+    path, task, name = r.source
+    kind = ar.file_kind(path)
+    first = r.first_line
+    for start in range(r.start, r.end, size):
+        end = min(start + size, r.end)
+        _, n = ranges.line_starts(r._replace(start=start, end=end))
+        progress.advance(end - start)
+        if n:
+            yield RangeBlock(path, name, task, kind, start, end, first)
+        first += n
 
 
 class ReadRecords(beam.PTransform):

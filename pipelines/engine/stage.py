@@ -9,6 +9,7 @@ progress line on stderr at most every 10 s (pipelines.engine.progress).
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -68,14 +69,17 @@ class _StageFn(beam.DoFn):
         return self._tag(element), outcome(self._step(side), element)
 
     def _tag(self, element):
-        """What stays here while `element` is worked on: its input id (a block's: each record's)."""
-        return [self._input_id(r) for r in element] if self._blocks else self._input_id(element)
+        """What stays here while `element` is worked on: its input id (a block's: each
+        record's; a block read where it is worked on: the block itself, its ids come back)."""
+        if self._blocks:
+            return element if hasattr(element, "records") else [self._input_id(r) for r in element]
+        return self._input_id(element)
 
     def _step(self, side):
         """The function applied to one element, here or on the pool: a block's `each_record`,
         a group's `each_group`, else the stage's function with its side inputs."""
         if self._blocks:
-            return functools.partial(each_record, self._fn, self._merge, **side)
+            return functools.partial(each_record, self._fn, self._merge, block_ids=self._input_id, **side)
         if self._grouped:
             return functools.partial(each_group, self._fn, self._merge, **side)
         return functools.partial(self._fn, **side) if side else self._fn
@@ -118,12 +122,19 @@ class _StageFn(beam.DoFn):
 
     def _emit_block(self, input_ids, result, wrap=lambda v: v):
         """A block's outcome (`pool_worker.each_record`): each record's accounting and rejects
-        row, then the block's outputs (merged, when the stage merges them)."""
+        row, then the block's outputs (merged, when the stage merges them). A block read
+        where it was worked on (a RangeBlock: `input_ids` is the block) brings its ids."""
+        if not isinstance(input_ids, list):
+            block = input_ids
+            if isinstance(result, Drop):  # no ids came back: the block is read again for them
+                input_ids = [self._input_id(r) for r in block.records()]
+            else:
+                input_ids = result[2]
         if isinstance(result, Drop):  # the merge failed: every record of the block is rejected
             for input_id in input_ids:
                 yield from self._emit(input_id, result, wrap)
             return
-        outcomes, merged = result
+        outcomes, merged = result[0], result[1]
         if merged is None:
             for input_id, got in zip(input_ids, outcomes):
                 yield from self._emit(input_id, got, wrap)
@@ -149,7 +160,8 @@ class _StageFn(beam.DoFn):
         if self._pooled:
             if self._batches is None:
                 # a group is a task of its own: its outputs (a file's records) may be large
-                items = 1 if self._grouped else pool.BATCH_ITEMS
+                # and so is a block (read where it is worked on, a block is a few numbers)
+                items = 1 if self._grouped or self._blocks else pool.BATCH_ITEMS
                 self._batches = pool.Batches(
                     pool.current(), self._stage, self._step(side), self._setup, items=items, fresh=self._fresh
                 )
@@ -249,7 +261,7 @@ class Stage(beam.PTransform):
         stage: str,
         fn: Callable,
         *,
-        input_id: Callable = lambda e: e[0],
+        input_id: Callable = operator.itemgetter(0),
         setup: Callable | None = None,
         grouped: bool = False,
         pooled: bool = True,

@@ -9,9 +9,13 @@ or NULs at every other byte) is one record, its head, which the job's parser rej
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import NamedTuple
+
 from annotators.core.sniff import utf16_evidence
 
 HEAD_BYTES = 4096
+CHUNK = 1 << 20  # bytes read at a time
 
 
 class _Prepended:
@@ -42,3 +46,90 @@ def numbered_lines(name: str, f, lines):
         return
     for number, raw in enumerate(lines(_Prepended(head, f)), start=1):
         yield f"{name}:{number}", raw.rstrip(b"\r")
+
+
+def iter_lines(f, chunk: int = CHUNK) -> Iterator[bytes]:
+    """Lines of a binary file object without their b"\\n", streamed chunk by chunk.
+
+    Works on any object with read(n), including Beam's decompressing file wrappers, which
+    io.BufferedReader cannot wrap.
+    """
+    rest = b""
+    while True:
+        data = f.read(chunk)
+        if not data:
+            break
+        lines = (rest + data).split(b"\n")
+        rest = lines.pop()
+        yield from lines
+    if rest:
+        yield rest
+
+
+def range_lines(f, r) -> Iterator[bytes]:
+    """The lines (without b"\\n") of an open binary file whose first byte lies in r (bytes
+    [r.start, r.end); a whole file when r.end is -1)."""
+    if r.end < 0:
+        f.seek(0)
+        yield from iter_lines(f)
+        return
+    pos = r.start
+    if r.start > 0:
+        f.seek(r.start - 1)
+        opens_line = f.read(1) == b"\n"
+    else:
+        f.seek(0)
+        opens_line = True
+    lines = iter_lines(f)
+    if not opens_line:  # the line under way at `start` belongs to the range before
+        pos += len(next(lines, b"")) + 1
+    for line in lines:
+        if pos >= r.end:
+            break
+        yield line
+        pos += len(line) + 1
+
+
+class RangeBlock(NamedTuple):
+    """About a block's worth (pipelines.engine.readers.BLOCK_BYTES) of one uncompressed line
+    file: the lines whose first byte lies in bytes [start, end), the first of them numbered
+    `first_line`. It is read where it is worked on (`records`, on a pool worker in a local
+    run), so the job's process sends a few numbers per block instead of reading, parsing and
+    piping every line of a reference that may be many GB: it stays off the critical path
+    however many workers there are. Same records, ids and rejects as reading the lines here
+    (pipelines.engine.records.stream_range)."""
+
+    path: str
+    name: str
+    task: str
+    kind: str
+    start: int
+    end: int
+    first_line: int
+
+    def records(self) -> list:
+        """The block's RawRecords ("name:line", task, kind, the line without "\\r"); a read
+        that fails mid-way keeps the lines before it and adds one `unreadable_file` record."""
+        from annotators.audits.records import RawRecord
+        from annotators.core.outcome import Drop
+
+        out, number = [], self.first_line - 1
+        try:
+            with _open_bytes(self.path) as f:
+                for raw in range_lines(f, self):
+                    number += 1
+                    out.append(RawRecord(f"{self.name}:{number}", self.task, self.kind, raw.rstrip(b"\r")))
+        except Exception as exc:
+            detail = f"{type(exc).__name__}: {exc}"[:300]
+            out.append(RawRecord(f"{self.name}:{number + 1}", self.task, self.kind, Drop("unreadable_file", detail)))
+        return out
+
+
+def _open_bytes(path: str):
+    """A binary file object: opened directly when local (a pool worker imports no Beam),
+    through Beam's FileSystems when remote."""
+    if "://" not in path:
+        return open(path, "rb")
+    from apache_beam.io.filesystems import FileSystems
+
+    return FileSystems.open(path, compression_type="uncompressed")

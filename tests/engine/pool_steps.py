@@ -165,3 +165,15 @@ def by_group_id(row: dict):
 
 def by_id(row: dict):
     return row["id"]
+
+
+def line_words(record):
+    """Words of a RawRecord's line, with the worker's pid (a read failure stays its Drop)."""
+    if isinstance(record.payload, Drop):
+        return record.payload
+    got = words(record.payload.decode())
+    return got if isinstance(got, Drop) else [(word, os.getpid()) for word in got]
+
+
+def word_counts_of_pairs(outputs: list) -> list:
+    return word_counts([word for word, _ in outputs])

@@ -565,3 +565,77 @@ def test_a_dry_run_starts_no_worker(tmp_path):
         assert pool.current() is None and not os.path.exists(path)
     finally:
         pool.configure(0)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+@pytest.mark.parametrize("merge", [None, pool_steps.word_counts_of_pairs])
+def test_blocks_read_where_they_are_worked_on_give_what_blocks_read_here_give(tmp_path, workers, merge):
+    """A reference file's RangeBlocks (ReadRecords(blocks=True) on a line range): the stage
+    reads each block where it works on it, on the pool's workers, and the outputs, rejects
+    (ids with their line numbers) and tallies are those of the same lines read by the job's
+    process and sent as lists of records."""
+    from annotators.audits.records import AuditSource
+    from pipelines.engine import ranges, records
+
+    path = tmp_path / "ref.txt"
+    path.write_bytes("\n".join(RECORDS).encode() + b"\n")
+    source = AuditSource(str(path), "outgen", "ref.txt")
+    lines = ranges.LineRange(str(path), "ref.txt", 0, path.stat().st_size, 1, source)
+    lazy = list(records.range_blocks(lines, size=512))
+    eager = [b.records() for b in lazy]
+    assert len(lazy) > 4 and [r for b in eager for r in b] == list(records.stream_range(lines, None))
+    pool.configure(workers)
+    try:
+        kwargs = {"blocks": True, "merge": merge, "input_id": lambda r: r.input_id}
+        read_there = _collect_raw(pool_steps.line_words, lazy, **kwargs)
+        read_here = _collect_raw(pool_steps.line_words, eager, **kwargs)
+    finally:
+        pool.configure(0)
+    if merge is None:  # the words, and the processes that cut them
+        pids = {pid for _, pid in read_there["main"]}
+        assert (os.getpid() not in pids) if workers else (pids == {os.getpid()})
+        read_there["main"] = sorted(word for word, _ in read_there["main"])
+        read_here["main"] = sorted(word for word, _ in read_here["main"])
+    assert read_there == read_here
+    assert sorted(set(read_there["rejects"])) == [("ref.txt:701", "empty"), ("ref.txt:702", "internal_error")]
+    tallies = dict(read_there["tallies"])
+    assert (tallies["s|read"], tallies["s|written"], tallies["s|rejected"]) == (702, 700, 2)
+
+
+def _collect_raw(fn, elements, **kwargs):
+    """`_collect` for a stage with its own input_id (RawRecords, blocks of them)."""
+    _OUT.clear()
+    with beam.Pipeline(runner=FnApiRunner()) as p:
+        result = p | beam.Create(elements) | Stage("s", fn, **kwargs)
+        result["main"] | "Main" >> beam.combiners.ToList() | "KeepMain" >> keep("main")
+        (
+            result[REJECTS]
+            | beam.Map(lambda r: (r["input_id"], r["reason"]))
+            | "R" >> beam.combiners.ToList()
+            | "KR" >> keep("rejects")
+        )
+        result[TALLY] | beam.CombinePerKey(sum) | "T" >> beam.combiners.ToList() | "KT" >> keep("tallies")
+    return dict(_OUT)
+
+
+def test_a_block_read_there_whose_merge_fails_rejects_each_of_its_lines(tmp_path):
+    """No ids come back from a block whose merge failed: they are read again here, so each
+    line is one internal_error reject under its own id."""
+    from annotators.audits.records import AuditSource
+    from pipelines.engine import ranges, records
+
+    path = tmp_path / "ref.txt"
+    path.write_bytes(b"a b\nc\n")
+    source = AuditSource(str(path), "outgen", "ref.txt")
+    lines = ranges.LineRange(str(path), "ref.txt", 0, 6, 1, source)
+    out = _collect_raw(
+        pool_steps.line_words,
+        list(records.range_blocks(lines)),
+        blocks=True,
+        merge=pool_steps.bad_merge,
+        input_id=lambda r: r.input_id,
+    )
+    assert out["main"] == [] and sorted(out["rejects"]) == [
+        ("ref.txt:1", "internal_error"),
+        ("ref.txt:2", "internal_error"),
+    ]

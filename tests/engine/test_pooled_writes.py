@@ -145,6 +145,7 @@ def test_a_task_that_holds_a_jobs_wiring_is_known():
         "pipelines.engine.parquet_files",
         "pipelines.engine.jsontext",
         "pipelines.engine.pool_worker",
+        "pipelines.engine.textlines",
     ],
 )
 def test_the_modules_a_worker_writes_with_do_not_import_beam(module):

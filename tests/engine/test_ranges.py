@@ -107,3 +107,47 @@ def test_blocks_of_records_hold_every_record_in_order_and_stay_bounded(tmp_path,
     # each block but the last ends with the record that reached 500 bytes (or the 100th)
     assert all(sum(len(r.payload) for r in b[:-1]) < 500 and len(b) < 100 for b in blocks[:-1])
     assert all(sum(len(r.payload) for r in b) >= 500 for b in blocks[:-1])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    data=st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\n\n", b"\xe4\xb8\xad", b"\r\n", b""]), max_size=60).map(
+        b"".join
+    ),
+    range_bytes=st.integers(min_value=1, max_value=12),
+    block_bytes=st.integers(min_value=1, max_value=7),
+)
+def test_blocks_read_where_they_are_worked_on_hold_the_ranges_records(tmp_path_factory, data, range_bytes, block_bytes):
+    """`range_blocks` cuts each numbered range into RangeBlocks numbered here; read (on a pool
+    worker, `records()`), they give exactly the records, ids and line numbers that reading
+    the whole file in one go gives, and no block is empty."""
+    from annotators.audits import records as ar
+    from pipelines.engine import records
+
+    path = tmp_path_factory.mktemp("b") / "ref.txt"
+    path.write_bytes(data)
+    source = ar.AuditSource(str(path), "outgen", "ref.txt")
+    planned = ranges.plan_ranges(str(path), "ref.txt", len(data), range_bytes=range_bytes, source=source)
+    numbered = ranges.number_ranges([ranges.line_starts(r) for r in planned])
+    if numbered[0].end < 0:  # an empty file is one whole range, read here as before
+        return
+    blocks = [b for r in numbered for b in records.range_blocks(r, size=block_bytes)]
+    assert all(b.records() for b in blocks)
+    got = [r for b in blocks for r in b.records()]
+    whole = ranges.LineRange(str(path), "ref.txt", 0, -1, 1, source)
+    assert got == list(records.stream_range(whole, None))
+
+
+def test_a_block_whose_file_is_gone_is_one_unreadable_file_record(tmp_path):
+    from annotators.audits import records as ar
+    from pipelines.engine import records
+
+    path = tmp_path / "ref.txt"
+    path.write_bytes(b"one\ntwo\nthree\n")
+    source = ar.AuditSource(str(path), "outgen", "ref.txt")
+    blocks = list(records.range_blocks(ranges.LineRange(str(path), "ref.txt", 0, 14, 1, source), size=5))
+    # lines start at bytes 0, 4 and 8: [10, 14) holds no line start and is no block
+    assert [(b.start, b.end, b.first_line) for b in blocks] == [(0, 5, 1), (5, 10, 3)]
+    path.unlink()
+    (gone,) = blocks[1].records()
+    assert gone.input_id == "ref.txt:3" and gone.payload.reason == "unreadable_file"
