@@ -216,6 +216,7 @@ class Pool:
         self._reaper: threading.Thread | None = None
         self._closed = threading.Event()
         self._warming: _Worker | None = None  # the worker that warms and clones (Pool.warm)
+        self._prefetch: list[Callable[[], None]] = []  # Pool.prefetch: run once this process waits
 
     def _start(self) -> None:
         for i, worker in enumerate(self._workers):
@@ -248,9 +249,23 @@ class Pool:
             self._pump(block=False)
             return task
 
+    def prefetch(self, load: Callable[[], None]) -> None:
+        """Run `load` (imports this process needs at the job's end, such as the figures'
+        matplotlib) on a thread of this process the first time it waits for the workers: the
+        core it would leave idle does it, instead of the job's serial tail."""
+        with self._lock:
+            self._prefetch.append(load)
+
+    def _start_prefetch(self) -> None:
+        loads, self._prefetch = self._prefetch, []
+        for load in loads:
+            threading.Thread(target=_quietly, args=(load,), name="storybench-prefetch", daemon=True).start()
+
     def wait(self, task: Task, block: bool = True) -> bool:
         """Whether `task` has its reply (with `block`, wait until it has)."""
         with self._lock:
+            if block and task.reply is None and self._prefetch:
+                self._start_prefetch()
             while task.reply is None:
                 self._pump(block=block)
                 if not block:
@@ -458,6 +473,14 @@ class Batches:
         self.send()
         while self._in_flight:
             yield from self.ready(block=True)
+
+
+def _quietly(load: Callable[[], None]) -> None:
+    """A prefetch: what fails here fails again, and is reported, where it is needed."""
+    try:
+        load()
+    except Exception:
+        pass
 
 
 # modules of `pipelines` that never import Beam, whose functions a worker may run

@@ -14,9 +14,9 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from annotators.core.card import complete_card, default_card
-from annotators.core.figures import Figure
+from annotators.core.figures import Figure, load_drawing
 from annotators.core.hf_card import readme as hf_readme
-from pipelines.engine import usage
+from pipelines.engine import pool, usage
 from pipelines.engine.gather import Gather, once
 from pipelines.engine.paths import join, write_text
 from pipelines.engine.sorted_tables import SPILL_FOLDER, TableSpec, WriteTables
@@ -159,6 +159,8 @@ class JobReport:
             self._extras[name] = (pcoll, default, name)
 
     def finish(self, p: beam.Pipeline) -> None:
+        if self.figures and pool.current() is not None:  # matplotlib's import, off the job's tail
+            pool.current().prefetch(load_drawing)
         warnings = usage.WARNINGS[self._warned_from :]
         if warnings:  # stats.json `warnings` and a card section (empty inputs, empty layouts)
             self.extra("warnings", p | "Warnings" >> beam.Create([list(warnings)]))

@@ -639,3 +639,41 @@ def test_a_block_read_there_whose_merge_fails_rejects_each_of_its_lines(tmp_path
         ("ref.txt:1", "internal_error"),
         ("ref.txt:2", "internal_error"),
     ]
+
+
+def test_a_prefetch_runs_once_on_a_thread_when_the_job_first_waits_for_the_workers(two_workers):
+    """Pool.prefetch (the figures' matplotlib import, JobReport.finish): not run when it is
+    registered, run once, on a thread of the job's process, once a stage waits for its
+    tasks; a prefetch that fails is quiet (the import fails again where it is needed)."""
+    import threading
+
+    ran: list[str] = []
+    pool.current().prefetch(lambda: ran.append(threading.current_thread().name))
+    pool.current().prefetch(lambda: 1 / 0)
+    assert ran == []
+    _collect(pool_steps.words, RECORDS)
+    _collect(pool_steps.words, RECORDS)
+    for thread in threading.enumerate():
+        if thread.name == "storybench-prefetch":
+            thread.join(10)
+    assert ran == ["storybench-prefetch"]
+
+
+def test_a_job_with_figures_prefetches_their_import_only_when_it_has_a_pool(tmp_path, monkeypatch):
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from annotators.core.figures import load_drawing
+    from pipelines.engine.report import JobReport
+
+    loads: list = []
+    monkeypatch.setattr(pool.Pool, "prefetch", lambda self, load: loads.append(load))
+    figures = [object()]
+    for workers in (0, 2):
+        pool.configure(workers)
+        try:
+            out = str(tmp_path / f"out{workers}")
+            report = JobReport(out, "t", config={}, seed=None, inputs=[], options=PipelineOptions([]), figures=figures)
+            report.finish(beam.Pipeline(runner=FnApiRunner()))
+        finally:
+            pool.configure(0)
+    assert loads == [load_drawing]
