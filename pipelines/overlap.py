@@ -6,7 +6,8 @@
 The test side's 8-grams (small) become a side input of the reference stage, so the reference
 (text lines, JSON lines or parquet, any size) streams through reading, tokenising and matching
 in one fused step, in blocks of about 1 MB of records (one Beam element each, and one pool
-task in a local run with several processes), and only its 8-grams that occur in the test set
+task in a local run with several processes; a text or JSON-lines block is read by the worker
+that works on it, pipelines.engine.textlines.RangeBlock), and only its 8-grams that occur in the test set
 leave the worker, one value per block: memory and shuffle are bounded by the test side, never
 by the reference. The definitions are in annotators/ngram_overlap.py and in CARD.md.
 """
