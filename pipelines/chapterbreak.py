@@ -27,7 +27,6 @@ from annotators.chapterbreak.subsets import KINDS, per_book_cap
 from annotators.harness import chapterbreak as harness_tasks
 from annotators.text.tokenizers import get_tokenizer
 from pipelines.engine import (
-    PROCESSES,
     REJECTS,
     ExportFromTable,
     JobReport,
@@ -392,7 +391,7 @@ def run(argv=None):
         figures=CB_FIGURES,
         attachments=harness_tasks.attachments,
     )
-    p = make_pipeline(options, local_mode=PROCESSES)
+    p = make_pipeline(options)  # every core on the pool (Beam's own processes held 2.5x one's memory)
     keep_unchaptered = bool(ex_cfg.subsets)
     inputs = _read_inputs(p, args)
     parsed = []

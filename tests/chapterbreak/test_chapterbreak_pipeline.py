@@ -131,14 +131,17 @@ def test_released_layout_matches_examples(built):
                 assert [i["negs"] for i in items] == [list(n) for n in mine.negatives]
 
 
-def test_deterministic_on_two_workers(built, tmp_path):
+@pytest.mark.parametrize(
+    "workers",
+    [["--direct_num_workers=2"], ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]],
+    ids=["pool", "beam_processes"],
+)
+def test_deterministic_on_two_workers(built, tmp_path, workers):
+    """Two processes give one process's bytes: the default pool of workers, and Beam's own
+    worker processes when asked for by name."""
     out, books, ao3 = built
     out2 = tmp_path / "out2"
-    run(
-        ["--gutenberg", str(books / "*.txt"), "--ao3", str(ao3), "--output", str(out2)]
-        + ARGS
-        + ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
-    )
+    run(["--gutenberg", str(books / "*.txt"), "--ao3", str(ao3), "--output", str(out2)] + ARGS + workers)
     files = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(out2) for p in out2.rglob("*") if p.is_file())
     for rel in files:
