@@ -110,17 +110,8 @@ def stream_range(r: ranges.LineRange, columns: Sequence[str] | None):
         yield from stream_records(r.source, columns)
         return
     path, task, name = r.source
-    kind = ar.file_kind(path)
-    number = r.first_line - 1
-    try:
-        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-            for raw in counted(ranges.range_lines(f, r)):
-                number += 1
-                yield ar.RawRecord(f"{name}:{number}", task, kind, raw.rstrip(b"\r"))
-    except Exception as exc:  # a file that breaks mid-way: one rejects row, the rest kept
-        yield ar.RawRecord(
-            f"{name}:{number + 1}", task, kind, Drop("unreadable_file", f"{type(exc).__name__}: {exc}"[:300])
-        )
+    block = RangeBlock(path, name, task, ar.file_kind(path), r.start, r.end, r.first_line)
+    yield from block.stream(counted)  # one reader of a range's lines, here and on the workers
 
 
 def _payload_size(payload) -> int:

@@ -108,21 +108,25 @@ class RangeBlock(NamedTuple):
     first_line: int
 
     def records(self) -> list:
-        """The block's RawRecords ("name:line", task, kind, the line without "\\r"); a read
-        that fails mid-way keeps the lines before it and adds one `unreadable_file` record."""
+        """The block's RawRecords, as a list (`stream`)."""
+        return list(self.stream())
+
+    def stream(self, lines=iter):
+        """The block's RawRecords ("name:line", task, kind, the line without "\\r"), read as
+        they go (`lines` wraps the line iterator: a progress count); a read that fails mid-way
+        keeps the lines before it and adds one `unreadable_file` record."""
         from annotators.audits.records import RawRecord
         from annotators.core.outcome import Drop
 
-        out, number = [], self.first_line - 1
+        number = self.first_line - 1
         try:
             with _open_bytes(self.path) as f:
-                for raw in range_lines(f, self):
+                for raw in lines(range_lines(f, self)):
                     number += 1
-                    out.append(RawRecord(f"{self.name}:{number}", self.task, self.kind, raw.rstrip(b"\r")))
+                    yield RawRecord(f"{self.name}:{number}", self.task, self.kind, raw.rstrip(b"\r"))
         except Exception as exc:
             detail = f"{type(exc).__name__}: {exc}"[:300]
-            out.append(RawRecord(f"{self.name}:{number + 1}", self.task, self.kind, Drop("unreadable_file", detail)))
-        return out
+            yield RawRecord(f"{self.name}:{number + 1}", self.task, self.kind, Drop("unreadable_file", detail))
 
 
 def _open_bytes(path: str):
