@@ -87,7 +87,7 @@ class ReleasedWriter:
 
 
 def _string_json(text: str) -> str:
-    """`json.dumps(text, ensure_ascii=False)`, byte for byte (tests/chapterbreak/test_card.py),
+    """`json.dumps(text, ensure_ascii=False)`, byte for byte (tests/chapterbreak/test_chapterbreak_released.py),
     about seven times faster on book-length text: the released files of a PG-19-size build
     hold gigabytes of prefixes, and their writing is the job's serial tail. orjson refuses
     a lone surrogate, which only a text decoded with `surrogateescape` can hold: json's
