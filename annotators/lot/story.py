@@ -17,7 +17,6 @@ import codecs
 import dataclasses
 import json
 import re
-import sys
 from typing import Any
 
 from annotators.core.ids import stable_hash, stable_id
@@ -291,10 +290,6 @@ def sentence_tokens(
         joined = "".join(sentences)
         off_tokens = segmenter.lcut(joined, HMM=False) if off else []
         pos_tokens = segmenter.cut_tagged(joined) if pos else []
-    # One object per distinct word: the examples' Table 3 numbers carry these words back from
-    # a pool worker, where a pickle then holds each word once, and the job's process hashes
-    # each word object once when it counts the vocabulary.
-    words = tuple(tuple(map(sys.intern, w)) for w in words)
     return words, tuple(off_tokens), tuple(pos_tokens)
 
 

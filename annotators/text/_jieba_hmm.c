@@ -37,6 +37,9 @@ static PyMethodDef methods[] = {
      "finalseg_model(start, trans, emit) -> jieba.finalseg's HMM tables, for finalseg_cut()"},
     {"finalseg_cut", jh_finalseg_cut, METH_VARARGS,
      "finalseg_cut(model, text) -> [word, ...]: jieba.finalseg's Viterbi over a run of Han characters"},
+    {"walk", jh_walk, METH_VARARGS,
+     "walk(tokens, freq, tags, on_cache, on_miss, pos_cache, pos_miss) -> (words, pairs): jieba's HMM-on words "
+     "(whitespace left out, interned) and posseg's pairs from the HMM-off tokens of Han-only blocks"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -30,4 +30,5 @@ PyObject *jh_posseg_model(PyObject *self, PyObject *args);   /* _jieba_hmm_table
 PyObject *jh_posseg_cut(PyObject *self, PyObject *args);     /* _jieba_hmm_posseg.c */
 PyObject *jh_finalseg_model(PyObject *self, PyObject *args); /* _jieba_hmm_finalseg.c */
 PyObject *jh_finalseg_cut(PyObject *self, PyObject *args);   /* _jieba_hmm_finalseg.c */
+PyObject *jh_walk(PyObject *self, PyObject *args);           /* _jieba_hmm_walk.c */
 #endif

@@ -94,7 +94,7 @@ class Tagger:
         self.tables = (posseg.char_state_tab_P, posseg.start_P, posseg.trans_P, posseg.emit_P)
         self._model = native.posseg_model(hmm_states(self.tables), *self.tables) if native is not None else None
         self._native = native
-        self._cache: dict[str, tuple[tuple[str, str], ...]] = {}
+        self.runs: dict[str, tuple[tuple[str, str], ...]] = {}  # unknown run -> its pairs (`detail`)
 
     def hmm_cut(self, run: str) -> list[tuple[str, str]]:
         """posseg's HMM pairs of a run of Han characters."""
@@ -105,10 +105,10 @@ class Tagger:
     def detail(self, run: str) -> tuple[tuple[str, str], ...]:
         """posseg's `__cut_detail` of an unknown run (cached): Han parts through the HMM, the
         rest as numbers (m), letters and digits (eng) or other characters (x)."""
-        got = self._cache.get(run)
+        got = self.runs.get(run)
         if got is None:
-            if len(self._cache) > _MAX_CACHED:
-                self._cache.clear()
+            if len(self.runs) > _MAX_CACHED:
+                self.runs.clear()
             pairs: list[tuple[str, str]] = []
             for blk in RE_HAN_DETAIL.split(run):
                 if RE_HAN_DETAIL.match(blk):
@@ -117,7 +117,7 @@ class Tagger:
                 for x in RE_SKIP_DETAIL.split(blk):
                     if x:
                         pairs.append((x, "m" if RE_NUM.match(x) else "eng" if RE_ENG.match(x) else "x"))
-            got = self._cache[run] = tuple(pairs)
+            got = self.runs[run] = tuple(pairs)
         return got
 
     def run(self, buf: str, out: list) -> None:

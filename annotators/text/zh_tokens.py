@@ -11,7 +11,8 @@ Backends (`--zh-backend` / STORYBENCH_ZH_BACKEND: auto, jieba or rjieba):
   jieba itself and each long stretch between them to ONE rjieba call. rjieba's HMM step
   differs from jieba's on some unknown runs (e.g. '今江江江来'), so the HMM-on words are
   jieba's `__cut_DAG` over rjieba's route (its HMM-off tokens of Han-only blocks are the route
-  words) with jieba's own HMM for unknown runs (`finalseg`, in C when `_jieba_hmm` is built);
+  words) with jieba's own HMM for unknown runs (`finalseg`, in C when `_jieba_hmm` is built,
+  which also walks the route for `cut_sentences`);
   blocks holding ASCII letters or digits go to jieba. The same tokens by construction, proven
   on the canary texts at start-up (else a warning and jieba) and in the tests on real stories
   and on generated strings. The tagged cut (posseg) is in `zh_posseg.py`.
@@ -28,6 +29,7 @@ import json
 import logging
 import os
 import re
+import sys
 import threading
 
 LOG = logging.getLogger("storybench")
@@ -40,6 +42,7 @@ _RESOLVED: dict[str, str] = {}
 _DEFAULT = {"backend": os.environ.get("STORYBENCH_ZH_BACKEND", "auto")}
 _HERE = os.path.dirname(__file__)
 _MAX_CACHED = 200_000  # finalseg results kept per process (unknown runs recur: names, places)
+_MAX_VOCAB = 500_000  # words the C walk keeps with their tags (about 100 MB at most)
 
 # jieba 0.42.1's block patterns (jieba/__init__.py: re_han_default, re_skip_default).
 RE_HAN = re.compile("([\u4e00-\u9fd5a-zA-Z0-9+#&\\._%\\-]+)", re.U)
@@ -99,6 +102,7 @@ class Segmenter:
         self.pos_exact = True  # False after the rjieba tagged cut failed its canary check
         self._freq = jieba.dt.FREQ
         self._hmm_cache: dict[str, tuple[str, ...]] = {}
+        self._vocab: dict[str, tuple[str, str]] = {}  # word -> (interned word, posseg tag): the C walk's
         self._finalseg = _native_finalseg() if fast is not None else None
 
     def _cut(self, text: str, hmm: bool) -> list[str]:
@@ -162,18 +166,19 @@ class Segmenter:
             out.append(buf)
         elif not self._freq.get(buf):
             got = self._hmm_cache.get(buf)
-            if got is None:
-                from jieba import finalseg
-
-                if len(self._hmm_cache) > _MAX_CACHED:
-                    self._hmm_cache.clear()
-                native = self._finalseg if not finalseg.Force_Split_Words else None
-                got = self._hmm_cache[buf] = tuple(
-                    native[0].finalseg_cut(native[1], buf) if native else finalseg.cut(buf)
-                )
-            out.extend(got)
+            out.extend(got if got is not None else self._hmm_words(buf))
         else:
             out.extend(buf)
+
+    def _hmm_words(self, buf: str) -> tuple[str, ...]:
+        """jieba's HMM words (`finalseg.cut`) of an unknown run, kept in the run cache."""
+        from jieba import finalseg
+
+        if len(self._hmm_cache) > _MAX_CACHED:
+            self._hmm_cache.clear()
+        native = self._finalseg if not finalseg.Force_Split_Words else None
+        got = self._hmm_cache[buf] = tuple(native[0].finalseg_cut(native[1], buf) if native else finalseg.cut(buf))
+        return got
 
     def load_tagging(self):
         """Load posseg's tables (a DoFn's setup); with rjieba, check the tagged cut once on the
@@ -263,16 +268,60 @@ class Segmenter:
     ) -> tuple[tuple[tuple[str, ...], ...], list[str] | None, list[tuple[str, str]] | None]:
         """(the HMM-on words of each sentence without whitespace tokens, the HMM-off tokens and
         the `jieba.posseg` pairs of the sentences one after another; a mode turned off is
-        None): `cut_all` of each sentence."""
+        None): `cut_all` of each sentence, walked in C (`_native_walk`) where it can be.
+
+        The words are interned, one object per distinct word: the examples' Table 3 numbers
+        carry them back from a pool worker, where a pickle then holds each word once, and the
+        job's process hashes each word object once when it counts the vocabulary."""
         words, off_tokens, pos_tokens = [], [] if off else None, [] if pos else None
+        walk = self._native_walk() if pos else None
         for sentence in sentences:
+            if walk is not None:
+                # Han-only blocks: rjieba's HMM-off tokens are the route words, walked in C; each
+                # block it may cut differently (`spans`) is cut on its own, as jieba's cut is
+                # block-local
+                pieces = (
+                    [(0, len(sentence), True)]
+                    if RE_POS_DIFFERS.search(sentence) is None
+                    else spans(sentence, RE_POS_DIFFERS)
+                )
+                sentence_words: list[str] = []
+                for start, end, same in pieces:
+                    piece = sentence[start:end]
+                    if same:
+                        off_part = self._fast.cut(piece, False)
+                        on_part, pos_part = walk(off_part)
+                    else:
+                        on_part, off_part, pos_part = self.cut_all(piece, off=off, pos=pos)
+                        on_part = list(map(sys.intern, filter(str.strip, on_part)))
+                    sentence_words.extend(on_part)
+                    if off:
+                        off_tokens.extend(off_part)
+                    pos_tokens.extend(pos_part)
+                words.append(tuple(sentence_words))
+                continue
             on_part, off_part, pos_part = self.cut_all(sentence, off=off, pos=pos)
-            words.append(tuple(filter(str.strip, on_part)))  # whitespace tokens dropped
+            words.append(tuple(map(sys.intern, filter(str.strip, on_part))))  # whitespace tokens dropped
             if off:
                 off_tokens.extend(off_part)
             if pos:
                 pos_tokens.extend(pos_part)
         return tuple(words), off_tokens, pos_tokens
+
+    def _native_walk(self):
+        """`walk(tokens) -> (words, pairs)`: `_walk_both` in C (`_jieba_hmm.walk`, the words
+        without whitespace tokens and interned), or None (the reference backend, no C module,
+        or a tagged cut that failed its canary check)."""
+        if self._fast is None or self._finalseg is None:
+            return None
+        tagger = self.load_tagging()
+        if tagger is None or not self.pos_exact or tagger._model is None:
+            return None
+        if len(self._vocab) > _MAX_VOCAB:
+            self._vocab.clear()
+        walk, freq, tags, vocab = self._finalseg[0].walk, self._freq, tagger.tags, self._vocab
+        runs, hmm_words, tagged_runs, detail = self._hmm_cache, self._hmm_words, tagger.runs, tagger.detail
+        return lambda tokens: walk(tokens, freq, tags, vocab, runs, hmm_words, tagged_runs, detail)
 
     def lcut(self, text: str, HMM: bool = True) -> list[str]:  # noqa: N803 (jieba's spelling)
         """`jieba.lcut(text, HMM=HMM)`."""

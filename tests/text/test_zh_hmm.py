@@ -130,3 +130,77 @@ def test_the_hmm_on_cut_is_jiebas_with_and_without_c(monkeypatch, native_on):
     assert (seg._finalseg is None) == (native_on == "0")
     for text in zh_tokens.canary_texts() + ["今江江江来", "驴夫卜杜勒鹦鹉螺在2020年说"]:
         assert seg.cut_both(text) == (jieba.lcut(text), jieba.lcut(text, HMM=False)), text
+
+
+# HMM-off tokens of stretches whose jieba blocks hold Han only: dictionary words, single Han
+# characters (route steps, which form unknown and known runs), and what lies between blocks:
+# punctuation, every kind of whitespace, "\r\n".
+WALK_TOKENS = st.lists(
+    st.sampled_from(
+        HAN
+        + ["北京", "清华大学", "今天", "天气", "长江大桥", "鹦鹉螺", "欧阳"]
+        + list("，。！？“”…")
+        + [" ", "  ", "\t", "\u3000", "\r\n", "\n", "\xa0"]
+    ),
+    max_size=40,
+)
+
+
+def _segmenter_with_walk():
+    seg = zh_tokens._accelerated_segmenter()
+    walk = seg._native_walk()
+    if walk is None:
+        pytest.skip("the _jieba_hmm C module is not built here")
+    return seg, walk
+
+
+@settings(max_examples=300, deadline=None)
+@given(WALK_TOKENS)
+def test_the_native_walk_is_the_python_walk(tokens):
+    """`_jieba_hmm.walk` gives `Segmenter._walk_both`'s words (whitespace tokens left out) and
+    pairs, its words interned, whatever its caches already hold."""
+    import sys
+
+    seg, walk = _segmenter_with_walk()
+    on, pairs = [], []
+    seg._walk_both(list(tokens), on, pairs)
+    for _ in range(2):  # the second time every word and run comes from the caches
+        words, got = walk(list(tokens))
+        assert words == [w for w in on if w.strip()]
+        assert got == pairs
+        assert all(sys.intern(w) is w for w in words)
+        assert all(type(p) is tuple and len(p) == 2 for p in got)
+
+
+def test_the_native_walk_refuses_what_is_not_a_list_of_str():
+    seg, walk = _segmenter_with_walk()
+    with pytest.raises(TypeError):
+        walk(("北京",))
+    with pytest.raises(TypeError):
+        walk(["北京", 3])
+    assert walk([]) == ([], [])
+
+
+def test_the_native_walk_calls_the_hmms_only_for_unknown_runs():
+    """A run that is a dictionary word (今天 as two route steps) is its characters; an unknown
+    run goes through both HMMs once, then comes from the caches."""
+    seg, _ = _segmenter_with_walk()
+    tagger = seg.load_tagging()
+    calls = []
+
+    def on_miss(run):
+        calls.append(("on", run))
+        return seg._hmm_words(run)
+
+    def pos_miss(run):
+        calls.append(("pos", run))
+        return tagger.detail(run)
+
+    module = zh_posseg.native_module()
+    args = (seg._freq, tagger.tags, {}, seg._hmm_cache, on_miss, tagger.runs, pos_miss)
+    tokens = ["今", "天", "，", "卜", "杜", "勒"]
+    words, pairs = module.walk(tokens, *args)
+    assert module.walk(tokens, *args) == (words, pairs)
+    assert calls == [("on", "卜杜勒"), ("pos", "卜杜勒")]
+    assert words == ["今", "天", "，", *seg._hmm_cache["卜杜勒"]]
+    assert pairs == [("今", tagger.tags["今"]), ("天", tagger.tags["天"]), ("，", "x"), *tagger.runs["卜杜勒"]]
