@@ -1,7 +1,7 @@
 #include "_jieba_hmm.h"
 
 /* ---------------------------------------------------------------------------------------
- * walk(tokens, freq, tags, vocab, on_cache, on_miss, pos_cache, pos_miss) -> (words, pairs)
+ * walk(tokens, freq, tags, vocab, on_cache, on_miss, pos_cache, pos_miss[, ends]) -> (words, pairs)
  *
  * jieba's HMM-on words and jieba.posseg's (word, tag) pairs of a stretch whose jieba blocks
  * hold Han characters only, from its HMM-off tokens (rjieba's, which are jieba's route words
@@ -19,6 +19,13 @@
  * word interned; the pairs share those string objects. `vocab` (word -> its pair, filled
  * here; the caller bounds its size) makes a word seen before cost one look-up: in the large
  * dictionaries (tags, and the interned strings) every look-up is a cache miss.
+ *
+ * With `ends` (the sentences' end offsets in the tokens' text, ascending), `words` is a list of
+ * one tuple of words per sentence, each sentence walked on its own (a run ends where its
+ * sentence does), as walking each sentence's own tokens gives them; None when that cannot be
+ * so: a token runs across a sentence's end, or two sentences meet inside a jieba block (the
+ * characters on both sides in [\u4e00-\u9fd5a-zA-Z0-9+#&._%-]), where cutting the whole text
+ * may differ from cutting each sentence.
  * ------------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -164,43 +171,98 @@ flush(Walk *w, PyObject *text, Py_ssize_t start, Py_ssize_t end)
     return rc;
 }
 
+/* whether a character is in jieba's blocks ([\u4e00-\u9fd5a-zA-Z0-9+#&._%-]) */
+static int
+block_char(Py_UCS4 c)
+{
+    return (c >= 0x4E00 && c <= 0x9FD5) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c < 128 && strchr("+#&._%-", (int)c) != NULL && c != 0);
+}
+
+/* the current sentence's words, as a tuple, onto `sentences`; a new list for the next one */
+static int
+close_sentence(Walk *w, PyObject *sentences)
+{
+    PyObject *words = PyList_AsTuple(w->words);
+    if (words == NULL)
+        return -1;
+    int rc = PyList_Append(sentences, words);
+    Py_DECREF(words);
+    if (rc < 0)
+        return -1;
+    Py_SETREF(w->words, PyList_New(0));
+    return w->words == NULL ? -1 : 0;
+}
+
 PyObject *
 jh_walk(PyObject *self, PyObject *args)
 {
-    PyObject *tokens;
+    PyObject *tokens, *ends = Py_None, *sentences = NULL, *out = NULL;
     Walk w = {0};
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!OO!O", &PyList_Type, &tokens, &PyDict_Type, &w.freq, &PyDict_Type, &w.tags,
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!OO!O|O", &PyList_Type, &tokens, &PyDict_Type, &w.freq, &PyDict_Type, &w.tags,
                           &PyDict_Type, &w.vocab, &PyDict_Type, &w.on_cache, &w.on_miss, &PyDict_Type, &w.pos_cache,
-                          &w.pos_miss))
+                          &w.pos_miss, &ends))
         return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(tokens);
+    if (ends != Py_None && !PyList_Check(ends)) {
+        PyErr_SetString(PyExc_TypeError, "walk() takes its sentences' ends as a list of int");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(tokens), n_ends = ends != Py_None ? PyList_GET_SIZE(ends) : 0, si = 0, at = 0;
+    Py_ssize_t closed_at = 0; /* where the last sentence closed */
+    Py_UCS4 last = 0; /* the last character of the previous token */
     w.words = PyList_New(0);
     w.pairs = PyList_New(0);
     w.x = PyUnicode_InternFromString("x");
+    sentences = ends != Py_None ? PyList_New(0) : NULL;
     /* the run is built as one string: its characters, in order */
     Py_UCS4 *buf = PyMem_New(Py_UCS4, 64);
     Py_ssize_t cap = 64, len = 0;
-    if (w.words == NULL || w.pairs == NULL || w.x == NULL || buf == NULL)
-        goto fail;
+    if (w.words == NULL || w.pairs == NULL || w.x == NULL || buf == NULL || (ends != Py_None && sentences == NULL))
+        goto done;
     for (Py_ssize_t i = 0; i <= n; i++) {
         PyObject *t = i < n ? PyList_GET_ITEM(tokens, i) : NULL;
         if (t != NULL && !PyUnicode_Check(t)) {
             PyErr_SetString(PyExc_TypeError, "walk() takes a list of str tokens");
-            goto fail;
+            goto done;
         }
         Py_ssize_t tn = t != NULL ? PyUnicode_GET_LENGTH(t) : 0;
-        if (tn == 1) {
-            Py_UCS4 c = PyUnicode_READ_CHAR(t, 0);
-            if (c >= 0x4E00 && c <= 0x9FD5) {
-                if (len == cap) {
-                    cap *= 2;
-                    PyMem_Resize(buf, Py_UCS4, cap);
-                    if (buf == NULL)
-                        goto fail;
+        Py_UCS4 first = tn ? PyUnicode_READ_CHAR(t, 0) : 0;
+        int boundary = 0; /* a sentence ends before this token */
+        while (sentences != NULL && si < n_ends) {
+            Py_ssize_t end = PyLong_AsSsize_t(PyList_GET_ITEM(ends, si));
+            if (end == -1 && PyErr_Occurred())
+                goto done;
+            if (end > at && t != NULL)
+                break;
+            if (end != at) {
+                if (end > at || end < 0) {
+                    PyErr_SetString(PyExc_ValueError, "walk(): the sentences' ends do not match the tokens");
+                    goto done;
                 }
-                buf[len++] = c;
-                continue;
+                /* a token across a sentence's end: jieba cut one block over both sentences */
+                Py_INCREF(Py_None);
+                out = Py_None;
+                goto done;
             }
+            if (t != NULL && at > 0 && block_char(last) && block_char(first)) {
+                Py_INCREF(Py_None); /* two sentences meet inside a block */
+                out = Py_None;
+                goto done;
+            }
+            boundary = 1;
+            break;
+        }
+        if (tn == 1 && !boundary && first >= 0x4E00 && first <= 0x9FD5) {
+            if (len == cap) {
+                cap *= 2;
+                PyMem_Resize(buf, Py_UCS4, cap);
+                if (buf == NULL)
+                    goto done;
+            }
+            buf[len++] = first;
+            at += 1;
+            last = first;
+            continue;
         }
         if (len) {
             PyObject *run = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, len);
@@ -208,23 +270,42 @@ jh_walk(PyObject *self, PyObject *args)
             Py_XDECREF(run);
             len = 0;
             if (rc < 0)
-                goto fail;
+                goto done;
+        }
+        if (boundary) { /* every sentence that ends here, empty ones too */
+            while (si < n_ends) {
+                Py_ssize_t end = PyLong_AsSsize_t(PyList_GET_ITEM(ends, si));
+                if (end == -1 && PyErr_Occurred())
+                    goto done;
+                if (end != at)
+                    break;
+                if (close_sentence(&w, sentences) < 0)
+                    goto done;
+                closed_at = at;
+                si++;
+            }
+            if (t != NULL) {
+                i--; /* this token again, now in its sentence */
+                continue;
+            }
         }
         if (t == NULL)
             break;
         if (emit(&w, t) < 0)
-            goto fail;
+            goto done;
+        at += tn;
+        last = PyUnicode_READ_CHAR(t, tn - 1);
     }
-    PyMem_Free(buf);
-    Py_DECREF(w.x);
-    PyObject *out = PyTuple_Pack(2, w.words, w.pairs);
-    Py_DECREF(w.words);
-    Py_DECREF(w.pairs);
-    return out;
-fail:
+    if (sentences != NULL && (si < n_ends || closed_at != at)) { /* ends beyond the text, or text after them */
+        PyErr_SetString(PyExc_ValueError, "walk(): the sentences' ends do not match the tokens");
+        goto done;
+    }
+    out = PyTuple_Pack(2, sentences != NULL ? sentences : w.words, w.pairs);
+done:
     PyMem_Free(buf);
     Py_XDECREF(w.x);
     Py_XDECREF(w.words);
     Py_XDECREF(w.pairs);
-    return NULL;
+    Py_XDECREF(sentences);
+    return out;
 }

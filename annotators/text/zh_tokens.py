@@ -25,6 +25,7 @@ import time. `jieba.enable_paddle()` is never called (it tries to pip-install at
 from __future__ import annotations
 
 import importlib
+import itertools
 import json
 import logging
 import os
@@ -54,6 +55,7 @@ RE_DIFFERS = re.compile(f"[+#&._%\\-{EXTRA_HAN}]")
 # The same for the tagged cut, which walks rjieba's HMM-off tokens as the route of Han-only blocks.
 RE_POS_DIFFERS = re.compile(f"[a-zA-Z0-9+#&._%\\-{EXTRA_HAN}]")
 BLOCK_CHAR = re.compile("[\u4e00-\u9fd5a-zA-Z0-9+#&._%\\-]")
+HAN_RUN = re.compile("[\u4e00-\u9fd5]+")
 
 
 def configure(backend: str) -> None:
@@ -176,9 +178,46 @@ class Segmenter:
 
         if len(self._hmm_cache) > _MAX_CACHED:
             self._hmm_cache.clear()
-        native = self._finalseg if not finalseg.Force_Split_Words else None
+        native = self._finalseg if not finalseg.Force_Split_Words and HAN_RUN.fullmatch(buf) else None
         got = self._hmm_cache[buf] = tuple(native[0].finalseg_cut(native[1], buf) if native else finalseg.cut(buf))
         return got
+
+    def _block_route(self, block: str) -> tuple[list[str], list[str]] | None:
+        """jieba's route through a block of Han characters with ASCII letters or digits (no
+        `RE_DIFFERS` character) from rjieba's HMM-off tokens, which are jieba's there: jieba's
+        HMM-off cut joins consecutive single letters and digits of the route, so a token of two
+        or more ASCII letters and digits is its characters, unless it is a dictionary word (the
+        route might then hold it whole: None, and jieba cuts the block). (HMM-off tokens, route)."""
+        tokens, route = self._fast.cut(block, False), []
+        for t in tokens:
+            if len(t) > 1 and t.isascii() and t.isalnum():
+                if self._freq.get(t):
+                    return None
+                route.extend(t)
+            else:
+                route.append(t)
+        return tokens, route
+
+    def _walk_block(self, route: list[str], pos: list[tuple[str, str]]) -> list[str]:
+        """The HMM-on words of a block from its route (jieba's `__cut_DAG`: single-character
+        steps gather into runs), its posseg pairs onto `pos` (posseg's `__cut_DAG` over the
+        same route)."""
+        tagger, on, buf = self._tagger, [], ""
+        tags = tagger.tags
+        for t in route:
+            if len(t) == 1:
+                buf += t
+                continue
+            if buf:
+                self._run(buf, on)
+                tagger.run(buf, pos)
+                buf = ""
+            on.append(t)
+            pos.append((t, tags.get(t, "x")))
+        if buf:
+            self._run(buf, on)
+            tagger.run(buf, pos)
+        return on
 
     def load_tagging(self):
         """Load posseg's tables (a DoFn's setup); with rjieba, check the tagged cut once on the
@@ -273,8 +312,17 @@ class Segmenter:
         The words are interned, one object per distinct word: the examples' Table 3 numbers
         carry them back from a pool worker, where a pickle then holds each word once, and the
         job's process hashes each word object once when it counts the vocabulary."""
-        words, off_tokens, pos_tokens = [], [] if off else None, [] if pos else None
         walk = self._native_walk() if pos else None
+        if walk is not None and len(sentences) > 1:
+            # no block rjieba may cut differently: ONE rjieba call for the whole text, walked
+            # sentence by sentence in C (None when two sentences meet inside a block)
+            joined = "".join(sentences)
+            if RE_POS_DIFFERS.search(joined) is None:
+                tokens = self._fast.cut(joined, False)
+                walked = walk(tokens, list(itertools.accumulate(map(len, sentences))))
+                if walked is not None:
+                    return tuple(walked[0]), tokens if off else None, walked[1]
+        words, off_tokens, pos_tokens = [], [] if off else None, [] if pos else None
         for sentence in sentences:
             if walk is not None:
                 # Han-only blocks: rjieba's HMM-off tokens are the route words, walked in C; each
@@ -288,9 +336,15 @@ class Segmenter:
                 sentence_words: list[str] = []
                 for start, end, same in pieces:
                     piece = sentence[start:end]
+                    routed = None
+                    if not same and BLOCK_CHAR.match(piece) and not RE_DIFFERS.search(piece):
+                        routed = self._block_route(piece)  # a block holding letters or digits
                     if same:
                         off_part = self._fast.cut(piece, False)
                         on_part, pos_part = walk(off_part)
+                    elif routed is not None:
+                        off_part, pos_part = routed[0], []
+                        on_part = list(map(sys.intern, self._walk_block(routed[1], pos_part)))
                     else:
                         on_part, off_part, pos_part = self.cut_all(piece, off=off, pos=pos)
                         on_part = list(map(sys.intern, filter(str.strip, on_part)))
@@ -321,7 +375,7 @@ class Segmenter:
             self._vocab.clear()
         walk, freq, tags, vocab = self._finalseg[0].walk, self._freq, tagger.tags, self._vocab
         runs, hmm_words, tagged_runs, detail = self._hmm_cache, self._hmm_words, tagger.runs, tagger.detail
-        return lambda tokens: walk(tokens, freq, tags, vocab, runs, hmm_words, tagged_runs, detail)
+        return lambda tokens, ends=None: walk(tokens, freq, tags, vocab, runs, hmm_words, tagged_runs, detail, ends)
 
     def lcut(self, text: str, HMM: bool = True) -> list[str]:  # noqa: N803 (jieba's spelling)
         """`jieba.lcut(text, HMM=HMM)`."""

@@ -204,3 +204,46 @@ def test_the_native_walk_calls_the_hmms_only_for_unknown_runs():
     assert calls == [("on", "卜杜勒"), ("pos", "卜杜勒")]
     assert words == ["今", "天", "，", *seg._hmm_cache["卜杜勒"]]
     assert pairs == [("今", tagger.tags["今"]), ("天", tagger.tags["天"]), ("，", "x"), *tagger.runs["卜杜勒"]]
+
+
+SENTENCE_CHARS = HAN + ["北京", "清华大学", "今天", "长江大桥"] + list("，。！？“”…")
+SENTENCE_CHARS += [" ", "\t", "\r", "\n", "\u3000"]
+SENTENCES = st.lists(st.lists(st.sampled_from(SENTENCE_CHARS), max_size=12).map("".join), min_size=1, max_size=6)
+
+
+def _meet_in_a_block(sentences) -> bool:
+    texts = [s for s in sentences if s]
+    return any(
+        zh_tokens.BLOCK_CHAR.match(a[-1]) and zh_tokens.BLOCK_CHAR.match(b[0]) or (a[-1], b[0]) == ("\r", "\n")
+        for a, b in zip(texts, texts[1:])
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(SENTENCES)
+def test_the_native_walk_of_a_whole_text_is_the_walk_of_each_sentence(sentences):
+    """Walked with its sentences' ends, one cut of the joined text gives each sentence's own
+    words and the pairs of all of them; None exactly when two sentences meet inside a block
+    (or split a "\\r\\n"), where the joined text's tokens may differ."""
+    import itertools
+
+    seg, walk = _segmenter_with_walk()
+    walked = [walk(seg._fast.cut(s, False)) for s in sentences]
+    got = walk(seg._fast.cut("".join(sentences), False), list(itertools.accumulate(map(len, sentences))))
+    if _meet_in_a_block(sentences):
+        assert got is None or got == ([tuple(w) for w, _ in walked], [p for _, ps in walked for p in ps])
+    else:
+        assert got == ([tuple(w) for w, _ in walked], [p for _, ps in walked for p in ps])
+
+
+def test_the_native_walk_refuses_ends_that_do_not_match_its_tokens():
+    seg, walk = _segmenter_with_walk()
+    tokens = seg._fast.cut("我来到北京。他说。", False)
+    assert walk(tokens, [6, 9])[0] == [("我", "来到", "北京", "。"), ("他", "说", "。")]
+    for ends in ([6, 10], [6], [], [6, 9, 12]):
+        with pytest.raises(ValueError):
+            walk(tokens, ends)
+    assert walk(tokens, [2, 9]) is None  # "来到" runs across the first sentence's end
+    assert walk(tokens, [3, 9]) is None  # the first sentence ends inside a block
+    assert walk([], []) == ([], [])
+    assert walk([], [0, 0]) == ([(), ()], [])
