@@ -250,8 +250,26 @@ def posrake_phrases(tagged: Sequence[tuple[str, str]]) -> list[tuple[str, ...]]:
 
 def posrake_scored(tagged: Sequence[tuple[str, str]], max_words: int) -> dict[str, tuple[float, tuple[str, ...]]]:
     """{phrase: (RAKE score, its words)} of the candidate phrases, in first-met order (the
-    last run of a string gives its score): what `posrake_ranked` sorts. (Plain loops: on real
-    stories they beat every comprehension, Counter or reduce form tried.)"""
+    last run of a string gives its score): what `posrake_ranked` sorts. In C when the
+    `_jieba_hmm` module is built (`posrake_scored` there: the same floats), else the plain
+    loops below (on real stories they beat every comprehension, Counter, groupby or reduce form
+    tried)."""
+    native = _native()
+    if native is not None:
+        return native.posrake_scored(tagged, POSRAKE_TAGS, _posrake_breaks(), _posrake_break, max_words)
+    return python_posrake_scored(tagged, max_words)
+
+
+def _native():
+    from annotators.text.zh_posseg import native_module
+
+    return native_module()
+
+
+def python_posrake_scored(
+    tagged: Sequence[tuple[str, str]], max_words: int
+) -> dict[str, tuple[float, tuple[str, ...]]]:
+    """`posrake_scored` in Python (the C module's fallback, and what its tests compare)."""
     phrases = posrake_phrases(tagged)
     freq, degree = _frequencies_and_degrees(phrases)
     scored: dict[str, tuple[float, tuple[str, ...]]] = {}

@@ -40,6 +40,9 @@ static PyMethodDef methods[] = {
     {"walk", jh_walk, METH_VARARGS,
      "walk(tokens, freq, tags, on_cache, on_miss, pos_cache, pos_miss) -> (words, pairs): jieba's HMM-on words "
      "(whitespace left out, interned) and posseg's pairs from the HMM-off tokens of Han-only blocks"},
+    {"posrake_scored", jh_posrake_scored, METH_VARARGS,
+     "posrake_scored(tagged, delimiting_tags, breaks, break_of, max_words) -> {phrase: (RAKE score, words)}: "
+     "annotators.lot.outline.posrake_scored over one story's posseg pairs"},
     {NULL, NULL, 0, NULL},
 };
 

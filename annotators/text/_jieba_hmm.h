@@ -31,4 +31,5 @@ PyObject *jh_posseg_cut(PyObject *self, PyObject *args);     /* _jieba_hmm_posse
 PyObject *jh_finalseg_model(PyObject *self, PyObject *args); /* _jieba_hmm_finalseg.c */
 PyObject *jh_finalseg_cut(PyObject *self, PyObject *args);   /* _jieba_hmm_finalseg.c */
 PyObject *jh_walk(PyObject *self, PyObject *args);           /* _jieba_hmm_walk.c */
+PyObject *jh_posrake_scored(PyObject *self, PyObject *args); /* _jieba_hmm_posrake.c */
 #endif

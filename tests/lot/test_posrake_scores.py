@@ -77,15 +77,39 @@ def _pool():
     return words + sorted(stop)[:6] + sorted(delim)[:6]
 
 
+SCORERS = {"default": outline.posrake_scored, "python": outline.python_posrake_scored}
+
+
+def test_the_default_scorer_is_the_c_one():
+    assert outline._native() is not None  # make setup builds it (a compiler is on every machine we support)
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.data())
 def test_posrake_scores_on_random_tagged_runs(data):
     tags = sorted(outline.POSRAKE_TAGS) + ["n", "v", "a", "eng", "r"]
     tagged = data.draw(st.lists(st.tuples(st.sampled_from(_pool()), st.sampled_from(tags)), max_size=60))
-    for max_words in (0, 1, 3, 8, 1000):
-        assert list(outline.posrake_scored(tagged, max_words).items()) == list(
-            reference_scores(tagged, max_words).items()
-        )
+    for scored in SCORERS.values():
+        for max_words in (0, 1, 3, 8, 1000):
+            assert list(scored(tagged, max_words).items()) == list(reference_scores(tagged, max_words).items())
+        assert list(scored(tuple(tagged), 8).items()) == list(reference_scores(tagged, 8).items())
+
+
+def test_the_c_scorer_refuses_what_is_not_word_tag_pairs():
+    native = outline._native()
+    breaks = outline._posrake_breaks()
+    for bad in ([("a", "n", "x")], [["熊", "n"]], [(3, "n")], 5):
+        with pytest.raises(TypeError):
+            native.posrake_scored(bad, outline.POSRAKE_TAGS, breaks, outline._posrake_break, 8)
+    assert native.posrake_scored([], outline.POSRAKE_TAGS, breaks, outline._posrake_break, 8) == {}
+
+
+def test_an_error_deciding_a_break_comes_out_of_the_c_scorer():
+    def broken(word):
+        raise RuntimeError(word)
+
+    with pytest.raises(RuntimeError, match="未见过的词"):
+        outline._native().posrake_scored([("未见过的词", "n"), ("。", "x")], outline.POSRAKE_TAGS, {}, broken, 8)
 
 
 def test_posrake_scores_on_real_tagged_stories():
@@ -94,8 +118,9 @@ def test_posrake_scores_on_real_tagged_stories():
     lines = shared_path("lot", "outgen_val_sample.jsonl").read_text(encoding="utf-8").splitlines()[:40]
     for line in lines:
         tagged = [(p.word, p.flag) for p in jieba.posseg.lcut(json.loads(line)["story"])]
-        got = outline.posrake_scored(tagged, 8)
-        assert got and list(got.items()) == list(reference_scores(tagged, 8).items())
+        for scored in SCORERS.values():
+            got = scored(tagged, 8)
+            assert got and list(got.items()) == list(reference_scores(tagged, 8).items())
 
 
 def test_a_small_case_by_hand():
