@@ -209,6 +209,16 @@ jh_walk(PyObject *self, PyObject *args)
     }
     Py_ssize_t n = PyList_GET_SIZE(tokens), n_ends = ends != Py_None ? PyList_GET_SIZE(ends) : 0, si = 0, at = 0;
     Py_ssize_t closed_at = 0; /* where the last sentence closed */
+    Py_ssize_t *end_at = PyMem_New(Py_ssize_t, n_ends + 1); /* the ends, read once */
+    if (end_at == NULL)
+        return PyErr_NoMemory();
+    for (Py_ssize_t k = 0; k < n_ends; k++) {
+        end_at[k] = PyLong_AsSsize_t(PyList_GET_ITEM(ends, k));
+        if (end_at[k] == -1 && PyErr_Occurred()) {
+            PyMem_Free(end_at);
+            return NULL;
+        }
+    }
     Py_UCS4 last = 0; /* the last character of the previous token */
     w.words = PyList_New(0);
     w.pairs = PyList_New(0);
@@ -228,12 +238,8 @@ jh_walk(PyObject *self, PyObject *args)
         Py_ssize_t tn = t != NULL ? PyUnicode_GET_LENGTH(t) : 0;
         Py_UCS4 first = tn ? PyUnicode_READ_CHAR(t, 0) : 0;
         int boundary = 0; /* a sentence ends before this token */
-        while (sentences != NULL && si < n_ends) {
-            Py_ssize_t end = PyLong_AsSsize_t(PyList_GET_ITEM(ends, si));
-            if (end == -1 && PyErr_Occurred())
-                goto done;
-            if (end > at && t != NULL)
-                break;
+        if (sentences != NULL && si < n_ends && (end_at[si] <= at || t == NULL)) {
+            Py_ssize_t end = end_at[si];
             if (end != at) {
                 if (end > at || end < 0) {
                     PyErr_SetString(PyExc_ValueError, "walk(): the sentences' ends do not match the tokens");
@@ -250,7 +256,6 @@ jh_walk(PyObject *self, PyObject *args)
                 goto done;
             }
             boundary = 1;
-            break;
         }
         if (tn == 1 && !boundary && first >= 0x4E00 && first <= 0x9FD5) {
             if (len == cap) {
@@ -274,10 +279,7 @@ jh_walk(PyObject *self, PyObject *args)
         }
         if (boundary) { /* every sentence that ends here, empty ones too */
             while (si < n_ends) {
-                Py_ssize_t end = PyLong_AsSsize_t(PyList_GET_ITEM(ends, si));
-                if (end == -1 && PyErr_Occurred())
-                    goto done;
-                if (end != at)
+                if (end_at[si] != at)
                     break;
                 if (close_sentence(&w, sentences) < 0)
                     goto done;
@@ -303,6 +305,7 @@ jh_walk(PyObject *self, PyObject *args)
     out = PyTuple_Pack(2, sentences != NULL ? sentences : w.words, w.pairs);
 done:
     PyMem_Free(buf);
+    PyMem_Free(end_at);
     Py_XDECREF(w.x);
     Py_XDECREF(w.words);
     Py_XDECREF(w.pairs);

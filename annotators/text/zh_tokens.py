@@ -12,10 +12,10 @@ Backends (`--zh-backend` / STORYBENCH_ZH_BACKEND: auto, jieba or rjieba):
   differs from jieba's on some unknown runs (e.g. '今江江江来'), so the HMM-on words are
   jieba's `__cut_DAG` over rjieba's route (its HMM-off tokens of Han-only blocks are the route
   words) with jieba's own HMM for unknown runs (`finalseg`, in C when `_jieba_hmm` is built,
-  which also walks the route for `cut_sentences`);
-  blocks holding ASCII letters or digits go to jieba. The same tokens by construction, proven
-  on the canary texts at start-up (else a warning and jieba) and in the tests on real stories
-  and on generated strings. The tagged cut (posseg) is in `zh_posseg.py`.
+  which also walks the route for `cut_sentences`); blocks holding ASCII letters or digits go to
+  jieba (`cut_sentences` takes their route from rjieba's HMM-off tokens, `_block_route`). The
+  same tokens by construction, proven on the canary texts at start-up (else a warning and
+  jieba) and in the tests on real stories and on generated strings. The tagged cut (posseg) is in `zh_posseg.py`.
 
 `auto` (the default) picks `rjieba` when it is installed and passes, else `jieba`. The
 dictionaries load on first use or in `load()`, which Beam DoFns call from `setup()`; never at
@@ -363,9 +363,9 @@ class Segmenter:
         return tuple(words), off_tokens, pos_tokens
 
     def _native_walk(self):
-        """`walk(tokens) -> (words, pairs)`: `_walk_both` in C (`_jieba_hmm.walk`, the words
-        without whitespace tokens and interned), or None (the reference backend, no C module,
-        or a tagged cut that failed its canary check)."""
+        """`walk(tokens, ends=None) -> (words, pairs)`: `_walk_both` in C (`_jieba_hmm.walk`,
+        the words without whitespace tokens and interned; with `ends`, per sentence), or None
+        (the reference backend, no C module, or a tagged cut that failed its canary check)."""
         if self._fast is None or self._finalseg is None:
             return None
         tagger = self.load_tagging()
