@@ -10,12 +10,16 @@ input has an outline, agreement counts (shared phrases) are kept for the dataset
 
 from __future__ import annotations
 
+import operator
+
 from annotators.core.ids import stable_id
 from annotators.core.outcome import Drop
 from annotators.lot.records import AgreementCounts
 from annotators.lot.story import PreparedStory
 from annotators.text.tokenizers import get_tokenizer
 from schemas.lot import OutGenExample
+
+_WORD = operator.itemgetter(0)  # a (word, tag) pair's word
 
 
 def _story_tokens(story: PreparedStory) -> list[tuple[str, ...]] | None:
@@ -28,7 +32,7 @@ def _story_tokens(story: PreparedStory) -> list[tuple[str, ...]] | None:
 
 def _story_tagged(story: PreparedStory) -> tuple[tuple[str, str], ...] | None:
     """The prepared story's `jieba.posseg` pairs, if they cover it."""
-    if story.pos_tokens and "".join([pair[0] for pair in story.pos_tokens]) == story.joined:
+    if story.pos_tokens and "".join(map(_WORD, story.pos_tokens)) == story.joined:
         return story.pos_tokens
     return None
 

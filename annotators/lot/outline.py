@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import operator
 import os
 import re
 import threading
@@ -204,6 +205,7 @@ def ranked_phrases(story: str, *, config: OutlineConfig = OutlineConfig()) -> li
 # The method of the LOT shared-task extractor (keywordExtract/rake.py in IndexFziQ/LongLM-Eyas,
 # Apache-2.0; written here from its description, not copied): jieba part-of-speech tags and two
 # word lists delimit phrases, RAKE scores them, and phrases contained in one another are merged.
+_WORD = operator.itemgetter(0)  # a (word, tag) pair's word
 POSRAKE_TAGS = frozenset({"m", "x", "uj", "ul", "mq", "u", "f"})  # numerals, punctuation, particles, localizers
 
 
@@ -318,7 +320,12 @@ def _opening_clause_last(ranked, story: str, min_score: float):
     """`ranked` with phrases that start in the story's opening clause moved after the other
     phrases of their class (scoring above `min_score` or not), score order kept otherwise."""
     end = _opening_clause_end(story)
-    return sorted(ranked, key=lambda item: (item[1] <= min_score, 0 <= story.find(item[0]) < end))
+    # a phrase's first occurrence starts before `end` when it occurs in story[: end - 1 + len]:
+    # the search reads the opening clause only
+    return sorted(
+        ranked,
+        key=lambda item: (item[1] <= min_score, end > 0 and story.find(item[0], 0, end - 1 + len(item[0])) >= 0),
+    )
 
 
 def _filled(chosen, ranked, limit: int) -> list[tuple[str, tuple[str, ...]]]:
@@ -334,7 +341,7 @@ def _filled(chosen, ranked, limit: int) -> list[tuple[str, tuple[str, ...]]]:
 
 
 def posrake_outline(
-    tagged: Sequence[tuple[str, str]], config: OutlineConfig = OutlineConfig()
+    tagged: Sequence[tuple[str, str]], config: OutlineConfig = OutlineConfig(), story: str | None = None
 ) -> list[tuple[str, tuple[str, ...]]]:
     """The outline's (phrase, words), best first: phrases scoring above `min_score` in score
     order (with `opening_clause="last"`, those starting in the opening clause after the
@@ -342,10 +349,12 @@ def posrake_outline(
     new one are dropped; the search stops once `max_phrases` were taken. A story none of whose
     phrases scores above `min_score` takes its best phrases whatever their score. With
     `fill="longest"` an outline left short is filled with the longest other phrases (the
-    shared-task script filled with random lower-scoring phrases; LOT Table 3 reports 8.00)."""
+    shared-task script filled with random lower-scoring phrases; LOT Table 3 reports 8.00).
+    `story`: the text the pairs cut (their words joined, when not given)."""
     ranked = posrake_ranked(tagged, config)
     if config.opening_clause == "last":
-        ranked = _opening_clause_last(ranked, "".join([word for word, _ in tagged]), config.min_score)
+        text = "".join(map(_WORD, tagged)) if story is None else story
+        ranked = _opening_clause_last(ranked, text, config.min_score)
     chosen = _merge_contained(ranked, config.max_phrases, config.min_score) or _merge_contained(
         ranked, config.max_phrases, None
     )
@@ -372,7 +381,7 @@ def outline_with_words(
     caller already has them (else the story is cut here)."""
     story = story or ""
     if config.method == "posrake":
-        phrases = posrake_outline(_tagged(story) if tagged is None else tagged, config)
+        phrases = posrake_outline(_tagged(story) if tagged is None else tagged, config, story)
     else:
         from annotators.lot import outline_rake
 

@@ -324,3 +324,20 @@ def test_fill_takes_the_longest_phrases_not_inside_chosen_ones():
     story = tagged("渔夫/n", "撒网/v", "，/x", "樵夫砍柴好/v", "，/x", "农夫/n", "，/x", "渔夫/n", "。/x")
     assert [p for p, _ in posrake_outline(story, OutlineConfig(max_phrases=3))] == ["渔夫撒网", "樵夫砍柴好", "农夫"]
     assert [p for p, _ in posrake_outline(story, OutlineConfig(max_phrases=3, fill="none"))] == ["渔夫撒网"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet="渔夫樵撒网，。！ 甲乙", max_size=30),
+    st.lists(st.text(alphabet="渔夫樵撒网甲乙，", max_size=4), max_size=12),
+    st.lists(st.sampled_from([0.5, 1.0, 2.0, 3.5]), min_size=12, max_size=12),
+)
+def test_the_opening_clause_order_is_that_of_the_first_occurrence(story, phrases, scores):
+    """`_opening_clause_last` reads only the opening clause: a phrase counts as starting there
+    exactly when its first occurrence in the story starts before the clause's end."""
+    from annotators.lot.outline import _opening_clause_end, _opening_clause_last
+
+    ranked = [(p, s, (p,)) for p, s in zip(phrases, scores)]
+    end = _opening_clause_end(story)
+    expected = sorted(ranked, key=lambda item: (item[1] <= 1.0, 0 <= story.find(item[0]) < end))
+    assert _opening_clause_last(ranked, story, 1.0) == expected
