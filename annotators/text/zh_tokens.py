@@ -198,27 +198,6 @@ class Segmenter:
                 route.append(t)
         return tokens, route
 
-    def _walk_block(self, route: list[str], pos: list[tuple[str, str]]) -> list[str]:
-        """The HMM-on words of a block from its route (jieba's `__cut_DAG`: single-character
-        steps gather into runs), its posseg pairs onto `pos` (posseg's `__cut_DAG` over the
-        same route)."""
-        tagger, on, buf = self._tagger, [], ""
-        tags = tagger.tags
-        for t in route:
-            if len(t) == 1:
-                buf += t
-                continue
-            if buf:
-                self._run(buf, on)
-                tagger.run(buf, pos)
-                buf = ""
-            on.append(t)
-            pos.append((t, tags.get(t, "x")))
-        if buf:
-            self._run(buf, on)
-            tagger.run(buf, pos)
-        return on
-
     def load_tagging(self):
         """Load posseg's tables (a DoFn's setup); with rjieba, check the tagged cut once on the
         canary texts (`jieba.posseg.lcut`'s stored pairs): if it differs, jieba.posseg cuts."""
@@ -284,12 +263,16 @@ class Segmenter:
             return on, no_hmm if off else None, tagged
         return self._on(text, no_hmm), no_hmm if off else None, self.cut_tagged(text)
 
-    def _walk_both(self, tokens: list[str], on: list[str], pos: list[tuple[str, str]]) -> None:
-        """`_walk` and `zh_posseg.Tagger.walk` of the same route in one loop."""
+    def _walk_both(self, tokens: list[str], on: list[str], pos: list[tuple[str, str]], *, block: bool = False) -> None:
+        """`_walk` and `zh_posseg.Tagger.walk` of the same route in one loop (jieba's and
+        posseg's `__cut_DAG`: single-character route steps gather into runs). `block`: the
+        tokens are the route of ONE block (`_block_route`), where every single character is a
+        route step; else of a Han-only stretch, where only a Han one is (any other lies outside
+        jieba's blocks)."""
         tagger, buf = self._tagger, ""
         tags = tagger.tags
         for t in tokens:
-            if len(t) == 1 and "\u4e00" <= t <= "\u9fd5":
+            if len(t) == 1 and (block or "\u4e00" <= t <= "\u9fd5"):
                 buf += t
                 continue
             if buf:
@@ -343,8 +326,9 @@ class Segmenter:
                         off_part = self._fast.cut(piece, False)
                         on_part, pos_part = walk(off_part)
                     elif routed is not None:
-                        off_part, pos_part = routed[0], []
-                        on_part = list(map(sys.intern, self._walk_block(routed[1], pos_part)))
+                        off_part, on_part, pos_part = routed[0], [], []
+                        self._walk_both(routed[1], on_part, pos_part, block=True)
+                        on_part = list(map(sys.intern, on_part))
                     else:
                         on_part, off_part, pos_part = self.cut_all(piece, off=off, pos=pos)
                         on_part = list(map(sys.intern, filter(str.strip, on_part)))
