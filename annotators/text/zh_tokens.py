@@ -296,48 +296,33 @@ class Segmenter:
         carry them back from a pool worker, where a pickle then holds each word once, and the
         job's process hashes each word object once when it counts the vocabulary."""
         walk = self._native_walk() if pos else None
-        if walk is not None and len(sentences) > 1:
-            # no block rjieba may cut differently: ONE rjieba call for the whole text, walked
-            # sentence by sentence in C (None when two sentences meet inside a block)
-            joined = "".join(sentences)
-            if RE_POS_DIFFERS.search(joined) is None:
-                tokens = self._fast.cut(joined, False)
-                walked = walk(tokens, list(itertools.accumulate(map(len, sentences))))
-                if walked is not None:
-                    return tuple(walked[0]), tokens if off else None, walked[1]
         words, off_tokens, pos_tokens = [], [] if off else None, [] if pos else None
-        for sentence in sentences:
-            if walk is not None:
-                # Han-only blocks: rjieba's HMM-off tokens are the route words, walked in C; each
-                # block it may cut differently (`spans`) is cut on its own, as jieba's cut is
-                # block-local
-                pieces = (
-                    [(0, len(sentence), True)]
-                    if RE_POS_DIFFERS.search(sentence) is None
-                    else spans(sentence, RE_POS_DIFFERS)
-                )
-                sentence_words: list[str] = []
-                for start, end, same in pieces:
-                    piece = sentence[start:end]
-                    routed = None
-                    if not same and BLOCK_CHAR.match(piece) and not RE_DIFFERS.search(piece):
-                        routed = self._block_route(piece)  # a block holding letters or digits
-                    if same:
-                        off_part = self._fast.cut(piece, False)
-                        on_part, pos_part = walk(off_part)
-                    elif routed is not None:
-                        off_part, on_part, pos_part = routed[0], [], []
-                        self._walk_both(routed[1], on_part, pos_part, block=True)
-                        on_part = list(map(sys.intern, on_part))
-                    else:
-                        on_part, off_part, pos_part = self.cut_all(piece, off=off, pos=pos)
-                        on_part = list(map(sys.intern, filter(str.strip, on_part)))
-                    sentence_words.extend(on_part)
+        if walk is not None:
+            # consecutive sentences with no block rjieba may cut differently: ONE rjieba call,
+            # walked sentence by sentence in C (None when two of them meet inside a block: then
+            # sentence by sentence); the others piece by piece (`_cut_pieces`)
+            joined = "".join(sentences)
+            runs = (
+                [(False, sentences)]
+                if RE_POS_DIFFERS.search(joined) is None
+                else itertools.groupby(sentences, key=lambda s: RE_POS_DIFFERS.search(s) is not None)
+            )
+            for differs, run in runs:
+                run = list(run)
+                walked = None
+                if not differs:
+                    tokens = self._fast.cut(joined if len(run) == len(sentences) else "".join(run), False)
+                    walked = walk(tokens, list(itertools.accumulate(map(len, run))))
+                if walked is not None:
+                    words.extend(walked[0])
                     if off:
-                        off_tokens.extend(off_part)
-                    pos_tokens.extend(pos_part)
-                words.append(tuple(sentence_words))
-                continue
+                        off_tokens.extend(tokens)
+                    pos_tokens.extend(walked[1])
+                    continue
+                for sentence in run:
+                    words.append(self._cut_pieces(sentence, walk, off_tokens, pos_tokens))
+            return tuple(words), off_tokens, pos_tokens
+        for sentence in sentences:
             on_part, off_part, pos_part = self.cut_all(sentence, off=off, pos=pos)
             words.append(tuple(map(sys.intern, filter(str.strip, on_part))))  # whitespace tokens dropped
             if off:
@@ -345,6 +330,35 @@ class Segmenter:
             if pos:
                 pos_tokens.extend(pos_part)
         return tuple(words), off_tokens, pos_tokens
+
+    def _cut_pieces(self, sentence: str, walk, off_tokens: list[str] | None, pos_tokens: list) -> tuple[str, ...]:
+        """One sentence's HMM-on words (whitespace left out, interned); its HMM-off tokens (when
+        `off_tokens` is a list) and posseg pairs onto the lists. Han-only blocks: rjieba's
+        HMM-off tokens are the route words, walked in C; each block it may cut differently
+        (`spans`) is cut on its own, as jieba's cut is block-local: a block of Han characters
+        with letters or digits along its route from rjieba (`_block_route`), any other by
+        jieba."""
+        words: list[str] = []
+        for start, end, same in spans(sentence, RE_POS_DIFFERS):
+            piece = sentence[start:end]
+            routed = None
+            if not same and BLOCK_CHAR.match(piece) and not RE_DIFFERS.search(piece):
+                routed = self._block_route(piece)
+            if same:
+                off_part = self._fast.cut(piece, False)
+                on_part, pos_part = walk(off_part)
+            elif routed is not None:
+                off_part, on_part, pos_part = routed[0], [], []
+                self._walk_both(routed[1], on_part, pos_part, block=True)
+                on_part = list(map(sys.intern, on_part))
+            else:
+                on_part, off_part, pos_part = self.cut_all(piece, off=off_tokens is not None, pos=True)
+                on_part = list(map(sys.intern, filter(str.strip, on_part)))
+            words.extend(on_part)
+            if off_tokens is not None:
+                off_tokens.extend(off_part)
+            pos_tokens.extend(pos_part)
+        return tuple(words)
 
     def _native_walk(self):
         """`walk(tokens, ends=None) -> (words, pairs)`: `_walk_both` in C (`_jieba_hmm.walk`,

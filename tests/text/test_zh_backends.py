@@ -139,6 +139,25 @@ def test_cut_sentences_is_cut_all_of_each_sentence(sentences):
     assert seg.cut_sentences(sentences, off=False, pos=False) == (words, None, None)
 
 
+CLEAN = ["我来到北京清华大学。", "他说今天天气很好！", "欧阳娜娜和诸葛亮去长江大桥，", "卜杜勒笑了。", "驴夫"]
+DIRTY = ["小明在2020年说：", "ABC123 def。", "e-mail是a.b@c.com。", "涨了3.5%", "㐀京鶴北𠀀。", "第3章"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(CLEAN + DIRTY), max_size=8))
+def test_cut_sentences_of_clean_and_dirty_runs_is_jiebas(sentences):
+    """Runs of sentences rjieba cuts as jieba does (one call each, walked in C), sentences with
+    blocks it may not (letters, digits, `+#&._%-`, CJK outside jieba's range) between them, and
+    sentences that meet inside a block ("驴夫" then "第3章"): each sentence's own jieba cut."""
+    from jieba import posseg
+
+    seg = zh_tokens.load("rjieba")
+    words, off, pos = seg.cut_sentences(sentences)
+    assert words == tuple(tuple(t for t in jieba.lcut(s) if t.strip()) for s in sentences)
+    assert off == [t for s in sentences for t in jieba.lcut(s, HMM=False)]
+    assert pos == [(p.word, p.flag) for s in sentences for p in posseg.lcut(s)]
+
+
 def test_the_pieces_rjieba_may_cut_differently_are_whole_jieba_blocks():
     text = "他说e-mail是a.b@c.com，㐀字3.5%\r\n好"
     pieces = list(zh_tokens.spans(text))
