@@ -295,6 +295,7 @@ class Segmenter:
         The words are interned, one object per distinct word: the examples' Table 3 numbers
         carry them back from a pool worker, where a pickle then holds each word once, and the
         job's process hashes each word object once when it counts the vocabulary."""
+        sentences = tuple(sentences)  # read more than once below
         walk = self._native_walk() if pos else None
         words, off_tokens, pos_tokens = [], [] if off else None, [] if pos else None
         if walk is not None:
