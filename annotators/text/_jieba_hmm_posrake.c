@@ -24,7 +24,7 @@ typedef struct {
 PyObject *
 jh_posrake_scored(PyObject *self, PyObject *args)
 {
-    PyObject *tagged, *delim_tags, *breaks, *break_of, *seq = NULL, *slots = NULL, *out = NULL;
+    PyObject *tagged, *delim_tags, *breaks, *break_of, *seq = NULL, *slots = NULL, *out = NULL, *empty = NULL;
     Py_ssize_t max_words;
     if (!PyArg_ParseTuple(args, "OO!O!On", &tagged, &PyFrozenSet_Type, &delim_tags, &PyDict_Type, &breaks, &break_of,
                           &max_words))
@@ -100,8 +100,8 @@ jh_posrake_scored(PyObject *self, PyObject *args)
             degree[slot] += runs[r].len;
         }
     }
-    if ((out = PyDict_New()) == NULL)
-        goto done;
+    if ((out = PyDict_New()) == NULL || (empty = PyUnicode_New(0, 0)) == NULL)
+        goto fail;
     for (Py_ssize_t r = 0; r < n_runs; r++) {
         if (runs[r].len > max_words)
             continue;
@@ -116,8 +116,7 @@ jh_posrake_scored(PyObject *self, PyObject *args)
             Py_INCREF(word);
             PyTuple_SET_ITEM(words, k, word);
         }
-        PyObject *empty = PyUnicode_New(0, 0), *phrase = empty != NULL ? PyUnicode_Join(empty, words) : NULL;
-        Py_XDECREF(empty);
+        PyObject *phrase = PyUnicode_Join(empty, words);
         PyObject *value = phrase != NULL ? Py_BuildValue("(dO)", score, words) : NULL;
         int rc = value != NULL ? PyDict_SetItem(out, phrase, value) : -1;
         Py_XDECREF(value);
@@ -135,6 +134,7 @@ done:
     PyMem_Free(freq);
     PyMem_Free(degree);
     Py_XDECREF(slots);
+    Py_XDECREF(empty);
     Py_DECREF(seq);
     return out;
 }

@@ -123,29 +123,20 @@ extend_interned(PyObject *list, PyObject *items)
     return 0;
 }
 
-/* the run text[start:end] of single-character route steps */
+/* a run of single-character route steps (borrowed) */
 static int
-flush(Walk *w, PyObject *text, Py_ssize_t start, Py_ssize_t end)
+flush(Walk *w, PyObject *run)
 {
-    if (end - start == 1) {
-        PyObject *word = PyUnicode_Substring(text, start, end);
-        int rc = word != NULL ? emit(w, word) : -1;
-        Py_XDECREF(word);
-        return rc;
-    }
-    PyObject *run = PyUnicode_Substring(text, start, end);
-    if (run == NULL)
-        return -1;
+    Py_ssize_t len = PyUnicode_GET_LENGTH(run);
+    if (len == 1)
+        return emit(w, run);
     PyObject *f = PyDict_GetItemWithError(w->freq, run);
     int known = f != NULL ? PyObject_IsTrue(f) : (PyErr_Occurred() ? -1 : 0);
-    if (known < 0) {
-        Py_DECREF(run);
+    if (known < 0)
         return -1;
-    }
     if (known) { /* a dictionary word walked as its characters */
-        Py_DECREF(run);
-        for (Py_ssize_t i = start; i < end; i++) {
-            PyObject *word = PyUnicode_Substring(text, i, i + 1);
+        for (Py_ssize_t i = 0; i < len; i++) {
+            PyObject *word = PyUnicode_Substring(run, i, i + 1);
             int rc = word != NULL ? emit(w, word) : -1;
             Py_XDECREF(word);
             if (rc < 0)
@@ -155,7 +146,6 @@ flush(Walk *w, PyObject *text, Py_ssize_t start, Py_ssize_t end)
     }
     PyObject *on = cached(w->on_cache, w->on_miss, run);
     PyObject *pos = on != NULL ? cached(w->pos_cache, w->pos_miss, run) : NULL;
-    Py_DECREF(run);
     int rc = -1;
     if (pos != NULL && extend_interned(w->words, on) == 0) {
         PyObject *seq = PySequence_Fast(pos, "pos_miss must give a sequence of pairs");
@@ -271,7 +261,7 @@ jh_walk(PyObject *self, PyObject *args)
         }
         if (len) {
             PyObject *run = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, len);
-            int rc = run != NULL ? flush(&w, run, 0, len) : -1;
+            int rc = run != NULL ? flush(&w, run) : -1;
             Py_XDECREF(run);
             len = 0;
             if (rc < 0)
