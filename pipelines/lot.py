@@ -198,9 +198,9 @@ class NearDuplicateGroups(beam.PTransform):
     components in one global step over input ids only; each candidate's text is parked in a
     spill file (`spill`, deleted once the groups are made: pipelines.engine.spill) and only
     its location goes to its component (a packed block of them per component and bundle),
-    where the texts are read back, their band keys made
-    again, stories sharing a band verified by exact shingle Jaccard (skipping pairs already
-    joined) and clustered (on the pool's workers in a local run that has them). No shuffle
+    with the component's own candidate sets (`steps.components_and_sets`: its band groups,
+    so no MinHash is made twice), where the texts are read back, stories sharing a band
+    verified by exact shingle Jaccard (skipping pairs already joined) and clustered (on the pool's workers in a local run that has them). No shuffle
     or runner buffer holds the texts, however many stories are candidates.
 
     The inputs (`{"bands", "dropped", "texts"}`, ParseStories): every parsed story's (band,
@@ -217,22 +217,24 @@ class NearDuplicateGroups(beam.PTransform):
 
     def expand(self, reads):
         config = self._config
-        component_of = as_compact(
-            compact_map(
-                reads["bands"]
-                | "GroupBands" >> beam.GroupByKey()
-                | "UnpackBands" >> beam.MapTuple(lambda part, blocks: (part, [unpack(b) for b in blocks]))
-                | "CandidateSets" >> beam.FlatMap(steps.grouped_candidate_sets, as_compact(reads["dropped"]))
-                | "AllSets" >> Gather()
-                | "Components" >> beam.FlatMap(steps.sorted_components),
-                "ComponentOf",
-            )
+        found = (
+            reads["bands"]
+            | "GroupBands" >> beam.GroupByKey()
+            | "UnpackBands" >> beam.MapTuple(lambda part, blocks: (part, [unpack(b) for b in blocks]))
+            | "CandidateSets" >> beam.FlatMap(steps.grouped_candidate_sets, as_compact(reads["dropped"]))
+            | "AllSets" >> Gather()
+            | "Components" >> beam.FlatMap(_components_and_sets).with_outputs(SETS, main="ids")
         )
-        groups = (
+        component_of = as_compact(compact_map(found.ids, "ComponentOf"))
+        locations = (
             reads["texts"]
             | "CandidateTexts" >> beam.FlatMap(steps.component_text, component_of)
             | "SpillTexts" >> beam.ParDo(SpillRecords(self._spill, operator.itemgetter(0), pooled=False))
             | "LocationBlocks" >> beam.ParDo(BlocksPerBundle(_as_pair, packed=True))
+        )
+        groups = (
+            (locations, found[SETS])
+            | "WithSets" >> beam.Flatten()
             | "GroupComponents" >> beam.GroupByKey()
             | "ComponentTexts" >> beam.MapTuple(_component_members)
             | "Clusters"
@@ -250,11 +252,29 @@ def _as_pair(pair: tuple) -> list[tuple]:
     return [pair]
 
 
-def _component_members(component: str, blocks) -> tuple[str, list]:
-    """(component id, its (node, text) members read back from the spill files, in file order),
-    from the packed blocks of their spill locations."""
+SETS = "sets"  # the Components step's second output: (component id, its ComponentSets)
+
+
+def _components_and_sets(sets):
+    """(input id, component id) pairs, and (component id, ComponentSets) as the SETS output."""
+    ids, per_component = steps.components_and_sets(sets)
+    yield from ids
+    for pair in per_component:
+        yield beam.pvalue.TaggedOutput(SETS, pair)
+
+
+def _component_members(component: str, values) -> tuple[str, tuple[list, tuple | None]]:
+    """(component id, (its (node, text) members read back from the spill files, in file
+    order, its candidate sets)), from the packed blocks of their spill locations and the
+    component's ComponentSets."""
+    blocks, sets = [], None
+    for value in values:
+        if isinstance(value, steps.ComponentSets):
+            sets = value.sets
+        else:
+            blocks.append(value)
     records = read_records(unpacked(component, blocks)[1])
-    return component, [records[loc][1] for loc in sorted(records)]
+    return component, ([records[loc][1] for loc in sorted(records)], sets)
 
 
 def _official_table3(p, pattern: str, report):

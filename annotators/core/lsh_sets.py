@@ -4,9 +4,11 @@ A job never shuffles one element per story and band (a million stories are nine 
 elements): each bundle gathers its (band key, input id) pairs in blocks per partition of the
 band keys (`band_part`), one shuffle brings a partition's blocks together, and
 `partition_id_sets` finds that partition's candidate sets (the input ids sharing a band key,
-two or more), ids only. `near_dup.id_components` then joins sets that share a story, and a
-component's own members rebuild their sets from the band keys they carry (`member_band_sets`),
-so no list of sets travels with the texts. The LOT and stories jobs both use them.
+two or more), ids only. `near_dup.id_components` then joins sets that share a story. In the
+stories job a component's members rebuild their sets from the band keys they carry
+(`member_band_sets`); the LOT job, whose members are read again without their band keys,
+sends each component its own sets (annotators.lot.steps.components_and_sets) instead of
+making every member's MinHash a second time.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from annotators.core.ids import stable_hash, stable_id
+from annotators.core.lsh_sets import member_band_sets
 from annotators.core.shingles import (  # noqa: F401
     jaccard,
     oph_bytes,
@@ -333,20 +334,32 @@ def id_components(sets: Iterable[tuple[str, ...]]) -> dict[str, str]:
 
 
 def member_clusters(
-    members: Iterable[tuple[Node, str]], config: NearDupConfig = NearDupConfig()
+    members: Iterable[tuple[Node, str]],
+    config: NearDupConfig = NearDupConfig(),
+    sets: Iterable[tuple[str, ...]] | None = None,
 ) -> list[tuple[str, str, tuple[str, ...]]]:
     """(cluster_id, representative's story_id, member story_ids) of every multi-story cluster
     among one component's (node, text) members, one tuple per cluster: the stories sharing a
     band are verified pair by pair (exact shingle Jaccard, `connected_only`), as
-    `component_clusters` does with candidate sets gathered globally; here the band groups
-    are rebuilt from the members' own band keys."""
-    members = sorted(((node, text, band_keys(text, config)) for node, text in members), key=lambda m: m[0])
-    by_band: dict[str, list[Node]] = {}
-    for node, _, bands in members:
-        for band in bands:
-            by_band.setdefault(band, []).append(node)
-    sets = sorted({tuple(sorted(set(nodes))) for nodes in by_band.values() if len(set(nodes)) > 1})
-    pairs = component_pairs([(node, text) for node, text, _ in members], sets, config, connected_only=True)
+    `component_clusters` does with candidate sets gathered globally.
+
+    `sets`: the component's candidate sets as input ids (`lsh_sets.partition_id_sets`, made
+    from the band keys where the stories were first read); without them the band groups are
+    rebuilt from the members' own band keys (a MinHash per member, made again). Either way
+    the band groups, and so the clusters, are the same."""
+    members = sorted(members, key=lambda m: m[0])
+    if sets is None:
+        node_sets = member_band_sets((node, band_keys(text, config)) for node, text in members)
+    else:
+        node_of = {node.input_id: node for node, _ in members}
+        node_sets = sorted(
+            {
+                group
+                for group in (tuple(sorted({node_of[i] for i in ids if i in node_of})) for ids in sets)
+                if len(group) > 1
+            }
+        )
+    pairs = component_pairs(members, node_sets, config, connected_only=True)
     found: dict[str, tuple[str, list[str]]] = {}
     for story_id, a in sorted(clusters(pairs).items()):
         found.setdefault(a.cluster_id, (a.representative.story_id, []))[1].append(story_id)

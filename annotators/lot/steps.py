@@ -163,9 +163,24 @@ def grouped_candidate_sets(grouped: tuple[int, Iterable], dropped) -> list[tuple
     return partition_id_sets(blocks, dropped)
 
 
-def sorted_components(sets: Iterable[tuple[str, ...]]) -> list[tuple[str, str]]:
-    """(input id, component id) of every candidate, from all candidate sets (near_dup.id_components)."""
-    return sorted(id_components(sets).items())
+class ComponentSets(NamedTuple):
+    """One component's candidate sets (input ids sharing an LSH band), sent to the component
+    beside its members' texts: its band groups, without a MinHash per member made again."""
+
+    sets: tuple[tuple[str, ...], ...]
+
+
+def components_and_sets(
+    sets: Iterable[tuple[str, ...]],
+) -> tuple[list[tuple[str, str]], list[tuple[str, ComponentSets]]]:
+    """((input id, component id) of every candidate, sorted; (component id, its ComponentSets)
+    of every component), from all candidate sets (near_dup.id_components)."""
+    distinct = sorted(set(sets))
+    component = id_components(distinct)
+    per: dict[str, list[tuple[str, ...]]] = {}
+    for ids in distinct:
+        per.setdefault(component[ids[0]], []).append(ids)
+    return sorted(component.items()), [(key, ComponentSets(tuple(per[key]))) for key in sorted(per)]
 
 
 def component_text(record: NearDupRecord, components) -> list[tuple[str, tuple[Node, str]]]:
@@ -174,10 +189,11 @@ def component_text(record: NearDupRecord, components) -> list[tuple[str, tuple[N
     return [(components[input_id], (record.node, record.text))] if input_id in components else []
 
 
-def component_clusters(grouped: tuple[str, Iterable], config: NearDupConfig) -> list:
-    """The verified clusters (near_dup.member_clusters) of one component's (node, text) members."""
-    _, members = grouped
-    return member_clusters(members, config)
+def component_clusters(grouped: tuple[str, tuple[list, Any]], config: NearDupConfig) -> list:
+    """The verified clusters (near_dup.member_clusters) of one component's (node, text)
+    members, from its candidate sets (None: from the members' band keys)."""
+    _, (members, sets) = grouped
+    return member_clusters(members, config, sets)
 
 
 def clozet_task_entry(story, limits: StoryConfig) -> list[JsonlEntry]:

@@ -7,7 +7,8 @@ import pickle
 
 from annotators.core import lsh_sets
 from annotators.core.compact import CompactMap
-from annotators.core.near_dup import NearDupConfig, Node, id_components, member_clusters
+from annotators.core.near_dup import NearDupConfig, Node, band_keys, id_components, member_clusters
+from annotators.lot import steps
 from annotators.lot.splits import SplitPlan, StoryGroup, group_key, groups_from, leak_report
 
 STORY = (
@@ -31,6 +32,35 @@ def test_member_clusters_group_near_copies_only():
     [(cluster, rep, ids)] = member_clusters(members, OPH)
     assert (rep, ids) == ("a", ("a", "b"))
     assert member_clusters(members[2:], OPH) == []
+
+
+def test_member_clusters_from_candidate_sets_equal_rebuilt_band_groups():
+    """The component's candidate sets (input ids, as the job sends them) give the clusters its
+    members' own band keys give; a set member the component lacks is ignored."""
+    members = [
+        (node("b"), STORY.replace("老木匠", "老铁匠", 1)),
+        (node("a"), STORY),
+        (node("c"), OTHER),
+        (node("d"), OTHER.replace("阿海", "阿山", 1)),
+        (node("e"), STORY + OTHER),
+    ]
+    pairs = [(band, n.input_id) for n, text in members for band in band_keys(text, OPH)]
+    sets = lsh_sets.partition_id_sets([pairs])
+    assert sets  # the near copies share bands
+    rebuilt = member_clusters(members, OPH)
+    assert sorted(ids for _, _, ids in rebuilt) == [("a", "b"), ("c", "d")]
+    assert member_clusters(members, OPH, sets) == rebuilt
+    assert member_clusters(members, OPH, [*sets, ("in.jsonl:a", "in.jsonl:gone")]) == rebuilt
+    assert member_clusters(members, OPH, []) == []  # no candidate set: nothing is verified
+
+
+def test_components_and_sets_send_each_component_its_own_sets():
+    ids, per = steps.components_and_sets([("2", "3"), ("1", "2"), ("4", "5"), ("1", "2")])
+    assert ids == sorted(id_components([("1", "2"), ("2", "3"), ("4", "5")]).items())
+    component = dict(ids)
+    assert [(key, cs.sets) for key, cs in per] == sorted(
+        [(component["1"], (("1", "2"), ("2", "3"))), (component["4"], (("4", "5"),))]
+    )
 
 
 def test_id_components_join_sets_that_share_a_story():
