@@ -112,15 +112,23 @@ def example_stats(
 ) -> dict[str, Any]:
     """Per-example numbers; `extra_texts` are averaged (ClozeT: both candidates). The story's,
     the title's and the outline's words come in already cut (PreparedStory, the outline).
-    `vocab` is the example's distinct words, in order (Table3Accumulator adds them to its
-    set): made where the example is built (a pool worker), so the job's process, which
-    counts the vocabulary, looks up each word once per example instead of once per use."""
+    `vocab` is the example's distinct words as a frozenset (Table3Accumulator adds them to
+    its set): made where the example is built (a pool worker), so the job's process, which
+    counts the vocabulary, looks up each word once per example instead of once per use. An
+    example whose input and removed sentence together are the whole story (PlotCom, OutGen)
+    shares the story's own set (`PreparedStory.vocabulary`, made once)."""
     stats = _context(story, range(len(story.sentences)) if indices is None else indices, removed)
     jieba_words = get_tokenizer("jieba")
     extra = [jieba_words.tokens(t) for t in extra_texts]
     if removed is not None and not extra:
         extra = [list(story.words[removed])]
-    stats["vocab"] = tuple(dict.fromkeys(itertools.chain(*stats["vocab"], *extra, *phrase_words, title_words)))
+    if indices is None and not extra_texts:  # every sentence, the removed one as `extra`
+        vocab = story.vocabulary
+    else:
+        vocab = frozenset(itertools.chain(*stats["vocab"], *extra))
+    if phrase_words or title_words:
+        vocab = vocab.union(*phrase_words, title_words)
+    stats["vocab"] = vocab
     stats["extra"] = sum(len(ws) for ws in extra) / len(extra) if extra else 0.0
     if phrase_words:
         stats["extra"] = float(sum(len(ws) for ws in phrase_words))

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
+import functools
+import itertools
 import json
 import re
 from typing import Any
@@ -111,6 +113,12 @@ class PreparedStory:
     def joined(self) -> str:
         """The story as one line (LOT's released stories have no line breaks)."""
         return "".join(self.sentences)
+
+    @functools.cached_property
+    def vocabulary(self) -> frozenset[str]:
+        """The distinct words of every sentence (`words`), made once per story: most examples'
+        Table 3 vocabulary (annotators.lot.stats.example_stats)."""
+        return frozenset(itertools.chain.from_iterable(self.words))
 
 
 _BOM_STARTS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)

@@ -186,3 +186,27 @@ def test_real_data_build_and_official_outlines(tmp_path):
     # the official stories measured as official data and as built stories give the same numbers
     for label in ("Avg. # Char in Output Text", "Avg. # Word in Output Text", "Avg. # Sent in Output Text"):
         assert official[label] == built[label]
+
+
+def test_example_vocabulary_is_the_distinct_words_of_what_the_example_reads():
+    """Each example's `vocab` is the set of words of its input, its removed sentence, its
+    candidates, outline and title: the story's own set when that is every sentence."""
+    story = _prepared(0, _sample()[0])
+    n = len(story.sentences)
+    assert n > 4
+    words = get_tokenizer("jieba").tokens
+
+    def of(indices, *more):
+        return {w for i in indices for w in story.words[i]} | {w for ws in more for w in ws}
+
+    everything = of(range(n))
+    plotcom = example_stats("plotcom", story, removed=2)["vocab"]
+    assert plotcom == everything and plotcom is story.vocabulary
+    outgen = example_stats("outgen", story, title_words=("题目", "秋天"), phrase_words=[("新词甲", "到")])["vocab"]
+    assert outgen == everything | {"题目", "秋天", "新词甲", "到"}
+    senpos = example_stats("senpos", story, removed=4, indices=range(0, 3), candidates=3)["vocab"]
+    assert senpos == of(range(0, 3), story.words[4])
+    inside = example_stats("senpos", story, removed=1, indices=range(0, 3), candidates=3)["vocab"]
+    assert inside == of(range(0, 3))
+    clozet = example_stats("clozet", story, removed=2, extra_texts=("狐狸跑了。", "天亮了。"))["vocab"]
+    assert clozet == of([i for i in range(n) if i != 2], words("狐狸跑了。"), words("天亮了。"))
