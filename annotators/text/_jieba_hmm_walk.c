@@ -3,14 +3,15 @@
 /* ---------------------------------------------------------------------------------------
  * walk(tokens, freq, tags, vocab, on_cache, on_miss, pos_cache, pos_miss[, ends]) -> (words, pairs)
  *
- * jieba's HMM-on words and jieba.posseg's (word, tag) pairs of a stretch whose jieba blocks
- * hold Han characters only, from its HMM-off tokens (rjieba's, which are jieba's route words
- * there): the loop of zh_tokens.Segmenter._walk_both, which measured about 2.3 us per token in
- * Python, 70% of the LOT build's cut.
+ * jieba's HMM-on words and jieba.posseg's (word, tag) pairs of a stretch from its route: its
+ * HMM-off tokens (rjieba's, which are jieba's route words in blocks of Han characters), with
+ * each token of two or more ASCII letters and digits given as its characters (jieba's HMM-off
+ * cut joins them; zh_tokens.Segmenter._route): the loop of zh_tokens.Segmenter._walk_both,
+ * which measured about 2.3 us per token in Python, 70% of the LOT build's cut.
  *
- * A token of one character in U+4E00..U+9FD5 is a route step and joins the current run; any
- * other token ends the run and is itself a word and a pair (tag "x" when it is one character
- * or "\r\n", else tags.get(token, "x")). A run of one character is a word (tag from tags); a
+ * A token of one character in U+4E00..U+9FD5 or one ASCII letter or digit is a route step
+ * and joins the current run; any other token ends the run and is itself a word and a pair
+ * (tag "x" when it is one character or "\r\n", else tags.get(token, "x")). A run of one character is a word (tag from tags); a
  * longer run that is a dictionary word (freq.get(run) truthy) is its characters; any other is
  * an unknown run: its words are on_cache[run], else on_miss(run), and its pairs pos_cache[run],
  * else pos_miss(run) (the callers' finalseg and posseg HMMs, which fill the caches).
@@ -169,6 +170,14 @@ block_char(Py_UCS4 c)
            (c < 128 && strchr("+#&._%-", (int)c) != NULL && c != 0);
 }
 
+/* whether a one-character token is a step of jieba's route: a Han character or an ASCII
+ * letter or digit (which lie in jieba's blocks) */
+static int
+route_step(Py_UCS4 c)
+{
+    return (c >= 0x4E00 && c <= 0x9FD5) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
 /* the current sentence's words, as a tuple, onto `sentences`; a new list for the next one */
 static int
 close_sentence(Walk *w, PyObject *sentences)
@@ -247,7 +256,7 @@ jh_walk(PyObject *self, PyObject *args)
             }
             boundary = 1;
         }
-        if (tn == 1 && !boundary && first >= 0x4E00 && first <= 0x9FD5) {
+        if (tn == 1 && !boundary && route_step(first)) {
             if (len == cap) {
                 cap *= 2;
                 PyMem_Resize(buf, Py_UCS4, cap);

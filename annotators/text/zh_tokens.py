@@ -183,20 +183,29 @@ class Segmenter:
         return got
 
     def _block_route(self, block: str) -> tuple[list[str], list[str]] | None:
-        """jieba's route through a block of Han characters with ASCII letters or digits (no
-        `RE_DIFFERS` character) from rjieba's HMM-off tokens, which are jieba's there: jieba's
-        HMM-off cut joins consecutive single letters and digits of the route, so a token of two
-        or more ASCII letters and digits is its characters, unless it is a dictionary word (the
-        route might then hold it whole: None, and jieba cuts the block). (HMM-off tokens, route)."""
-        tokens, route = self._fast.cut(block, False), []
-        for t in tokens:
+        """(rjieba's HMM-off tokens, `_route` of them) of a block of Han characters with ASCII
+        letters or digits (no `RE_DIFFERS` character), or None."""
+        tokens = self._fast.cut(block, False)
+        route = self._route(tokens)
+        return None if route is None else (tokens, route)
+
+    def _route(self, tokens: list[str]) -> list[str] | None:
+        """jieba's route through a text with no `RE_DIFFERS` character from rjieba's HMM-off
+        tokens, which are jieba's there: jieba's HMM-off cut joins consecutive single letters
+        and digits of the route, so a token of two or more ASCII letters and digits is its
+        characters, unless it is a dictionary word (the route might then hold it whole: None,
+        and jieba cuts the text). The tokens themselves when none is such a token."""
+        route = None
+        for i, t in enumerate(tokens):
             if len(t) > 1 and t.isascii() and t.isalnum():
                 if self._freq.get(t):
                     return None
+                if route is None:
+                    route = tokens[:i]
                 route.extend(t)
-            else:
+            elif route is not None:
                 route.append(t)
-        return tokens, route
+        return tokens if route is None else route
 
     def load_tagging(self):
         """Load posseg's tables (a DoFn's setup); with rjieba, check the tagged cut once on the
@@ -263,16 +272,15 @@ class Segmenter:
             return on, no_hmm if off else None, tagged
         return self._on(text, no_hmm), no_hmm if off else None, self.cut_tagged(text)
 
-    def _walk_both(self, tokens: list[str], on: list[str], pos: list[tuple[str, str]], *, block: bool = False) -> None:
-        """`_walk` and `zh_posseg.Tagger.walk` of the same route in one loop (jieba's and
-        posseg's `__cut_DAG`: single-character route steps gather into runs). `block`: the
-        tokens are the route of ONE block (`_block_route`), where every single character is a
-        route step; else of a Han-only stretch, where only a Han one is (any other lies outside
-        jieba's blocks)."""
+    def _walk_both(self, tokens: list[str], on: list[str], pos: list[tuple[str, str]]) -> None:
+        """`_walk` and `zh_posseg.Tagger.walk` of the same route (`_route`) in one loop (jieba's
+        and posseg's `__cut_DAG`: single-character route steps gather into runs): a single Han
+        character, ASCII letter or digit is a route step (they lie in jieba's blocks); any
+        other single character lies outside them."""
         tagger, buf = self._tagger, ""
         tags = tagger.tags
         for t in tokens:
-            if len(t) == 1 and (block or "\u4e00" <= t <= "\u9fd5"):
+            if len(t) == 1 and ("\u4e00" <= t <= "\u9fd5" or (t.isascii() and t.isalnum())):
                 buf += t
                 continue
             if buf:
@@ -299,21 +307,23 @@ class Segmenter:
         walk = self._native_walk() if pos else None
         words, off_tokens, pos_tokens = [], [] if off else None, [] if pos else None
         if walk is not None:
-            # consecutive sentences with no block rjieba may cut differently: ONE rjieba call,
-            # walked sentence by sentence in C (None when two of them meet inside a block: then
-            # sentence by sentence); the others piece by piece (`_cut_pieces`)
+            # consecutive sentences with no character rjieba may cut differently: ONE rjieba
+            # call, walked along jieba's route (`_route`) sentence by sentence in C (None when
+            # two of them meet inside a block, or the route is unsure: then sentence by
+            # sentence); the others piece by piece (`_cut_pieces`)
             joined = "".join(sentences)
             runs = (
                 [(False, sentences)]
-                if RE_POS_DIFFERS.search(joined) is None
-                else itertools.groupby(sentences, key=lambda s: RE_POS_DIFFERS.search(s) is not None)
+                if RE_DIFFERS.search(joined) is None
+                else itertools.groupby(sentences, key=lambda s: RE_DIFFERS.search(s) is not None)
             )
             for differs, run in runs:
                 run = list(run)
                 walked = None
                 if not differs:
                     tokens = self._fast.cut(joined if len(run) == len(sentences) else "".join(run), False)
-                    walked = walk(tokens, list(itertools.accumulate(map(len, run))))
+                    route = self._route(tokens)
+                    walked = None if route is None else walk(route, list(itertools.accumulate(map(len, run))))
                 if walked is not None:
                     words.extend(walked[0])
                     if off:
@@ -350,7 +360,7 @@ class Segmenter:
                 on_part, pos_part = walk(off_part)
             elif routed is not None:
                 off_part, on_part, pos_part = routed[0], [], []
-                self._walk_both(routed[1], on_part, pos_part, block=True)
+                self._walk_both(routed[1], on_part, pos_part)
                 on_part = list(map(sys.intern, on_part))
             else:
                 on_part, off_part, pos_part = self.cut_all(piece, off=off_tokens is not None, pos=True)

@@ -141,14 +141,17 @@ def test_cut_sentences_is_cut_all_of_each_sentence(sentences):
 
 CLEAN = ["我来到北京清华大学。", "他说今天天气很好！", "欧阳娜娜和诸葛亮去长江大桥，", "卜杜勒笑了。", "驴夫"]
 DIRTY = ["小明在2020年说：", "ABC123 def。", "e-mail是a.b@c.com。", "涨了3.5%", "㐀京鶴北𠀀。", "第3章"]
+# letters and digits only (no `+#&._%-`): cut in the clean runs' one call, along jieba's route
+LETTERS = ["A计划开始了。", "他买了iPhone12和3个苹果", "12", "Google说", "x", "第1章：", "北京A大学在B区"]
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.sampled_from(CLEAN + DIRTY), max_size=8))
+@given(st.lists(st.sampled_from(CLEAN + DIRTY + LETTERS), max_size=8))
 def test_cut_sentences_of_clean_and_dirty_runs_is_jiebas(sentences):
-    """Runs of sentences rjieba cuts as jieba does (one call each, walked in C), sentences with
-    blocks it may not (letters, digits, `+#&._%-`, CJK outside jieba's range) between them, and
-    sentences that meet inside a block ("驴夫" then "第3章"): each sentence's own jieba cut."""
+    """Runs of sentences rjieba cuts as jieba does (one call each, walked in C along jieba's
+    route, letters and digits included), sentences with blocks it may not (`+#&._%-`, CJK
+    outside jieba's range) between them, and sentences that meet inside a block ("驴夫" then
+    "第3章", "12" then "x"): each sentence's own jieba cut."""
     from jieba import posseg
 
     seg = zh_tokens.load("rjieba")
@@ -268,3 +271,18 @@ def test_the_extra_han_ranges_are_exactly_where_rjieba_differs():
         if 0xD800 <= point <= 0xDFFF or char in "+#&._%-":
             continue
         assert _rjieba_differs(char) == bool(zh_tokens.RE_DIFFERS.match(char)), hex(point)
+
+
+def test_the_route_gives_joined_letters_and_digits_as_characters():
+    """jieba's HMM-off cut joins single letters and digits; its route holds them one by one
+    (`_route`), unless such a token is a dictionary word: the route is then unsure (None)."""
+    import copy
+
+    seg = zh_tokens.load("rjieba")
+    tokens = ["他", "买", "了", "iPhone12", "和", "3", "个", "苹果", "。"]
+    assert seg._route(tokens) == ["他", "买", "了", *"iPhone12", "和", "3", "个", "苹果", "。"]
+    clean = ["我", "来到", "北京", "。"]
+    assert seg._route(clean) is clean
+    known = copy.copy(seg)
+    known._freq = {"iPhone12": 3}
+    assert known._route(tokens) is None and known._route(clean) is clean

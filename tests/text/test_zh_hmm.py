@@ -132,14 +132,16 @@ def test_the_hmm_on_cut_is_jiebas_with_and_without_c(monkeypatch, native_on):
         assert seg.cut_both(text) == (jieba.lcut(text), jieba.lcut(text, HMM=False)), text
 
 
-# HMM-off tokens of stretches whose jieba blocks hold Han only: dictionary words, single Han
-# characters (route steps, which form unknown and known runs), and what lies between blocks:
-# punctuation, every kind of whitespace, "\r\n".
+# Routes (`Segmenter._route`): dictionary words, single Han characters, ASCII letters and
+# digits (route steps, which form unknown and known runs), and what lies between blocks:
+# punctuation, every kind of whitespace, "\r\n"; and a joined "ab12" (never in a route).
 WALK_TOKENS = st.lists(
     st.sampled_from(
         HAN
         + ["北京", "清华大学", "今天", "天气", "长江大桥", "鹦鹉螺", "欧阳"]
         + list("，。！？“”…")
+        + list("aZ09")
+        + ["ab12"]
         + [" ", "  ", "\t", "\u3000", "\r\n", "\n", "\xa0"]
     ),
     max_size=40,
