@@ -13,7 +13,7 @@ Backends (`--zh-backend` / STORYBENCH_ZH_BACKEND: auto, jieba or rjieba):
   jieba's `__cut_DAG` over rjieba's route (its HMM-off tokens of Han-only blocks are the route
   words) with jieba's own HMM for unknown runs (`finalseg`, in C when `_jieba_hmm` is built,
   which also walks the route for `cut_sentences`); blocks holding ASCII letters or digits go to
-  jieba (`cut_sentences` takes their route from rjieba's HMM-off tokens, `_block_route`). The
+  jieba (`cut_sentences` takes their route from rjieba's HMM-off tokens, `_route`). The
   same tokens by construction, proven on the canary texts at start-up (else a warning and
   jieba) and in the tests on real stories and on generated strings. The tagged cut (posseg) is in `zh_posseg.py`.
 
