@@ -54,6 +54,7 @@ EXTRA_HAN = "\u3400-\u4dbf\u9fd6-\u9fff\uf900-\ufaff\U00020000-\U0002a6df\U0002a
 RE_DIFFERS = re.compile(f"[+#&._%\\-{EXTRA_HAN}]")
 # The same for the tagged cut, which walks rjieba's HMM-off tokens as the route of Han-only blocks.
 RE_POS_DIFFERS = re.compile(f"[a-zA-Z0-9+#&._%\\-{EXTRA_HAN}]")
+LETTER_OR_DIGIT = re.compile("[a-zA-Z0-9]")  # joined in jieba's HMM-off tokens, single in its route
 BLOCK_CHAR = re.compile("[\u4e00-\u9fd5a-zA-Z0-9+#&._%\\-]")
 HAN_RUN = re.compile("[\u4e00-\u9fd5]+")
 
@@ -321,8 +322,9 @@ class Segmenter:
                 run = list(run)
                 walked = None
                 if not differs:
-                    tokens = self._fast.cut(joined if len(run) == len(sentences) else "".join(run), False)
-                    route = self._route(tokens)
+                    text = joined if len(run) == len(sentences) else "".join(run)
+                    tokens = self._fast.cut(text, False)
+                    route = tokens if LETTER_OR_DIGIT.search(text) is None else self._route(tokens)
                     walked = None if route is None else walk(route, list(itertools.accumulate(map(len, run))))
                 if walked is not None:
                     words.extend(walked[0])
