@@ -127,9 +127,10 @@ class ParseStories(beam.PTransform):
     The near-duplicate groups come from {"bands": (LSH band, input id) of every parsed story,
     made where it is first parsed, in packed blocks per band partition and bundle
     (tallies.band_entries); "dropped": the CompactMap of the input ids a dedup dropped;
-    "texts": the kept records, read once more}: every story's task steps take those
-    groups as a side input, so they must not come out of the same fused stage as the
-    kept records (NearDuplicateGroups says why the texts are read apart).
+    "texts": the input read once more, unparsed (NearDuplicateGroups parses the candidates
+    only)}: every story's task steps take those groups as a side input, so they must not
+    come out of the same fused stage as the kept records (NearDuplicateGroups says why the
+    texts are read apart).
     """
 
     def __init__(self, report, config: StoryConfig, reread=None, near_dup: NearDupConfig | None = None):
@@ -159,12 +160,7 @@ class ParseStories(beam.PTransform):
         dropped = as_compact(dropped_map)
         again = self._reread("Again") if self._reread else raw
         kept = again | "Reparse" >> beam.FlatMap(steps.kept_records, dropped)
-        again = self._reread("Duptexts") if self._reread else raw
-        texts = (
-            again
-            | "Reparse[texts]" >> beam.FlatMap(steps.kept_records, dropped)
-            | "DupText[texts]" >> beam.Map(steps.near_dup_record, cfg)
-        )
+        texts = self._reread("Duptexts") if self._reread else raw
         return kept, {"bands": bands, "dropped": dropped_map, "texts": texts}
 
 
@@ -191,29 +187,31 @@ def annotations_by_story(anns):
 
 
 class NearDuplicateGroups(beam.PTransform):
-    """NearDupRecord -> story_id -> StoryGroup (AsSingleton CompactMap side input) of every
-    group of two or more near-duplicate stories, with the stories job's near-duplicate code
-    (annotators.core.near_dup): MinHash LSH band keys (its fast one-permutation sketch);
+    """ParseStories' near-duplicate inputs -> story_id -> StoryGroup (AsSingleton CompactMap
+    side input) of every group of two or more near-duplicate stories, with the stories job's
+    near-duplicate code (annotators.core.near_dup): MinHash LSH band keys (its fast one-permutation sketch);
     stories sharing a band are candidates; candidate sets sharing a story are joined into
     components in one global step over input ids only; each candidate's text is parked in a
     spill file (`spill`, deleted once the groups are made: pipelines.engine.spill) and only
     its location goes to its component (a packed block of them per component and bundle),
     with the component's own candidate sets (`steps.components_and_sets`: its band groups,
     so no MinHash is made twice), where the texts are read back, stories sharing a band
-    verified by exact shingle Jaccard (skipping pairs already joined) and clustered (on the pool's workers in a local run that has them). No shuffle
-    or runner buffer holds the texts, however many stories are candidates.
+    verified by exact shingle Jaccard (skipping pairs already joined) and clustered (on the
+    pool's workers in a local run that has them). No shuffle or runner buffer holds the
+    texts, however many stories are candidates.
 
     The inputs (`{"bands", "dropped", "texts"}`, ParseStories): every parsed story's (band,
     input id) pairs, made where the story was first parsed, as (band partition, pairs)
     blocks (each partition's candidate sets are found where its blocks meet); the CompactMap of the input ids
-    a dedup dropped (left out of every candidate set); the kept stories' records from a read
-    of their own: the texts are matched with the component side input as they are read,
-    which a PCollection that also fed that side input could only do after the runner had
-    buffered all of it."""
+    a dedup dropped (left out of every candidate set); the input from a read of its own: the
+    texts are matched with the component side input as they are read, which a PCollection
+    that also fed that side input could only do after the runner had buffered all of it,
+    and only the candidates among them are parsed (`steps.candidate_text`, with
+    `story_config`'s normalisation)."""
 
-    def __init__(self, config: NearDupConfig, spill: str):
+    def __init__(self, config: NearDupConfig, spill: str, story_config: StoryConfig = StoryConfig()):
         super().__init__()
-        self._config, self._spill = config, spill
+        self._config, self._spill, self._story_config = config, spill, story_config
 
     def expand(self, reads):
         config = self._config
@@ -228,7 +226,8 @@ class NearDuplicateGroups(beam.PTransform):
         component_of = as_compact(compact_map(found.ids, "ComponentOf"))
         locations = (
             reads["texts"]
-            | "CandidateTexts" >> beam.FlatMap(steps.component_text, component_of)
+            | "CandidateTexts"
+            >> beam.FlatMap(steps.candidate_text, component_of, as_compact(reads["dropped"]), self._story_config)
             | "SpillTexts" >> beam.ParDo(SpillRecords(self._spill, operator.itemgetter(0), pooled=False))
             | "LocationBlocks" >> beam.ParDo(BlocksPerBundle(_as_pair, packed=True))
         )
@@ -409,7 +408,7 @@ def run(argv=None):
         anns = None
         annotated = beam.pvalue.AsDict(once(p, "NoAnnotations") | "NoAnnotated" >> beam.FlatMap(lambda _: []))
     groups = beam.pvalue.AsSingleton(
-        records | "NearDuplicates" >> NearDuplicateGroups(LOT_NEAR_DUP, join(out, "_spill-near-dup")),
+        records | "NearDuplicates" >> NearDuplicateGroups(LOT_NEAR_DUP, join(out, "_spill-near-dup"), story_cfg),
         default_value=CompactMap(),
     )
     split_inputs = {"groups": groups, "annotated": annotated}

@@ -183,10 +183,17 @@ def components_and_sets(
     return sorted(component.items()), [(key, ComponentSets(tuple(per[key]))) for key in sorted(per)]
 
 
-def component_text(record: NearDupRecord, components) -> list[tuple[str, tuple[Node, str]]]:
-    """(component id, (node, text)) of a kept story that is a near-duplicate candidate, else nothing."""
-    input_id = record.node.input_id
-    return [(components[input_id], (record.node, record.text))] if input_id in components else []
+def candidate_text(element, components, dropped, config: StoryConfig) -> list[tuple[str, tuple[Node, str]]]:
+    """(component id, (node, text)) of a story read again ((input_id, raw line | parquet row))
+    when it is a kept near-duplicate candidate (`components`: input id -> component id), else
+    nothing: a story no candidate set holds, most stories of a real corpus, is not parsed."""
+    if element[0] not in components:
+        return []
+    out = []
+    for record in kept_records(element, dropped):
+        found = near_dup_record(record, config)
+        out.append((components[found.node.input_id], (found.node, found.text)))
+    return out
 
 
 def component_clusters(grouped: tuple[str, tuple[list, Any]], config: NearDupConfig) -> list:

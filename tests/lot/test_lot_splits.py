@@ -3,6 +3,7 @@ the near-duplicate clusters LOT builds them from (annotators.core.near_dup.membe
 
 from __future__ import annotations
 
+import json
 import pickle
 
 from annotators.core import lsh_sets
@@ -138,3 +139,20 @@ def test_band_blocks_give_the_candidate_sets_of_their_bands():
     dropped = CompactMap({"f:4": True})
     found = {s for part in blocks.values() for s in lsh_sets.partition_id_sets(part, dropped)}
     assert not any("f:4" in s for s in found) and not any("f:3" in s for s in found)
+
+
+def test_candidate_text_parses_the_candidates_only():
+    """A story no candidate set holds is not parsed (a broken line there is no error); a
+    candidate comes back as its component's (node, normalised text); one a dedup dropped does not."""
+    from annotators.lot.story import StoryConfig
+
+    def line(text):
+        return json.dumps({"id": "x", "story": text}, ensure_ascii=False).encode()
+
+    components = CompactMap({"in.jsonl:1": "c1", "in.jsonl:2": "c1"})
+    config = StoryConfig()
+    assert steps.candidate_text(("in.jsonl:9", b"{broken"), components, CompactMap(), config) == []
+    [(component, (found, text))] = steps.candidate_text(("in.jsonl:1", line(STORY)), components, CompactMap(), config)
+    assert component == "c1" and found.input_id == "in.jsonl:1" and text == STORY
+    dropped = CompactMap({"in.jsonl:2": True})
+    assert steps.candidate_text(("in.jsonl:2", line(STORY)), components, dropped, config) == []
