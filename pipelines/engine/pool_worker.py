@@ -30,6 +30,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from annotators.core.outcome import Drop  # a dataclass module: nothing else comes with it
+
 HEADER = struct.Struct(">Q")
 NICE_ENV = "STORYBENCH_POOL_NICE"  # how much lower a worker's CPU priority is than the job's process
 DEFAULT_NICE = 10
@@ -65,8 +67,6 @@ def lower_priority() -> None:
 def outcome(fn: Callable, element: Any, **side: Any):
     """`fn(element)` as a list of outputs, or its Drop; an exception becomes an
     `internal_error` Drop (bad input must not crash the job; it is recorded instead)."""
-    from annotators.core.outcome import Drop
-
     try:
         result = fn(element, **side)
         return result if isinstance(result, Drop) else list(result)
@@ -81,8 +81,6 @@ def each_record(fn: Callable, merge: Callable | None, block, *, block_ids: Calla
     outputs in order)` (a list), so the block's outputs leave as a few values; without it
     `merged` is None. A block read here (one with `records()`: a textlines.RangeBlock) also
     gives its records' input ids, `block_ids(record)` each, as a third item."""
-    from annotators.core.outcome import Drop
-
     lazy = hasattr(block, "records")
     records = block.records() if lazy else block
     outcomes = [outcome(fn, record, **side) for record in records]
@@ -103,8 +101,6 @@ def each_group(fn: Callable, merge: Callable | None, group, **side: Any) -> list
     `merge` each outputs list is replaced by its length and `merged` is `merge(all the
     group's outputs in order)` (a list; empty when there are none); without it `merged` is
     None. An exception is the caller's (`outcome`): the group is then one reject."""
-    from annotators.core.outcome import Drop
-
     pairs = [(i, r if isinstance(r, Drop) else list(r)) for i, r in fn(group, **side)]
     if merge is None:
         return [pairs, None]
@@ -172,8 +168,6 @@ def one(fn: Callable, element: Any) -> list:
 
 def internal_error():
     """The `internal_error` Drop of the exception being handled: its type, message and line."""
-    from annotators.core.outcome import Drop
-
     exc = sys.exc_info()[1]
     tb = traceback.format_exc(limit=3).strip().splitlines()[-1]
     return Drop("internal_error", f"{type(exc).__name__}: {exc} | {tb}"[:2000])
