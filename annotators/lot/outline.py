@@ -332,6 +332,8 @@ def _filled(chosen, ranked, limit: int) -> list[tuple[str, tuple[str, ...]]]:
     """`chosen` filled up to `limit` phrases with the longest (in characters; ties in `ranked`
     order) other phrases, none inside or around a phrase already taken."""
     out = list(chosen)
+    if len(out) >= limit:  # nothing to fill: no need to sort every phrase by length
+        return out
     for phrase, _, words in sorted(ranked, key=lambda item: -len(item[0])):
         if len(out) >= limit:
             break

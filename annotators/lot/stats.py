@@ -117,7 +117,14 @@ def example_stats(
     counts the vocabulary, looks up each word once per example instead of once per use. An
     example whose input and removed sentence together are the whole story (PlotCom, OutGen)
     shares the story's own set (`PreparedStory.vocabulary`, made once)."""
-    stats = _context(story, range(len(story.sentences)) if indices is None else indices, removed)
+    if indices is None:  # the whole story, less the removed sentence: from its totals
+        chars, words = story.sizes
+        sents = len(story.sentences)
+        if removed is not None and 0 <= removed < sents:
+            chars, words, sents = chars - len(story.sentences[removed]), words - len(story.words[removed]), sents - 1
+        stats = {"chars": chars, "words": words, "sents": sents, "vocab": None}
+    else:
+        stats = _context(story, indices, removed)
     jieba_words = get_tokenizer("jieba")
     extra = [jieba_words.tokens(t) for t in extra_texts]
     if removed is not None and not extra:
@@ -125,7 +132,10 @@ def example_stats(
     if indices is None and not extra_texts:  # every sentence, the removed one as `extra`
         vocab = story.vocabulary
     else:
-        vocab = frozenset(itertools.chain(*stats["vocab"], *extra))
+        kept_words = stats["vocab"]
+        if kept_words is None:  # the whole story less the removed sentence
+            kept_words = [w for i, w in enumerate(story.words) if i != removed]
+        vocab = frozenset(itertools.chain(*kept_words, *extra))
     if phrase_words or title_words:
         vocab = vocab.union(*phrase_words, title_words)
     stats["vocab"] = vocab

@@ -115,6 +115,11 @@ class PreparedStory:
         return "".join(self.sentences)
 
     @functools.cached_property
+    def sizes(self) -> tuple[int, int]:
+        """(characters, words) of every sentence together, made once per story."""
+        return sum(map(len, self.sentences)), sum(map(len, self.words))
+
+    @functools.cached_property
     def vocabulary(self) -> frozenset[str]:
         """The distinct words of every sentence (`words`), made once per story: most examples'
         Table 3 vocabulary (annotators.lot.stats.example_stats)."""

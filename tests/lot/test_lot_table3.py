@@ -202,6 +202,18 @@ def test_example_vocabulary_is_the_distinct_words_of_what_the_example_reads():
     everything = of(range(n))
     plotcom = example_stats("plotcom", story, removed=2)["vocab"]
     assert plotcom == everything and plotcom is story.vocabulary
+    # the input's numbers: the story's totals less the removed sentence
+    rest = [i for i in range(n) if i != 2]
+    want = {
+        "chars": sum(len(story.sentences[i]) for i in rest),
+        "words": sum(len(story.words[i]) for i in rest),
+        "sents": n - 1,
+    }
+    for task, extra in (("plotcom", ()), ("clozet", ("狐狸跑了。", "天亮了。"))):
+        got = example_stats(task, story, removed=2, extra_texts=extra)
+        assert {k: got[k] for k in want} == want
+    whole = example_stats("outgen", story)
+    assert (whole["chars"], whole["words"], whole["sents"]) == (len(story.joined), sum(map(len, story.words)), n)
     outgen = example_stats("outgen", story, title_words=("题目", "秋天"), phrase_words=[("新词甲", "到")])["vocab"]
     assert outgen == everything | {"题目", "秋天", "新词甲", "到"}
     senpos = example_stats("senpos", story, removed=4, indices=range(0, 3), candidates=3)["vocab"]
