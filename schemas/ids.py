@@ -13,7 +13,7 @@ _SEP = "\x1f"
 
 def stable_hash(*parts: object) -> str:
     """Hex SHA-256 of the parts, joined with a unit separator (str() of each part)."""
-    joined = _SEP.join(str(p) for p in parts)
+    joined = _SEP.join(map(str, parts))
     return hashlib.sha256(joined.encode("utf-8")).hexdigest()
 
 

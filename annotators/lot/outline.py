@@ -321,11 +321,15 @@ def _opening_clause_last(ranked, story: str, min_score: float):
     phrases of their class (scoring above `min_score` or not), score order kept otherwise."""
     end = _opening_clause_end(story)
     # a phrase's first occurrence starts before `end` when it occurs in story[: end - 1 + len]:
-    # the search reads the opening clause only
-    return sorted(
-        ranked,
-        key=lambda item: (item[1] <= min_score, end > 0 and story.find(item[0], 0, end - 1 + len(item[0])) >= 0),
-    )
+    # the search reads the opening clause only. The stable sort on (scores at most
+    # `min_score`, starts in the opening clause) as four lists, one pass, no key calls.
+    classes: tuple[list, list, list, list] = ([], [], [], [])
+    find = story.find
+    for item in ranked:
+        phrase = item[0]
+        opening = end > 0 and find(phrase, 0, end - 1 + len(phrase)) >= 0
+        classes[2 * (item[1] <= min_score) + opening].append(item)
+    return classes[0] + classes[1] + classes[2] + classes[3]
 
 
 def _filled(chosen, ranked, limit: int) -> list[tuple[str, tuple[str, ...]]]:

@@ -109,9 +109,9 @@ class PreparedStory:
     pos_tokens: tuple[tuple[str, str], ...] = ()
     breaks: tuple[int, ...] = ()
 
-    @property
+    @functools.cached_property
     def joined(self) -> str:
-        """The story as one line (LOT's released stories have no line breaks)."""
+        """The story as one line (LOT's released stories have no line breaks), made once."""
         return "".join(self.sentences)
 
     @functools.cached_property
