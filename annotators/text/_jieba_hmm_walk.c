@@ -11,10 +11,11 @@
  *
  * A token of one character in U+4E00..U+9FD5 or one ASCII letter or digit is a route step
  * and joins the current run; any other token ends the run and is itself a word and a pair
- * (tag "x" when it is one character or "\r\n", else tags.get(token, "x")). A run of one character is a word (tag from tags); a
- * longer run that is a dictionary word (freq.get(run) truthy) is its characters; any other is
- * an unknown run: its words are on_cache[run], else on_miss(run), and its pairs pos_cache[run],
- * else pos_miss(run) (the callers' finalseg and posseg HMMs, which fill the caches).
+ * (tag "x" when it is one character or "\r\n", else tags.get(token, "x")). A run of one
+ * character is a word (tag from tags); a longer run that is a dictionary word (freq.get(run)
+ * truthy) is its characters; any other is an unknown run: its words are on_cache[run], else
+ * on_miss(run), and its pairs pos_cache[run], else pos_miss(run) (the callers' finalseg and
+ * posseg HMMs, which fill the caches).
  *
  * `words` leaves out the tokens that are all whitespace (str.strip() == "") and holds every
  * word interned; the pairs share those string objects. `vocab` (word -> its pair, filled
@@ -46,8 +47,16 @@ all_space(PyObject *s)
     return 1;
 }
 
+/* whether a one-character token is a step of jieba's route: a Han character or an ASCII
+ * letter or digit (which lie in jieba's blocks) */
+static int
+route_step(Py_UCS4 c)
+{
+    return (c >= 0x4E00 && c <= 0x9FD5) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
 /* the pair (word, tag) of a word, borrowed from the vocabulary (made there on first sight:
- * the word interned, its tag "x" for one character outside U+4E00..U+9FD5 or "\r\n", else
+ * the word interned, its tag "x" for one character that is no route step or "\r\n", else
  * tags.get(word, "x")); `word` is borrowed */
 static PyObject *
 pair_of(Walk *w, PyObject *word)
@@ -58,7 +67,7 @@ pair_of(Walk *w, PyObject *word)
     PyObject *tag = w->x;
     Py_ssize_t n = PyUnicode_GET_LENGTH(word);
     Py_UCS4 c = n == 1 ? PyUnicode_READ_CHAR(word, 0) : 0;
-    if ((n == 1 && c >= 0x4E00 && c <= 0x9FD5) || (n > 1 && PyUnicode_CompareWithASCIIString(word, "\r\n") != 0)) {
+    if ((n == 1 && route_step(c)) || (n > 1 && PyUnicode_CompareWithASCIIString(word, "\r\n") != 0)) {
         tag = PyDict_GetItemWithError(w->tags, word);
         if (tag == NULL) {
             if (PyErr_Occurred())
@@ -168,14 +177,6 @@ block_char(Py_UCS4 c)
 {
     return (c >= 0x4E00 && c <= 0x9FD5) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
            (c < 128 && strchr("+#&._%-", (int)c) != NULL && c != 0);
-}
-
-/* whether a one-character token is a step of jieba's route: a Han character or an ASCII
- * letter or digit (which lie in jieba's blocks) */
-static int
-route_step(Py_UCS4 c)
-{
-    return (c >= 0x4E00 && c <= 0x9FD5) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
 /* the current sentence's words, as a tuple, onto `sentences`; a new list for the next one */
