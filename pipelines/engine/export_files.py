@@ -47,7 +47,10 @@ def write_export(specs: Sequence[ExportSpec], item: tuple[int, list[str]]) -> li
     key, rows written) per file."""
     i, shards = item
     keys, sort_key, writer_for, paths, tallies = specs[i]
-    ordered = heapq.merge(*(_shard_rows(s) for s in shards), key=lambda r: sortable(sort_key(r)))
+    if len(shards) == 1:  # one shard is already in order: no key to compute per row
+        ordered = _shard_rows(shards[0])
+    else:
+        ordered = heapq.merge(*(_shard_rows(s) for s in shards), key=lambda r: sortable(sort_key(r)))
     writers = {k: writer_for(k) for k in keys}
     files = {k: _BufferedText(paths[k]) for k in keys}
     counts = dict.fromkeys(keys, 0)
