@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import random
 
-from schemas.ids import stable_hash, stable_id
+from schemas.ids import stable_digest, stable_hash, stable_id
 
 __all__ = ["stable_hash", "stable_id", "stable_int", "rng_for", "unit_interval"]
 
 
 def stable_int(*parts: object) -> int:
-    """A 64-bit integer from `stable_hash`: for bucketing and shard assignment."""
-    return int(stable_hash(*parts)[:16], 16)
+    """A 64-bit integer from `stable_hash` (its first 16 hex digits): for bucketing and shard
+    assignment; read from the digest's first 8 bytes, the same number."""
+    return int.from_bytes(stable_digest(*parts)[:8], "big")
 
 
 def rng_for(seed: int, *parts: object) -> random.Random:

@@ -206,6 +206,7 @@ def ranked_phrases(story: str, *, config: OutlineConfig = OutlineConfig()) -> li
 # Apache-2.0; written here from its description, not copied): jieba part-of-speech tags and two
 # word lists delimit phrases, RAKE scores them, and phrases contained in one another are merged.
 _WORD = operator.itemgetter(0)  # a (word, tag) pair's word
+_SCORE = operator.itemgetter(1)  # a ranked phrase's score
 POSRAKE_TAGS = frozenset({"m", "x", "uj", "ul", "mq", "u", "f"})  # numerals, punctuation, particles, localizers
 
 
@@ -296,8 +297,7 @@ def posrake_ranked(
     spaces; when the same string comes from several runs, the last run's score counts and
     the first one's place breaks ties (a stable sort on score)."""
     scored = posrake_scored(tagged, config.max_words)
-    ranked = sorted(scored.items(), key=lambda kv: kv[1][0], reverse=True)
-    return [(p, score, words) for p, (score, words) in ranked]
+    return sorted([(p, score, words) for p, (score, words) in scored.items()], key=_SCORE, reverse=True)
 
 
 def _merge_contained(ranked, limit: int, min_score: float | None) -> list[tuple[str, tuple[str, ...]]]:

@@ -151,6 +151,12 @@ def test_stable_ids_and_rngs_do_not_depend_on_the_process():
     assert stable_hash("a", 1) == hashlib.sha256(b"a\x1f1").hexdigest()
     assert stable_id("story", "x") == stable_id("story", "x") != stable_id("story", "y")
     assert rng_for(1, "s").random() == rng_for(1, "s").random() != rng_for(2, "s").random()
+    # stable_int is the first 16 hex digits of stable_hash, read from the digest's bytes
+    from annotators.core.ids import stable_int
+
+    for parts in (("a", 1), ("rng", 7, "outline", "story-0f"), ()):
+        assert stable_int(*parts) == int(stable_hash(*parts)[:16], 16)
+    assert stable_int("a", 1) == int.from_bytes(hashlib.sha256(b"a\x1f1").digest()[:8], "big")
 
 
 def test_job_flags_accept_dashes_and_underscores():
