@@ -3,11 +3,13 @@
 /* ---------------------------------------------------------------------------------------
  * walk(tokens, freq, tags, vocab, on_cache, on_miss, pos_cache, pos_miss[, ends]) -> (words, pairs)
  *
- * jieba's HMM-on words and jieba.posseg's (word, tag) pairs of a stretch from its route: its
- * HMM-off tokens (rjieba's, which are jieba's route words in blocks of Han characters), with
- * each token of two or more ASCII letters and digits given as its characters (jieba's HMM-off
- * cut joins them; zh_tokens.Segmenter._route): the loop of zh_tokens.Segmenter._walk_both,
- * which measured about 2.3 us per token in Python, 70% of the LOT build's cut.
+ * jieba's HMM-on words and jieba.posseg's (word, tag) pairs of a stretch from its HMM-off
+ * tokens (rjieba's, which are jieba's route words in blocks of Han characters; jieba's HMM-off
+ * cut joins single ASCII letters and digits, so a token of two or more of them is taken as its
+ * characters, and None is returned when such a token is a dictionary word, freq.get(token)
+ * truthy: the route is then unsure; zh_tokens.Segmenter._route): the loop of
+ * zh_tokens.Segmenter._walk_both, which measured about 2.3 us per token in Python, 70% of the
+ * LOT build's cut.
  *
  * A token of one character in U+4E00..U+9FD5 or one ASCII letter or digit is a route step
  * and joins the current run; any other token ends the run and is itself a word and a pair
@@ -45,6 +47,23 @@ all_space(PyObject *s)
         if (!Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i)))
             return 0;
     return 1;
+}
+
+/* whether a token of two or more characters is ASCII letters and digits only (jieba's HMM-off
+ * cut joins them; its route holds them one by one) */
+static int
+letters_digits(PyObject *t)
+{
+    if (!PyUnicode_IS_ASCII(t))
+        return 0;
+    const Py_UCS1 *s = PyUnicode_1BYTE_DATA(t);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(t);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS1 c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+            return 0;
+    }
+    return n > 1;
 }
 
 /* whether a one-character token is a step of jieba's route: a Han character or an ASCII
@@ -257,16 +276,33 @@ jh_walk(PyObject *self, PyObject *args)
             }
             boundary = 1;
         }
-        if (tn == 1 && !boundary && route_step(first)) {
-            if (len == cap) {
-                cap *= 2;
-                PyMem_Resize(buf, Py_UCS4, cap);
-                if (buf == NULL)
-                    goto done;
+        int joined = t != NULL && tn > 1 && !boundary && letters_digits(t);
+        if (joined) { /* letters and digits jieba's HMM-off cut joined: route steps, one by one */
+            PyObject *f = PyDict_GetItemWithError(w.freq, t);
+            int known = f != NULL ? PyObject_IsTrue(f) : (PyErr_Occurred() ? -1 : 0);
+            if (known < 0)
+                goto done;
+            if (known) { /* a dictionary word: the route might hold it whole */
+                Py_INCREF(Py_None);
+                out = Py_None;
+                goto done;
             }
-            buf[len++] = first;
-            at += 1;
-            last = first;
+        }
+        if (joined || (tn == 1 && !boundary && route_step(first))) {
+            if (len + tn > cap) {
+                while (len + tn > cap)
+                    cap *= 2;
+                Py_UCS4 *grown = PyMem_Realloc(buf, cap * sizeof(Py_UCS4));
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                buf = grown;
+            }
+            for (Py_ssize_t k = 0; k < tn; k++)
+                buf[len++] = PyUnicode_READ_CHAR(t, k);
+            at += tn;
+            last = buf[len - 1];
             continue;
         }
         if (len) {

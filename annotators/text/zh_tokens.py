@@ -54,7 +54,6 @@ EXTRA_HAN = "\u3400-\u4dbf\u9fd6-\u9fff\uf900-\ufaff\U00020000-\U0002a6df\U0002a
 RE_DIFFERS = re.compile(f"[+#&._%\\-{EXTRA_HAN}]")
 # The same for the tagged cut, which walks rjieba's HMM-off tokens as the route of Han-only blocks.
 RE_POS_DIFFERS = re.compile(f"[a-zA-Z0-9+#&._%\\-{EXTRA_HAN}]")
-LETTER_OR_DIGIT = re.compile("[a-zA-Z0-9]")  # joined in jieba's HMM-off tokens, single in its route
 BLOCK_CHAR = re.compile("[\u4e00-\u9fd5a-zA-Z0-9+#&._%\\-]")
 HAN_RUN = re.compile("[\u4e00-\u9fd5]+")
 
@@ -273,14 +272,18 @@ class Segmenter:
             return on, no_hmm if off else None, tagged
         return self._on(text, no_hmm), no_hmm if off else None, self.cut_tagged(text)
 
-    def _walk_both(self, tokens: list[str], on: list[str], pos: list[tuple[str, str]]) -> None:
-        """`_walk` and `zh_posseg.Tagger.walk` of the same route (`_route`) in one loop (jieba's
-        and posseg's `__cut_DAG`: single-character route steps gather into runs): a single Han
-        character, ASCII letter or digit is a route step (they lie in jieba's blocks); any
-        other single character lies outside them."""
+    def _walk_both(self, tokens: list[str], on: list[str], pos: list[tuple[str, str]]) -> bool:
+        """`_walk` and `zh_posseg.Tagger.walk` of the same route (`_route` of the HMM-off
+        tokens) in one loop (jieba's and posseg's `__cut_DAG`: single-character route steps
+        gather into runs): a single Han character, ASCII letter or digit is a route step (they
+        lie in jieba's blocks); any other single character lies outside them. False (and
+        nothing walked) when the route is unsure."""
+        route = self._route(tokens)
+        if route is None:
+            return False
         tagger, buf = self._tagger, ""
         tags = tagger.tags
-        for t in tokens:
+        for t in route:
             if len(t) == 1 and ("\u4e00" <= t <= "\u9fd5" or (t.isascii() and t.isalnum())):
                 buf += t
                 continue
@@ -293,6 +296,7 @@ class Segmenter:
         if buf:
             self._run(buf, on)
             tagger.run(buf, pos)
+        return True
 
     def cut_sentences(
         self, sentences, *, off: bool = True, pos: bool = True
@@ -322,10 +326,8 @@ class Segmenter:
                 run = list(run)
                 walked = None
                 if not differs:
-                    text = joined if len(run) == len(sentences) else "".join(run)
-                    tokens = self._fast.cut(text, False)
-                    route = tokens if LETTER_OR_DIGIT.search(text) is None else self._route(tokens)
-                    walked = None if route is None else walk(route, list(itertools.accumulate(map(len, run))))
+                    tokens = self._fast.cut(joined if len(run) == len(sentences) else "".join(run), False)
+                    walked = walk(tokens, list(itertools.accumulate(map(len, run))))
                 if walked is not None:
                     words.extend(walked[0])
                     if off:
@@ -374,8 +376,9 @@ class Segmenter:
         return tuple(words)
 
     def _native_walk(self):
-        """`walk(tokens, ends=None) -> (words, pairs)`: `_walk_both` in C (`_jieba_hmm.walk`,
-        the words without whitespace tokens and interned; with `ends`, per sentence), or None
+        """`walk(tokens, ends=None) -> (words, pairs) | None`: `_walk_both` in C
+        (`_jieba_hmm.walk`, the words without whitespace tokens and interned; with `ends`, per
+        sentence; None where the route is unsure or, with `ends`, sentences meet in a block), or None
         (the reference backend, no C module, or a tagged cut that failed its canary check)."""
         if self._fast is None or self._finalseg is None:
             return None

@@ -165,13 +165,38 @@ def test_the_native_walk_is_the_python_walk(tokens):
 
     seg, walk = _segmenter_with_walk()
     on, pairs = [], []
-    seg._walk_both(list(tokens), on, pairs)
+    assert seg._walk_both(list(tokens), on, pairs)
     for _ in range(2):  # the second time every word and run comes from the caches
         words, got = walk(list(tokens))
         assert words == [w for w in on if w.strip()]
         assert got == pairs
         assert all(sys.intern(w) is w for w in words)
         assert all(type(p) is tuple and len(p) == 2 for p in got)
+
+
+def test_joined_letters_and_digits_are_route_steps_unless_a_dictionary_word():
+    """jieba's HMM-off cut joins letters and digits: the walk takes them one by one, as the
+    route has them (both walks); when such a token is a dictionary word the route is unsure:
+    None from the C walk, False from the Python one."""
+    import copy
+
+    seg, walk = _segmenter_with_walk()
+    tokens = ["他", "买", "了", "iPhone12", "，", "A", "计划", "。"]
+    on, pairs = [], []
+    assert seg._walk_both(tokens, on, pairs)
+    assert walk(tokens) == ([w for w in on if w.strip()], pairs)
+    route = seg._route(tokens)
+    assert walk(route) == walk(tokens) and route != tokens
+    tagger = seg.load_tagging()
+    module = zh_posseg.native_module()
+    freq = {**seg._freq, "iPhone12": 5}
+    args = (freq, tagger.tags, {}, seg._hmm_cache, seg._hmm_words, tagger.runs, tagger.detail)
+    assert module.walk(tokens, *args) is None
+    assert module.walk(tokens, *args, [16]) is None  # with ends too
+    assert module.walk(tokens, seg._freq, *args[1:], [16])[0] == [tuple(w for w in on if w.strip())]
+    known = copy.copy(seg)
+    known._freq = freq
+    assert known._walk_both(tokens, [], []) is False
 
 
 def test_the_native_walk_refuses_what_is_not_a_list_of_str():
