@@ -6,6 +6,7 @@ sentences shuffled per copy (so copies are distinct stories), in fresh child pro
 - `bench/naive_lot.py`: SenPos + PlotCom + OutGen in one plain loop, as a researcher would write it;
 - `pipelines.lot` with each jieba backend (`jieba`, `rjieba`), 1 and 2 workers, and rjieba's
   speed-up over jieba (CPU seconds of the same build).
+A build of the first FIXED_STORIES stories shows the cost every build pays whatever its size.
 The two numbers issue 29's bar compares, plain jieba and the default backend's build on one
 worker, are each the median of REPEATS runs (each run's CPU seconds are listed): on a shared
 machine one run of either moved by a third from run to run. CPU seconds count the worker
@@ -42,6 +43,7 @@ from annotators.text import zh_tokens
 print(json.dumps({b: zh_tokens.backend_info(b) for b in ("jieba", "rjieba")}))
 """
 REPEATS = 3  # runs of each of the two measurements the bar compares (their median counts)
+FIXED_STORIES = 10  # the build of this many stories shows what a build costs whatever its size
 BAR_RUN = "pipelines.lot rjieba, 1 worker"  # the default backend's build on one worker
 WORKERS = {
     "1 worker": ["--direct_num_workers=1"],
@@ -87,10 +89,24 @@ def run_lot_bench(stories: int = 20000) -> dict:
                 runs[label] = _median(
                     [measure("pipelines.lot", args) for _ in range(REPEATS if label == BAR_RUN else 1)]
                 )
+        # what a build costs before and after its stories (imports, dictionaries, Beam's graph,
+        # the report): the same build of the first FIXED_STORIES stories
+        few = pathlib.Path(tmp) / "few.jsonl"
+        few.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in corpus[:FIXED_STORIES]), "utf-8")
+        fixed = measure(
+            "pipelines.lot",
+            ["--stories", str(few), "--output", str(pathlib.Path(tmp) / "out_few"), "--zh-backend", "rjieba"]
+            + WORKERS["1 worker"],
+        )
+        result["fixed"] = {"stories": FIXED_STORIES, **fixed}
     jieba_rate = chars / runs["plain jieba.lcut"]["cpu_s"]
     for run in runs.values():
         run["chars_per_cpu_s"] = round(chars / run["cpu_s"])
         run["ratio_to_jieba"] = round(run["chars_per_cpu_s"] / jieba_rate, 3)
+    stories_only = runs[BAR_RUN]["cpu_s"] - result["fixed"]["cpu_s"]
+    result["fixed"]["stories_only_ratio_to_jieba"] = (
+        round(runs["plain jieba.lcut"]["cpu_s"] / stories_only, 3) if stories_only > 0 else None
+    )
     result["rjieba_speedup"] = {
         name: round(runs[f"pipelines.lot jieba, {name}"]["cpu_s"] / runs[f"pipelines.lot rjieba, {name}"]["cpu_s"], 2)
         for name in WORKERS
@@ -110,6 +126,13 @@ def print_lot_bench(result: dict) -> None:
         )
     for name, speedup in result.get("rjieba_speedup", {}).items():
         print(f"  pipelines.lot with rjieba over jieba, {name}: x{speedup} (CPU-s)")
+    fixed = result.get("fixed")
+    if fixed:
+        print(
+            f"  {BAR_RUN} on {fixed['stories']} stories: {fixed['cpu_s']} CPU-s, what every build costs "
+            f"whatever its size (imports, dictionaries, Beam's graph, the report); the "
+            f"{result['stories']} stories alone: x{fixed['stories_only_ratio_to_jieba']} of jieba"
+        )
 
 
 if __name__ == "__main__":
