@@ -11,18 +11,15 @@ import hashlib
 _SEP = "\x1f"
 
 
-def _sha256(parts: tuple) -> hashlib._Hash:
-    return hashlib.sha256(_SEP.join(map(str, parts)).encode("utf-8"))
+def stable_digest(*parts: object) -> bytes:
+    """SHA-256 of the parts, joined with a unit separator (str() of each part): the bytes
+    `stable_hash` writes in hex."""
+    return hashlib.sha256(_SEP.join(map(str, parts)).encode("utf-8")).digest()
 
 
 def stable_hash(*parts: object) -> str:
     """Hex SHA-256 of the parts, joined with a unit separator (str() of each part)."""
-    return _sha256(parts).hexdigest()
-
-
-def stable_digest(*parts: object) -> bytes:
-    """`stable_hash` as the digest's bytes (its hex digits are these bytes in order)."""
-    return _sha256(parts).digest()
+    return stable_digest(*parts).hex()
 
 
 def stable_id(prefix: str, *parts: object, length: int = 16) -> str:
