@@ -132,9 +132,9 @@ def test_the_hmm_on_cut_is_jiebas_with_and_without_c(monkeypatch, native_on):
         assert seg.cut_both(text) == (jieba.lcut(text), jieba.lcut(text, HMM=False)), text
 
 
-# Routes (`Segmenter._route`): dictionary words, single Han characters, ASCII letters and
-# digits (route steps, which form unknown and known runs), and what lies between blocks:
-# punctuation, every kind of whitespace, "\r\n"; and a joined "ab12" (never in a route).
+# HMM-off tokens: dictionary words, single Han characters, ASCII letters and digits (route
+# steps, which form unknown and known runs), what lies between blocks (punctuation, every
+# kind of whitespace, "\r\n") and a joined "ab12" (both walks take it one by one: `_route`).
 WALK_TOKENS = st.lists(
     st.sampled_from(
         HAN
