@@ -182,13 +182,6 @@ class Segmenter:
         got = self._hmm_cache[buf] = tuple(native[0].finalseg_cut(native[1], buf) if native else finalseg.cut(buf))
         return got
 
-    def _block_route(self, block: str) -> tuple[list[str], list[str]] | None:
-        """(rjieba's HMM-off tokens, `_route` of them) of a block of Han characters with ASCII
-        letters or digits (no `RE_DIFFERS` character), or None."""
-        tokens = self._fast.cut(block, False)
-        route = self._route(tokens)
-        return None if route is None else (tokens, route)
-
     def _route(self, tokens: list[str]) -> list[str] | None:
         """jieba's route through a text with no `RE_DIFFERS` character from rjieba's HMM-off
         tokens, which are jieba's there: jieba's HMM-off cut joins consecutive single letters
@@ -348,24 +341,19 @@ class Segmenter:
 
     def _cut_pieces(self, sentence: str, walk, off_tokens: list[str] | None, pos_tokens: list) -> tuple[str, ...]:
         """One sentence's HMM-on words (whitespace left out, interned); its HMM-off tokens (when
-        `off_tokens` is a list) and posseg pairs onto the lists. Han-only blocks: rjieba's
-        HMM-off tokens are the route words, walked in C; each block it may cut differently
-        (`spans`) is cut on its own, as jieba's cut is block-local: a block of Han characters
-        with letters or digits along its route from rjieba (`_block_route`), any other by
-        jieba."""
+        `off_tokens` is a list) and posseg pairs onto the lists. Each stretch rjieba cuts as
+        jieba does is walked in C along jieba's route (`walk`, letters and digits included);
+        each block it may cut differently (`spans`), and a stretch whose route is unsure, is
+        cut by jieba on its own, as jieba's cut is block-local."""
         words: list[str] = []
-        for start, end, same in spans(sentence, RE_POS_DIFFERS):
+        for start, end, same in spans(sentence):
             piece = sentence[start:end]
-            routed = None
-            if not same and BLOCK_CHAR.match(piece) and not RE_DIFFERS.search(piece):
-                routed = self._block_route(piece)
+            walked = None
             if same:
                 off_part = self._fast.cut(piece, False)
-                on_part, pos_part = walk(off_part)
-            elif routed is not None:
-                off_part, on_part, pos_part = routed[0], [], []
-                self._walk_both(routed[1], on_part, pos_part)
-                on_part = list(map(sys.intern, on_part))
+                walked = walk(off_part)
+            if walked is not None:
+                on_part, pos_part = walked
             else:
                 on_part, off_part, pos_part = self.cut_all(piece, off=off_tokens is not None, pos=True)
                 on_part = list(map(sys.intern, filter(str.strip, on_part)))
