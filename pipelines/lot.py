@@ -214,20 +214,19 @@ class NearDuplicateGroups(beam.PTransform):
         self._config, self._spill, self._story_config = config, spill, story_config
 
     def expand(self, reads):
-        config = self._config
+        config, dropped = self._config, as_compact(reads["dropped"])
         found = (
             reads["bands"]
             | "GroupBands" >> beam.GroupByKey()
             | "UnpackBands" >> beam.MapTuple(lambda part, blocks: (part, [unpack(b) for b in blocks]))
-            | "CandidateSets" >> beam.FlatMap(steps.grouped_candidate_sets, as_compact(reads["dropped"]))
+            | "CandidateSets" >> beam.FlatMap(steps.grouped_candidate_sets, dropped)
             | "AllSets" >> Gather()
             | "Components" >> beam.FlatMap(_components_and_sets).with_outputs(SETS, main="ids")
         )
         component_of = as_compact(compact_map(found.ids, "ComponentOf"))
         locations = (
             reads["texts"]
-            | "CandidateTexts"
-            >> beam.FlatMap(steps.candidate_text, component_of, as_compact(reads["dropped"]), self._story_config)
+            | "CandidateTexts" >> beam.FlatMap(steps.candidate_text, component_of, dropped, self._story_config)
             | "SpillTexts" >> beam.ParDo(SpillRecords(self._spill, operator.itemgetter(0), pooled=False))
             | "LocationBlocks" >> beam.ParDo(BlocksPerBundle(_as_pair, packed=True))
         )

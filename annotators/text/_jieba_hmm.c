@@ -39,8 +39,9 @@ static PyMethodDef methods[] = {
      "finalseg_cut(model, text) -> [word, ...]: jieba.finalseg's Viterbi over a run of Han characters"},
     {"walk", jh_walk, METH_VARARGS,
      "walk(tokens, freq, tags, vocab, on_cache, on_miss, pos_cache, pos_miss[, ends]) -> (words, pairs): jieba's "
-     "HMM-on words (whitespace left out, interned; with ends, a tuple per sentence, or None) and posseg's pairs "
-     "from the HMM-off tokens of Han-only blocks"},
+     "HMM-on words (whitespace left out, interned; with ends, a tuple per sentence) and posseg's pairs from "
+     "the HMM-off tokens along jieba's route (joined letters and digits one by one), or None where the route is "
+     "unsure or sentences meet inside a block"},
     {"posrake_scored", jh_posrake_scored, METH_VARARGS,
      "posrake_scored(tagged, delimiting_tags, breaks, break_of, max_words) -> {phrase: (RAKE score, words)}: "
      "annotators.lot.outline.posrake_scored over one story's posseg pairs"},
