@@ -50,7 +50,16 @@ from pipelines.engine import (
     run_pipeline,
     staging_path,
 )
-from pipelines.engine.folds import BlocksPerBundle, CombineFold, FoldPerBundle, MergeFold, unpack, unpacked
+from pipelines.engine.folds import (
+    BlocksPerBundle,
+    CombineFold,
+    EachOf,
+    FoldPerBundle,
+    ListsPerBundle,
+    MergeFold,
+    unpack,
+    unpacked,
+)
 from pipelines.engine.gather import after_all, as_compact, compact_map
 from pipelines.engine.jsontext import json_text_of
 from pipelines.engine.paths import delete_folder
@@ -64,7 +73,9 @@ from pipelines.lot_tasks import (
     BuildSenPos,
     BuildStories,
     ReviewSenPos,
+    each_in,
     human_tasks,
+    kept_in,
 )
 from schemas.lot import SCHEMAS, TASKS, example_order
 
@@ -72,6 +83,9 @@ from schemas.lot import SCHEMAS, TASKS, example_order
 # shingles) with its fast one-permutation sketch (about 60 us per story).
 LOT_NEAR_DUP = NearDupConfig(sketch="oph")
 STORY_EXTS = (".parquet", ".jsonl", ".json")  # story files: parquet rows or JSON lines
+# kept stories per element from the second read on (ListsPerBundle): Beam's per-element work
+# in the steps after it is paid once per this many stories
+STORY_BLOCK = 64
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,8 +131,9 @@ def parse_args(argv=None):
 
 
 class ParseStories(beam.PTransform):
-    """(input_id, raw line | parquet row) -> (kept story records, near-duplicate inputs):
-    parse, keep the earliest of equal texts then of equal ids (`BuildStories` prepares them).
+    """(input_id, raw line | parquet row) -> (blocks of kept story records, near-duplicate
+    inputs): parse, keep the earliest of equal texts then of equal ids (`BuildStories`
+    prepares them; a block is a list of up to about STORY_BLOCK records).
 
     The dedup shuffles carry only small keys (StoryKey: text hash, input id, story id), never
     the stories, as one packed block per partition of the keys and bundle (`_dedup_parts`):
@@ -159,7 +174,7 @@ class ParseStories(beam.PTransform):
         )
         dropped = as_compact(dropped_map)
         again = self._reread("Again") if self._reread else raw
-        kept = again | "Reparse" >> beam.FlatMap(steps.kept_records, dropped)
+        kept = again | "Reparse" >> beam.ParDo(ListsPerBundle(steps.kept_records, STORY_BLOCK), dropped)
         texts = self._reread("Duptexts") if self._reread else raw
         return kept, {"bands": bands, "dropped": dropped_map, "texts": texts}
 
@@ -285,7 +300,7 @@ def _official_table3(p, pattern: str, report):
 
 
 class Tallies(beam.PTransform):
-    """The producers' TaskRows (OutGenOutputs for OutGen) -> {"summary": one tallies.Summary
+    """The producers' blocks of TaskRows (OutGenOutputs for OutGen) -> {"summary": one tallies.Summary
     dict (LOT Table 3, title sources, outline agreement), "leaks": one leak report
     (annotators.lot.splits.group_leaks summed)}; either is empty when nothing was written
     (tallies.EMPTY_SUMMARY / EMPTY_LEAKS stand for them then). Both are tallied per bundle
@@ -299,11 +314,13 @@ class Tallies(beam.PTransform):
 
     def expand(self, producers):
         summary_fold, groups = tallies.Summary(), self._groups
-        summaries = [rows | f"Tally{i}" >> beam.ParDo(FoldPerBundle(summary_fold)) for i, rows in enumerate(producers)]
+        summaries = [
+            rows | f"Tally{i}" >> beam.ParDo(FoldPerBundle(EachOf(summary_fold))) for i, rows in enumerate(producers)
+        ]
         # each bundle's triples of a leak key travel as one packed block (a pickle), not as
         # NamedTuples the runner's coder would pickle one by one in the job's process
         triples = [
-            rows | f"LeakTriples{i}" >> beam.ParDo(BlocksPerBundle(tallies.leak_entry, packed=True), groups=groups)
+            rows | f"LeakTriples{i}" >> beam.ParDo(BlocksPerBundle(tallies.leak_entries, packed=True), groups=groups)
             for i, rows in enumerate(producers)
         ]
         summary = (
@@ -327,9 +344,10 @@ def _read_lines(p, label: str, pattern: str):
 
 
 def _senpos(p, args, run_cfg: LotRunConfig, report, stories):
-    """(all SenPos outputs after reviews, the automatic val/test ones for review)."""
+    """(blocks of all SenPos outputs after reviews, the automatic val/test ones for review,
+    one per element)."""
     senpos = stories | "BuildSenPos" >> BuildSenPos(report)
-    evals = senpos | "SenPosEval" >> beam.Filter(lambda o: o.example.split != "train")
+    evals = senpos | "SenPosEval" >> beam.FlatMap(functools.partial(kept_in, lambda o: o.example.split != "train"))
     if not (args.senpos_reviews or run_cfg.senpos_reviewed_only):
         return senpos, evals
     if args.senpos_reviews:
@@ -341,14 +359,15 @@ def _senpos(p, args, run_cfg: LotRunConfig, report, stories):
     reviewed = {"examples": evals, "reviews": reviews} | "ReviewSenPos" >> ReviewSenPos(
         report, run_cfg.senpos_reviewed_only
     )
-    train = senpos | "SenPosTrain" >> beam.Filter(lambda o: o.example.split == "train")
-    return (train, reviewed) | "SenPosAll" >> beam.Flatten(), evals
+    train = senpos | "SenPosTrain" >> beam.Map(lambda block: tuple(o for o in block if o.example.split == "train"))
+    reviewed_blocks = reviewed | "ReviewedBlocks" >> beam.Map(lambda o: (o,))
+    return (train, reviewed_blocks) | "SenPosAll" >> beam.Flatten(), evals
 
 
 def _write_tasks(producers: tuple, human: tuple[tuple, list], out: str, report: JobReport) -> None:
     """Each task's parquet table, its LongLM-format `<group>.jsonl` files and (ClozeT, SenPos,
     OutGen) the baselines' `<group>.source`/`.target` (annotators.core.longlm), from the
-    PCollections of TaskRows (OutGenOutputs) that make them: the four tables are written
+    PCollections of blocks of TaskRows (OutGenOutputs) that make them: the four tables are written
     together (rows become plain dicts where they are made), with the annotation and review
     tasks (`human`: lot_tasks.human_tasks) in the same write step, and exported in one step. A
     group is a split; SenPos val/test not yet reviewed go to `<split>.unreviewed.*`."""
@@ -356,7 +375,10 @@ def _write_tasks(producers: tuple, human: tuple[tuple, list], out: str, report: 
     tables = {task: TableSpec(join(out, task), SCHEMAS[task], order) for task in TASKS}
     entries, groups = human
     written = (*producers, *entries) | "Tables" >> WriteTables(
-        tables, [tallies.table_row] * len(producers), spill=join(out, "_spill-tables"), jsonl=groups
+        tables,
+        [functools.partial(each_in, tallies.table_row)] * len(producers),
+        spill=join(out, "_spill-tables"),
+        jsonl=groups,
     )
     report.tally(written)
     # one pass over each written table gives every file: `<group>.jsonl` (a line per example,
@@ -420,8 +442,10 @@ def run(argv=None):
     senpos, senpos_evals = _senpos(p, args, run_cfg, report, stories)
     outgen = stories | "BuildOutGen" >> BuildOutGen(report)
 
-    senpos_rows = senpos | "SenPosRows" >> beam.Map(SenPosOutput.as_task_row)
-    # TaskRows; OutGenOutputs for OutGen
+    senpos_rows = senpos | "SenPosRows" >> beam.Map(lambda block: tuple(map(SenPosOutput.as_task_row, block)))
+    if from_clozet is not None:  # ClozeT's few TaskRows come one per element
+        from_clozet = from_clozet | "ClozeTBlocks" >> beam.Map(lambda row: (row,))
+    # blocks of TaskRows; of OutGenOutputs for OutGen
     produced = tuple(pc for pc in (from_clozet, plotcom, senpos_rows, outgen) if pc is not None)
     _write_tasks(produced, human_tasks(stories, senpos_evals, out), out, report)
     report.record_jieba_backend(p, args.zh_backend)

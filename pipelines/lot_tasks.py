@@ -6,6 +6,13 @@ as its examples. The task stages (`BuildClozeTAndPlotCom`, `BuildSenPos`, `Build
 account for those outcomes in the job's process, each under its own name, exactly as when
 each ran its own step; ClozeT (annotations joined with the stories they name) and the SenPos
 reviews (`ReviewSenPos`) are grouped steps of their own. The rules are annotators.lot.steps.
+
+Stories and what they give travel in blocks: an element of `BuildStories`' input is a list of
+kept story records (`pipelines.lot.ParseStories`), and an element of its output and of the
+task stages' outputs is a tuple of what a block's stories gave (BuiltStories, TaskRows,
+SenPosOutputs, OutGenOutputs), so Beam's per-element work (a few microseconds a step) is
+paid once per block. Every stage still accounts for each story, and the tables sort every
+row, so which stories share a block changes no output.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from annotators.lot.senpos import SenPosConfig
 from annotators.lot.splits import SplitPlan
 from annotators.lot.story import StoryConfig
 from pipelines.engine import JsonlGroups, join
-from pipelines.engine.pool_worker import outcome
+from pipelines.engine.pool_worker import one_block, outcome
 
 
 def task_steps(plan: SplitPlan, run_cfg: LotRunConfig, limits: StoryConfig) -> tuple:
@@ -47,8 +54,9 @@ def task_steps(plan: SplitPlan, run_cfg: LotRunConfig, limits: StoryConfig) -> t
 
 
 class BuildStories(beam.PTransform):
-    """Kept story records -> BuiltStory each (the `prepare` stage: clean, sentences, jieba
-    words, then every task's outcome, with the split side inputs)."""
+    """Blocks (lists) of kept story records -> a tuple of their BuiltStories per block (the
+    `prepare` stage: clean, sentences, jieba words, then every task's outcome, with the split
+    side inputs), each story accounted for on its own."""
 
     def __init__(self, report, plan: SplitPlan, run_cfg: LotRunConfig, limits: StoryConfig, split_inputs, zh_backend):
         super().__init__()
@@ -60,23 +68,43 @@ class BuildStories(beam.PTransform):
 
     def expand(self, kept):
         return kept | self._report.stage(
-            "prepare", self._step, input_id=operator.itemgetter("input_id"), side_inputs=self._side, setup=self._zh
+            "prepare",
+            self._step,
+            input_id=operator.itemgetter("input_id"),
+            side_inputs=self._side,
+            setup=self._zh,
+            blocks=True,
+            merge=one_block,
         )
 
 
 def task_stage(report, name: str):
-    """The Stage of one LOT task over BuiltStories: the outcome already made for it, accounted
-    in the job's process (nothing is left to compute, so nothing goes to a pool worker)."""
+    """The Stage of one LOT task over blocks of BuiltStories: each story's outcome already made
+    for it, accounted in the job's process (nothing is left to compute, so nothing goes to a
+    pool worker); a block's outputs leave as one tuple."""
     return report.stage(
         name,
         functools.partial(steps.built_outcome, name),
         input_id=operator.attrgetter("input_id"),
         pooled=False,
+        blocks=True,
+        merge=one_block,
     )
 
 
+def each_in(fn, block) -> list:
+    """The outputs `fn(item)` of every item of a block, in order (a FlatMap over blocks)."""
+    return [value for item in block for value in fn(item)]
+
+
+def kept_in(keep, block) -> list:
+    """The items of a block that `keep`, one element each (a FlatMap over blocks)."""
+    return [item for item in block if keep(item)]
+
+
 class BuildClozeT(beam.PTransform):
-    """{"stories", "annotations"} -> ClozeT TaskRows (+ PlotCom val/test TaskRows).
+    """{"stories" (blocks of BuiltStories), "annotations"} -> ClozeT TaskRows (+ PlotCom
+    val/test TaskRows), one per element (they are few).
 
     Only the stories that annotations name are joined with them (the shuffle carries those few
     stories, not the corpus).
@@ -88,7 +116,9 @@ class BuildClozeT(beam.PTransform):
 
     def expand(self, inputs):
         # a BuiltStory keeps its PreparedStory only when annotations name it
-        named = inputs["stories"] | "Annotated" >> beam.Filter(lambda b: b.story is not None)
+        named = inputs["stories"] | "Annotated" >> beam.FlatMap(
+            functools.partial(kept_in, lambda b: b.story is not None)
+        )
         joined = {
             "story": named | "KeyStory" >> beam.Map(lambda b: (b.story_id, b.story)),
             "ann": inputs["annotations"] | "KeyAnn" >> beam.Map(lambda a: (a["story_id"], a)),
@@ -97,8 +127,9 @@ class BuildClozeT(beam.PTransform):
 
 
 class BuildClozeTAndPlotCom(beam.PTransform):
-    """{"stories", "annotations"} -> (ClozeT TaskRows (+ PlotCom val/test), PlotCom train TaskRows);
-    without "annotations" (none given) the ClozeT step is not built: (None, PlotCom train TaskRows).
+    """{"stories", "annotations"} -> (ClozeT TaskRows (+ PlotCom val/test), blocks of PlotCom
+    train TaskRows); without "annotations" (none given) the ClozeT step is not built: (None,
+    blocks of PlotCom train TaskRows).
 
     story_id -> its annotations is a small side input (annotations are few), so the corpus
     itself is never shuffled to find the ClozeT stories; the split side inputs
@@ -130,7 +161,8 @@ class BuildClozeTAndPlotCom(beam.PTransform):
 
 
 class BuildSenPos(beam.PTransform):
-    """BuiltStory -> SenPosOutput per window (example before review, Table 3 stats)."""
+    """Blocks of BuiltStories -> blocks of their SenPosOutputs, one per window (example before
+    review, Table 3 stats)."""
 
     def __init__(self, report):
         super().__init__()
@@ -156,7 +188,8 @@ class ReviewSenPos(beam.PTransform):
 
 
 class BuildOutGen(beam.PTransform):
-    """BuiltStory -> OutGenOutput (TaskRow, agreement with the input's outline)."""
+    """Blocks of BuiltStories -> blocks of their OutGenOutputs (TaskRow, agreement with the
+    input's outline)."""
 
     def __init__(self, report):
         super().__init__()
@@ -168,10 +201,11 @@ class BuildOutGen(beam.PTransform):
 
 def human_tasks(stories, senpos_evals, out: str) -> tuple[tuple, list]:
     """The JSON-lines entries of ClozeT annotation tasks (every story ClozeT can take:
-    BuiltStory.clozet_tasks) and SenPos review tasks (val/test), and their groups: written
-    beside the task tables, in the tables' write step (`pipelines.lot._write_tasks`)."""
+    BuiltStory.clozet_tasks, from blocks of BuiltStories) and SenPos review tasks (val/test
+    SenPosOutputs, one per element), and their groups: written beside the task tables, in the
+    tables' write step (`pipelines.lot._write_tasks`)."""
     entries = (
-        stories | "Tasks" >> beam.FlatMap(operator.attrgetter("clozet_tasks")),
+        stories | "Tasks" >> beam.FlatMap(functools.partial(each_in, operator.attrgetter("clozet_tasks"))),
         senpos_evals | "ReviewRows" >> beam.Map(steps.review_task_entry),
     )
     groups = [

@@ -127,6 +127,11 @@ def leak_entry(item: TaskRow | OutGenOutput, groups) -> list[tuple[str, LeakTrip
     return [(splits.group_key(story_id, groups), LeakTriple(row.task, story_id, row.row["split"]))]
 
 
+def leak_entries(items: Iterable[TaskRow | OutGenOutput], groups) -> list[tuple[str, LeakTriple]]:
+    """`leak_entry` of every written example of a block, in order."""
+    return [entry for item in items for entry in leak_entry(item, groups)]
+
+
 def gathered_leaks(gathered: tuple[str, list[LeakTriple]], groups) -> dict:
     """The leak report (splits.keyed_group_leaks) of one leak key and its gathered LeakTriples."""
     key, triples = gathered

@@ -13,7 +13,10 @@ classes only say where Beam runs it:
 - `BlocksPerBundle(pairs_of)`: each element's (key, value) pairs gathered per key in a
   bundle and sent on as (key, [values]) blocks, so a grouping shuffle carries a block per
   key and bundle instead of one element per pair;
-- `ConcatLists()`: the fold that joins such blocks' lists.
+- `ConcatLists()`: the fold that joins such blocks' lists;
+- `ListsPerBundle(values_of, size)`: each element's values gathered into lists of about
+  `size` within a bundle, so the steps after it pay Beam's per-element work once per list;
+- `EachOf(fold)`: a fold over such lists that adds each item of a list.
 """
 
 from __future__ import annotations
@@ -171,3 +174,52 @@ class ConcatLists:
 
     def result(self, acc: list) -> list:
         return acc
+
+
+class ListsPerBundle(beam.DoFn):
+    """element -> lists of the values `values_of(element, *side inputs)` gives, in the order
+    they come within a bundle, sent on once `size` values are held and when the bundle ends:
+    the steps after it (a Stage with `blocks=True`, ...) pay Beam's per-element work (a few
+    microseconds a step) once per list, not once per value. Which values share a list follows
+    the bundles, so nothing may decide an output by it."""
+
+    def __init__(self, values_of: Callable[..., Iterable[Any]], size: int):
+        super().__init__()
+        self._values_of, self._size = values_of, size
+
+    def start_bundle(self):
+        self._held: list = []
+
+    def process(self, element, *args, **kwargs):
+        self._held.extend(self._values_of(element, *args, **kwargs))
+        if len(self._held) >= self._size:
+            held, self._held = self._held, []
+            yield held
+
+    def finish_bundle(self):
+        if self._held:
+            held, self._held = self._held, []
+            yield GlobalWindows.windowed_value(held)
+
+
+class EachOf:
+    """The fold `fold` over lists of its items (ListsPerBundle's, a block Stage's merged
+    outputs): a list adds each of its items in order; create, merge and result are `fold`'s."""
+
+    def __init__(self, fold):
+        self._fold = fold
+
+    def create(self):
+        return self._fold.create()
+
+    def add(self, acc, items: Iterable):
+        add = self._fold.add
+        for item in items:
+            acc = add(acc, item)
+        return acc
+
+    def merge(self, accs):
+        return self._fold.merge(accs)
+
+    def result(self, acc):
+        return self._fold.result(acc)

@@ -74,6 +74,13 @@ def outcome(fn: Callable, element: Any, **side: Any):
         return internal_error()
 
 
+def one_block(outputs: list) -> list:
+    """A block Stage's `merge` that sends a block's outputs on as one tuple (none when it has
+    none): the steps after it then take a block of outputs per element, as the stage took a
+    block of records."""
+    return [tuple(outputs)] if outputs else []
+
+
 def each_record(fn: Callable, merge: Callable | None, block, *, block_ids: Callable | None = None, **side: Any) -> list:
     """A block of records (a Stage with `blocks=True`): `[outcomes, merged]`, where
     `outcomes` holds `outcome(fn, record)` per record in order, and with `merge` each

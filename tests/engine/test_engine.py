@@ -395,3 +395,43 @@ def test_a_shards_neighbouring_buckets_in_a_run_are_read_as_one_range(tmp_path):
     whole = merge_runs.run_rows(str(path), [(str(path), 0, offset)])
     assert whole == [row for rows in buckets.values() for row in rows]
     assert merge_runs.run_rows(str(path), by_parity[1]) == buckets[1] + buckets[5]
+
+
+def _values_of(n: int) -> list:
+    """An element's values for ListsPerBundle: none, one or two, as a story gives examples."""
+    return [n, -n][: n % 3]
+
+
+class _Collect:
+    """A fold of single items into a sorted list (so its result does not follow arrival)."""
+
+    def create(self):
+        return []
+
+    def add(self, acc, item):
+        acc.append(item)
+        return acc
+
+    def merge(self, accs):
+        return [item for acc in accs for item in acc]
+
+    def result(self, acc):
+        return sorted(acc)
+
+
+def test_lists_per_bundle_hold_every_value_once_and_each_of_folds_them_as_items():
+    """Every value the elements give is in exactly one list, no list is empty or longer than
+    the size plus one element's values, and EachOf over the lists equals the fold over the items."""
+    from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+    from apache_beam.testing.util import assert_that, equal_to
+
+    from pipelines.engine.folds import CombineFold, EachOf, ListsPerBundle
+
+    values = [v for n in range(60) for v in _values_of(n)]
+    with beam.Pipeline(runner=FnApiRunner()) as p:
+        lists = p | beam.Create(list(range(60))) | beam.ParDo(ListsPerBundle(_values_of, 4))
+        assert_that(lists | "Items" >> beam.FlatMap(lambda block: block), equal_to(values), label="items")
+        bad = lists | "BadSize" >> beam.Filter(lambda block: not 0 < len(block) <= 4 + 1)
+        assert_that(bad, equal_to([]), label="sizes")
+        folded = lists | beam.CombineGlobally(CombineFold(EachOf(_Collect())))
+        assert_that(folded, equal_to([sorted(values)]), label="folded")

@@ -72,8 +72,15 @@ def prepared(input_id: str, **fields):
 
 
 def built(p, report, records, side, run_cfg=LotRunConfig(), label="Stories"):
-    """BuiltStories of these story records (dicts), as the job makes them."""
-    return p | label >> beam.Create(records) | BuildStories(report, PLAN, run_cfg, StoryConfig(), side, None)
+    """Blocks of the BuiltStories of these story records (dicts), as the job makes them: the
+    records come as two blocks (one when there are fewer than two), as ParseStories gives them."""
+    blocks = [records[: len(records) // 2], records[len(records) // 2 :]] if len(records) > 1 else [records]
+    return p | label >> beam.Create(blocks) | BuildStories(report, PLAN, run_cfg, StoryConfig(), side, None)
+
+
+def flat(pcoll, label="Flat"):
+    """The items of a PCollection of blocks (lists or tuples), one per element."""
+    return pcoll | label >> beam.FlatMap(lambda block: block)
 
 
 def reject(stage, input_id, reason, detail):
@@ -84,7 +91,7 @@ def test_parse_stories_keeps_each_parsed_record():
     raw = [("s.jsonl:1", line(id="a", story=STORY_A)), ("s.jsonl:2", line(id="b", story=STORY_B))]
     with pipeline() as p:
         kept, _ = p | beam.Create(raw) | ParseStories(RecordingReport(), StoryConfig())
-        assert_that(kept, equal_to([parse_story_record(*r) for r in raw]))
+        assert_that(flat(kept), equal_to([parse_story_record(*r) for r in raw]))
 
 
 def test_build_stories_prepares_each_story_and_decides_every_task():
@@ -108,7 +115,7 @@ def test_build_stories_prepares_each_story_and_decides_every_task():
     with pipeline() as p:
         anns = p | "Anns" >> beam.Create([("n.jsonl:1", line(**ANN_A))]) | beam.Map(lambda e: parse_annotation(*e))
         stories = built(p, report, records, split_inputs(p, anns))
-        assert_that(stories | beam.Map(tuple), equal_to(expected))
+        assert_that(flat(stories) | beam.Map(tuple), equal_to(expected))
     assert report.stages == ["prepare"]
 
 
@@ -123,7 +130,7 @@ def test_parse_stories_rejects_unparsable_lines():
     report = RecordingReport()
     with pipeline() as p:
         kept, _ = p | beam.Create(raw) | ParseStories(report, StoryConfig())
-        assert_that(kept, equal_to([]), label="no stories")
+        assert_that(kept, equal_to([]), label="no stories")  # no block at all
         assert_that(
             report.by_stage["parse"],
             equal_to(
@@ -149,7 +156,7 @@ def test_parse_stories_keeps_the_earliest_of_equal_texts():
     with pipeline() as p:
         kept, _ = p | beam.Create(raw) | ParseStories(report, StoryConfig())
         assert_that(
-            kept | beam.Map(lambda s: (s["story_id"], s["input_id"])),
+            flat(kept) | beam.Map(lambda s: (s["story_id"], s["input_id"])),
             equal_to([("early", "b.jsonl:9"), ("b", "a.jsonl:3")]),
             label="kept",
         )
@@ -165,7 +172,7 @@ def test_parse_stories_keeps_the_earliest_of_equal_ids():
     report = RecordingReport()
     with pipeline() as p:
         kept, _ = p | beam.Create(raw) | ParseStories(report, StoryConfig())
-        assert_that(kept | beam.Map(lambda s: s["input_id"]), equal_to(["s.jsonl:1"]), label="kept")
+        assert_that(flat(kept) | beam.Map(lambda s: s["input_id"]), equal_to(["s.jsonl:1"]), label="kept")
         assert_that(
             report.by_stage["dedup_id"],
             equal_to([reject("dedup_id", "s.jsonl:2", "duplicate_id", "same story_id as s.jsonl:1")]),
@@ -196,7 +203,7 @@ def test_build_stories_rejects_what_prepare_cannot_use():
     records = [parse_story_record("s.jsonl:1", line(id="en", story="The fox ran. It jumped. It slept."))]
     report = RecordingReport()
     with pipeline() as p:
-        assert_that(built(p, report, records, split_inputs(p)), equal_to([]), label="none built")
+        assert_that(built(p, report, records, split_inputs(p)), equal_to([]), label="none built")  # no block
         assert_that(
             report.by_stage["prepare"],
             equal_to([reject("prepare", "s.jsonl:1", "not_chinese", "Han share 0.00 < 0.5")]),
@@ -243,7 +250,7 @@ def test_clozet_and_plotcom_rows():
         clozet, plotcom = {"stories": stories, "annotations": anns} | BuildClozeTAndPlotCom(
             report, PLAN, ClozeTConfig(), StoryConfig(), "leak-free", side
         )
-        rows = (clozet, plotcom) | beam.Flatten() | beam.Map(lambda r: (r.task, r.row))
+        rows = (clozet, flat(plotcom)) | beam.Flatten() | beam.Map(lambda r: (r.task, r.row))
         assert_that(rows, equal_to(expected), label="rows")
         assert_that(report.by_stage["plotcom"], equal_to(plotcom_rejects), label="plotcom rejects")
 
@@ -281,7 +288,7 @@ def test_senpos_examples_and_rejects():
     records.append(parse_story_record("s.jsonl:2", line(id="c", story=short)))
     [window] = build_senpos(story, PLAN.split("a", {}, ()), seed=0)
     with pipeline() as p:
-        senpos = built(p, report, records, split_inputs(p)) | BuildSenPos(report)
+        senpos = flat(built(p, report, records, split_inputs(p)) | BuildSenPos(report))
         assert_that(senpos | beam.Map(lambda o: o.example), equal_to([window.example]), label="examples")
         assert_that(
             report.by_stage["senpos"] | beam.Map(lambda r: (r["input_id"], r["reason"])),
@@ -358,7 +365,7 @@ def test_outgen_rows_agreement_and_rejects():
         side = split_inputs(p)
         outgen = built(p, report, records, side, LotRunConfig(outline_from="input")) | BuildOutGen(report)
         assert_that(
-            outgen | beam.Map(lambda o: (o.task_row.task, o.task_row.row, o.agreement)),
+            flat(outgen) | beam.Map(lambda o: (o.task_row.task, o.task_row.row, o.agreement)),
             equal_to([("outgen", ex.to_row(), AgreementCounts(1, 1, 2))]),
             label="rows",
         )
