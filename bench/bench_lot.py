@@ -7,6 +7,11 @@ sentences shuffled per copy (so copies are distinct stories), in fresh child pro
 - `pipelines.lot` with each jieba backend (`jieba`, `rjieba`), 1 and 2 workers, and rjieba's
   speed-up over jieba (CPU seconds of the same build).
 A build of the first FIXED_STORIES stories shows the cost every build pays whatever its size.
+The copies make a corpus unlike a real one: every story has about a hundred near-duplicates,
+and the copies of a story of one or two sentences are the same text (the dedup drops them,
+about 3,000 of 20,000). So the same build also runs, once, on as many `distinct` stories
+(`bench.parallel.distinct_stories`: real sentences drawn from every real story, near-duplicates
+rare), beside plain jieba over that text.
 The two numbers issue 29's bar compares, plain jieba and the default backend's build on one
 worker, are each the median of REPEATS runs (each run's CPU seconds are listed): on a shared
 machine one run of either moved by a third from run to run. CPU seconds count the worker
@@ -26,6 +31,7 @@ import sys
 import tempfile
 
 from bench.common import ROOT, lot_source, measure, scaled_corpus
+from bench.parallel import distinct_stories
 
 _JIEBA = """
 import json, sys, time
@@ -99,6 +105,19 @@ def run_lot_bench(stories: int = 20000) -> dict:
             + WORKERS["1 worker"],
         )
         result["fixed"] = {"stories": FIXED_STORIES, **fixed}
+        # the same build on as many distinct stories (near-duplicates rare, nothing dropped)
+        distinct = distinct_stories(pathlib.Path(tmp), len(corpus))
+        d_chars = sum(len(json.loads(line)["story"]) for line in distinct.read_text(encoding="utf-8").splitlines())
+        d_jieba = _child_json(["-c", _JIEBA, str(distinct)])
+        d_args = ["--stories", str(distinct), "--output", str(pathlib.Path(tmp) / "out_distinct"), "--zh-backend"]
+        d_build = measure("pipelines.lot", d_args + ["rjieba"] + WORKERS["1 worker"])
+        result["distinct"] = {
+            "stories": len(corpus),
+            "characters": d_chars,
+            "plain jieba.lcut": d_jieba,
+            BAR_RUN: d_build,
+            "ratio_to_jieba": round(d_jieba["cpu_s"] / d_build["cpu_s"], 3),
+        }
     jieba_rate = chars / runs["plain jieba.lcut"]["cpu_s"]
     for run in runs.values():
         run["chars_per_cpu_s"] = round(chars / run["cpu_s"])
@@ -132,6 +151,13 @@ def print_lot_bench(result: dict) -> None:
             f"  {BAR_RUN} on {fixed['stories']} stories: {fixed['cpu_s']} CPU-s, what every build costs "
             f"whatever its size (imports, dictionaries, Beam's graph, the report); the "
             f"{result['stories']} stories alone: x{fixed['stories_only_ratio_to_jieba']} of jieba"
+        )
+    distinct = result.get("distinct")
+    if distinct:
+        print(
+            f"  on {distinct['stories']} distinct stories ({distinct['characters']:,} characters, near-duplicates "
+            f"rare): plain jieba.lcut {distinct['plain jieba.lcut']['cpu_s']:.1f} CPU-s, {BAR_RUN} "
+            f"{distinct[BAR_RUN]['cpu_s']:.1f} CPU-s, x{distinct['ratio_to_jieba']} of jieba"
         )
 
 
