@@ -304,9 +304,10 @@ class Tallies(beam.PTransform):
     dict (LOT Table 3, title sources, outline agreement), "leaks": one leak report
     (annotators.lot.splits.group_leaks summed)}; either is empty when nothing was written
     (tallies.EMPTY_SUMMARY / EMPTY_LEAKS stand for them then). Both are tallied per bundle
-    where the rows are made (only accumulators and packed blocks per group are shuffled). The leak
-    check groups the written examples' LeakTriples by near-duplicate group, so it reads what
-    was written rather than trusting how splits were drawn."""
+    where the rows are made (only accumulators and packed blocks per partition of the leak
+    keys are shuffled: tallies.leak_entry). The leak check groups the written examples'
+    LeakTriples by near-duplicate group (a report per partition, `tallies.partition_leaks`),
+    so it reads what was written rather than trusting how splits were drawn."""
 
     def __init__(self, groups):
         super().__init__()
@@ -317,7 +318,7 @@ class Tallies(beam.PTransform):
         summaries = [
             rows | f"Tally{i}" >> beam.ParDo(FoldPerBundle(EachOf(summary_fold))) for i, rows in enumerate(producers)
         ]
-        # each bundle's triples of a leak key travel as one packed block (a pickle), not as
+        # each bundle's triples of a leak-key partition travel as one packed block (a pickle), not as
         # NamedTuples the runner's coder would pickle one by one in the job's process
         triples = [
             rows | f"LeakTriples{i}" >> beam.ParDo(BlocksPerBundle(tallies.leak_entries, packed=True), groups=groups)
@@ -333,7 +334,7 @@ class Tallies(beam.PTransform):
             | "LeakTriples" >> beam.Flatten()
             | "LeakGroups" >> beam.GroupByKey()
             | "Unpack" >> beam.MapTuple(unpacked)
-            | "GroupLeaks" >> beam.Map(tallies.gathered_leaks, groups=groups)
+            | "PartitionLeaks" >> beam.Map(tallies.partition_leaks, groups=groups)
             | "SumLeaks" >> beam.CombineGlobally(CombineFold(tallies.LeakSum())).without_defaults()
         )
         return {"summary": summary, "leaks": leaks}

@@ -4,11 +4,12 @@ each title source, the outline agreement sums), `LeakSum` (leak reports of the
 near-duplicate groups summed) and `OfficialTable3` (Table 3 of the official OutGen lines).
 
 A fold has `create()`, `add(acc, item)`, `merge(accs)` and `result(acc)`; `leak_entry` and
-`band_entries` give the (key, value) pairs the job gathers per bundle before a shuffle.
+`band_entries` give the (partition, value) pairs the job gathers per bundle before a shuffle.
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -119,23 +120,41 @@ class LeakTriple(NamedTuple):
     split: str
 
 
-def leak_entry(item: TaskRow | OutGenOutput, groups) -> list[tuple[str, LeakTriple]]:
-    """(leak key, LeakTriple) of one written example: the key is its near-duplicate group's
-    cluster id, or its story id (splits.group_key)."""
+LEAK_PARTS = 64  # partitions of the leak keys: what the leak check's shuffle is keyed by
+
+
+def leak_part(key: str, parts: int = LEAK_PARTS) -> int:
+    """The partition of a leak key (CRC-32 of its UTF-8, the same in every process)."""
+    return zlib.crc32(key.encode("utf-8")) % parts
+
+
+def leak_entry(item: TaskRow | OutGenOutput, groups) -> list[tuple[int, tuple[str, LeakTriple]]]:
+    """(partition, (leak key, LeakTriple)) of one written example: the key is its
+    near-duplicate group's cluster id, or its story id (splits.group_key); the partition
+    is `leak_part(key)`, so a key's triples all meet in one partition."""
     row = task_row_of(item)
     story_id = row.row["story_id"]
-    return [(splits.group_key(story_id, groups), LeakTriple(row.task, story_id, row.row["split"]))]
+    key = splits.group_key(story_id, groups)
+    return [(leak_part(key), (key, LeakTriple(row.task, story_id, row.row["split"])))]
 
 
-def leak_entries(items: Iterable[TaskRow | OutGenOutput], groups) -> list[tuple[str, LeakTriple]]:
+def leak_entries(items: Iterable[TaskRow | OutGenOutput], groups) -> list[tuple[int, tuple[str, LeakTriple]]]:
     """`leak_entry` of every written example of a block, in order."""
     return [entry for item in items for entry in leak_entry(item, groups)]
 
 
-def gathered_leaks(gathered: tuple[str, list[LeakTriple]], groups) -> dict:
-    """The leak report (splits.keyed_group_leaks) of one leak key and its gathered LeakTriples."""
-    key, triples = gathered
-    return splits.keyed_group_leaks(key, triples, groups)
+def partition_leaks(gathered: tuple[int, list[tuple[str, LeakTriple]]], groups) -> dict | None:
+    """The leak reports (splits.keyed_group_leaks) of every leak key of one partition, summed
+    (splits.add_leaks, in key order; None for no key): a report per partition crosses the
+    job, not one per story."""
+    _, pairs = gathered
+    by_key: dict[str, list[LeakTriple]] = {}
+    for key, triple in pairs:
+        by_key.setdefault(key, []).append(triple)
+    total = None
+    for key in sorted(by_key):
+        total = splits.add_leaks(total, splits.keyed_group_leaks(key, by_key[key], groups))
+    return total
 
 
 def band_entries(key_bands: KeyBands) -> list[tuple[int, tuple[str, str]]]:
@@ -150,8 +169,8 @@ class LeakSum:
     def create(self) -> dict | None:
         return None
 
-    def add(self, acc: dict | None, leaks: dict) -> dict:
-        return splits.add_leaks(acc, leaks)
+    def add(self, acc: dict | None, leaks: dict | None) -> dict | None:
+        return splits.add_leaks(acc, leaks) if leaks else acc
 
     def merge(self, accs: Iterable[dict | None]) -> dict | None:
         out = None

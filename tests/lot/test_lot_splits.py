@@ -104,6 +104,35 @@ def test_leak_report_reads_the_written_examples():
     assert report["examples"]["plotcom_train_clozet_stories"] == ["b"]
 
 
+def test_leak_partitions_summed_give_the_one_process_report():
+    """The job gathers each written example's triple under its leak key's partition and sums a
+    report per partition (tallies.partition_leaks, then LeakSum): the same report as
+    `leak_report` over every triple, whichever partitions and order the triples meet in."""
+    from annotators.lot import tallies
+    from annotators.lot.records import TaskRow
+
+    groups = groups_from([("cl-1", "s0", ("s0", "s1", "s2")), ("cl-2", "s5", ("s5", "s6"))])
+    splits_of = ["train", "val", "test"]
+    rows = [
+        TaskRow(task, {"story_id": f"s{i}", "split": splits_of[(i * 7 + k) % 3 if i % 4 else 0]}, {})
+        for i in range(40)
+        for k, task in enumerate(("clozet", "plotcom", "senpos", "outgen"))
+        if (i + k) % 3
+    ]
+    entries = tallies.leak_entries(rows, groups)
+    assert all(part == tallies.leak_part(key) for part, (key, _) in entries)
+    for parts in (1, 3, tallies.LEAK_PARTS):
+        gathered: dict = {}
+        for _, (key, triple) in reversed(entries):  # arrival order must not matter
+            gathered.setdefault(tallies.leak_part(key, parts), []).append((key, triple))
+        fold = tallies.LeakSum()
+        total = fold.create()
+        for part in sorted(gathered, reverse=True):
+            total = fold.add(total, tallies.partition_leaks((part, gathered[part]), groups))
+        assert fold.result(total) == leak_report([tuple(t) for _, (_, t) in entries], groups)
+    assert leak_report([tuple(t) for _, (_, t) in entries], groups)["stories_in_two_splits"] > 0
+
+
 def test_compact_map_pickles_as_one_blob_and_reads_like_a_dict():
     data = {f"s{i}": StoryGroup("s0", "c", ("s0", f"s{i}")) for i in range(1000)}
     compact = CompactMap(data)
