@@ -128,14 +128,21 @@ def add_leaks(a: dict | None, b: dict) -> dict:
     return out
 
 
-def leak_report(triples: Iterable[tuple[str, str, str]], groups: dict) -> dict:
-    """`group_leaks` over every group of (task, story_id, split) triples, summed (the job
-    does the same per group in Beam; this is the one-process form, for tests and notebooks)."""
+def summed_leaks(keyed: Iterable[tuple[str, tuple[str, str, str]]], groups: dict) -> dict | None:
+    """`keyed_group_leaks` of every leak key of (key, (task, story_id, split)) pairs, summed in
+    key order (None for no pair): the job sums one partition of the keys at a time this way."""
     by_key: dict[str, list] = {}
-    for triple in triples:
-        by_key.setdefault(group_key(triple[1], groups), []).append(triple)
-    clusters = {g.cluster_id for g in groups.values()}
+    for key, triple in keyed:
+        by_key.setdefault(key, []).append(triple)
     total: dict | None = None
     for key in sorted(by_key):
-        total = add_leaks(total, group_leaks(key, by_key[key], key in clusters))
-    return total or group_leaks("", [], False)
+        total = add_leaks(total, keyed_group_leaks(key, by_key[key], groups))
+    return total
+
+
+def leak_report(triples: Iterable[tuple[str, str, str]], groups: dict) -> dict:
+    """`group_leaks` over every group of (task, story_id, split) triples, summed (the job
+    does the same per partition of the groups in Beam; this is the one-process form, for
+    tests and notebooks)."""
+    keyed = ((group_key(triple[1], groups), triple) for triple in triples)
+    return summed_leaks(keyed, groups) or group_leaks("", [], False)

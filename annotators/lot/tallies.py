@@ -144,17 +144,9 @@ def leak_entries(items: Iterable[TaskRow | OutGenOutput], groups) -> list[tuple[
 
 
 def partition_leaks(gathered: tuple[int, list[tuple[str, LeakTriple]]], groups) -> dict | None:
-    """The leak reports (splits.keyed_group_leaks) of every leak key of one partition, summed
-    (splits.add_leaks, in key order; None for no key): a report per partition crosses the
-    job, not one per story."""
-    _, pairs = gathered
-    by_key: dict[str, list[LeakTriple]] = {}
-    for key, triple in pairs:
-        by_key.setdefault(key, []).append(triple)
-    total = None
-    for key in sorted(by_key):
-        total = splits.add_leaks(total, splits.keyed_group_leaks(key, by_key[key], groups))
-    return total
+    """The leak reports of every leak key of one partition, summed (splits.summed_leaks; None
+    for no key): a report per partition crosses the job, not one per story."""
+    return splits.summed_leaks(gathered[1], groups)
 
 
 def band_entries(key_bands: KeyBands) -> list[tuple[int, tuple[str, str]]]:
