@@ -55,10 +55,9 @@ def return_freed_memory() -> bool:
         libc = ctypes.CDLL(None)
         if not hasattr(libc, "gnu_get_libc_version"):  # not glibc: no such tunable
             return False
-        if not all(libc.mallopt(param, value) == 1 for param, value in SETTINGS.values()):
-            return False
+        done = [env for env, (param, value) in SETTINGS.items() if libc.mallopt(param, value) == 1]
     except (OSError, AttributeError):
         return False
-    for env, (_, value) in SETTINGS.items():
-        os.environ[env] = str(value)
-    return True
+    for env in done:  # the workers start with what this process has
+        os.environ[env] = str(SETTINGS[env][1])
+    return len(done) == len(SETTINGS)

@@ -77,9 +77,9 @@ EXPORTED = textwrap.dedent(
     NAMES = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
 
     def run(argv):
-        code = f"import os; print([os.environ.get(n) for n in {NAMES!r}])"
+        code = f"import json, os; print(json.dumps([os.environ.get(n) for n in {NAMES!r}]))"
         child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-        print(json.dumps({"here": [os.environ.get(n) for n in NAMES], "child": eval(child.stdout)}))
+        print(json.dumps({"here": [os.environ.get(n) for n in NAMES], "child": json.loads(child.stdout)}))
 
     main(run, "demo")
     """
