@@ -71,7 +71,12 @@ def make_pipeline(options: PipelineOptions, local_mode: str = POOL) -> beam.Pipe
     Beam's construction-time type inference is off (`--no_pipeline_type_check`): it analyses
     the bytecode of every step's function while the graph is built (about 0.4 CPU-s for the
     LOT job's), and the jobs declare no type hints for it to check; elements are coded with
-    Beam's generic coder either way, and GroupByKey keys are always checked deterministic."""
+    Beam's generic coder either way, and GroupByKey keys are always checked deterministic.
+    That coder is `coders.BlockCoder`: Beam's generic one, whose size estimates for Beam's
+    metrics encode a block's first items only."""
+    from pipelines.engine.coders import use_block_coder
+
+    use_block_coder()
     options.view_as(TypeOptions).pipeline_type_check = False
     if options.view_as(StandardOptions).runner in LOCAL_RUNNERS:
         from apache_beam.runners.portability.fn_api_runner import FnApiRunner
