@@ -78,3 +78,31 @@ def test_a_bad_comma_list_is_a_usage_error(value, capsys):
     with pytest.raises(SystemExit):
         _parse(["--prefix-lengths", value])
     assert "--prefix-lengths" in capsys.readouterr().err
+
+
+def test_a_pipelines_options_make_each_view_once_and_share_their_values():
+    import copy
+
+    from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, TypeOptions
+
+    from pipelines.engine import make_pipeline
+    from pipelines.engine.options import ViewsOnce
+
+    given = PipelineOptions(["--direct_num_workers=3"])
+    views = given.view_as(ViewsOnce)
+    assert views.view_as(TypeOptions) is views.view_as(TypeOptions)
+    assert views.view_as(DirectOptions).direct_num_workers == 3
+    views.view_as(DirectOptions).direct_num_workers = 1  # a cached view writes the shared values
+    assert given.view_as(DirectOptions).direct_num_workers == 1
+    given.view_as(DirectOptions).direct_num_workers = 2  # and reads what another view wrote
+    assert views.view_as(DirectOptions).direct_num_workers == 2
+    copied = copy.deepcopy(views)  # what beam.Pipeline keeps: its own values, views included
+    copied.view_as(DirectOptions).direct_num_workers = 5
+    assert views.view_as(DirectOptions).direct_num_workers == 2
+    assert copied.view_as(DirectOptions).direct_num_workers == 5
+    assert copied.get_all_options()["direct_num_workers"] == 5
+
+    p = make_pipeline(PipelineOptions(["--direct_num_workers=1"]))
+    assert p.options.view_as(TypeOptions) is p.options.view_as(TypeOptions)
+    assert p.options.view_as(TypeOptions).pipeline_type_check is False
+    assert p.options.get_all_options()["direct_num_workers"] == 1
