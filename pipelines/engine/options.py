@@ -85,7 +85,6 @@ class ViewsOnce(PipelineOptions):
         return view
 
 
-
 def make_pipeline(options: PipelineOptions, local_mode: str = POOL) -> beam.Pipeline:
     """A Pipeline on the in-process FnApiRunner for local runs, else the named runner.
 

@@ -97,8 +97,6 @@ def test_make_pipeline_makes_it_the_coder_of_untyped_elements_and_a_run_is_uncha
         | beam.GroupByKey()
         | beam.MapTuple(lambda key, lists: (key, sorted(s.story_id for block in lists for s in block)))
     )
-    expected = [
-        (f"k{k}", sorted(f"s{i}-{j}" for i in range(30) if i % 3 == k for j in range(10))) for k in range(3)
-    ]
+    expected = [(f"k{k}", sorted(f"s{i}-{j}" for i in range(30) if i % 3 == k for j in range(10))) for k in range(3)]
     assert_that(grouped, equal_to(expected))
     p.run().wait_until_finish()
