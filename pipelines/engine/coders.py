@@ -50,14 +50,12 @@ class BlockCoder(coders.FastPrimitivesCoder):
     def _create_impl(self):
         return _BlockCoderImpl(self._fallback_coder.get_impl())
 
-    @classmethod
-    def from_type_hint(cls, typehint, registry):
-        return cls()
-
 
 def use_block_coder() -> None:
     """Make BlockCoder the coder of elements without a type hint in this process (after
-    ProtoCoder and ProtoPlusCoder, as Beam's default FastPrimitivesCoder is); once."""
+    ProtoCoder and ProtoPlusCoder, as Beam's default FastPrimitivesCoder is); once. Beam's
+    public `register_fallback_coder` would put it in front of those two, so the registry's
+    chain is set as a whole."""
     registry = typecoders.registry
     current = getattr(registry, "_fallback_coder", None)
     if getattr(current, "_storybench_blocks", False):
