@@ -30,13 +30,13 @@ class _BlockCoderImpl(coder_impl.FastPrimitivesCoderImpl):
 
     def estimate_size(self, value, nested=False):
         kind = type(value)
-        if (kind is list or kind is tuple) and len(value) > HEAD:
-            head = sum(self.estimate_size(item, True) for item in value[:HEAD])
-            # the type byte and the length (a varint) before the items, as encoded
-            return 1 + _varint_size(len(value)) + round(head * len(value) / HEAD)
-        if kind is list or kind is tuple:
-            return 1 + _varint_size(len(value)) + sum(self.estimate_size(item, True) for item in value)
-        return super().estimate_size(value, nested)
+        if kind is not list and kind is not tuple:
+            return super().estimate_size(value, nested)
+        n = len(value)
+        items = sum(self.estimate_size(item, True) for item in (value[:HEAD] if n > HEAD else value))
+        if n > HEAD:
+            items = round(items * n / HEAD)
+        return 1 + _varint_size(n) + items  # the type byte and the length (a varint), as encoded
 
 
 def _varint_size(n: int) -> int:

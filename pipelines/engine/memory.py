@@ -27,8 +27,8 @@ peak memory (the README's "Freed memory goes back to the system" has the runs).
 
 `return_freed_memory()` sets both in the job's process and exports glibc's own variables
 (`MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_`), so the pool's workers start with them
-(forked clones inherit them). Thresholds the user set (either variable) are left alone;
-elsewhere (macOS, musl) nothing happens.
+(forked clones inherit them). If the user set either variable, neither is set here (glibc
+reads what they set); elsewhere (macOS, musl) nothing happens.
 """
 
 from __future__ import annotations
