@@ -6,60 +6,97 @@ stages too, where nothing is encoded otherwise. The jobs' elements are coarse, a
 prepared stories or of their examples, so each sampled element is a pickle of a block: 4,400
 of them cost a LOT build of 20,000 stories 0.78 CPU-s (3% of the build) and told it nothing.
 
-`BlockCoder` writes exactly FastPrimitivesCoder's bytes (the coder Beam picks for an element
-with no type hint, which no job declares), so what crosses a shuffle is unchanged. Only its
-estimate differs: a list or tuple of more than `HEAD` items is estimated from its first
-`HEAD` items, scaled to its length (an estimate, as Beam's sampling already is; exact for
-anything shorter, strings, numbers and single objects included). `use_block_coder` makes it
-the coder of every element without a type hint (make_pipeline calls it); ProtoCoder and
-ProtoPlusCoder still come first for protocol buffers, as in Beam's own order.
+`BlockCoder` encodes with FastPrimitivesCoder (the coder Beam picks for an element with no
+type hint, which no job declares): an element's bytes are that coder's. Only its estimate
+differs: a list or tuple of more than `HEAD` items is estimated from its first `HEAD` items,
+scaled to its length (an estimate, as Beam's sampling already is; exact for anything
+shorter, strings, numbers and single objects included). `use_block_coder` makes it the
+coder of every element without a type hint (make_pipeline calls it); protocol buffer types
+still get ProtoCoder and ProtoPlusCoder, as in Beam's own order.
+
+Only Beam's public coder API is used: a `Coder` subclass (encode, decode, estimate_size and
+what FastPrimitivesCoder answers about keys and determinism) and the registry's
+`register_fallback_coder`.
 """
 
 from __future__ import annotations
 
-from apache_beam.coders import coder_impl, coders, typecoders
+from apache_beam.coders import coders, typecoders
+from apache_beam.typehints import Any
 
 HEAD = 4  # the items of a long list or tuple that its size estimate encodes
-
-
-class _BlockCoderImpl(coder_impl.FastPrimitivesCoderImpl):
-    """FastPrimitivesCoderImpl with `estimate_size` reading a long sequence's head only."""
-
-    def get_estimated_size_and_observables(self, value, nested=False):
-        return self.estimate_size(value, nested), []
-
-    def estimate_size(self, value, nested=False):
-        kind = type(value)
-        if kind is not list and kind is not tuple:
-            return super().estimate_size(value, nested)
-        n = len(value)
-        items = sum(self.estimate_size(item, True) for item in (value[:HEAD] if n > HEAD else value))
-        if n > HEAD:
-            items = round(items * n / HEAD)
-        return 1 + _varint_size(n) + items  # the type byte and the length (a varint), as encoded
+_SEQUENCES = (list, tuple)
 
 
 def _varint_size(n: int) -> int:
     return max(1, (n.bit_length() + 6) // 7)
 
 
-class BlockCoder(coders.FastPrimitivesCoder):
-    """FastPrimitivesCoder (the same bytes) whose size estimate encodes only the first
-    `HEAD` items of a long list or tuple (the module says why)."""
+class BlockCoder(coders.Coder):
+    """FastPrimitivesCoder's bytes, with a size estimate that encodes only the first `HEAD`
+    items of a long list or tuple (the module says why)."""
 
-    def _create_impl(self):
-        return _BlockCoderImpl(self._fallback_coder.get_impl())
+    def __init__(self):
+        self._generic = coders.FastPrimitivesCoder()
+
+    @classmethod
+    def from_type_hint(cls, typehint, registry):
+        # Beam's own chain tries these two before its generic coder: protocol buffers keep them
+        for special in (coders.ProtoCoder, coders.ProtoPlusCoder):
+            try:
+                return special.from_type_hint(typehint, registry)
+            except (TypeError, ValueError):  # not a protocol buffer type
+                continue
+        return cls()
+
+    def encode(self, value):
+        return self._generic.encode(value)
+
+    def decode(self, encoded):
+        return self._generic.decode(encoded)
+
+    def estimate_size(self, value):
+        if type(value) not in _SEQUENCES:
+            return self._generic.estimate_size(value)
+        return self._sequence_size(value)
+
+    def _sequence_size(self, value) -> int:
+        """What FastPrimitivesCoder writes for a list or tuple: a type byte, its length (a
+        varint) and each item as encoded inside it; a long one's items from its head, scaled."""
+        n = len(value)
+        items = sum(
+            self._sequence_size(item) if type(item) in _SEQUENCES else len(self._generic.encode((item,))) - 2
+            for item in (value[:HEAD] if n > HEAD else value)
+        )  # an item inside a sequence: a 1-tuple's bytes less its type byte and length
+        if n > HEAD:
+            items = round(items * n / HEAD)
+        return 1 + _varint_size(n) + items
+
+    def is_deterministic(self):
+        return self._generic.is_deterministic()
+
+    def as_deterministic_coder(self, step_label, error_message=None):
+        return self._generic.as_deterministic_coder(step_label, error_message)
+
+    def to_type_hint(self):
+        return Any
+
+    # as FastPrimitivesCoder: an untyped element may be a (key, value) pair a GroupByKey groups
+    def is_kv_coder(self):
+        return True
+
+    def key_coder(self):
+        return self
+
+    def value_coder(self):
+        return self
+
+
+_INSTALLED: list[bool] = []
 
 
 def use_block_coder() -> None:
-    """Make BlockCoder the coder of elements without a type hint in this process (after
-    ProtoCoder and ProtoPlusCoder, as Beam's default FastPrimitivesCoder is); once. Beam's
-    public `register_fallback_coder` would put it in front of those two, so the registry's
-    chain is set as a whole."""
-    registry = typecoders.registry
-    current = getattr(registry, "_fallback_coder", None)
-    if getattr(current, "_storybench_blocks", False):
-        return
-    chain = typecoders.FirstOf([coders.ProtoCoder, coders.ProtoPlusCoder, BlockCoder])
-    chain._storybench_blocks = True
-    registry._fallback_coder = chain
+    """Make BlockCoder the coder of elements without a type hint in this process; once."""
+    if not _INSTALLED:
+        typecoders.registry.register_fallback_coder(BlockCoder)
+        _INSTALLED.append(True)
