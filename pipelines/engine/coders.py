@@ -7,7 +7,8 @@ prepared stories or of their examples, so each sampled element is a pickle of a 
 of them cost a LOT build of 20,000 stories 0.78 CPU-s (3% of the build) and told it nothing.
 
 `BlockCoder` encodes with FastPrimitivesCoder (the coder Beam picks for an element with no
-type hint, which no job declares): an element's bytes are that coder's. Only its estimate
+type hint, which no job declares): an element's bytes are that coder's (inside a pair or a
+window, Beam puts their length in front, as for any coder of its own). Only its estimate
 differs: a list or tuple of more than `HEAD` items is estimated from its first `HEAD` items,
 scaled to its length (an estimate, as Beam's sampling already is; exact for anything
 shorter, strings, numbers and single objects included). `use_block_coder` makes it the
