@@ -14,7 +14,6 @@ from __future__ import annotations
 import atexit
 import os
 import sys
-import threading
 from collections.abc import Callable, Sequence
 
 USAGE_EXIT = 2
@@ -72,29 +71,45 @@ def main(run: Callable[[Sequence[str] | None], object], job: str, argv: Sequence
         raise SystemExit(code)
 
 
+_ENDING: list[int] = []  # the exit status of a finished command-line run, once end_process set it
+_REGISTERED: list[bool] = []  # whether `_end_now` is registered with atexit
+
+
 def end_process(code: int) -> None:
-    """Exit with `code` now, without unloading the interpreter's modules.
+    """Exit with `code`, without unloading the interpreter's modules.
 
     A job imports about 2,600 modules (Beam, pyarrow, pandas, matplotlib, Google Cloud's
     clients); a normal exit then spends 1.2-1.6 s tearing them down after every run, whatever
     its size (measured: 1.5 s of a 24 s overlap audit, 1.2 s after merely importing them).
-    What a normal exit does that matters still happens: the functions registered with
-    `atexit` run (the pool's shutdown, logging's flush, whatever a caller registered), then
-    the standard streams are flushed, then `os._exit`. A run that left a thread other than
-    daemon threads running (it would be joined at a normal exit), or a Python without
-    `atexit._run_exitfuncs` (CPython's, which the interpreter itself calls at exit), exits
-    the normal way instead."""
-    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
-    run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)
-    if others or run_exitfuncs is None:
-        raise SystemExit(code)
-    run_exitfuncs()  # logging's shutdown among them
+    This raises SystemExit(code) as a normal exit does, so what such an exit does first still
+    happens: threads other than daemon threads are joined, then the functions registered with
+    `atexit` run (the pool's shutdown, logging's flush, whatever a caller registered). The last
+    of them is `_end_now` (registered first, when `pipelines` is imported), which flushes the
+    standard streams and ends the process with `os._exit(code)` before the teardown. Only
+    Python's public API: `atexit` runs its functions last-registered first."""
+    _ENDING[:] = [code]
+    raise SystemExit(code)
+
+
+def _end_now() -> None:
+    """The last exit function: after a run that `end_process` ended, flush the standard
+    streams and end the process at once; otherwise (an error, a test, a notebook) nothing."""
+    if not _ENDING:
+        return
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):  # a closed or broken stream: nothing more can reach it
             pass
-    os._exit(code)
+    os._exit(_ENDING[0])
+
+
+def register_end() -> None:
+    """Register `_end_now` with atexit, once: `pipelines/__init__.py` calls it before anything
+    else is imported, so that it is the first registered and runs last."""
+    if not _REGISTERED:
+        atexit.register(_end_now)
+        _REGISTERED.append(True)
 
 
 def warn_empty_files(paths) -> list[str]:
