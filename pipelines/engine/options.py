@@ -59,7 +59,7 @@ def parse_job_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None):
     sorted_tables.SHARDING.update(
         shards=getattr(args, "shards", None), shard_bytes=getattr(args, "shard_bytes", sorted_tables.SHARD_BYTES)
     )
-    return args, PipelineOptions(beam_argv)
+    return args, JobOptions(beam_argv)
 
 
 POOL, PROCESSES = "pool", "processes"  # how a job's local run uses every core (run_pipeline)
@@ -85,6 +85,20 @@ class ViewsOnce(PipelineOptions):
         return view
 
 
+class JobOptions(ViewsOnce):
+    """A job's PipelineOptions (parse_job_args makes them from the flags Beam takes), which also
+    know the names of the options given as flags, even at their default value (`given_flags`):
+    `--direct_num_workers 1` asks for this process alone, while no flag lets the input's size
+    choose (`local_workers`)."""
+
+    def __init__(self, flags: Sequence[str] | None = None, **kwargs):
+        super().__init__(flags, **kwargs)
+        names = frozenset(
+            flag.split("=", 1)[0].lstrip("-").replace("-", "_") for flag in flags or () if flag.startswith("--")
+        )
+        object.__setattr__(self, "given_flags", names)  # PipelineOptions refuses other names
+
+
 def make_pipeline(options: PipelineOptions, local_mode: str = POOL) -> beam.Pipeline:
     """A Pipeline on the in-process FnApiRunner for local runs, else the named runner.
 
@@ -97,7 +111,8 @@ def make_pipeline(options: PipelineOptions, local_mode: str = POOL) -> beam.Pipe
     from pipelines.engine.coders import use_block_coder
 
     use_block_coder()
-    options = options.view_as(ViewsOnce)  # the same values, each view made once
+    if not isinstance(options, ViewsOnce):  # JobOptions are already
+        options = options.view_as(ViewsOnce)  # the same values, each view made once
     options.view_as(TypeOptions).pipeline_type_check = False
     if options.view_as(StandardOptions).runner in LOCAL_RUNNERS:
         from apache_beam.runners.portability.fn_api_runner import FnApiRunner
@@ -121,13 +136,9 @@ def machine_cores() -> int:
 
 
 def _given_flags(options: PipelineOptions) -> set[str]:
-    """The option names given as flags (even at their default value) or set in code."""
-    names = {
-        flag.split("=", 1)[0].lstrip("-").replace("-", "_")
-        for flag in getattr(options, "_flags", ())
-        if flag.startswith("--")
-    }
-    return names | set(options.get_all_options(drop_default=True))
+    """The option names given as flags (even at their default value, when parse_job_args made
+    the options) or holding a value other than their default."""
+    return set(getattr(options, "given_flags", ())) | set(options.get_all_options(drop_default=True))
 
 
 def local_workers(options: PipelineOptions, input_bytes: int, mode: str = POOL) -> int:

@@ -106,3 +106,30 @@ def test_a_pipelines_options_make_each_view_once_and_share_their_values():
     assert p.options.view_as(TypeOptions) is p.options.view_as(TypeOptions)
     assert p.options.view_as(TypeOptions).pipeline_type_check is False
     assert p.options.get_all_options()["direct_num_workers"] == 1
+
+
+def test_a_jobs_options_know_the_flags_given_even_at_their_default_value():
+    """`--direct_num_workers 1` is Beam's default value, yet it asks for this process alone:
+    parse_job_args's options keep the names of the flags given, and so does the copy a
+    pipeline keeps."""
+    import argparse
+
+    from apache_beam.options.pipeline_options import DirectOptions
+
+    from pipelines.engine import make_pipeline, parse_job_args
+    from pipelines.engine.options import JobOptions, _given_flags
+
+    args, options = parse_job_args(
+        argparse.ArgumentParser(), ["--direct_num_workers", "1", "--direct_running_mode=in_memory"]
+    )
+    assert isinstance(options, JobOptions)
+    assert options.given_flags == {"direct_num_workers", "direct_running_mode"}
+    assert options.view_as(DirectOptions).direct_num_workers == 1
+    p = make_pipeline(options)
+    assert p.options is not options and p.options.given_flags == options.given_flags
+    given = _given_flags(p.options)  # with what make_pipeline sets in code (pipeline_type_check)
+    assert given >= {"direct_num_workers", "direct_running_mode", "pipeline_type_check"} and "runner" not in given
+    assert _given_flags(JobOptions([])) == set()
+    in_code = JobOptions([])
+    in_code.view_as(DirectOptions).direct_num_workers = 4  # a value set in code counts too
+    assert _given_flags(in_code) == {"direct_num_workers"}

@@ -504,11 +504,9 @@ def test_a_warm_up_that_fails_leaves_workers_started_here(tmp_path, two_workers)
 
 def _job_pipeline(flags, path):
     """A job's pipeline (make_pipeline) whose one Stage has a setup that notes its process."""
-    from apache_beam.options.pipeline_options import PipelineOptions
+    from pipelines.engine.options import JobOptions, make_pipeline
 
-    from pipelines.engine.options import make_pipeline
-
-    p = make_pipeline(PipelineOptions(flags))
+    p = make_pipeline(JobOptions(flags))
     out = (
         p
         | beam.Create([f"r{i}" for i in range(300)])

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipelines.engine import ranges
-from pipelines.engine.options import SMALL_INPUT_BYTES, WORKERS_ENV, local_workers
+from pipelines.engine.options import SMALL_INPUT_BYTES, WORKERS_ENV, JobOptions, local_workers
 from pipelines.engine.ranges import iter_lines
 
 
@@ -64,7 +64,7 @@ def _workers(argv, nbytes, monkeypatch, env=None):
     if env is not None:
         monkeypatch.setenv(WORKERS_ENV, env)
     monkeypatch.setattr("pipelines.engine.options.machine_cores", lambda: 4)
-    options = PipelineOptions(argv)
+    options = JobOptions(argv)  # what parse_job_args gives a job
     try:
         n = local_workers(options, nbytes)
         workers = pool.workers()
@@ -87,6 +87,9 @@ def test_a_local_run_uses_every_core_unless_told_or_small(monkeypatch):
     mp = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
     assert _workers(mp, 1 << 30, monkeypatch) == (2, 0, 2, "multi_processing")
     assert _workers(["--runner", "DataflowRunner"], 1 << 30, monkeypatch)[:2] == (0, 0)
+    # options made elsewhere know only values other than the default: no flag is seen at its default
+    assert local_workers(PipelineOptions(["--direct_num_workers=3"]), 0) == 3
+    assert local_workers(PipelineOptions(["--direct_num_workers=1"]), SMALL_INPUT_BYTES) == 4
 
 
 def test_blocks_of_records_hold_every_record_in_order_and_stay_bounded(tmp_path, monkeypatch):
