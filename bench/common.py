@@ -15,8 +15,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED_DATA = pathlib.Path(os.environ.get("STORYBENCH_SHARED_DATA", ROOT.parent / "shared" / "data"))
 REAL = SHARED_DATA / "lot" / "outgen_val_sample.jsonl"
 SAMPLE = ROOT / "samples" / "lot" / "stories.jsonl"
-# The report is printed at exit: a job run as `__main__` ends its process as soon as it
-# finished (pipelines.engine.usage.end_process), after running the atexit functions.
+# The report is printed at exit, by the last atexit function (registered first): after the
+# job's own (pipelines.engine.usage.end_process ends a run with a normal exit).
 _CHILD = """
 import atexit, json, resource, runpy, sys, time
 start = time.perf_counter()

@@ -7,10 +7,3 @@ import os
 # the system allocator gives it back. Arrow reads this once, when it loads, which is why it is
 # set here, before any job imports Beam (and Beam pyarrow). An explicit setting still wins.
 os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-
-# A job run from the command line ends without unloading its modules (usage.end_process): the
-# function that ends it must run after every other atexit function, so it is registered
-# first, here, before any job imports anything that registers one (logging, multiprocessing).
-from pipelines.engine.usage import register_end  # noqa: E402 (after the environment above)
-
-register_end()
