@@ -23,6 +23,7 @@ from annotators.audits import steps
 from annotators.audits.bias_report import table13_markdown
 from annotators.audits.card import bias_card
 from pipelines.engine import (
+    JobArgumentParser,
     JobReport,
     WriteTable,
     add_config_flags,
@@ -62,7 +63,7 @@ def _write_table13(summary: list[dict], path: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = JobArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lot", required=True, help="LOT output folder (clozet/, senpos/)")
     parser.add_argument("--output", required=True)
     add_config_flags(parser, bb.BiasConfig, exclude=("bleu_orders",))

@@ -29,6 +29,7 @@ from annotators.text.tokenizers import get_tokenizer
 from pipelines.engine import (
     REJECTS,
     ExportFromTable,
+    JobArgumentParser,
     JobReport,
     MatchInputs,
     ReadFiles,
@@ -57,7 +58,7 @@ _EXAMPLE_FIELDS = {f.name: f for f in dataclasses.fields(ExampleConfig)}
 
 def build_parser() -> argparse.ArgumentParser:
     """Job flags; the Config flags are generated from the Config dataclasses (their defaults)."""
-    p = argparse.ArgumentParser(description=__doc__)
+    p = JobArgumentParser(description=__doc__)
     p.add_argument("--gutenberg", help="PG/PG-19 plain-text books (file, glob or folder)")
     p.add_argument("--ao3", help="AO3 work pages / HTML downloads / JSON lines (file, glob or folder)")
     p.add_argument("--output", required=True)

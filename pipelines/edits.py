@@ -23,6 +23,7 @@ from annotators.storium.edits import summarize
 from annotators.storium.preserved import load_spacy, merge_counts, pos_rows, spacy_status
 from annotators.storium.user_metric import UserConfig
 from pipelines.engine import (
+    JobArgumentParser,
     JobReport,
     MatchInputs,
     ReadLines,
@@ -40,7 +41,7 @@ from schemas import storium as sc
 
 def _parser() -> argparse.ArgumentParser:
     # UserConfig.autojunk keeps its historical flag name, so this flag is not generated.
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = JobArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--edits", required=True, help="JSON-lines files: a glob or a folder")
     ap.add_argument("--output", required=True)
     ap.add_argument(

@@ -35,6 +35,7 @@ from annotators.evaluate.config import EvalConfig
 from annotators.evaluate.glge_metrics import GLGE_TASKS, QG_TASKS
 from annotators.text import zh_tokens
 from pipelines.engine import (
+    JobArgumentParser,
     JobReport,
     MatchInputs,
     ReadLines,
@@ -56,7 +57,7 @@ GOLD_LINE_EXTS = (".jsonl", ".json")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = JobArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--predictions", required=True, help="predictions: a .jsonl file (or glob)")
     ap.add_argument("--gold", required=True, help="gold: a .jsonl file, or a table folder / parquet glob")
     ap.add_argument("--output", required=True)

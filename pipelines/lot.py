@@ -35,6 +35,7 @@ from pipelines.engine import (
     ExportLinesFromTable,
     ExportTables,
     Gather,
+    JobArgumentParser,
     JobReport,
     MatchInputs,
     ReadLines,
@@ -89,7 +90,7 @@ STORY_BLOCK = 64
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m pipelines.lot", description=__doc__)
+    ap = JobArgumentParser(prog="python -m pipelines.lot", description=__doc__)
     ap.add_argument("--stories", required=True, help="JSON lines / parquet file, glob or folder")
     ap.add_argument("--output", required=True)
     ap.add_argument("--annotations", help="ClozeT annotations (JSON lines)")

@@ -30,6 +30,7 @@ from annotators.audits.card import OVERLAP_FIGURES, overlap_card
 from annotators.audits.overlap_report import table14_markdown
 from pipelines.engine import (
     Gather,
+    JobArgumentParser,
     JobReport,
     TableSpec,
     WriteTables,
@@ -124,7 +125,7 @@ def audit(rows, matched, report: JobReport, config: ng.OverlapConfig, references
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = JobArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lot", help="LOT output folder with clozet/senpos/plotcom/outgen tables")
     parser.add_argument("--test", help="a test table (parquet folder/glob or JSON lines)")
     parser.add_argument(

@@ -31,6 +31,7 @@ from annotators.stories.clean import CleanConfig
 from annotators.stories.site_spec import SiteSpec, parse_spec
 from pipelines.engine import (
     Gather,
+    JobArgumentParser,
     JobReport,
     MatchInputs,
     ReadFiles,
@@ -367,7 +368,7 @@ class DuplicateClusters(beam.PTransform):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m pipelines.stories", description=__doc__.splitlines()[0])
+    parser = JobArgumentParser(prog="python -m pipelines.stories", description=__doc__.splitlines()[0])
     parser.add_argument("--pages", help="the crawler's DIR/pages (parquet folder or glob)")
     parser.add_argument("--site", help="site spec (required with --pages: selectors, licence, source)")
     parser.add_argument("--input", help="local story dumps: *.jsonl / *.json lines or *.txt files")

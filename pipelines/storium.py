@@ -25,6 +25,7 @@ from annotators.storium.split import SplitConfig, assign_splits, parse_ratios, s
 from annotators.storium.tokens import make_tokenizer
 from pipelines.engine import (
     ExportLinesFromTable,
+    JobArgumentParser,
     JobReport,
     MatchInputs,
     ReadFiles,
@@ -44,7 +45,7 @@ from schemas import storium as sc
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = JobArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", required=True, help="game JSON files: a glob or a folder")
     ap.add_argument("--output", required=True)
     add_config_flags(ap, PackConfig, exclude=("entry_preferred", "entry_weight", "other_preferred"))

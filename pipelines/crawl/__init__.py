@@ -46,7 +46,7 @@ from pipelines.crawl.report import ForeignOutput, PageCache, check_output, crawl
 from pipelines.crawl.stopping import Stopped, shielded, stop_on_signals
 
 # not a Beam job: no PipelineOptions, so unknown flags are errors; flags still take `-` or `_`
-from pipelines.engine import add_config_flags, alias_separators, config_from_args, join, read_bytes
+from pipelines.engine import JobArgumentParser, add_config_flags, config_from_args, join, read_bytes
 from pipelines.engine.paths import is_local_path
 
 LOG = logging.getLogger("storybench.crawl")
@@ -59,7 +59,7 @@ class UsageError(ValueError):
     """A bad spec, flag, input or output folder: one line for the user, exit status 2."""
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(JobArgumentParser):
     def error(self, message: str):
         """A flag error is one line too (argparse's usage block is on --help)."""
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
@@ -88,7 +88,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--progress_seconds", type=float, default=10.0, help="seconds between progress lines on stderr (default: 10)"
     )
-    alias_separators(parser)
     return parser
 
 

@@ -19,7 +19,7 @@ _WHERE = {
     "POOL": "options",
     "PROCESSES": "options",
     "add_config_flags": "options",
-    "alias_separators": "options",
+    "JobArgumentParser": "options",
     "config_from_args": "options",
     "make_pipeline": "options",
     "parse_job_args": "options",

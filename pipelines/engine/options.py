@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import sys
 import types
 import typing
 from collections.abc import Callable, Sequence
@@ -25,36 +26,79 @@ from pipelines.engine import pool, sorted_tables
 from pipelines.engine.report import LOCAL_RUNNERS
 
 
-def alias_separators(parser: argparse.ArgumentParser) -> None:
-    """Accept `--prefix-lengths` and `--prefix_lengths` alike for every job flag."""
-    for action in list(parser._actions):
-        for opt in list(action.option_strings):
-            if not opt.startswith("--"):
-                continue
-            for alt in ("--" + opt[2:].replace("_", "-"), "--" + opt[2:].replace("-", "_")):
-                if alt not in parser._option_string_actions:
-                    action.option_strings.append(alt)
-                    parser._option_string_actions[alt] = action
+class JobArgumentParser(argparse.ArgumentParser):
+    """An ArgumentParser whose long options take `-` and `_` alike (`--prefix_lengths` is
+    `--prefix-lengths`, `--no_x` is `--no-x`): every job's parser.
+
+    It notes each long option as it is added (on the parser and on its argument groups) and
+    rewrites a command line's options to the spelling they were added with before parsing;
+    flags it does not know (Beam's) pass on unchanged. Only argparse's public API."""
+
+    def __init__(self, *args, **kwargs):
+        self.long_options: dict[str, str] = {}  # the option with every `_` made `-` -> as added
+        super().__init__(*args, **kwargs)
+
+    def note(self, action: argparse.Action) -> argparse.Action:
+        for option in action.option_strings:
+            if option.startswith("--"):
+                self.long_options[option.replace("_", "-")] = option
+        return action
+
+    def add_argument(self, *args, **kwargs):
+        return self.note(super().add_argument(*args, **kwargs))
+
+    def add_argument_group(self, *args, **kwargs):
+        return self._noting(super().add_argument_group(*args, **kwargs))
+
+    def add_mutually_exclusive_group(self, **kwargs):
+        return self._noting(super().add_mutually_exclusive_group(**kwargs))
+
+    def _noting(self, group):
+        add = group.add_argument
+        group.add_argument = lambda *args, **kwargs: self.note(add(*args, **kwargs))
+        return group
+
+    def spelled(self, argv: Sequence[str]) -> list[str]:
+        """`argv` with each known long option in its added spelling (up to a lone `--`)."""
+        out, options = [], True
+        for token in argv:
+            if options and token == "--":
+                options = False
+            elif options and token.startswith("--"):
+                name, eq, value = token.partition("=")
+                token = self.long_options.get(name.replace("_", "-"), name) + eq + value
+            out.append(token)
+        return out
+
+    def parse_known_args(self, args=None, namespace=None):
+        return super().parse_known_args(self.spelled(sys.argv[1:] if args is None else args), namespace)
 
 
 def parse_job_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None):
-    """Split argv into (job args, PipelineOptions); job flags take `-` or `_` alike."""
+    """Split argv into (job args, PipelineOptions); a JobArgumentParser's flags take `-` or `_` alike."""
     group = parser.add_argument_group("table writing (every job)")
-    if "--shards" not in parser._option_string_actions:
-        group.add_argument(
+    for flag, spec in (
+        (
             "--shards",
-            type=int,
-            default=None,
-            help="parquet files per table (default: one per --shard-bytes of row data)",
-        )
-    if "--shard-bytes" not in parser._option_string_actions:
-        group.add_argument(
+            {
+                "type": int,
+                "default": None,
+                "help": "parquet files per table (default: one per --shard-bytes of row data)",
+            },
+        ),
+        (
             "--shard-bytes",
-            type=int,
-            default=sorted_tables.SHARD_BYTES,
-            help=f"target uncompressed bytes per shard (default: {sorted_tables.SHARD_BYTES})",
-        )
-    alias_separators(parser)
+            {
+                "type": int,
+                "default": sorted_tables.SHARD_BYTES,
+                "help": f"target uncompressed bytes per shard (default: {sorted_tables.SHARD_BYTES})",
+            },
+        ),
+    ):
+        try:
+            group.add_argument(flag, **spec)
+        except argparse.ArgumentError:  # the job has its own (ChapterBreak's and GLGE's --shards)
+            pass
     args, beam_argv = parser.parse_known_args(argv)
     sorted_tables.SHARDING.update(
         shards=getattr(args, "shards", None), shard_bytes=getattr(args, "shard_bytes", sorted_tables.SHARD_BYTES)

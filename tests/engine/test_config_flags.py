@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from pipelines.engine import add_config_flags, config_from_args, parse_job_args
+from pipelines.engine import JobArgumentParser, add_config_flags, config_from_args, parse_job_args
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,7 +20,7 @@ class ToyConfig:
 
 
 def _parse(argv, prefix=""):
-    parser = argparse.ArgumentParser()
+    parser = JobArgumentParser()
     add_config_flags(parser, ToyConfig, prefix=prefix)
     args, options = parse_job_args(parser, argv)
     return config_from_args(args, ToyConfig, prefix=prefix), options, parser
@@ -112,7 +112,6 @@ def test_a_jobs_options_know_the_flags_given_even_at_their_default_value():
     """`--direct_num_workers 1` is Beam's default value, yet it asks for this process alone:
     parse_job_args's options keep the names of the flags given, and so does the copy a
     pipeline keeps."""
-    import argparse
 
     from apache_beam.options.pipeline_options import DirectOptions
 

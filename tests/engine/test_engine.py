@@ -160,18 +160,27 @@ def test_stable_ids_and_rngs_do_not_depend_on_the_process():
 
 
 def test_job_flags_accept_dashes_and_underscores():
-    import argparse
+    from pipelines.engine import JobArgumentParser, parse_job_args
 
-    from pipelines.engine import parse_job_args
-
-    parser = argparse.ArgumentParser()
+    parser = JobArgumentParser()
     parser.add_argument("--prefix_lengths")
     parser.add_argument("--senpos-splits")
+    parser.add_argument("rest", nargs="*")
+    parser.add_argument_group("more").add_argument("--title-from")
     args, options = parse_job_args(
-        parser, ["--prefix-lengths", "256", "--senpos_splits", "8,1,1", "--direct_num_workers=2"]
+        parser,
+        ["--prefix-lengths", "256", "--senpos_splits=8,1,1", "--title_from", "x", "--direct_num_workers=2"]
+        + ["--", "--senpos_splits"],  # after a lone --, arguments are left as they are
     )
-    assert (args.prefix_lengths, args.senpos_splits) == ("256", "8,1,1")
-    assert options.get_all_options()["direct_num_workers"] == 2
+    assert (args.prefix_lengths, args.senpos_splits, args.title_from) == ("256", "8,1,1", "x")
+    assert args.rest == ["--senpos_splits"]
+    assert options.get_all_options()["direct_num_workers"] == 2  # Beam's flag, unchanged
+    assert parser.spelled(["--shard_bytes=9", "--direct_num_workers=2"]) == [
+        "--shard-bytes=9",
+        "--direct_num_workers=2",
+    ]
+    help_text = parser.format_help()  # each option once, as it was added
+    assert "--prefix_lengths" in help_text and "--prefix-lengths" not in help_text
 
 
 def test_shard_count_follows_the_table_size(tmp_path, monkeypatch):
