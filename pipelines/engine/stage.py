@@ -16,9 +16,7 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.pvalue import TaggedOutput
-from apache_beam.transforms.window import GlobalWindow, GlobalWindows
-from apache_beam.utils.timestamp import MIN_TIMESTAMP
-from apache_beam.utils.windowed_value import WindowedValue
+from apache_beam.transforms.window import GlobalWindows
 
 from annotators.core.outcome import Drop
 from pipelines.engine import pool, progress
@@ -27,10 +25,6 @@ from schemas.common import Reject
 
 REJECTS = "rejects"
 TALLY = "tally"
-
-
-def _global(value):
-    return WindowedValue(value, MIN_TIMESTAMP, [GlobalWindow()])
 
 
 class _StageFn(beam.DoFn):
@@ -204,7 +198,7 @@ class _StageFn(beam.DoFn):
         if self._batches is not None:
             emit = self._emitter()
             for input_id, result in self._batches.finish():
-                yield from emit(input_id, result, _global)
+                yield from emit(input_id, result, GlobalWindows.windowed_value)
             self._batches = None
         for outcome_, n in sorted(self._outcome_counts.items()):
             if outcome_ not in self._counters:
@@ -212,7 +206,7 @@ class _StageFn(beam.DoFn):
             self._counters[outcome_].inc(n)
         self._outcome_counts = {}
         for key, n in sorted(self._tally.items()):
-            yield TaggedOutput(TALLY, _global((key, n)))
+            yield TaggedOutput(TALLY, GlobalWindows.windowed_value((key, n)))
         self._tally = {}
 
 
