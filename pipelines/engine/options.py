@@ -59,16 +59,25 @@ class JobArgumentParser(argparse.ArgumentParser):
         return group
 
     def spelled(self, argv: Sequence[str]) -> list[str]:
-        """`argv` with each known long option in its added spelling (up to a lone `--`)."""
+        """`argv` with each known long option in its added spelling (up to a lone `--`); an
+        abbreviation (argparse takes a unique prefix) in the spelling of the options it begins."""
         out, options = [], True
         for token in argv:
             if options and token == "--":
                 options = False
             elif options and token.startswith("--"):
                 name, eq, value = token.partition("=")
-                token = self.long_options.get(name.replace("_", "-"), name) + eq + value
+                token = self._spelling(name) + eq + value
             out.append(token)
         return out
+
+    def _spelling(self, name: str) -> str:
+        key = name.replace("_", "-")
+        added = self.long_options.get(key)
+        if added is not None:
+            return added
+        begun = {added[: len(name)] for option, added in self.long_options.items() if option.startswith(key)}
+        return begun.pop() if len(begun) == 1 and len(key) > 2 else name
 
     def parse_known_args(self, args=None, namespace=None):
         return super().parse_known_args(self.spelled(sys.argv[1:] if args is None else args), namespace)

@@ -179,6 +179,14 @@ def test_job_flags_accept_dashes_and_underscores():
         "--shard-bytes=9",
         "--direct_num_workers=2",
     ]
+    # abbreviations, as argparse takes them, in either spelling: --prefix-l is --prefix_lengths
+    assert parser.parse_known_args(["--prefix-l", "8", "--senpos_sp", "1", "--title_f", "y"])[0].prefix_lengths == "8"
+    assert parser.spelled(["--prefix-l", "--senpos_sp", "--title_f", "--s"]) == [
+        "--prefix_l",
+        "--senpos-sp",
+        "--title-f",
+        "--s",
+    ]
     help_text = parser.format_help()  # each option once, as it was added
     assert "--prefix_lengths" in help_text and "--prefix-lengths" not in help_text
 
