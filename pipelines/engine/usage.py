@@ -52,8 +52,8 @@ def main(run: Callable[[Sequence[str] | None], object], job: str, argv: Sequence
     """Run a job's `run(argv)`: a UsageError is one `error:` line on stderr and exit 2.
 
     From the command line (`argv` None), the process first returns freed memory to the
-    system (`memory.return_freed_memory`), and a run that finished ends the process at once
-    (`end_process`) with its exit status (0, or the int `run` returned); called with an
+    system (`memory.return_freed_memory`), and a run that finished exits through `end_process`
+    (its teardown without collections) with its exit status (0, or the int `run` returned); called with an
     `argv` (tests, a notebook), it returns as any function does."""
     if argv is None:
         from pipelines.engine.memory import return_freed_memory
