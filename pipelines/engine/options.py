@@ -54,8 +54,10 @@ class JobArgumentParser(argparse.ArgumentParser):
         return self._noting(super().add_mutually_exclusive_group(**kwargs))
 
     def _noting(self, group):
-        add = group.add_argument
+        """`group` with its add_argument noting what it adds (and so do groups made in it)."""
+        add, add_exclusive = group.add_argument, group.add_mutually_exclusive_group
         group.add_argument = lambda *args, **kwargs: self.note(add(*args, **kwargs))
+        group.add_mutually_exclusive_group = lambda **kwargs: self._noting(add_exclusive(**kwargs))
         return group
 
     def spelled(self, argv: Sequence[str]) -> list[str]:

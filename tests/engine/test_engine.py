@@ -167,12 +167,14 @@ def test_job_flags_accept_dashes_and_underscores():
     parser.add_argument("--senpos-splits")
     parser.add_argument("rest", nargs="*")
     parser.add_argument_group("more").add_argument("--title-from")
+    parser.add_argument_group("x").add_mutually_exclusive_group().add_argument("--keep_last")
     args, options = parse_job_args(
         parser,
         ["--prefix-lengths", "256", "--senpos_splits=8,1,1", "--title_from", "x", "--direct_num_workers=2"]
         + ["--", "--senpos_splits"],  # after a lone --, arguments are left as they are
     )
     assert (args.prefix_lengths, args.senpos_splits, args.title_from) == ("256", "8,1,1", "x")
+    assert parser.parse_known_args(["--keep-last", "1"])[0].keep_last == "1"  # in a group of a group
     assert args.rest == ["--senpos_splits"]
     assert options.get_all_options()["direct_num_workers"] == 2  # Beam's flag, unchanged
     assert parser.spelled(["--shard_bytes=9", "--direct_num_workers=2"]) == [
