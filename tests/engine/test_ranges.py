@@ -56,15 +56,16 @@ def test_ranges_of_two_files_are_numbered_per_file(tmp_path):
     assert firsts == [("a", 0, 1), ("a", 3, 3), ("a", 6, 4), ("a", 9, 6), ("b", 0, 1), ("b", 3, 3)]
 
 
-def _workers(argv, nbytes, monkeypatch, env=None):
-    """(processes, pool workers, Beam's direct_num_workers, Beam's running mode)."""
+def _workers(argv, nbytes, monkeypatch, env=None, options_class=JobOptions):
+    """(processes, pool workers, Beam's direct_num_workers, Beam's running mode); the options
+    are JobOptions unless said (what parse_job_args gives a job)."""
     from pipelines.engine import pool
 
     monkeypatch.delenv(WORKERS_ENV, raising=False)
     if env is not None:
         monkeypatch.setenv(WORKERS_ENV, env)
     monkeypatch.setattr("pipelines.engine.options.machine_cores", lambda: 4)
-    options = JobOptions(argv)  # what parse_job_args gives a job
+    options = options_class(argv)
     try:
         n = local_workers(options, nbytes)
         workers = pool.workers()
@@ -88,8 +89,9 @@ def test_a_local_run_uses_every_core_unless_told_or_small(monkeypatch):
     assert _workers(mp, 1 << 30, monkeypatch) == (2, 0, 2, "multi_processing")
     assert _workers(["--runner", "DataflowRunner"], 1 << 30, monkeypatch)[:2] == (0, 0)
     # options made elsewhere know only values other than the default: no flag is seen at its default
-    assert local_workers(PipelineOptions(["--direct_num_workers=3"]), 0) == 3
-    assert local_workers(PipelineOptions(["--direct_num_workers=1"]), SMALL_INPUT_BYTES) == 4
+    plain = {"monkeypatch": monkeypatch, "options_class": PipelineOptions}
+    assert _workers(["--direct_num_workers=3"], 0, **plain)[:2] == (3, 3)
+    assert _workers(["--direct_num_workers=1"], SMALL_INPUT_BYTES, **plain)[:2] == (4, 4)
 
 
 def test_blocks_of_records_hold_every_record_in_order_and_stay_bounded(tmp_path, monkeypatch):
