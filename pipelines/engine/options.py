@@ -85,31 +85,32 @@ class JobArgumentParser(argparse.ArgumentParser):
         return super().parse_known_args(self.spelled(sys.argv[1:] if args is None else args), namespace)
 
 
+def _add_unless_present(group, flag: str, **spec) -> None:
+    """`group.add_argument(flag, **spec)` unless the job has its own `flag` (ChapterBreak's and
+    GLGE's --shards): argparse refuses a second one with ArgumentError."""
+    try:
+        group.add_argument(flag, **spec)
+    except argparse.ArgumentError:
+        pass
+
+
 def parse_job_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None):
     """Split argv into (job args, PipelineOptions); a JobArgumentParser's flags take `-` or `_` alike."""
     group = parser.add_argument_group("table writing (every job)")
-    for flag, spec in (
-        (
-            "--shards",
-            {
-                "type": int,
-                "default": None,
-                "help": "parquet files per table (default: one per --shard-bytes of row data)",
-            },
-        ),
-        (
-            "--shard-bytes",
-            {
-                "type": int,
-                "default": sorted_tables.SHARD_BYTES,
-                "help": f"target uncompressed bytes per shard (default: {sorted_tables.SHARD_BYTES})",
-            },
-        ),
-    ):
-        try:
-            group.add_argument(flag, **spec)
-        except argparse.ArgumentError:  # the job has its own (ChapterBreak's and GLGE's --shards)
-            pass
+    _add_unless_present(
+        group,
+        "--shards",
+        type=int,
+        default=None,
+        help="parquet files per table (default: one per --shard-bytes of row data)",
+    )
+    _add_unless_present(
+        group,
+        "--shard-bytes",
+        type=int,
+        default=sorted_tables.SHARD_BYTES,
+        help=f"target uncompressed bytes per shard (default: {sorted_tables.SHARD_BYTES})",
+    )
     args, beam_argv = parser.parse_known_args(argv)
     sorted_tables.SHARDING.update(
         shards=getattr(args, "shards", None), shard_bytes=getattr(args, "shard_bytes", sorted_tables.SHARD_BYTES)
