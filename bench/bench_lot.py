@@ -14,7 +14,10 @@ about 3,000 of 20,000). So the same build also runs, once, on as many `distinct`
 rare), beside plain jieba over that text.
 The two numbers issue 29's bar compares, plain jieba and the default backend's build on one
 worker, are each the median of REPEATS runs (each run's CPU seconds are listed): on a shared
-machine one run of either moved by a third from run to run. CPU seconds count the worker
+machine one run of either moved by a third from run to run. They are taken in turns (jieba,
+the build, jieba, ...), so both medians come from the same minutes, and each pair's ratio is
+printed too (this machine's speed drifts from one quarter of an hour to the next, and the
+jieba backend's builds alone take minutes). CPU seconds count the worker
 processes too. Ratios are characters per CPU-second against
 plain jieba's, so 1.0 means "as fast as tokenising once with jieba". Before anything is
 timed, one process loads both backends, so jieba's dictionary cache exists as it does on any
@@ -85,15 +88,25 @@ def run_lot_bench(stories: int = 20000) -> dict:
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in corpus), encoding="utf-8")
         runs = result["runs"]
         result["backends"] = _child_json(["-c", _WARM])  # also writes jieba's dictionary cache
-        runs["plain jieba.lcut"] = _median([_child_json(["-c", _JIEBA, str(path)]) for _ in range(REPEATS)])
+
+        def build_args(backend: str, name: str) -> list[str]:
+            out = pathlib.Path(tmp) / f"out_{backend}_{name[0]}"
+            return ["--stories", str(path), "--output", str(out), "--zh-backend", backend] + WORKERS[name]
+
+        # the bar's two measurements one after the other, REPEATS times: the machine's speed
+        # drifts over minutes, and each pair then shares its minute (`bar_pairs`)
+        jieba_runs, bar_runs = [], []
+        for _ in range(REPEATS):
+            jieba_runs.append(_child_json(["-c", _JIEBA, str(path)]))
+            bar_runs.append(measure("pipelines.lot", build_args("rjieba", "1 worker")))
+        result["bar_pairs"] = [round(j["cpu_s"] / b["cpu_s"], 3) for j, b in zip(jieba_runs, bar_runs)]
+        runs["plain jieba.lcut"] = _median(jieba_runs)
         runs["naive script"] = _child_json(["-m", "bench.naive_lot", str(path)])
         for backend in ("jieba", "rjieba"):
-            for name, extra in WORKERS.items():
-                out = pathlib.Path(tmp) / f"out_{backend}_{name[0]}"
+            for name in WORKERS:
                 label = f"pipelines.lot {backend}, {name}"
-                args = ["--stories", str(path), "--output", str(out), "--zh-backend", backend] + extra
-                runs[label] = _median(
-                    [measure("pipelines.lot", args) for _ in range(REPEATS if label == BAR_RUN else 1)]
+                runs[label] = (
+                    _median(bar_runs) if label == BAR_RUN else measure("pipelines.lot", build_args(backend, name))
                 )
         # what a build costs before and after its stories (imports, dictionaries, Beam's graph,
         # the report): the same build of the first FIXED_STORIES stories
@@ -142,6 +155,11 @@ def print_lot_bench(result: dict) -> None:
         print(
             f"  {name:<34} {run['cpu_s']:>8.1f} CPU-s  {run['chars_per_cpu_s']:>9,} chars/CPU-s  "
             f"x{run['ratio_to_jieba']} of jieba{extra}"
+        )
+    if result.get("bar_pairs"):
+        print(
+            f"  plain jieba.lcut over {BAR_RUN}, run by run (each pair one after the other): "
+            + ", ".join(f"x{r}" for r in result["bar_pairs"])
         )
     for name, speedup in result.get("rjieba_speedup", {}).items():
         print(f"  pipelines.lot with rjieba over jieba, {name}: x{speedup} (CPU-s)")
