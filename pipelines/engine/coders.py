@@ -22,6 +22,8 @@ what FastPrimitivesCoder answers about keys and determinism) and the registry's
 
 from __future__ import annotations
 
+import functools
+
 from apache_beam.coders import coders, typecoders
 from apache_beam.typehints import Any
 
@@ -93,11 +95,7 @@ class BlockCoder(coders.Coder):
         return self
 
 
-_INSTALLED: list[bool] = []
-
-
+@functools.cache
 def use_block_coder() -> None:
     """Make BlockCoder the coder of elements without a type hint in this process; once."""
-    if not _INSTALLED:
-        typecoders.registry.register_fallback_coder(BlockCoder)
-        _INSTALLED.append(True)
+    typecoders.registry.register_fallback_coder(BlockCoder)
