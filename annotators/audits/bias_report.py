@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
 
 from annotators.audits.bias import BiasItem, candidate_only_pred, majority_label, train_candidate_only
 from annotators.audits.classifier import NaiveBayes
@@ -93,23 +92,17 @@ def table13_markdown(rows: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
-class BaselineKey(NamedTuple):
-    """What accuracy is reported by: one summary row per (task, split, baseline)."""
-
-    task: str
-    split: str
-    baseline: str
-
-
-def credit_entry(row: dict) -> tuple[BaselineKey, float]:
-    """(BaselineKey, credit) of one prediction row."""
-    return BaselineKey(row["task"], row["split"], row["baseline"]), row["credit"]
+def credit_entry(row: dict) -> tuple[tuple[str, str, str], float]:
+    """((task, split, baseline), credit) of one prediction row: accuracy is reported per
+    (task, split, baseline). A plain tuple of strings, which Beam's shuffle encodes
+    deterministically as it is (a NamedTuple key makes Beam warn that it falls back to pickling)."""
+    return (row["task"], row["split"], row["baseline"]), row["credit"]
 
 
-def summary_row(grouped: tuple[BaselineKey, Iterable[float]]) -> dict:
-    """`accuracy_row` of one (BaselineKey, its credits) group."""
-    key, credits = grouped
-    return accuracy_row(key.task, key.split, key.baseline, credits)
+def summary_row(grouped: tuple[tuple[str, str, str], Iterable[float]]) -> dict:
+    """`accuracy_row` of one ((task, split, baseline), its credits) group."""
+    (task, split, baseline), credits = grouped
+    return accuracy_row(task, split, baseline, credits)
 
 
 def prediction_key(row: dict) -> tuple[str, str, str, str]:

@@ -8,7 +8,6 @@ Every figure is order-independent (integer sums, a max), so runners agree byte f
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
 
 from schemas.lot import TASKS
 
@@ -75,21 +74,19 @@ def table14_markdown(summaries: Sequence[dict], n: int = 8) -> str:
     return "\n".join(lines)
 
 
-class SplitKey(NamedTuple):
-    """What the examples table is summarised by: one row per (task, split)."""
-
-    task: str
-    split: str
-
-
-def split_keyed(row: dict) -> tuple[SplitKey, dict]:
-    return SplitKey(row["task"], row["split"]), row
+def split_keyed(row: dict) -> tuple[tuple[str, str], dict]:
+    """((task, split), row): the examples table is summarised per (task, split). A plain tuple
+    of strings, which Beam's shuffle encodes deterministically as it is (a NamedTuple key
+    makes Beam warn that it falls back to pickling)."""
+    return (row["task"], row["split"]), row
 
 
-def summarize_split(grouped: tuple[SplitKey, Iterable[dict]], references: dict[str, str], threshold: float) -> dict:
-    """`summarize` of one (SplitKey, its rows) group, against the task's reference."""
-    key, rows = grouped
-    return summarize(key.task, key.split, references[key.task], rows, threshold)
+def summarize_split(
+    grouped: tuple[tuple[str, str], Iterable[dict]], references: dict[str, str], threshold: float
+) -> dict:
+    """`summarize` of one ((task, split), its rows) group, against the task's reference."""
+    (task, split), rows = grouped
+    return summarize(task, split, references[task], rows, threshold)
 
 
 OVER_FIELDS = ("task", "split", "example_id", "ratio")

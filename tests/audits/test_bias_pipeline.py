@@ -4,6 +4,7 @@ from the issue's definitions (jieba, snownlp, BLEU, naive Bayes written out agai
 from __future__ import annotations
 
 import json
+import logging
 import math
 import pathlib
 from collections import Counter
@@ -189,6 +190,18 @@ def bias_run(tmp_path_factory):
     out = root / "out"
     bias.run(["--lot", str(root / "lot"), "--output", str(out)])
     return rows, out
+
+
+def test_grouping_keys_need_no_fallback_coder(tmp_path, caplog):
+    """The summary's grouping key is one Beam encodes deterministically as it is: the run logs
+    no "fallback deterministic coder" warning (a NamedTuple key did, on every run)."""
+    rows = make_rows(STORIES[:4], {"train": [0, 1], "val": [2], "test": [3]})
+    for task, task_rows in rows.items():
+        write_task(tmp_path / "lot", task, task_rows)
+    with caplog.at_level(logging.WARNING):
+        bias.run(["--lot", str(tmp_path / "lot"), "--output", str(tmp_path / "out")])
+    assert read(tmp_path / "out" / "summary")
+    assert not [r.getMessage() for r in caplog.records if "fallback deterministic coder" in r.getMessage()]
 
 
 def read(folder: pathlib.Path):

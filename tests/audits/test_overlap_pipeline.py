@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import pathlib
 
 import jieba
@@ -63,6 +64,16 @@ def expected_summary(test_rows, reference_grams: set) -> dict:
         "max_ratio": max([p[2] for p in per], default=0.0),
         "total_ngrams": total_n,
     }
+
+
+def test_grouping_keys_need_no_fallback_coder(tmp_path, caplog):
+    """The summary's grouping key is one Beam encodes deterministically as it is: the run logs
+    no "fallback deterministic coder" warning (a NamedTuple key did, on every run)."""
+    write_lot(tmp_path / "lot", {"train": [0, 1], "val": [2], "test": [3, 0]})
+    with caplog.at_level(logging.WARNING):
+        overlap.run(["--lot", str(tmp_path / "lot"), "--output", str(tmp_path / "out")])
+    assert table(tmp_path / "out" / "summary")
+    assert not [r.getMessage() for r in caplog.records if "fallback deterministic coder" in r.getMessage()]
 
 
 @pytest.fixture(scope="module")
