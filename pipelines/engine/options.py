@@ -319,6 +319,9 @@ def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None) -> Any:
         result.wait_until_finish()
     finally:
         pool.shutdown()
+    checked = getattr(getattr(result, "job", None), "proto_pipeline", None) if dry else None
+    if checked is not None:  # Dataflow's dry run: the graph translated, its job request made, then it stops
+        _say_dry_run(checked, "nothing was submitted or written")
     if commit_to and not dry:
         state = str(getattr(result, "state", "DONE"))
         if "DONE" not in state:
@@ -330,13 +333,26 @@ def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None) -> Any:
 
 def _validate_only(p: beam.Pipeline) -> None:
     """A dry run on the local runner: the graph is translated to Beam's portable form (which
-    pickles every step and checks every label and coder) and nothing runs, as on Dataflow."""
+    pickles every step and checks every label and coder) and nothing runs, as on Dataflow.
+    The empty folder Beam made for the run (`Pipeline.local_tempdir`, removed at the end of
+    `Pipeline.run`, never reached here) is removed too."""
+    import shutil
+
+    try:
+        _say_dry_run(p.to_runner_api(), "nothing was run or written")
+    finally:
+        tempdir = getattr(p, "local_tempdir", None)
+        if tempdir:
+            shutil.rmtree(tempdir, ignore_errors=True)
+
+
+def _say_dry_run(proto, what: str) -> None:
+    """One line on stderr for a dry run: the size of the graph that was checked, and that
+    nothing else happened."""
     import sys
 
-    proto = p.to_runner_api()
     print(
-        f"dry run: the job's graph of {len(proto.components.transforms)} transforms is valid; "
-        "nothing was run or written",
+        f"dry run: the job's graph of {len(proto.components.transforms)} transforms is valid; {what}",
         file=sys.stderr,
         flush=True,
     )

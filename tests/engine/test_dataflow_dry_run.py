@@ -109,3 +109,5 @@ def test_readme_dataflow_dry_run_with_gs_paths_is_offline_and_fast(job, tmp_path
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert time.monotonic() - start < 60
+    said = [line for line in done.stderr.splitlines() if line.startswith("dry run:")]
+    assert len(said) == 1 and said[0].endswith("transforms is valid; nothing was submitted or written"), done.stderr

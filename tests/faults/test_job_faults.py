@@ -17,6 +17,7 @@ import importlib
 import json
 import pathlib
 import shutil
+import tempfile
 
 import pandas as pd
 import pytest
@@ -141,6 +142,17 @@ def test_a_dry_run_on_the_local_runner_builds_the_graph_and_runs_nothing(job, tm
     code, err = run_job(job, DRY_RUNS[job] + ["--output", str(out), "--dry_run=True"], capsys)
     assert code == 0 and "nothing was run" in err and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []  # neither the output nor its staging folder
+
+
+def test_a_dry_run_leaves_no_folder_behind_in_the_temporary_directory(tmp_path, capsys, monkeypatch):
+    """Beam makes an empty folder for every pipeline and removes it when the pipeline runs; a
+    dry run runs nothing, so the job removes it (one was left behind per dry run)."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    code, err = run_job("lot", DRY_RUNS["lot"] + ["--output", str(tmp_path / "out"), "--dry_run=True"], capsys)
+    assert code == 0 and "nothing was run" in err
+    assert list(temp.iterdir()) == []
 
 
 # ----------------------------------------------------------------------------- record faults
