@@ -58,7 +58,7 @@ _EXAMPLE_FIELDS = {f.name: f for f in dataclasses.fields(ExampleConfig)}
 
 def build_parser() -> argparse.ArgumentParser:
     """Job flags; the Config flags are generated from the Config dataclasses (their defaults)."""
-    p = JobArgumentParser(description=__doc__)
+    p = JobArgumentParser(prog="python -m pipelines.chapterbreak", description=__doc__)
     p.add_argument("--gutenberg", help="PG/PG-19 plain-text books (file, glob or folder)")
     p.add_argument("--ao3", help="AO3 work pages / HTML downloads / JSON lines (file, glob or folder)")
     p.add_argument("--output", required=True)

@@ -41,7 +41,7 @@ from schemas import storium as sc
 
 def _parser() -> argparse.ArgumentParser:
     # UserConfig.autojunk keeps its historical flag name, so this flag is not generated.
-    ap = JobArgumentParser(description=__doc__.splitlines()[0])
+    ap = JobArgumentParser(prog="python -m pipelines.edits", description=__doc__.splitlines()[0])
     ap.add_argument("--edits", required=True, help="JSON-lines files: a glob or a folder")
     ap.add_argument("--output", required=True)
     ap.add_argument(

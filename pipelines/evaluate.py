@@ -57,7 +57,7 @@ GOLD_LINE_EXTS = (".jsonl", ".json")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = JobArgumentParser(description=__doc__.splitlines()[0])
+    ap = JobArgumentParser(prog="python -m pipelines.evaluate", description=__doc__.splitlines()[0])
     ap.add_argument("--predictions", required=True, help="predictions: a .jsonl file (or glob)")
     ap.add_argument("--gold", required=True, help="gold: a .jsonl file, or a table folder / parquet glob")
     ap.add_argument("--output", required=True)

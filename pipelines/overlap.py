@@ -125,7 +125,7 @@ def audit(rows, matched, report: JobReport, config: ng.OverlapConfig, references
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = JobArgumentParser(description=__doc__.splitlines()[0])
+    parser = JobArgumentParser(prog="python -m pipelines.overlap", description=__doc__.splitlines()[0])
     parser.add_argument("--lot", help="LOT output folder with clozet/senpos/plotcom/outgen tables")
     parser.add_argument("--test", help="a test table (parquet folder/glob or JSON lines)")
     parser.add_argument(

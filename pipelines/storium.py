@@ -45,7 +45,7 @@ from schemas import storium as sc
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = JobArgumentParser(description=__doc__.splitlines()[0])
+    ap = JobArgumentParser(prog="python -m pipelines.storium", description=__doc__.splitlines()[0])
     ap.add_argument("--games", required=True, help="game JSON files: a glob or a folder")
     ap.add_argument("--output", required=True)
     add_config_flags(ap, PackConfig, exclude=("entry_preferred", "entry_weight", "other_preferred"))

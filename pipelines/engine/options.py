@@ -1,7 +1,9 @@
 """Job flags and runners: one command runs locally or on Dataflow.
 
 - `parse_job_args`: the job's own flags via argparse (`-` and `_` alike), the rest to
-  `PipelineOptions` (as Beam's wordcount does).
+  `PipelineOptions` (as Beam's wordcount does); on a local runner a flag or value that neither
+  takes is a usage error (Beam would drop it with a warning; a remote runner gets it, as Beam
+  passes unknown options on to the service).
 - `make_pipeline`: `DirectRunner` (the default) is mapped to Beam's `FnApiRunner`, which never
   downloads a Prism binary and honours `--direct_running_mode=multi_processing
   --direct_num_workers=N`.
@@ -12,11 +14,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import os
 import sys
 import types
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import apache_beam as beam
@@ -112,10 +115,52 @@ def parse_job_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None):
         help=f"target uncompressed bytes per shard (default: {sorted_tables.SHARD_BYTES})",
     )
     args, beam_argv = parser.parse_known_args(argv)
+    try:
+        unknown = beam_unknown(beam_argv)
+    except BeamFlagError as exc:  # one line, not Beam's usage of all its flags
+        parser.error(str(exc))
+    options = JobOptions(beam_argv)
+    if unknown and options.view_as(StandardOptions).runner in LOCAL_RUNNERS:
+        # Beam would drop them with a warning and the job would run without them
+        parser.error(unrecognized(unknown, getattr(parser, "long_options", {}).values()))
     sorted_tables.SHARDING.update(
         shards=getattr(args, "shards", None), shard_bytes=getattr(args, "shard_bytes", sorted_tables.SHARD_BYTES)
     )
-    return args, JobOptions(beam_argv)
+    return args, options
+
+
+class BeamFlagError(ValueError):
+    """A flag Beam takes, with a value it refuses (`--direct_num_workers=abc`): argparse's message."""
+
+
+def beam_unknown(flags: Sequence[str]) -> list[str]:
+    """The tokens of `flags` that neither the job's parser (they were left to Beam) nor any of
+    Beam's options take: a mistyped flag (`--seeed 3`) or a stray value (a second file after
+    `--stories`). Beam's own parser, with every options class's flags, comes to
+    `get_all_options`' `add_extra_args_fn` hook and parses the flags there as it would; a value
+    it refuses raises BeamFlagError (instead of its usage of every Beam flag and an exit)."""
+    found: list[str] = []
+
+    def refuse(message: str):
+        raise BeamFlagError(message)
+
+    def parse(beam_parser) -> None:
+        beam_parser.error = refuse  # argparse reports a bad value through self.error
+        found.extend(beam_parser.parse_known_args(list(flags))[1])
+
+    # retain_unknown_options: keep them rather than log that they are dropped (the caller says so)
+    PipelineOptions(list(flags)).get_all_options(add_extra_args_fn=parse, retain_unknown_options=True)
+    return found
+
+
+def unrecognized(unknown: Sequence[str], job_flags: Iterable[str]) -> str:
+    """argparse's message for arguments nobody takes, with the closest known flag of the first
+    unknown one (the job's, else Beam's) when one is close."""
+    known = [*job_flags, *(f"--{name}" for name in PipelineOptions([]).get_all_options())]
+    first = next((token.split("=", 1)[0] for token in unknown if token.startswith("--")), None)
+    close = difflib.get_close_matches(first, known, n=1) if first else []
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"unrecognized arguments: {' '.join(unknown)}{hint}"
 
 
 POOL, PROCESSES = "pool", "processes"  # how a job's local run uses every core (run_pipeline)

@@ -132,3 +132,34 @@ def test_a_jobs_options_know_the_flags_given_even_at_their_default_value():
     in_code = JobOptions([])
     in_code.view_as(DirectOptions).direct_num_workers = 4  # a value set in code counts too
     assert _given_flags(in_code) == {"direct_num_workers"}
+
+
+@pytest.mark.parametrize(
+    "argv,words",
+    [
+        (["--max-word", "300"], None),  # a unique prefix of --max-words, as argparse takes it
+        (["--bogus"], "unrecognized arguments: --bogus"),
+        (["--threshhold", "0.5"], "unrecognized arguments: --threshhold 0.5 (did you mean --threshold?)"),
+        (["--max-words", "3", "stray.jsonl"], "unrecognized arguments: stray.jsonl"),
+        (["--direct_num_worker=1"], "(did you mean --direct_num_workers?)"),
+        (["--direct_num_workers=abc"], "argument --direct_num_workers: invalid int value: 'abc'"),
+    ],
+)
+def test_a_flag_or_value_nobody_takes_is_a_usage_error_on_the_local_runner(argv, words, capsys):
+    """Beam drops flags it does not know with a warning, so a mistyped flag would run the job
+    without it: on a local runner (where nothing else reads them) it is argparse's error."""
+    if words is None:
+        assert _parse(argv)[0].max_words == 300
+        return
+    with pytest.raises(SystemExit) as exc:
+        _parse(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and words in err
+    assert len([line for line in err.splitlines() if "error:" in line]) == 1 and len(err.splitlines()) < 12
+
+
+def test_a_remote_runner_gets_the_flags_beam_does_not_know():
+    """Beam passes unknown options on to a remote runner's service (Dataflow, Flink, Spark), so
+    they are left to it there, as Beam leaves them."""
+    _, options, _ = _parse(["--runner", "DataflowRunner", "--some_service_option", "7"])
+    assert options.get_all_options(retain_unknown_options=True)["some_service_option"] == "7"

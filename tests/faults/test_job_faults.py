@@ -374,3 +374,18 @@ def test_evaluate_glge_pair_too_big_for_the_official_rouge_table_is_rejected_at_
     assert time.perf_counter() - start < 2
     small = Pair("1", "1", "p:1", "g:1", {"text": "a short summary ."}, {"text": "a short summary .", "source": "s"})
     assert isinstance(score_pair(small, EvalConfig(task=task, source="src.txt")), list)
+
+
+@pytest.mark.parametrize(
+    "job,typo,meant",
+    [
+        ("lot", ["--seeed", "3"], "--seed"),
+        ("chapterbreak", ["--prefix-lenghts", "512"], "--prefix-lengths"),
+        ("overlap", ["--tokeniser", "regex"], "--tokenizer"),
+    ],
+)
+def test_a_mistyped_flag_is_one_error_line_not_a_run_without_it(job, typo, meant, tmp_path, capsys):
+    """`--seeed 3` used to be dropped by Beam with a warning, and the job ran with seed 0."""
+    code, err = run_job(job, DRY_RUNS[job] + ["--output", str(tmp_path / "out"), *typo], capsys)
+    assert_one_error_line(code, err, job, f"unrecognized arguments: {' '.join(typo)}", f"did you mean {meant}?")
+    assert not (tmp_path / "out").exists()
