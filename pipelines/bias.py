@@ -63,7 +63,10 @@ def _write_table13(summary: list[dict], path: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = JobArgumentParser(prog="python -m pipelines.bias", description=__doc__.splitlines()[0])
+    parser = JobArgumentParser(
+        prog="python -m pipelines.bias",
+        description="Bias baselines for ClozeT and SenPos (LOT section 5.5, Table 13).",
+    )
     parser.add_argument("--lot", required=True, help="LOT output folder (clozet/, senpos/)")
     parser.add_argument("--output", required=True)
     add_config_flags(parser, bb.BiasConfig, exclude=("bleu_orders",))

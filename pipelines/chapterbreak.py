@@ -58,7 +58,11 @@ _EXAMPLE_FIELDS = {f.name: f for f in dataclasses.fields(ExampleConfig)}
 
 def build_parser() -> argparse.ArgumentParser:
     """Job flags; the Config flags are generated from the Config dataclasses (their defaults)."""
-    p = JobArgumentParser(prog="python -m pipelines.chapterbreak", description=__doc__)
+    p = JobArgumentParser(
+        prog="python -m pipelines.chapterbreak",
+        description="Gutenberg books and AO3 works in; their chapters and ChapterBreak examples with "
+        "in-book negatives out, also in the released JSON layout (ChapterBreak paper section 2).",
+    )
     p.add_argument("--gutenberg", help="PG/PG-19 plain-text books (file, glob or folder)")
     p.add_argument("--ao3", help="AO3 work pages / HTML downloads / JSON lines (file, glob or folder)")
     p.add_argument("--output", required=True)

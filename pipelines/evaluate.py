@@ -57,7 +57,11 @@ GOLD_LINE_EXTS = (".jsonl", ".json")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = JobArgumentParser(prog="python -m pipelines.evaluate", description=__doc__.splitlines()[0])
+    ap = JobArgumentParser(
+        prog="python -m pipelines.evaluate",
+        description="Score predictions against a LOT, ChapterBreak or GLGE task's gold examples: the "
+        "official scripts' numbers (--compat original) or their corrected variants (clean).",
+    )
     ap.add_argument("--predictions", required=True, help="predictions: a .jsonl file (or glob)")
     ap.add_argument("--gold", required=True, help="gold: a .jsonl file, or a table folder / parquet glob")
     ap.add_argument("--output", required=True)

@@ -53,7 +53,11 @@ from schemas.glge import LEVELS_SCHEMA, TaskLevels, TaskSpec, TaskSummary
 
 def build_parser() -> argparse.ArgumentParser:
     """The job's flags; tokenizer flags come from `TokenConfig` (GLGE) and `LotTokenConfig` (LOT)."""
-    ap = JobArgumentParser(prog="python -m pipelines.glge", description=__doc__.splitlines()[0])
+    ap = JobArgumentParser(
+        prog="python -m pipelines.glge",
+        description="GLGE difficulty levels for any source/target task: Medium, Hard and "
+        "Medium+low-frequency training subsets (GLGE paper section 2.4).",
+    )
     ap.add_argument("--input", help="folder in the GLGE layout DIR/{task}_data/org_data/")
     ap.add_argument("--lot", help="LOT output folder holding plotcom/ and outgen/ tables")
     ap.add_argument("--output", required=True)

@@ -90,7 +90,11 @@ STORY_BLOCK = 64
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = JobArgumentParser(prog="python -m pipelines.lot", description=__doc__)
+    ap = JobArgumentParser(
+        prog="python -m pipelines.lot",
+        description="Stories in, the four LOT datasets out (ClozeT, SenPos, PlotCom, OutGen; LOT paper "
+        "section 3), with their rejects, stats.json (Table 3) and a dataset card.",
+    )
     ap.add_argument("--stories", required=True, help="JSON lines / parquet file, glob or folder")
     ap.add_argument("--output", required=True)
     ap.add_argument("--annotations", help="ClozeT annotations (JSON lines)")

@@ -125,7 +125,10 @@ def audit(rows, matched, report: JobReport, config: ng.OverlapConfig, references
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = JobArgumentParser(prog="python -m pipelines.overlap", description=__doc__.splitlines()[0])
+    parser = JobArgumentParser(
+        prog="python -m pipelines.overlap",
+        description="8-gram overlap of test examples with a reference (LOT section 5.6, Table 14).",
+    )
     parser.add_argument("--lot", help="LOT output folder with clozet/senpos/plotcom/outgen tables")
     parser.add_argument("--test", help="a test table (parquet folder/glob or JSON lines)")
     parser.add_argument(

@@ -389,3 +389,18 @@ def test_a_mistyped_flag_is_one_error_line_not_a_run_without_it(job, typo, meant
     code, err = run_job(job, DRY_RUNS[job] + ["--output", str(tmp_path / "out"), *typo], capsys)
     assert_one_error_line(code, err, job, f"unrecognized arguments: {' '.join(typo)}", f"did you mean {meant}?")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "job", ["bias", "chapterbreak", "edits", "evaluate", "glge", "lot", "overlap", "stories", "storium"]
+)
+def test_help_names_the_command_and_says_what_the_job_does(job, capsys):
+    """`--help` is for the job's users: its usage line is the command they type, and the text
+    above the options says what goes in and out, not how the code is wired."""
+    module = importlib.import_module(f"pipelines.{job}")
+    with pytest.raises(SystemExit) as exc:
+        main(module.run, job, ["--help"])
+    out = capsys.readouterr().out
+    assert exc.value.code == 0 and out.startswith(f"usage: python -m pipelines.{job} ")
+    about = out[: out.index("\noptions:")]
+    assert "iring only" not in about and "issue" not in about and "Composite transforms" not in about
