@@ -394,8 +394,6 @@ def _validate_only(p: beam.Pipeline) -> None:
 def _say_dry_run(proto, what: str) -> None:
     """One line on stderr for a dry run: the size of the graph that was checked, and that
     nothing else happened."""
-    import sys
-
     print(
         f"dry run: the job's graph of {len(proto.components.transforms)} transforms is valid; {what}",
         file=sys.stderr,
