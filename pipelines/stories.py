@@ -486,7 +486,14 @@ def run(argv: Sequence[str] | None = None) -> None:
     p = make_pipeline(options)
     staging = staging_path(args.output)
     report = StoriesReport(
-        staging, "stories", config=config, seed=args.seed, inputs=[], options=options, card=stories_card
+        staging,
+        "stories",
+        config=config,
+        seed=args.seed,
+        inputs=[],
+        options=options,
+        card=stories_card,
+        input_paths=[x for x in (args.pages, args.input) if x],
     )
     raws, inputs = read_raw(p, args, report, functools.partial(steps.clean_and_key, config=clean, near=near))
     report.extra("inputs", inputs)  # the matched paths, in stats.json's "inputs" place

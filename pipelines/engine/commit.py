@@ -10,17 +10,23 @@ folder). Nothing here runs while the graph is built: `prepare` runs just before 
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+from collections.abc import Sequence
 
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.engine.paths import is_local_path
+from pipelines.engine.paths import is_local_path, read_bytes
 from pipelines.engine.usage import ForeignOutput
 
 LOG = logging.getLogger("storybench")
 STAGING_SUFFIX = ".incomplete"
 MARKER = "stats.json"  # every job writes it: a folder without it is not a storybench output
+# A pipeline's attribute JobReport.finish sets: {"job": its name, "inputs": its input paths},
+# which `prepare` checks the output against before the run replaces it.
+OWNER = "storybench_output_of"
+GLOB_CHARS = "*?["
 
 
 def staging_path(output: str) -> str:
@@ -40,15 +46,75 @@ def _delete(paths: list[str]) -> None:
         FileSystems.delete(paths)
 
 
-def prepare(output: str) -> None:
-    """Before a run: refuse to replace a folder that is not a storybench output; clear staging."""
+def prepare(output: str, job: str | None = None, inputs: Sequence[str] = ()) -> None:
+    """Before a run: refuse to replace a folder that is not `job`'s own output, or that holds
+    one of the job's `inputs`; clear staging.
+
+    The run replaces everything in the output folder, so it must be a storybench output of
+    this job: its top-level stats.json names `job` (checked when `job` is given), and no
+    folder inside it holds another output's stats.json (an audit written into a LOT build's
+    folder, a crawl inside the folder given as the stories job's output). A job's input inside
+    the output would be deleted by the run that reads it."""
     existing = _files(output)
-    if existing and not any(p.rstrip("/").endswith("/" + MARKER) for p in existing):
-        raise ForeignOutput(
-            f"{output!r} holds files but no {MARKER}: it is not a storybench output, "
-            "so it will not be replaced; choose another --output"
-        )
+    root = output.rstrip("/")
+    for name in inputs:
+        inside = _inside(name, root)
+        if inside:
+            raise ForeignOutput(
+                f"--output {output!r} holds this job's input {inside!r}, which replacing the output "
+                "would delete; choose another --output"
+            )
+    if existing:
+        top = root + "/" + MARKER
+        if top not in existing:
+            raise ForeignOutput(
+                f"{output!r} holds files but no {MARKER}: it is not a storybench output, "
+                "so it will not be replaced; choose another --output"
+            )
+        nested = [p for p in existing if p != top and p.endswith("/" + MARKER)]
+        if nested:
+            raise ForeignOutput(
+                f"{output!r} holds another output ({nested[0][len(root) + 1 :]!r}), which replacing it "
+                "would delete; move that folder out or choose another --output"
+            )
+        if job:
+            owner = _job_of(top)
+            if owner != job:
+                what = f"the output of job {owner!r}" if owner else f"a folder whose {MARKER} is unreadable"
+                raise ForeignOutput(
+                    f"{output!r} is {what}, not of {job!r}, so it will not be replaced; choose another --output"
+                )
     _delete(_files(staging_path(output)))
+
+
+def _job_of(stats_path: str) -> str | None:
+    """The `job` a stats.json names, or None when it cannot be read."""
+    try:
+        job = json.loads(read_bytes(stats_path).decode("utf-8")).get("job")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return job if isinstance(job, str) else None
+
+
+def _absolute(path: str) -> str:
+    return path.rstrip("/") if "://" in path else os.path.abspath(path)
+
+
+def _inside(name: str, root: str) -> str | None:
+    """`name` (an input file, folder or glob) or a file it matches, when it lies in the folder
+    `root` (or is it), else None."""
+    folder = _absolute(root)
+    candidates = [name]
+    if any(c in name for c in GLOB_CHARS):
+        try:
+            candidates += [m.path for m in FileSystems.match([name])[0].metadata_list]
+        except Exception:  # a glob that matches nothing: its own path is checked
+            pass
+    for path in candidates:
+        full = _absolute(path)
+        if full == folder or full.startswith(folder + "/"):
+            return path
+    return None
 
 
 def commit(output: str) -> list[str]:

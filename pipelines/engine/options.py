@@ -356,7 +356,7 @@ def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None) -> Any:
     if dry and p.options.view_as(StandardOptions).runner in LOCAL_RUNNERS:
         return _validate_only(p)
     if commit_to and not dry:
-        commit.prepare(commit_to)
+        commit.prepare(commit_to, **getattr(p, commit.OWNER, {}))
     local_workers(p.options, progress.expected_input(p), getattr(p, LOCAL, {}).get("mode", POOL))
     progress.start(p)
     try:

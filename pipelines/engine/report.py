@@ -99,12 +99,16 @@ class JobReport:
         card: Callable[[dict], str] = default_card,
         figures: Sequence[Figure] = (),
         attachments: Callable[[dict], tuple[dict[str, str], dict]] | None = None,
+        input_paths: Sequence[str] | None = None,
     ):
         self.output, self.job, self.config, self.seed = output, job, config, seed
         # stats -> ({path under the output: text}, what stats.json keeps of them), e.g. the
         # lm_eval tasks (annotators/harness): written with the report, from the same stats
         self.attachments = attachments
         self.inputs, self.card, self.runner = list(inputs), card, runner_name(options)
+        # the paths the job reads (files, folders, globs), which its output must not hold:
+        # `inputs` unless the job lists them elsewhere in stats.json
+        self.input_paths = list(inputs if input_paths is None else input_paths)
         self.figures = tuple(figures)
         self.stages: list[str] = []
         self._tallies: list = []
@@ -159,6 +163,9 @@ class JobReport:
             self._extras[name] = (pcoll, default, name)
 
     def finish(self, p: beam.Pipeline) -> None:
+        from pipelines.engine.commit import OWNER
+
+        setattr(p, OWNER, {"job": self.job, "inputs": self.input_paths})  # what the output may replace
         if self.figures and pool.current() is not None:  # matplotlib's import, off the job's tail
             pool.current().prefetch(load_drawing)
         warnings = usage.WARNINGS[self._warned_from :]

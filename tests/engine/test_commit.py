@@ -15,12 +15,12 @@ from pipelines.engine import JobReport, WriteTable, make_pipeline, run_pipeline,
 SCHEMA = pa.schema([pa.field("id", pa.string(), nullable=False), pa.field("n", pa.int64(), nullable=False)])
 
 
-def _job(output, values, tables=("a", "b")):
+def _job(output, values, tables=("a", "b"), job="toy", inputs=()):
     """A toy job writing each table of `tables` through the staging folder."""
     options = PipelineOptions([])
     p = make_pipeline(options)
     out = staging_path(str(output))
-    report = JobReport(out, "toy", config={}, seed=0, inputs=[], options=options)
+    report = JobReport(out, job, config={}, seed=0, inputs=[str(i) for i in inputs], options=options)
     rows = p | beam.Create(values) | beam.Map(lambda v: {"id": f"r{v}", "n": v if v >= 0 else None})
     for name in tables:
         report.tally(rows | f"W{name}" >> WriteTable(f"{out}/{name}", SCHEMA, lambda r: r["id"], name=name))
@@ -72,3 +72,56 @@ def test_a_folder_that_is_not_a_storybench_output_is_never_replaced(tmp_path):
     with pytest.raises(FileExistsError, match="not a storybench output"):
         _job(out, [1])
     assert (out / "thesis.tex").read_text() == "precious"
+
+
+def test_another_jobs_output_is_never_replaced(tmp_path):
+    """`--output` naming a crawl's folder in the stories job (or any other job's output)."""
+    out = tmp_path / "out"
+    _job(out, [1], job="crawl")
+    before = _snapshot(out)
+    with pytest.raises(FileExistsError, match="is the output of job 'crawl', not of 'toy'"):
+        _job(out, [2])
+    assert _snapshot(out) == before
+    _job(out, [3], job="crawl")  # the same job replaces it
+    assert pq.read_table(out / "a").column("n").to_pylist() == [3]
+
+
+def test_a_folder_holding_outputs_below_it_is_never_replaced(tmp_path):
+    """A stats.json only below the folder (a crawl and a user's notes in a parent folder), or
+    another output inside a job's own (an audit written into a LOT build's folder)."""
+    parent = tmp_path / "project"
+    _job(parent / "crawl", [1], job="crawl")
+    (parent / "notes.txt").write_text("precious")
+    before = _snapshot(parent)
+    with pytest.raises(FileExistsError, match="no stats.json"):
+        _job(parent, [2])
+    assert _snapshot(parent) == before
+
+    build = tmp_path / "lot"
+    _job(build, [1])
+    _job(build / "audit", [2], job="overlap")
+    before = _snapshot(build)
+    with pytest.raises(FileExistsError, match="holds another output \\('audit/stats.json'\\)"):
+        _job(build, [3])
+    assert _snapshot(build) == before
+
+
+@pytest.mark.parametrize("given", ["file", "folder", "glob", "relative"])
+def test_an_output_holding_the_jobs_input_is_never_replaced(tmp_path, monkeypatch, given):
+    out = tmp_path / "out"
+    _job(out, [1])
+    (out / "dumps").mkdir()
+    (out / "dumps" / "a.jsonl").write_text("{}\n")
+    before = _snapshot(out)
+    monkeypatch.chdir(tmp_path)
+    name = {
+        "file": out / "dumps" / "a.jsonl",
+        "folder": out / "dumps",
+        "glob": out / "dumps" / "*.jsonl",
+        "relative": "out/dumps/a.jsonl",
+    }[given]
+    with pytest.raises(FileExistsError, match="holds this job's input"):
+        _job("out" if given == "relative" else out, [2], inputs=[name])
+    assert _snapshot(out) == before
+    _job(out, [3], inputs=[tmp_path / "elsewhere.jsonl", tmp_path / "out2" / "x.jsonl"])  # beside it: replaced
+    assert not (out / "dumps").exists()
