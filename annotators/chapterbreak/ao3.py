@@ -23,11 +23,11 @@ blocks by structure, and "Notes for the Chapter:" / "Summary for the Chapter:" /
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 
 from annotators.chapterbreak.ao3_html import html_parts
 from annotators.chapterbreak.ao3_text import clean_chapter_text
+from annotators.core import jsonl
 from annotators.core.outcome import Drop
 
 
@@ -159,7 +159,7 @@ def parse_json_line(input_id: str, raw: bytes) -> list[Ao3Part] | Drop:
     if not raw.strip():
         return []
     try:
-        obj = json.loads(raw.decode("utf-8", errors="strict"))
+        obj = jsonl.loads(raw.decode("utf-8", errors="strict"))
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError; RecursionError: nested too deeply
         return Drop("malformed_json", str(exc)[:200])
     if isinstance(obj, dict) and len(obj) == 1 and isinstance(next(iter(obj.values())), dict):

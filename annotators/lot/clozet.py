@@ -14,6 +14,7 @@ import json
 import re
 from typing import Any
 
+from annotators.core import jsonl
 from annotators.core.ids import rng_for, stable_id
 from annotators.core.outcome import Drop
 from annotators.lot.story import PreparedStory, decode_line, field_problem
@@ -43,7 +44,7 @@ def parse_annotation(input_id: str, raw: bytes) -> dict[str, Any] | Drop:
     if isinstance(decoded, Drop):
         return decoded
     try:
-        obj = json.loads(decoded)
+        obj = jsonl.loads(decoded)
     except json.JSONDecodeError as exc:
         return Drop("malformed_json", f"{exc.msg} at column {exc.colno}")
     except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply

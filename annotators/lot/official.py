@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from annotators.core import jsonl
 from annotators.core.outcome import Drop
 from annotators.lot.stats import example_stats
 from annotators.lot.story import PreparedStory, decode_line, field_problem, parse_story_record, prepare_story
@@ -48,7 +49,7 @@ def official_outgen_stats(input_id: str, raw: bytes) -> dict[str, Any] | Drop:
     if not text.strip():
         return Drop("blank_line", "empty line in a JSON lines file")
     try:
-        obj = json.loads(text)
+        obj = jsonl.loads(text)
     except json.JSONDecodeError as exc:
         return Drop("malformed_json", f"{exc.msg} at column {exc.colno}")
     if not isinstance(obj, dict):

@@ -9,10 +9,10 @@ Table 3 stats), SenPos examples until reviewed, OutGen rows with their outline a
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from annotators.core import jsonl
 from annotators.core.dedup import keep_first
 from annotators.core.ids import unit_interval
 from annotators.core.lsh_sets import partition_id_sets
@@ -455,7 +455,7 @@ def parse_review_line(input_id: str, raw: bytes) -> ReviewRecord | Drop:
     except UnicodeDecodeError as exc:
         return Drop("undecodable", str(exc)[:200])
     try:
-        obj = json.loads(text)
+        obj = jsonl.loads(text)
     except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
         return Drop("malformed_json", str(exc)[:200])
     review = parse_review(obj)

@@ -21,6 +21,7 @@ import json
 import re
 from typing import Any
 
+from annotators.core import jsonl
 from annotators.core.ids import stable_hash, stable_id
 from annotators.core.outcome import Drop
 from annotators.core.sniff import not_text_reason
@@ -172,7 +173,7 @@ def parse_story_record(input_id: str, raw: bytes | dict) -> dict[str, Any] | Dro
         if not line:
             return Drop("blank_line", "empty line in a JSON lines file")
         try:
-            obj = json.loads(line)
+            obj = jsonl.loads(line)
         except json.JSONDecodeError as exc:
             return Drop("malformed_json", f"{exc.msg} at column {exc.colno}")
         except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply

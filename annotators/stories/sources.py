@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from annotators.core import jsonl
 from annotators.core.ids import stable_id
 from annotators.core.outcome import Drop
 from annotators.core.sniff import not_text_reason, utf16_evidence
@@ -81,7 +82,7 @@ def json_line_to_raw(input_id: str, raw: bytes, *, source: str, license: str) ->
     if decoded is None:
         return Drop("undecodable", "line is not UTF-8, GB18030 or Big5")
     try:
-        record = json.loads(decoded.text)
+        record = jsonl.loads(decoded.text)
     except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
         return Drop("malformed_json", str(exc)[:200])
     if not isinstance(record, dict):

@@ -11,11 +11,11 @@ blank lines.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from annotators.core import jsonl
 from annotators.core.metrics import prf
 from annotators.core.outcome import Drop
 from annotators.core.sniff import not_text_reason
@@ -51,7 +51,7 @@ def parse_edit_line(data: bytes) -> Edit | Drop:
     except UnicodeDecodeError:  # JSON must be UTF-8 (RFC 8259, 8.1): say what the bytes are instead
         return not_text_reason(data)
     try:
-        raw = json.loads(text)
+        raw = jsonl.loads(text)
     except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
         return Drop("malformed_json", str(exc)[:300])
     if not isinstance(raw, dict):

@@ -11,9 +11,9 @@ Reason codes: annotators.storium.reasons. Guards against: BOM, null/number field
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from annotators.core import jsonl
 from annotators.core.outcome import Drop
 from annotators.core.sniff import not_text_reason
 from schemas.storium import Card, Character, Entry, Game, Item, Scene
@@ -85,7 +85,7 @@ def load_game_json(data: bytes) -> dict | Drop:
     except UnicodeDecodeError:  # JSON must be UTF-8: say what the bytes are (utf16, encoding, ...)
         return not_text_reason(data, "the file")
     try:
-        raw = json.loads(text)
+        raw = jsonl.loads(text)
     except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
         return Drop("empty_file" if not text.strip() else "malformed_json", str(exc)[:300])
     if not isinstance(raw, dict):

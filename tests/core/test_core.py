@@ -67,3 +67,18 @@ def test_every_literal_drop_reason_in_the_project_is_in_the_catalogue():
         if unknown:
             missing[str(path.relative_to(ROOT))] = sorted(unknown)
     assert missing == {}
+
+
+def test_json_loads_refuses_a_lone_surrogate_and_keeps_pairs_and_literal_backslashes():
+    import json
+
+    from annotators.core.jsonl import json_object, loads
+
+    assert loads('{"s": "\\ud83d\\ude00 ok"}') == {"s": "\U0001f600 ok"}  # a pair is one character
+    assert loads('{"s": "\\\\ud800"}') == {"s": "\\ud800"}  # an escaped backslash, then text
+    for text, column in (('{"id": "x\\udc00"}', 10), ('{"\\ud800k": 1}', 3), ('["\\ud83d\\ude00", "\\ud83d"]', 19)):
+        with pytest.raises(json.JSONDecodeError) as err:
+            loads(text)
+        assert err.value.msg.startswith("lone surrogate \\u") and err.value.colno == column, (text, err.value)
+    drop = json_object('{"id": "x\\udc00"}')
+    assert drop.reason == "malformed_json" and "lone surrogate \\udc00" in drop.detail

@@ -404,3 +404,71 @@ def test_help_names_the_command_and_says_what_the_job_does(job, capsys):
     assert exc.value.code == 0 and out.startswith(f"usage: python -m pipelines.{job} ")
     about = out[: out.index("\noptions:")]
     assert "iring only" not in about and "issue" not in about and "Composite transforms" not in about
+
+
+# ----------------------------------------------------------------------------- lone surrogates
+def _surrogate_inputs(tmp: pathlib.Path) -> dict:
+    """job -> argv whose main input holds one record with a lone surrogate escape (`\\udc00`,
+    which json.loads accepts and no UTF-8 writer can encode) beside good records."""
+    lone = "\\udc00"
+    lot = tmp / "stories.jsonl"
+    good = (ROOT / "samples/lot/stories.jsonl").read_text(encoding="utf-8").splitlines()[:8]
+    first = json.loads(good[0])
+    lot.write_text("\n".join(good + [f'{{"id": "x{lone}", "story": {json.dumps(first["story"][::-1])}}}']) + "\n")
+    dumps = _mkdir(tmp / "dumps")
+    (dumps / "a.jsonl").write_text(
+        (FIX / "site/dumps/stories.jsonl").read_text(encoding="utf-8")
+        + f'{{"id": "y", "story": "{lone}{json.dumps(first["story"])[1:-1]}"}}\n',
+        encoding="utf-8",
+    )
+    edits = tmp / "edits.jsonl"
+    edits.write_text(
+        '{"id": "ok", "generated": "a dog ran", "published": "a dog ran far"}\n'
+        f'{{"id": "bad{lone}", "generated": "a cat sat", "published": "a cat sat down"}}\n'
+    )
+    test = tmp / "test.jsonl"
+    test.write_text(f'{{"id": "t0", "text": "小猫在河边钓鱼。"}}\n{{"id": "t{lone}", "text": "小狗在河边。"}}\n')
+    games = _mkdir(tmp / "games")
+    shutil.copy(FIX / "storium/g_desert.json", games / "g_desert.json")
+    (games / "g_bad.json").write_text(
+        (FIX / "storium/g_garden.json").read_text(encoding="utf-8").replace('"', f'"{lone}', 1), encoding="utf-8"
+    )
+    return {
+        "lot": ["--stories", str(lot), "--splits", "8,1,1"],
+        "stories": ["--input", str(dumps)],
+        "edits": ["--edits", str(edits)],
+        "overlap": ["--test", str(test), "--reference", str(ROOT / "samples/lot/stories.jsonl")],
+        "storium": ["--games", str(games)],
+    }
+
+
+@pytest.mark.parametrize("job", ["edits", "lot", "overlap", "stories", "storium"])
+def test_a_lone_surrogate_escape_is_a_rejects_row_not_a_crash(job, tmp_path, capsys):
+    argv = _surrogate_inputs(tmp_path)[job]
+    code, err = run_job(job, argv + ["--output", str(tmp_path / "out")], capsys)
+    assert code == 0 and "Traceback" not in err, err
+    rows = rejects(tmp_path / "out")
+    bad = rows[rows.detail.str.contains("lone surrogate")]
+    assert list(bad.reason) == ["malformed_json"] and "internal_error" not in set(rows.reason), rows
+    assert sum(s["written"] for s in stats(tmp_path / "out")["stages"].values()) > 0
+
+
+# ----------------------------------------------------------------------------- outputs that are inputs
+def test_an_output_that_is_the_jobs_input_or_another_jobs_output_is_refused(tmp_path, capsys):
+    lot = tmp_path / "lot"
+    code, err = run_job("lot", ["--stories", str(ROOT / "samples/lot/stories.jsonl"), "--output", str(lot)], capsys)
+    assert code == 0, err
+    before = {p: p.read_bytes() for p in lot.rglob("*") if p.is_file()}
+    code, err = run_job("bias", ["--lot", str(lot), "--output", str(lot)], capsys)
+    assert_one_error_line(code, err, "bias", "holds this job's input")
+    review = lot / "review" / "senpos_val.jsonl"
+    argv = ["--stories", str(ROOT / "samples/lot/stories.jsonl"), "--senpos-reviews", str(review)]
+    code, err = run_job("lot", argv + ["--output", str(lot)], capsys)
+    assert_one_error_line(code, err, "lot", "holds this job's input", "senpos_val.jsonl")
+    code, err = run_job("overlap", ["--lot", str(tmp_path / "lot"), "--output", str(lot / "audit")], capsys)
+    assert code == 0, err  # an audit inside the build's folder ...
+    code, err = run_job("lot", ["--stories", str(ROOT / "samples/lot/stories.jsonl"), "--output", str(lot)], capsys)
+    assert_one_error_line(code, err, "lot", "holds another output", "audit/stats.json")  # ... is not deleted
+    code, err = run_job("bias", ["--lot", str(lot), "--output", str(lot / "audit")], capsys)
+    assert_one_error_line(code, err, "bias", "the output of job 'overlap', not of 'bias'")
+    assert all(p.read_bytes() == data for p, data in before.items())
