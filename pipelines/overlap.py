@@ -164,6 +164,15 @@ def run(argv: Sequence[str] | None = None) -> None:
     args, options = parse_job_args(build_parser(), argv)
     if bool(args.lot) == bool(args.test and args.reference):
         fail("overlap", "give either --lot DIR, or --test TABLE and --reference GLOB")
+    given = [
+        f"--{f.replace('_', '-')}" for f in ("test", "reference", "test_fields", "reference_fields") if getattr(args, f)
+    ]
+    if args.lot and given:  # once silently ignored: the build was audited against its own train splits only
+        fail(
+            "overlap",
+            f"--lot audits a LOT build against its own train splits and takes no {', '.join(given)}; "
+            "for another reference give --test DIR/outgen --reference GLOB instead of --lot",
+        )
     config, out = config_from_args(args, ng.OverlapConfig), staging_path(args.output)
     p = make_pipeline(options)
     setup = functools.partial(steps.tokenizer, config.tokenizer)

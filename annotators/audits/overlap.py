@@ -34,7 +34,8 @@ class OverlapConfig:
     n: int = dataclasses.field(
         default=8,
         metadata={  # LOT 5.6 (after Radford et al., 2019)
-            "help": "n-gram length: LOT 5.6 reports the percentage of 8-grams"
+            "help": "n-gram length: LOT 5.6 reports the percentage of 8-grams",
+            "min": 1,
         },
     )
     tokenizer: str = dataclasses.field(

@@ -58,27 +58,31 @@ class StoryConfig:
         ),
     )
     min_han_ratio: float = dataclasses.field(
-        default=0.5, metadata=_help("LOT is Chinese: a story with a smaller share of Han characters is not_chinese")
+        default=0.5,
+        metadata=_help("LOT is Chinese: a story with a smaller share of Han characters is not_chinese", min=0, max=1),
     )
     min_sentences: int = dataclasses.field(
         default=3,
         metadata=_help(
             "ClozeT and PlotCom need this many sentences (OutGen takes any story it can outline, "
-            "SenPos any window with a removable sentence)"
+            "SenPos any window with a removable sentence)",
+            min=1,
         ),
     )
     max_story_chars: int = dataclasses.field(
         default=20000,
         metadata=_help(
             "ClozeT, PlotCom and OutGen take whole stories up to this many characters (0: no limit); "
-            "longer texts are their story_too_long rejects. SenPos cuts windows from texts of any length"
+            "longer texts are their story_too_long rejects. SenPos cuts windows from texts of any length",
+            min=0,
         ),
     )
     min_sentence_han: int = dataclasses.field(
         default=10,
         metadata=_help(
             "SPEC: a sentence under this many Chinese characters merges into a neighbour in its paragraph "
-            "(never across a paragraph break)"
+            "(never across a paragraph break)",
+            min=0,
         ),
     )
 

@@ -97,14 +97,16 @@ class CleanConfig:
     min_words: int = dataclasses.field(
         default=50,
         metadata={  # LOT appendix / PEERS.md 1.3
-            "help": "fewest words a story may have (annotators.text.words; LOT: 50)"
+            "help": "fewest words a story may have (annotators.text.words; LOT: 50)",
+            "min": 0,
         },
     )
     max_words: int = dataclasses.field(
         default=0,
         metadata={
             "help": "most words a story may have, 0 for no limit (the default: long texts are kept, "
-            "pipelines.lot cuts SenPos windows from them); --paper-length-filter makes it 500"
+            "pipelines.lot cuts SenPos windows from them); --paper-length-filter makes it 500",
+            "min": 0,
         },
     )
     paper_length_filter: bool = dataclasses.field(
@@ -117,7 +119,9 @@ class CleanConfig:
     min_han_ratio: float = dataclasses.field(
         default=0.5,
         metadata={  # not in the paper
-            "help": "smallest Han share of non-space characters: the 'mostly Chinese' language filter"
+            "help": "smallest Han share of non-space characters: the 'mostly Chinese' language filter",
+            "min": 0,
+            "max": 1,
         },
     )
     boilerplate_max_chars: int = dataclasses.field(

@@ -30,8 +30,12 @@ GLOB_CHARS = "*?["
 
 
 def staging_path(output: str) -> str:
-    """Where a job writes while it runs: `<output>.incomplete`, beside the output."""
-    return output.rstrip("/") + STAGING_SUFFIX
+    """Where a job writes while it runs: `<output>.incomplete`, beside the output (a local
+    output named `.` or `..` is named by its absolute path: `..incomplete` lay inside it)."""
+    base = output.rstrip("/")
+    if is_local_path(output) and os.path.basename(base) in ("", ".", ".."):
+        base = os.path.abspath(base or "/").rstrip("/")
+    return base + STAGING_SUFFIX
 
 
 def _files(folder: str) -> list[str]:

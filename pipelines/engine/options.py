@@ -123,10 +123,34 @@ def parse_job_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None):
     if unknown and options.view_as(StandardOptions).runner in LOCAL_RUNNERS:
         # Beam would drop them with a warning and the job would run without them
         parser.error(unrecognized(unknown, getattr(parser, "long_options", {}).values()))
+    for flag in ("shards", "shard_bytes"):  # 0 or less once fell back to the default, or wrote 4,096 files
+        value = getattr(args, flag, None)
+        if value is not None and value < 1:
+            parser.error(f"argument --{flag.replace('_', '-')}: must be at least 1 (not {value})")
+    runner = options.view_as(StandardOptions).runner
+    if runner not in LOCAL_RUNNERS:
+        problem = runner_problem(runner)
+        if problem:
+            parser.error(f"argument --runner: {problem}")
     sorted_tables.SHARDING.update(
         shards=getattr(args, "shards", None), shard_bytes=getattr(args, "shard_bytes", sorted_tables.SHARD_BYTES)
     )
     return args, options
+
+
+def runner_problem(runner: str) -> str | None:
+    """Why Beam cannot make the runner `--runner` names (a typo: `DirectRuner`), in one line,
+    or None: Beam raised it with a traceback when the pipeline was made."""
+    from apache_beam.runners import create_runner
+
+    try:
+        create_runner(runner)
+    except (ValueError, ImportError, AttributeError) as exc:
+        first = str(exc).split(". Valid values are ")[0].strip()
+        names = ("DataflowRunner", "DirectRunner", "FlinkRunner", "PortableRunner", "PrismRunner", "SparkRunner")
+        close = difflib.get_close_matches(runner, names, n=1)
+        return f"{first}" + (f" (did you mean {close[0]}?)" if close else "")
+    return None
 
 
 class BeamFlagError(ValueError):
@@ -475,9 +499,29 @@ def add_config_flags(
         if is_bool:
             parser.add_argument(flag, dest=dest, action=_BooleanFlag, default=default, help=text)
         else:
+            low, high = field.metadata.get("min"), field.metadata.get("max")
+            if low is not None or high is not None:
+                kind = _bounded(kind, low, high)
             parser.add_argument(
                 flag, dest=dest, type=kind, default=default, help=text, choices=field.metadata.get("choices")
             )
+
+
+def _bounded(kind: Callable[[str], Any], low: float | None, high: float | None) -> Callable[[str], Any]:
+    """`kind`, refusing a value below `low` or above `high` (a Config field's metadata "min"
+    and "max"): `--n -1` once printed a "-1-gram overlap" and `--max-story-chars -5` rejected
+    every story, each with exit status 0."""
+
+    def parse(text: str):
+        value = kind(text)
+        if (low is not None and value < low) or (high is not None and value > high):
+            bounds = f"from {low} to {high}" if low is not None and high is not None else None
+            bounds = bounds or (f"at least {low}" if low is not None else f"at most {high}")
+            raise argparse.ArgumentTypeError(f"must be {bounds} (not {text})")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
 
 
 def config_from_args(args: argparse.Namespace, cls: type, *, prefix: str = "", **overrides: Any):

@@ -125,3 +125,14 @@ def test_an_output_holding_the_jobs_input_is_never_replaced(tmp_path, monkeypatc
     assert _snapshot(out) == before
     _job(out, [3], inputs=[tmp_path / "elsewhere.jsonl", tmp_path / "out2" / "x.jsonl"])  # beside it: replaced
     assert not (out / "dumps").exists()
+
+
+def test_the_current_folder_as_output_stages_beside_it(tmp_path, monkeypatch):
+    here = tmp_path / "build"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    assert staging_path(".") == str(tmp_path / "build.incomplete")
+    _job(".", [1])
+    _job(".", [2], tables=("a",))
+    assert sorted(p.name for p in here.iterdir()) == ["CARD.md", "README.md", "a", "rejects", "stats.json"]
+    assert pq.read_table(here / "a").column("n").to_pylist() == [2] and not (tmp_path / "build.incomplete").exists()

@@ -331,6 +331,35 @@ def test_lot_utf16_and_empty_files(tmp_path, capsys):
         ("overlap", [], "--lot"),
         ("stories", [], "--input"),
         ("storium", ["--games", str(FIX / "storium/g_desert.json"), "--budget", "0"], "--budget"),
+        # values once taken with exit status 0 (a -1-gram audit, every story story_too_long,
+        # 4,096 files per table) or a traceback (a mistyped runner)
+        (
+            "lot",
+            ["--stories", str(ROOT / "samples/lot/stories.jsonl"), "--runner", "DirectRuner"],
+            "did you mean DirectRunner?",
+        ),
+        (
+            "lot",
+            ["--stories", str(ROOT / "samples/lot/stories.jsonl"), "--max-story-chars", "-5"],
+            "must be at least 0 (not -5)",
+        ),
+        (
+            "lot",
+            ["--stories", str(ROOT / "samples/lot/stories.jsonl"), "--shard-bytes=0"],
+            "--shard-bytes: must be at least 1",
+        ),
+        ("glge", ["--input", str(FIX / "glge"), "--shards", "-1"], "--shards: must be at least 1"),
+        (
+            "overlap",
+            ["--lot", str(FIX), "--reference", str(ROOT / "samples/lot/stories.jsonl")],
+            "takes no --reference",
+        ),
+        (
+            "overlap",
+            ["--test", str(ROOT / "samples/lot/stories.jsonl"), "--reference", str(FIX), "--n=0"],
+            "--n: must be at least 1",
+        ),
+        ("stories", ["--input", str(FIX / "site/dumps"), "--min-han-ratio", "2"], "must be from 0 to 1 (not 2)"),
     ],
 )
 def test_inconsistent_flags_are_one_error_line(job, argv, words, tmp_path, capsys):
