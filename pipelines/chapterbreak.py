@@ -48,6 +48,7 @@ from pipelines.engine import (
     staging_path,
 )
 from pipelines.engine.gather import Gather
+from pipelines.engine.ranges import content_name
 from pipelines.engine.stage import PooledFlatMap
 from pipelines.engine.usage import fail, main
 from schemas.chapterbreak import BOOKS_SCHEMA, CHAPTERS_SCHEMA, EXAMPLES_SCHEMA
@@ -333,11 +334,11 @@ class WriteReleased(beam.PTransform):
 
 
 def _is_html(source) -> bool:
-    return source.path.lower().endswith(HTML_EXTS)
+    return content_name(source.path).lower().endswith(HTML_EXTS)
 
 
 def _is_jsonl(source) -> bool:
-    return source.path.lower().endswith(JSONL_EXTS)
+    return content_name(source.path).lower().endswith(JSONL_EXTS)
 
 
 def _read_ao3(p, pattern: str, label: str = "") -> dict:
@@ -346,7 +347,10 @@ def _read_ao3(p, pattern: str, label: str = "") -> dict:
     leave out a kind it has no file of; a remote one gets both branches."""
     exts = HTML_EXTS + JSONL_EXTS
     kinds = (
-        {"pages" if x.lower().endswith(HTML_EXTS) else "lines" for x in expand_input(pattern, exts, mixed=True)}
+        {
+            "pages" if content_name(x).lower().endswith(HTML_EXTS) else "lines"
+            for x in expand_input(pattern, exts, mixed=True)
+        }
         if is_local_path(pattern)
         else {"pages", "lines"}
     )

@@ -53,6 +53,7 @@ from pipelines.engine.gather import after_all, as_compact, compact_map
 from pipelines.engine.merge_runs import park_blobs, read_loc, read_pickles
 from pipelines.engine.paths import delete_folder
 from pipelines.engine.pool_worker import outcome, read_file_bytes
+from pipelines.engine.ranges import content_name
 from pipelines.engine.spill import SpillPickled
 from pipelines.engine.stage import PooledFlatMap
 from pipelines.engine.usage import fail, main
@@ -394,8 +395,9 @@ def load_spec(path: str) -> SiteSpec:
 
 def is_text_file(source: Source) -> bool:
     """Dumps are routed by extension when the job runs: `.txt` is one story per file, any
-    other matched file (`.jsonl`, `.json`) one story per line."""
-    return source.path.endswith(".txt")
+    other matched file (`.jsonl`, `.json`) one story per line; a compressed one as what it holds
+    (`a.txt.gz`: a story)."""
+    return content_name(source.path).endswith(".txt")
 
 
 def dump_stage(source: Source) -> str:
@@ -430,7 +432,7 @@ def read_raw(p, args, report, clean=None):
         inputs.append(pages | "PagePaths" >> beam.Map(lambda s: (0, s.path)))
         raws.append(("Pages", pages | "ReadPages" >> ReadFiles() | PagesToRaw(spec, report)))
     if args.input:
-        dumps = p | "MatchDumps" >> MatchInputs(args.input, (".jsonl", ".json", ".txt"))
+        dumps = p | "MatchDumps" >> MatchInputs(args.input, (".jsonl", ".json", ".txt"), mixed=True)
         inputs.append(dumps | "DumpPaths" >> beam.Map(lambda s: (1, s.path)))
         report.tally(dumps | "DumpKinds" >> beam.Map(lambda s: (f"matched|{dump_stage(s)}", 1)))
         raws.append(

@@ -42,14 +42,17 @@ def expand_input(pattern: str, exts: Sequence[str] = (), *, mixed: bool = False)
     A folder means its files with the first of `exts` (in order of preference) that has any:
     a LOT task folder holds parquet parts and `<split>.jsonl` exports of the same rows, and
     must be read once. With `mixed`, a folder means its files with any of `exts` (an AO3
-    folder of pages and JSON lines). Raises FileNotFoundError naming the pattern when
-    nothing matches.
+    folder of pages and JSON lines). A file with an extension and `.gz` or `.bz2` after it
+    counts as one with the extension (the readers decompress it). Raises FileNotFoundError
+    naming the pattern when nothing matches.
     """
     if _is_folder(pattern):
         folder = pattern.rstrip("/")
         found: list[str] = []
         for ext in exts or ("",):
             found += _match(f"{folder}/*{ext}")
+            if ext and ext != ".parquet":
+                found = sorted(set(found + _match(f"{folder}/*{ext}.gz") + _match(f"{folder}/*{ext}.bz2")))
             if found and not mixed:
                 return found
         if found:

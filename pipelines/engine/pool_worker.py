@@ -66,7 +66,11 @@ def lower_priority() -> None:
 
 def outcome(fn: Callable, element: Any, **side: Any):
     """`fn(element)` as a list of outputs, or its Drop; an exception becomes an
-    `internal_error` Drop (bad input must not crash the job; it is recorded instead)."""
+    `internal_error` Drop (bad input must not crash the job; it is recorded instead). A
+    reader's (input_id, Drop) record (a compressed file that broke: readers.broken_read) is
+    that Drop, whatever `fn`."""
+    if type(element) is tuple and len(element) == 2 and isinstance(element[1], Drop):
+        return element[1]
     try:
         result = fn(element, **side)
         return result if isinstance(result, Drop) else list(result)

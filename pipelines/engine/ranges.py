@@ -48,6 +48,16 @@ def is_compressed(path: str) -> bool:
     return path.lower().endswith(COMPRESSED)
 
 
+def content_name(path: str) -> str:
+    """`path` without its compression suffix (`a.txt.gz` -> `a.txt`): what the file holds,
+    which routes it (a story per file or per line, a page or JSON lines)."""
+    lower = path.lower()
+    for ext in COMPRESSED:
+        if lower.endswith(ext):
+            return path[: -len(ext)]
+    return path
+
+
 def file_size(path: str) -> int:
     """The size of `path` in bytes, from the file system's metadata (-1 when unknown)."""
     try:

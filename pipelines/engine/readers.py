@@ -14,7 +14,9 @@ import apache_beam as beam
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
+from annotators.core.outcome import Drop
 from pipelines.engine import progress, ranges
+from pipelines.engine.compressed import ReadBreak, open_checked
 from pipelines.engine.gather import once, seeded
 from pipelines.engine.paths import Source, expand_input, is_local_path, match_sources, read_bytes
 from pipelines.engine.ranges import iter_lines
@@ -90,10 +92,62 @@ def counted_lines(f):
     return counted(iter_lines(f))
 
 
+def broken_read(exc: ReadBreak, records: int) -> Drop:
+    """The rejects record of a compressed file that breaks mid-way (a reader yields it as the
+    payload of the record after the last one read; `pool_worker.outcome` rejects it as it is):
+    how far reading got."""
+    return Drop(
+        exc.reason,
+        {
+            "message": str(exc)[:300],
+            "records_read": records,
+            "compressed_bytes_read": exc.read_in,
+            "content_bytes_read": exc.read_out,
+        },
+    )
+
+
+class _Head:
+    """A file object whose first bytes were read already (`head`): read(n) gives them first."""
+
+    def __init__(self, head: bytes, f):
+        self._head, self._f = head, f
+
+    def read(self, n: int = -1) -> bytes:
+        if self._head:
+            if n < 0:
+                data, self._head = self._head + self._f.read(), b""
+                return data
+            data, self._head = self._head[:n], self._head[n:]
+            return data
+        return self._f.read(n)
+
+
+def _compressed_lines(r: ranges.LineRange):
+    """`_range_lines` of a whole compressed file (.gz, .bz2, and the kinds Beam decompresses):
+    its content's lines, and where a .gz/.bz2 file ends early or is corrupt, one record whose
+    payload is the Drop that says how far reading got (the lines before it are kept)."""
+    number = 0
+    try:
+        with open_checked(r.path) as f:
+            head = f.read(HEAD_BYTES)
+            if is_utf16_head(head):
+                yield f"{r.name}:1", head
+                return
+            for number, raw in enumerate(counted(iter_lines(_Head(head, f))), start=1):
+                yield f"{r.name}:{number}", raw.rstrip(b"\r")
+    except ReadBreak as exc:
+        yield f"{r.name}:{number + 1}", broken_read(exc, number)
+
+
 def _range_lines(r: ranges.LineRange):
     """(input_id "name:line", raw line) of one numbered line range, its bytes reported to the
     progress bar as they are read. A UTF-16/32 file (pipelines.engine.textlines) is one
-    record, its head, given by the range that starts the file (issue 28)."""
+    record, its head, given by the range that starts the file (issue 28). A compressed file
+    is one range, decompressed (`_compressed_lines`)."""
+    if ranges.is_compressed(r.path):
+        yield from _compressed_lines(r)
+        return
     with FileSystems.open(r.path, compression_type="uncompressed") as f:
         head = f.read(HEAD_BYTES)
         if is_utf16_head(head):
@@ -134,20 +188,34 @@ def in_blocks(records, size_of):
 
 class ReadLines(_Reader):
     """(input_id "name:line", raw bytes) for every line of every file, streamed; files are
-    read as uncompressed bytes, in line ranges spread over the workers."""
+    read in line ranges spread over the workers, and a compressed file (`.gz`, `.bz2`, ...)
+    whole, decompressed: a break in it is a record whose payload is a Drop (`broken_read`)."""
 
     def _records(self, sources):
-        spread = ranges.numbered_ranges(sources, splittable=lambda path: True)
+        spread = ranges.numbered_ranges(sources)
         return spread | "Lines" >> beam.FlatMap(_range_lines)
 
 
+def read_content(path: str) -> bytes | Drop:
+    """A file's bytes, decompressed when its name says it is compressed (`.gz`, `.bz2`, ...),
+    or the Drop of a compressed file that ends early or is corrupt."""
+    if not ranges.is_compressed(path):
+        return read_bytes(path)
+    try:
+        with open_checked(path) as f:
+            return f.read()
+    except ReadBreak as exc:
+        return broken_read(exc, 0)
+
+
 class ReadFiles(_Reader):
-    """(input_id, whole-file bytes) for every file: one element per book/page/game."""
+    """(input_id, whole-file bytes) for every file: one element per book/page/game; a
+    compressed file decompressed (its Drop, `broken_read`, when it breaks)."""
 
     def _records(self, sources):
         def read(source: Source):
-            data = read_bytes(source.path)
-            progress.advance(len(data))
+            data = read_content(source.path)
+            progress.advance(len(data) if isinstance(data, bytes) else 0)
             return source.name, data
 
         return sources | "SpreadFiles" >> beam.Reshuffle() | "Read" >> beam.Map(read)

@@ -501,3 +501,45 @@ def test_an_output_that_is_the_jobs_input_or_another_jobs_output_is_refused(tmp_
     code, err = run_job("bias", ["--lot", str(lot), "--output", str(lot / "audit")], capsys)
     assert_one_error_line(code, err, "bias", "the output of job 'overlap', not of 'bias'")
     assert all(p.read_bytes() == data for p, data in before.items())
+
+
+# ----------------------------------------------------------------------------- compressed inputs
+def test_compressed_line_and_file_inputs_are_read_decompressed(tmp_path, capsys):
+    """.gz/.bz2 stories, dumps and books were read as their compressed bytes: 18 junk rejects
+    and no story for a gzipped LOT sample, a gzipped book a binary_file."""
+    sample = (ROOT / "samples/lot/stories.jsonl").read_bytes()
+    stories = _mkdir(tmp_path / "stories")
+    (stories / "a.jsonl.gz").write_bytes(gzip.compress(sample[: len(sample) // 2].rsplit(b"\n", 1)[0] + b"\n"))
+    packed = gzip.compress(sample, mtime=0)
+    (stories / "b.jsonl.gz").write_bytes(packed[: len(packed) * 3 // 4])  # cut: its first lines are kept
+    (stories / "c.jsonl.bz2").write_bytes(bz2.compress(sample))
+    code, err = run_job(
+        "lot", ["--stories", str(stories), "--splits", "8,1,1", "--output", str(tmp_path / "lot")], capsys
+    )
+    assert code == 0 and "Traceback" not in err, err
+    s, rows = stats(tmp_path / "lot"), rejects(tmp_path / "lot")
+    assert s["inputs"] == [str(stories)] and s["stages"]["parse"]["written"] > 48
+    cut = rows.query("reason == 'truncated_file'")
+    assert list(cut.input_id.str.split(":").str[0]) == ["b.jsonl.gz"], rows
+    detail = json.loads(cut.detail.iloc[0])
+    assert detail["records_read"] > 0 and cut.input_id.iloc[0] == f"b.jsonl.gz:{detail['records_read'] + 1}"
+    assert not set(rows.reason) & {"binary_file", "undecodable", "malformed_json", "internal_error"}, rows
+
+    dumps = _mkdir(tmp_path / "dumps")  # a folder of compressed dumps: a story per .txt, one per .jsonl line
+    (dumps / "a.jsonl.gz").write_bytes(gzip.compress((FIX / "site/dumps/stories.jsonl").read_bytes()))
+    (dumps / "b.txt.bz2").write_bytes(bz2.compress((FIX / "site/dumps/gbk-story.txt").read_bytes()))
+    code, err = run_job("stories", ["--input", str(dumps), "--output", str(tmp_path / "st")], capsys)
+    assert code == 0 and "Traceback" not in err, err
+    s = stats(tmp_path / "st")
+    assert s["stages"]["dump_files"]["read"] == 1 and s["stages"]["dump_lines"]["read"] >= 4, s["stages"]
+
+    books = _mkdir(tmp_path / "books")  # the same book plain and gzipped: one book, its copy a duplicate
+    book = FIX / "chapterbreak/books/hallow_fen_1990s.txt"
+    shutil.copy(book, books / "a.txt")
+    (books / "b.txt.gz").write_bytes(gzip.compress(book.read_bytes()))
+    code, err = run_job("chapterbreak", ["--gutenberg", str(books), "--output", str(tmp_path / "cb")], capsys)
+    assert code == 0 and "Traceback" not in err, err
+    s = stats(tmp_path / "cb")
+    assert s["stages"]["gutenberg_books"]["read"] == 2 and s["stages"]["duplicates"]["rejected_by_reason"] == {
+        "duplicate_book": 1
+    }
