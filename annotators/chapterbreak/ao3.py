@@ -43,8 +43,10 @@ class Ao3Config:
         default="General Audiences",
         metadata={"help": "keep works of this rating ('' disables; App. A: 'rated General Audience')"},
     )
-    min_words: int = dataclasses.field(default=10_000, metadata={"help": "App. A: at least 10K words"})
-    more_than_chapters: int = dataclasses.field(default=10, metadata={"help": "App. A: more than 10 chapters"})
+    min_words: int = dataclasses.field(default=10_000, metadata={"help": "App. A: at least 10K words", "min": 0})
+    more_than_chapters: int = dataclasses.field(
+        default=10, metadata={"help": "App. A: more than 10 chapters", "min": 0}
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -217,6 +219,7 @@ def assemble(work_id: str, parts: list[Ao3Part]) -> tuple[Ao3Part, list[Ao3Chapt
     meta = {
         f: next((getattr(p, f) for p in parts if getattr(p, f)), None) for f in ("title", "language", "rating", "words")
     }
+    meta["title"] = meta["title"] or ""  # an untitled work (the books table's title is never null)
     meta["prefiltered"] = all(p.prefiltered for p in parts)
     return dataclasses.replace(parts[0], posted=posted, chapters=(), **meta), chapters
 

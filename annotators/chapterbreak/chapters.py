@@ -41,9 +41,10 @@ from annotators.chapterbreak.headings import (
 from annotators.core.outcome import Drop
 
 
-def _field(default, help_text: str):
-    """A Config field with its flag's help (pipelines.engine.add_config_flags)."""
-    return dataclasses.field(default=default, metadata={"help": help_text})
+def _field(default, help_text: str, **meta):
+    """A Config field with its flag's help (pipelines.engine.add_config_flags) and checks
+    (`min`, `item_choices`)."""
+    return dataclasses.field(default=default, metadata={"help": help_text, **meta})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,13 +52,17 @@ class ChapterConfig:
     """Settings of chapter detection; defaults follow ChapterBreak section 2 (see module doc)."""
 
     heading_styles: tuple[str, ...] = _field(
-        ("chapter",), "heading styles tried in order: chapter[,numeral] (paper §2: lines beginning with 'chapter')"
+        ("chapter",),
+        "heading styles tried in order: chapter[,numeral] (paper §2: lines beginning with 'chapter')",
+        item_choices=("chapter", "numeral"),
     )
-    min_chapters: int = _field(2, "fewer chapters than this: rejected (one chapter has no boundary)")
-    toc_gap_words: int = _field(40, "fewer words than this between headings = table-of-contents run")
-    toc_min_run: int = _field(3, "a contents run has at least this many entries")
-    toc_segment_words: int = _field(150, "a numbering segment averaging fewer words a chapter is a contents list")
-    lead_min_words: int = _field(200, "prose before a first 'Chapter 2' that counts as chapter 1")
+    min_chapters: int = _field(2, "fewer chapters than this: rejected (one chapter has no boundary)", min=1)
+    toc_gap_words: int = _field(40, "fewer words than this between headings = table-of-contents run", min=0)
+    toc_min_run: int = _field(3, "a contents run has at least this many entries", min=1)
+    toc_segment_words: int = _field(
+        150, "a numbering segment averaging fewer words a chapter is a contents list", min=0
+    )
+    lead_min_words: int = _field(200, "prose before a first 'Chapter 2' that counts as chapter 1", min=0)
     strict_numbering: bool = _field(False, "reject 'chapter' books whose numbering skips")
 
 

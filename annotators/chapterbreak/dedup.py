@@ -53,7 +53,9 @@ class DedupConfig:
     threshold: float = dataclasses.field(
         default=THRESHOLD,
         metadata={
-            "help": "estimated word 8-gram Jaccard at which two books are one (two editions); 1.0 = exact copies only"
+            "help": "estimated word 8-gram Jaccard at which two books are one (two editions); 1.0 = exact copies only",
+            "min": 0,
+            "max": 1,
         },
     )
 

@@ -43,11 +43,13 @@ class ExampleConfig:
     """Example settings; defaults are ChapterBreak's (section 2, Appendix A and F)."""
 
     prefix_lengths: tuple[int, ...] = _field(
-        (8192,), "prefix lengths in tokens, comma list, e.g. 256,512,1024,2048,4096,8192 (§2: up to 8K; Fig. 2)"
+        (8192,),
+        "prefix lengths in tokens, comma list, e.g. 256,512,1024,2048,4096,8192 (§2: up to 8K; Fig. 2)",
+        min=1,
     )
-    suffix_tokens: int = _field(128, "tokens of the gold and negative suffixes (§2)")
-    n_negatives: int = _field(5, "negatives per example (§2)")
-    min_later_chapters: int = _field(5, "chapters needed after the gold (negatives come from them)")
+    suffix_tokens: int = _field(128, "tokens of the gold and negative suffixes (§2)", min=1)
+    n_negatives: int = _field(5, "negatives per example (§2)", min=1)
+    min_later_chapters: int = _field(5, "chapters needed after the gold (negatives come from them)", min=0)
     negatives_from: str = _field(
         "future", "negatives from later chapters (§2) or other books (App. F)", choices=("future", "out_of_book")
     )

@@ -59,6 +59,8 @@ def prepare(output: str, job: str | None = None, inputs: Sequence[str] = ()) -> 
     folder inside it holds another output's stats.json (an audit written into a LOT build's
     folder, a crawl inside the folder given as the stories job's output). A job's input inside
     the output would be deleted by the run that reads it."""
+    if is_local_path(output) and os.path.exists(output) and not os.path.isdir(output):
+        raise ForeignOutput(f"--output {output!r} is a file, not a folder; choose another --output")
     existing = _files(output)
     root = output.rstrip("/")
     for name in inputs:

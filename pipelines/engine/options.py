@@ -123,6 +123,8 @@ def parse_job_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None):
     if unknown and options.view_as(StandardOptions).runner in LOCAL_RUNNERS:
         # Beam would drop them with a warning and the job would run without them
         parser.error(unrecognized(unknown, getattr(parser, "long_options", {}).values()))
+    if isinstance(getattr(args, "output", None), str) and not args.output.strip("/ "):
+        parser.error(f"argument --output: {args.output!r} names no folder")  # '' staged into ./.incomplete
     for flag in ("shards", "shard_bytes"):  # 0 or less once fell back to the default, or wrote 4,096 files
         value = getattr(args, flag, None)
         if value is not None and value < 1:
@@ -499,25 +501,31 @@ def add_config_flags(
         if is_bool:
             parser.add_argument(flag, dest=dest, action=_BooleanFlag, default=default, help=text)
         else:
-            low, high = field.metadata.get("min"), field.metadata.get("max")
-            if low is not None or high is not None:
-                kind = _bounded(kind, low, high)
+            low, high, items = (field.metadata.get(k) for k in ("min", "max", "item_choices"))
+            if low is not None or high is not None or items is not None:
+                kind = _bounded(kind, low, high, items)
             parser.add_argument(
                 flag, dest=dest, type=kind, default=default, help=text, choices=field.metadata.get("choices")
             )
 
 
-def _bounded(kind: Callable[[str], Any], low: float | None, high: float | None) -> Callable[[str], Any]:
-    """`kind`, refusing a value below `low` or above `high` (a Config field's metadata "min"
-    and "max"): `--n -1` once printed a "-1-gram overlap" and `--max-story-chars -5` rejected
-    every story, each with exit status 0."""
+def _bounded(
+    kind: Callable[[str], Any], low: float | None, high: float | None, items: Sequence[str] | None = None
+) -> Callable[[str], Any]:
+    """`kind`, refusing a value (or, for a comma list, an item) below `low` or above `high`, or
+    an item of a comma list not in `items` (a Config field's metadata "min", "max" and
+    "item_choices"): `--n -1` once printed a "-1-gram overlap", `--max-story-chars -5`
+    rejected every story and `--heading-styles chapters` found no chapter, each with exit 0."""
 
     def parse(text: str):
         value = kind(text)
-        if (low is not None and value < low) or (high is not None and value > high):
-            bounds = f"from {low} to {high}" if low is not None and high is not None else None
-            bounds = bounds or (f"at least {low}" if low is not None else f"at most {high}")
-            raise argparse.ArgumentTypeError(f"must be {bounds} (not {text})")
+        for item in value if isinstance(value, tuple) else (value,):
+            if items is not None and item not in items:
+                raise argparse.ArgumentTypeError(f"{item!r} is not one of {', '.join(items)}")
+            if items is None and ((low is not None and item < low) or (high is not None and item > high)):
+                bounds = f"from {low} to {high}" if low is not None and high is not None else None
+                bounds = bounds or (f"at least {low}" if low is not None else f"at most {high}")
+                raise argparse.ArgumentTypeError(f"must be {bounds} (not {item if isinstance(value, tuple) else text})")
         return value
 
     parse.__name__ = kind.__name__

@@ -196,3 +196,15 @@ def test_ao3_negatives_do_not_leak_their_number():
         first = row["gold"].split("\n")[0]
         assert first == f"Chapter {row['chapter_index'] + 1}"
         assert all(neg.split("\n")[0] == first for neg in row["negatives"])
+
+
+def test_an_untitled_work_is_a_book_with_an_empty_title():
+    """An AO3 work without a title gave a None title, which failed the whole job where the
+    books table (title non-nullable) was written."""
+    line = json.dumps({"work_id": "3001", "chapters": ["Some words.", "More words."]}).encode()
+    meta, chapters = assemble("3001", parse_json_line("x:1", line))
+    assert meta.title == "" and len(chapters) == 2
+    book = ao3_book(
+        "3001", parse_json_line("x:1", line), Ao3Config(language=None, rating=None, min_words=0, more_than_chapters=0)
+    )
+    assert book["title"] == ""

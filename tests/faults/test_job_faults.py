@@ -360,6 +360,14 @@ def test_lot_utf16_and_empty_files(tmp_path, capsys):
             "--n: must be at least 1",
         ),
         ("stories", ["--input", str(FIX / "site/dumps"), "--min-han-ratio", "2"], "must be from 0 to 1 (not 2)"),
+        (
+            "chapterbreak",
+            ["--ao3", str(FIX / "chapterbreak/ao3"), "--heading-styles", "chapters"],
+            "'chapters' is not one",
+        ),
+        ("chapterbreak", ["--ao3", str(FIX / "chapterbreak/ao3"), "--prefix-lengths", "256,-5"], "at least 1 (not -5)"),
+        ("chapterbreak", ["--ao3", str(FIX / "chapterbreak/ao3"), "--n-negatives", "0"], "--n-negatives: must be"),
+        ("chapterbreak", ["--ao3", str(FIX / "chapterbreak/ao3"), "--duplicate-threshold", "2"], "from 0 to 1"),
     ],
 )
 def test_inconsistent_flags_are_one_error_line(job, argv, words, tmp_path, capsys):
@@ -543,3 +551,18 @@ def test_compressed_line_and_file_inputs_are_read_decompressed(tmp_path, capsys)
     assert s["stages"]["gutenberg_books"]["read"] == 2 and s["stages"]["duplicates"]["rejected_by_reason"] == {
         "duplicate_book": 1
     }
+
+
+def test_an_output_that_is_a_file_is_refused_before_the_run(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("mine\n")
+    code, err = run_job("chapterbreak", ["--ao3", str(FIX / "chapterbreak/ao3"), "--output", str(afile)], capsys)
+    assert_one_error_line(code, err, "chapterbreak", "is a file, not a folder")
+    assert afile.read_text() == "mine\n" and not (tmp_path / "afile.incomplete").exists()
+
+
+def test_an_empty_output_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # '' once wrote the whole output into ./.incomplete and exited 0
+    code, err = run_job("chapterbreak", ["--ao3", str(FIX / "chapterbreak/ao3"), "--output", ""], capsys)
+    assert_one_error_line(code, err, "chapterbreak", "'' names no folder")
+    assert list(tmp_path.iterdir()) == []
