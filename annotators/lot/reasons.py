@@ -7,7 +7,8 @@ codes its readers, parsers and dedup steps use, and the LOT rules' own codes bel
 REASONS: dict[str, str] = {
     # preparing stories (LOT section 3: cleaned Chinese stories split into sentences)
     "story_too_long": "ClozeT, PlotCom and OutGen take whole stories up to --max-story-chars (20,000) characters",
-    "contains_placeholder": "the story contains a LOT mask marker (`<mask>`, `[MASK]` or `<MASK>`)",
+    "contains_placeholder": "the story contains a LOT mask marker (`<mask>`, `[MASK]` or `<MASK>`) or a "
+    "LongLM sentinel the exports write (`<extra_id_1>`)",
     "html_markup": "the story contains an HTML tag or entity (clean it with pipelines.stories)",
     "too_few_sentences": "ClozeT and PlotCom need 3 sentences or more (OutGen and SenPos have their own rules)",
     # ClozeT annotations (LOT 3.1) and PlotCom training (LOT 3.3)

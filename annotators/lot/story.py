@@ -32,6 +32,9 @@ from annotators.text.zh_clean import clean_chinese, han_ratio
 from annotators.text.zh_sentences import split_paragraph_sentences
 
 PLACEHOLDERS = ("<mask>", "[MASK]", "<MASK>")  # LOT's markers (PEERS.md 1.2)
+# LongLM's T5 sentinels, which the .source/.target exports write (annotators/core/longlm.py):
+# a story holding one gave an export line with two pointers
+SENTINEL = re.compile(r"<extra_id_\d+>")
 # HTML left in a story (a tag or an entity): junk from a bad scrape, cleaned by pipelines.stories.
 _HTML_JUNK = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?/?>|&(?:nbsp|amp|lt|gt|quot|#\d+|#x[0-9a-fA-F]+);")
 _WHITESPACE = re.compile(r"\s+")
@@ -236,6 +239,12 @@ def prepare_story(
     marker = next((m for m in PLACEHOLDERS if m in text), None)
     if marker:
         return Drop("contains_placeholder", f"the story contains {marker!r}, which marks removed text")
+    sentinel = SENTINEL.search(text) if "<extra_id_" in text else None
+    if sentinel:
+        return Drop(
+            "contains_placeholder",
+            f"the story contains {sentinel.group()!r}, a LongLM sentinel the .source/.target exports write",
+        )
     junk = _HTML_JUNK.search(text)
     if junk:
         return Drop("html_markup", f"HTML {junk.group(0)!r} in the story; clean it with pipelines.stories")

@@ -276,6 +276,10 @@ def test_parse_reads_big5_lines():
 
 def test_stories_holding_a_placeholder_are_rejected():
     assert prepared(STORY.replace("老木匠带着", "<MASK>老木匠带着")).reason == "contains_placeholder"
+    # LongLM's sentinels, which the exports write: a story holding one gave lines with two pointers
+    dropped = prepared(STORY.replace("老木匠带着", "老木匠<extra_id_1>带着"))
+    assert dropped.reason == "contains_placeholder" and "<extra_id_1>" in dropped.detail
+    assert not isinstance(prepared(STORY.replace("老木匠带着", "老木匠<extra带着")), Drop)
 
 
 @pytest.mark.parametrize(
