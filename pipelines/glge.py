@@ -252,6 +252,17 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
         parser.error("give --input (GLGE layout) and/or --lot (LOT tables)")
     if args.input and is_local_path(args.input) and not os.path.isdir(args.input):
         parser.error(f"--input {args.input}: not a folder")
+    if args.lot and is_local_path(args.lot) and not os.path.isdir(args.lot):
+        parser.error(f"--lot {args.lot}: not a folder")  # once an empty build, two missing_table rows, exit 0
+    if args.tasks and all(is_local_path(x) for x in (args.input, args.lot) if x):
+        known = [spec.task for spec in task_specs(argparse.Namespace(input=args.input, lot=args.lot, tasks=None))]
+        unknown = [t for t in args.tasks if t not in known]
+        if unknown:  # a typo built nothing but a missing_split row, with exit 0
+            parser.error(
+                f"--tasks {' '.join(unknown)}: no such task in "
+                f"{' or '.join(f'--{f} {v}' for f, v in (('input', args.input), ('lot', args.lot)) if v)} "
+                f"(found: {', '.join(known) or 'none'})"
+            )
 
 
 def build_graph(

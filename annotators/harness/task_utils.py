@@ -66,8 +66,13 @@ def load_tables(data_files: dict, columns=None, filters=None, **_metadata):
 
 
 def _lines(path: Path) -> list[str]:
-    text = path.read_text(encoding="utf-8")
-    return (text[:-1] if text.endswith("\n") else text).split("\n") if text else []
+    """The file's lines as storybench's jobs read them: split at "\n" only, each without its
+    trailing "\r", the UTF-8 BOM left out (read_text's universal newlines split a line at a
+    lone "\r" too, which shifted every later example against its target)."""
+    text = path.read_bytes().decode("utf-8-sig")
+    if not text:
+        return []
+    return [line.rstrip("\r") for line in (text[:-1] if text.endswith("\n") else text).split("\n")]
 
 
 def load_lines(data_files: dict, **_metadata):

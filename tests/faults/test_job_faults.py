@@ -360,6 +360,8 @@ def test_lot_utf16_and_empty_files(tmp_path, capsys):
             "--n: must be at least 1",
         ),
         ("stories", ["--input", str(FIX / "site/dumps"), "--min-han-ratio", "2"], "must be from 0 to 1 (not 2)"),
+        ("glge", ["--input", str(FIX / "glge"), "--tasks", "tiny", "nosuch"], "--tasks nosuch: no such task"),
+        ("glge", ["--lot", str(FIX / "no_such_build")], "not a folder"),
         (
             "chapterbreak",
             ["--ao3", str(FIX / "chapterbreak/ao3"), "--heading-styles", "chapters"],

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import os
+import pathlib
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -17,6 +18,7 @@ from annotators.core.card import complete_card
 from annotators.harness import chapterbreak as cb_tasks
 from annotators.harness import glge as glge_tasks
 from annotators.harness import lot as lot_tasks
+from annotators.harness import task_utils as task_utils_module
 
 pytest.importorskip("lm_eval")
 from lm_eval.utils import apply_template  # noqa: E402
@@ -207,3 +209,25 @@ def test_glge_tasks_only_for_glge_metrics(tmp_path):
     assert "training_split" not in hard and "train" not in hard["dataset_kwargs"]["data_files"]
     assert _render(easy, "doc_to_text", {"source": "a b c", "target": "x"}) == "a b c\n"
     assert [m["metric"] for m in easy["metric_list"]] == ["rouge-1", "rouge-2", "rouge-l"]
+
+
+def test_glge_line_files_split_as_the_jobs_split_them(tmp_path, monkeypatch):
+    """A lone "\\r" inside a line stays in it (read_text's universal newlines made it a line
+    break: 101 examples from 100 lines, the later ones against the wrong targets); CRLF
+    endings and the UTF-8 BOM are left out, as pipelines.glge and pipelines.evaluate read them."""
+    import datasets
+
+    out = tmp_path / "out"
+    (out / "lm_eval").mkdir(parents=True)
+    (out / "lm_eval" / "utils.py").write_text(pathlib.Path(task_utils_module.__file__).read_text(encoding="utf-8"))
+    data = out / "data"
+    data.mkdir()
+    (data / "test.src").write_bytes("\ufeffone\r\ntwo\r(stray)\r\nthree\n".encode("utf-8"))
+    (data / "test.tgt").write_bytes(b"1\n2\n3")
+    spec = importlib.util.spec_from_file_location("storybench_lm_eval_utils_lines", out / "lm_eval" / "utils.py")
+    utils = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(utils)
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    ds = utils.load_lines(data_files={"test": {"source": "../data/test.src", "target": "../data/test.tgt"}})
+    rows = ds["test"].to_list()
+    assert [(r["source"], r["target"]) for r in rows] == [("one", "1"), ("two\r(stray)", "2"), ("three", "3")]
