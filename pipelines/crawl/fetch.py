@@ -13,7 +13,8 @@ never requested. Bodies over `max_bytes` and non-HTML content types are dropped 
 Each request must end within `timeout_seconds` in all (a deadline, not only per socket read):
 a server silent for 90% of it is a `timeout` (retried), one still sending when it is up is
 `too_slow` (a drip; not retried). A non-2xx answer is `http_<status>`
-whatever its content type, and a body whose Content-Encoding does not decode is `bad_gzip`.
+whatever its content type, and a body whose Content-Encoding does not decode (or a gzip body
+that ends before its end marker) is `bad_gzip`.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ import email.utils
 import http.client
 import json
 import time
+import zlib
 from collections.abc import Callable
 
 import requests
+import urllib3
 from urllib3.response import HTTPResponse
 
 from annotators.stories.site_spec import host_key, normalize_url
@@ -116,6 +119,19 @@ def parse_retry_after(value: str | None, now: dt.datetime) -> float | None:
 
 def _utc_now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _raw_chunks(resp: requests.Response):
+    """The body's bytes as served (not decoded), with urllib3's errors as requests raises them
+    from iter_content (so the caller's handling of a reset or a stalled read is the same)."""
+    try:
+        yield from resp.raw.stream(64 * 1024, decode_content=False)
+    except urllib3.exceptions.ProtocolError as exc:
+        raise requests.exceptions.ChunkedEncodingError(exc) from None
+    except urllib3.exceptions.ReadTimeoutError as exc:
+        raise requests.exceptions.ConnectionError(exc) from None
+    except urllib3.exceptions.SSLError as exc:
+        raise requests.exceptions.SSLError(exc) from None
 
 
 class Fetcher:
@@ -208,6 +224,8 @@ class Fetcher:
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_bytes:
             return _Attempt(status, headers, error="too_large", detail=f"content-length {declared}")
+        if encodings in (["gzip"], ["x-gzip"]):
+            return self._gunzip(resp, status, headers, html_only)
         body = bytearray()
         try:
             for chunk in resp.iter_content(64 * 1024):  # decoded; urllib3 inflates a chunk at a time
@@ -219,6 +237,37 @@ class Fetcher:
             return _Attempt(
                 status, headers, error="bad_gzip", detail=f"Content-Encoding {encoding} does not decode: {exc}"[:300]
             )
+        if html_only and not media and b"<html" not in bytes(body[:2048]).lower():
+            return _Attempt(status, headers, error="not_html", detail="no content-type, no <html>")
+        return _Attempt(status, headers, bytes(body))
+
+    def _gunzip(self, resp: requests.Response, status: int, headers: dict, html_only: bool) -> _Attempt:
+        """A gzip body inflated here, up to max_bytes, and checked to its end: urllib3's decoder
+        (iter_content) returns what it inflated when a stream ends without its end marker,
+        so a body cut short kept a page's first part as if whole. Members of a multi-member
+        body follow each other."""
+        body, read, d = bytearray(), 0, zlib.decompressobj(16 + zlib.MAX_WBITS)
+        for raw in _raw_chunks(resp):
+            read += len(raw)
+            data = raw
+            while data:
+                try:
+                    body.extend(d.decompress(data, self.max_bytes + 1 - len(body)))
+                except zlib.error as exc:
+                    detail = f"Content-Encoding gzip does not decode: {exc}"
+                    return _Attempt(status, headers, error="bad_gzip", detail=detail[:300])
+                if len(body) > self.max_bytes:
+                    return _Attempt(status, headers, error="too_large", detail=f"over {self.max_bytes} bytes")
+                if d.unconsumed_tail:
+                    data = d.unconsumed_tail
+                elif d.eof and d.unused_data.strip(b"\x00"):
+                    data, d = d.unused_data, zlib.decompressobj(16 + zlib.MAX_WBITS)
+                else:
+                    data = b""
+        if read and not d.eof:
+            detail = f"Content-Encoding gzip: the stream ends early, after {read} bytes ({len(body)} bytes inflated)"
+            return _Attempt(status, headers, error="bad_gzip", detail=detail)
+        media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if html_only and not media and b"<html" not in bytes(body[:2048]).lower():
             return _Attempt(status, headers, error="not_html", detail="no content-type, no <html>")
         return _Attempt(status, headers, bytes(body))

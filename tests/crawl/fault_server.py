@@ -190,6 +190,10 @@ class FaultServer:
     def page_bomb(self, h, n):
         self.send(h, 200, _bomb(), headers={"Content-Encoding": "gzip"})
 
+    def page_cut_gzip(self, h, n):  # a gzip stream without its end (Content-Length is the bytes sent)
+        packed = gzip.compress(story("cut") * 20, mtime=0)
+        self.send(h, 200, packed[: len(packed) * 2 // 3], headers={"Content-Encoding": "gzip"})
+
     def page_bad_gzip(self, h, n):
         self.send(h, 200, b"\x1f\x8bnot really gzip at all" + story("x"), headers={"Content-Encoding": "gzip"})
 
@@ -308,6 +312,7 @@ PAGES = [
     "gzip",
     "bomb",
     "bad-gzip",
+    "cut-gzip",
     "unknown-encoding",
     "bad-location",
     "pdf",

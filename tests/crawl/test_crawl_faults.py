@@ -30,6 +30,7 @@ EXPECTED = {
     "/s/gzip.html": (None, 1, 1),
     "/s/bomb.html": ("too_large", 1, 1),  # 50 MB of gzip: inflated only up to max_bytes
     "/s/bad-gzip.html": ("bad_gzip", 1, 1),
+    "/s/cut-gzip.html": ("bad_gzip", 1, 1),  # cut short: once kept as a whole page
     "/s/unknown-encoding.html": ("bad_gzip", 1, 1),
     "/s/bad-location.html": ("bad_response", 1, 1),
     "/s/pdf.html": ("not_html", 1, 1),
@@ -154,6 +155,7 @@ def test_every_fault_ends_with_its_reason(fault_crawl):
     assert rows["/s/always-500.html"]["detail"] == "http_500 on all 3 tries"
     assert rows["/s/drip.html"]["detail"] == "no whole response within 1 s (--timeout)"
     assert rows["/s/bad-gzip.html"]["detail"].startswith("Content-Encoding gzip does not decode")
+    assert rows["/s/cut-gzip.html"]["detail"].startswith("Content-Encoding gzip: the stream ends early, after ")
     assert rows["/s/unknown-encoding.html"]["detail"] == "Content-Encoding x-squash is not one the crawler decodes"
     assert rows["/s/bad-location.html"]["detail"] == "ValueError: Invalid IPv6 URL"
     assert rows["/s/offsite.html"]["detail"].startswith("redirect to http://127.0.0.1:")
