@@ -15,7 +15,9 @@ DEDUP_RULE = (
     "kept is the member with the smallest (url, input_id); the others are rejects "
     "(`exact_duplicate` / `near_duplicate`, whose detail gives the member's exact Jaccard with the "
     "representative: below {threshold} for a member joined through others) and the kept row lists every "
-    "member in `cluster_members` (input ids), with `cluster_id` a hash of them."
+    "member in `cluster_members` (input ids), with `cluster_id` a hash of them. A story id is a hash "
+    "of the source and the given id (or the URL): a kept story whose id an earlier cleaned story has "
+    "(in (url, input_id) order) is a `duplicate_id` reject, so every row has its own id."
 )
 
 CRAWL_RULE = (

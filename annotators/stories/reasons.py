@@ -85,5 +85,6 @@ JOB_REASONS: tuple[str, ...] = CRAWL_REASONS + (
     "too_long",
     "exact_duplicate",
     "near_duplicate",
+    "duplicate_id",
     "internal_error",
 )

@@ -128,6 +128,7 @@ def test_stats_balance_and_count_every_cached_page(built):
         "clean": (12, 10, 2),
         "exact_dedup": (10, 9, 1),
         "near_dedup": (9, 8, 1),
+        "dedup_id": (8, 8, 0),
     }
     assert stats["tables"] == {"rejects": 14, "stories": 8}
     assert len(stats["duplicate_clusters"]) == 2
@@ -222,7 +223,7 @@ def test_a_rerun_that_writes_fewer_files_leaves_no_stale_file(tmp_path):
     assert not (tmp_path / "out.incomplete").exists()
     stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
     # the dumps are routed by extension when the job runs: no .txt matched, no dump_files stage
-    assert list(stats["stages"]) == ["dump_lines", "clean", "exact_dedup", "near_dedup"]
+    assert list(stats["stages"]) == ["dump_lines", "clean", "exact_dedup", "near_dedup", "dedup_id"]
     assert stats["inputs"] == [str(DUMPS / "stories.jsonl")]
     assert "gbk-story.txt" not in {r["input_id"] for r in read(out / "stories")}
 
@@ -307,3 +308,28 @@ def test_deduplication_on_the_pool_gives_the_bytes_of_one_process(tmp_path, samp
     assert files_under(outs["2"]) == files_under(outs["1"])
     stages = json.loads((outs["2"] / "stats.json").read_text(encoding="utf-8"))["stages"]
     assert stages["exact_dedup"]["rejected"] >= len(rows) - 2 and stages["near_dedup"]["rejected"] >= len(rows) - 2
+
+
+def test_a_repeated_id_is_a_duplicate_id_reject_and_near_duplicates_still_merge(tmp_path):
+    """Two dumps numbering their stories alike gave two different stories one story_id (both
+    kept): the later one is now a duplicate_id reject naming the input that keeps the id, and
+    a near-duplicate with an id of its own is still a near_duplicate."""
+    root = pathlib.Path(__file__).parents[2]
+    texts = [json.loads(x)["story"] * 2 for x in (root / "samples/lot/stories.jsonl").read_text("utf-8").splitlines()]
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+
+    def line(i, text):
+        return json.dumps({"id": i, "story": text}, ensure_ascii=False) + "\n"
+
+    (dumps / "a.jsonl").write_text(line("1", texts[0]) + line("2", texts[1]), encoding="utf-8")
+    (dumps / "b.jsonl").write_text(line("1", texts[2]) + line("3", texts[0] + "后来呢？"), encoding="utf-8")
+    stories.run(["--input", str(dumps), "--output", str(tmp_path / "out")])
+    stats = json.loads((tmp_path / "out" / "stats.json").read_text(encoding="utf-8"))
+    assert stats["balanced"] and stats["stages"]["dedup_id"]["rejected_by_reason"] == {"duplicate_id": 1}
+    rows = pq.read_table(tmp_path / "out" / "stories").to_pylist()
+    assert sorted(r["input_id"] for r in rows) == ["a.jsonl:1", "a.jsonl:2"]
+    assert len({r["story_id"] for r in rows}) == 2
+    rejects = {r["input_id"]: r for r in pq.read_table(tmp_path / "out" / "rejects").to_pylist()}
+    assert rejects["b.jsonl:2"]["reason"] == "near_duplicate"
+    assert rejects["b.jsonl:1"]["reason"] == "duplicate_id" and "a.jsonl:1's" in rejects["b.jsonl:1"]["detail"]
