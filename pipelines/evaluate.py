@@ -13,8 +13,9 @@ predictions and gold are plain text, one example per line, as `{task}.{version}.
 job's `<task>/<split>.jsonl`) or a storybench table folder (`lot/<task>`, rows of --split;
 ChapterBreak's examples table). Output: `metrics/`, `scores/` (per example), `rejects/`,
 `stats.json`, `CARD.md`, written through a staging folder and committed when the run ends.
-A gold example without a prediction, or a prediction without a gold example, is a rejects
-row, and the job then exits with status 2 naming them (unless --allow-partial).
+A gold example without a prediction, a prediction without a gold example, a record that
+cannot be read or an example that cannot be scored is a rejects row, and the job then exits
+with status 2 naming them (unless --allow-partial): its metrics do not cover the gold.
 """
 
 from __future__ import annotations
@@ -68,9 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--allow-partial",
         action="store_true",
-        help="exit 0 even when gold examples lack predictions or predictions match no gold",
+        help="exit 0 even when gold examples lack predictions, predictions match no gold, or records "
+        "could not be read or scored",
     )
-    add_config_flags(ap, EvalConfig)
+    task = {f.name: f for f in dataclasses.fields(EvalConfig)}["task"]
+    # required (once `outgen` by default: a GLGE text file was then read as JSON lines)
+    ap.add_argument("--task", required=True, choices=task.metadata["choices"], help=task.metadata["help"])
+    add_config_flags(ap, EvalConfig, exclude=("task",))
     return ap
 
 
@@ -218,18 +223,35 @@ def _meteor_info() -> dict:
     }
 
 
+# rejects that leave the metrics whole: the official scorer itself skips such an example
+FAITHFUL_SKIPS = ("skipped_by_official_scorer",)
+
+
 def unmatched(output: str) -> dict[str, int]:
-    """Counts of gold examples without predictions and predictions without gold, from stats.json."""
+    """What the metrics leave out, from stats.json: gold examples without predictions and
+    predictions without gold (the align stage), records that could not be read (a prediction
+    or gold line, a source line) and examples that could not be scored (`stage/reason`:
+    count; none when every gold example was scored)."""
     from apache_beam.io.filesystems import FileSystems
 
     with FileSystems.open(join(output, "stats.json")) as f:
         stats = json.loads(f.read().decode("utf-8"))
-    reasons = stats["stages"].get("align", {}).get("rejected_by_reason", {})
-    return {
+    stages = stats["stages"]
+    reasons = stages.get("align", {}).get("rejected_by_reason", {})
+    problems = {
         k: reasons[k]
         for k in ("missing_prediction", "unexpected_prediction", "duplicate_id", "missing_source", "unexpected_source")
         if reasons.get(k)
     }
+    for stage, counts in stages.items():
+        if stage == "align":
+            continue
+        for reason, n in sorted(counts.get("rejected_by_reason", {}).items()):
+            if n and reason not in FAITHFUL_SKIPS:
+                problems[f"{stage}/{reason}"] = n
+    if not stages.get("score", {}).get("written") and "score" in stages:
+        problems["scored"] = 0  # nothing scored: every metric is NaN
+    return problems
 
 
 def run(argv: Sequence[str] | None = None) -> int:
@@ -269,10 +291,14 @@ def run(argv: Sequence[str] | None = None) -> int:
         return 0
     problems = unmatched(args.output)
     if problems and not args.allow_partial:
+        what = (
+            "predictions and gold do not match one to one"
+            if any("/" not in k and k != "scored" for k in problems)
+            else "some records could not be read or scored"
+        )
         print(
-            f"evaluate: predictions and gold do not match one to one ({problems}); the metrics "
-            f"cover matched examples only. See {join(args.output, 'rejects')} "
-            "(or pass --allow-partial).",
+            f"evaluate: {what} ({problems}); the metrics do not cover every gold example. "
+            f"See {join(args.output, 'rejects')} (or pass --allow-partial).",
             file=sys.stderr,
         )
         return 2

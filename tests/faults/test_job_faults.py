@@ -568,3 +568,22 @@ def test_an_empty_output_is_refused(tmp_path, capsys, monkeypatch):
     code, err = run_job("chapterbreak", ["--ao3", str(FIX / "chapterbreak/ao3"), "--output", ""], capsys)
     assert_one_error_line(code, err, "chapterbreak", "'' names no folder")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_evaluate_exits_2_when_an_example_could_not_be_scored(tmp_path, capsys):
+    """A runaway 3,000-word xsum pair was an over_size_limit reject while the job exited 0 with
+    ROUGE over the other examples: the best ones only, with nothing on stderr."""
+    gold = [f"summary number {i} of the news ." for i in range(5)]
+    gold[3] = " ".join(f"g{i}" for i in range(3000))
+    preds = list(gold)
+    preds[3] = " ".join(f"p{i}" for i in range(3000))
+    (tmp_path / "gold.tgt").write_text("\n".join(gold) + "\n", encoding="utf-8")
+    (tmp_path / "pred.txt").write_text("\n".join(preds) + "\n", encoding="utf-8")
+    argv = ["--task", "xsum", "--predictions", str(tmp_path / "pred.txt"), "--gold", str(tmp_path / "gold.tgt")]
+    code, err = run_job("evaluate", argv + ["--output", str(tmp_path / "out")], capsys)
+    assert code == 2 and "Traceback" not in err
+    assert "could not be read or scored" in err and "'score/over_size_limit': 1" in err, err
+    code, err = run_job("evaluate", argv + ["--output", str(tmp_path / "out2"), "--allow-partial"], capsys)
+    assert code == 0 and stats(tmp_path / "out2")["stages"]["score"]["written"] == 4
+    code, err = run_job("evaluate", argv[2:] + ["--output", str(tmp_path / "out3")], capsys)
+    assert_one_error_line(code, err, "evaluate", "required: --task")
