@@ -452,7 +452,14 @@ def read_raw(p, args, report, clean=None):
     if args.pages:
         spec = args.site
         if is_local_path(args.site):
-            spec = load_spec(args.site)  # fail fast on a malformed local spec; a remote one is read at run time
+            # fail fast, in one line (it was a traceback), on a malformed local spec; a remote one is read at run time
+            from pipelines.crawl import UsageError as SpecUsageError
+            from pipelines.crawl import load_spec_file
+
+            try:
+                spec = load_spec_file(args.site)
+            except SpecUsageError as exc:
+                fail("stories", str(exc))
         pages = p | "MatchPages" >> MatchInputs(args.pages, (".parquet",))
         inputs.append(pages | "PagePaths" >> beam.Map(lambda s: (0, s.path)))
         raws.append(("Pages", pages | "ReadPages" >> ReadFiles() | PagesToRaw(spec, report)))

@@ -26,6 +26,18 @@ class SpecError(ValueError):
     """The site spec is malformed; the message names the field."""
 
 
+def selector_problem(selector: str) -> str | None:
+    """Why soupsieve (BeautifulSoup's `select_one`, what the stories job extracts with) cannot
+    compile a CSS selector, or None."""
+    import soupsieve
+
+    try:
+        soupsieve.compile(selector)
+    except Exception as exc:  # soupsieve's SelectorSyntaxError, or a TypeError/ValueError for odd input
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0]}"[:200]
+    return None
+
+
 @dataclasses.dataclass(frozen=True)
 class SiteSpec:
     """One site. Regexes are searched (`re.search`) in the absolute, normalised URL."""
@@ -49,6 +61,10 @@ class SiteSpec:
                 re.compile(pattern)
             except (re.error, OverflowError, RecursionError, ValueError) as exc:
                 raise SpecError(f"bad regex {pattern!r}: {exc}") from None
+        for field, selector in (("title", self.title), ("body", self.body)):
+            problem = selector_problem(selector)
+            if problem:  # else every page became a bad_selector reject, with exit 0
+                raise SpecError(f"bad CSS selector {field} {selector!r}: {problem}")
         if self.delay_seconds < 0 or self.max_pages < 1 or self.max_bytes < 1 or self.max_redirects < 0:
             raise SpecError("delay_seconds and max_redirects must be >= 0; max_pages and max_bytes >= 1")
         for url in self.start_urls:

@@ -158,6 +158,7 @@ BAD_SPECS = {  # spec file content -> what the one line says
     json.dumps({k: v for k, v in SPEC.items() if k != "story"}): "site spec lacks ['story']",
     json.dumps({**SPEC, "story": "(unclosed"}): "bad regex '(unclosed'",
     json.dumps({**SPEC, "follow": ["ok", "a{2,1}"]}): "bad regex 'a{2,1}'",
+    json.dumps({**SPEC, "body": "div[[["}): "bad CSS selector body 'div[[[': SelectorSyntaxError",
     json.dumps({**SPEC, "start_urls": 5}): "start_urls must be a string or a non-empty list of strings",
     json.dumps({**SPEC, "start_urls": []}): "start_urls must be a string or a non-empty list of strings",
     json.dumps({**SPEC, "start_urls": ["ftp://x/"]}): "start url 'ftp://x/' is not an absolute http(s) URL",

@@ -587,3 +587,27 @@ def test_evaluate_exits_2_when_an_example_could_not_be_scored(tmp_path, capsys):
     assert code == 0 and stats(tmp_path / "out2")["stages"]["score"]["written"] == 4
     code, err = run_job("evaluate", argv[2:] + ["--output", str(tmp_path / "out3")], capsys)
     assert_one_error_line(code, err, "evaluate", "required: --task")
+
+
+@pytest.mark.parametrize(
+    "spec,words",
+    [
+        ('{"name": "x"}', "site spec lacks"),
+        (None, "no such file"),
+        ("BAD_SELECTOR", "bad CSS selector body 'div[[['"),
+    ],
+)
+def test_stories_with_a_bad_site_spec_is_one_error_line(spec, words, tmp_path, capsys):
+    """A malformed local spec raised SpecError with a traceback; a selector soupsieve cannot
+    compile made every page a bad_selector reject, with exit 0."""
+    path = tmp_path / "site.json"
+    if spec == "BAD_SELECTOR":
+        good = json.loads((ROOT / "samples/sites/example-fables.json").read_text(encoding="utf-8"))
+        spec = json.dumps({**good, "body": "div[[["})
+    if spec is not None:
+        path.write_text(spec, encoding="utf-8")
+    pages = _mkdir(tmp_path / "pages")
+    code, err = run_job(
+        "stories", ["--pages", str(pages), "--site", str(path), "--output", str(tmp_path / "out")], capsys
+    )
+    assert_one_error_line(code, err, "stories", f"--site {path}: ", words)
