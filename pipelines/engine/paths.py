@@ -8,6 +8,7 @@ nothing here builds a Beam graph, so the crawl job (not Beam) and the report use
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Sequence
@@ -24,10 +25,30 @@ def join(*parts: str) -> str:
 
 
 def _match(pattern: str) -> list[str]:
-    try:
-        return sorted({m.path for m in FileSystems.match([pattern])[0].metadata_list})
-    except Exception:  # a glob with no match raises on some filesystems
-        return []
+    """The files a pattern matches. `**/` matches zero or more folders, as in Python's glob
+    and the shells (`games/**/*.json` takes `games/a.json` too): Beam's FileSystems match it
+    only with one or more, so the pattern is also matched without each `**/`."""
+    found: set[str] = set()
+    for variant in _globstar_variants(pattern):
+        try:
+            found.update(m.path for m in FileSystems.match([variant])[0].metadata_list)
+        except Exception:  # a glob with no match raises on some filesystems
+            pass
+    return sorted(found)
+
+
+def _globstar_variants(pattern: str) -> list[str]:
+    """`pattern` and every pattern made by dropping some of its `**/` (at most 3 of them)."""
+    parts = pattern.split("**/")
+    if len(parts) == 1 or len(parts) > 4:
+        return [pattern]
+    variants = []
+    for keep in itertools.product((True, False), repeat=len(parts) - 1):
+        out = parts[0]
+        for kept, part in zip(keep, parts[1:]):
+            out += ("**/" if kept else "") + part
+        variants.append(out)
+    return list(dict.fromkeys(variants))
 
 
 def _is_folder(pattern: str) -> bool:

@@ -88,3 +88,21 @@ def test_reject_detail_is_json(detail, message):
     assert isinstance(value, dict) and reject_detail(row["detail"]) == row["detail"]
     assert value == ({"message": message} if message is not None else detail)
     assert detail_message(row["detail"]) == (message if message is not None else row["detail"])
+
+
+def test_globstar_matches_zero_or_more_folders_and_folders_take_compressed_files(tmp_path):
+    """`games/**/*.json` skipped the games at the top (Beam's `**/` needs one folder or more;
+    Python's glob and the shells take zero); a folder counts `a.txt.gz` as a `.txt` file."""
+    from pipelines.engine.paths import expand_input, input_names
+
+    for name in ("a.json", "sub/b.json", "sub/deeper/c.json", "sub/d.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}\n")
+    pattern = f"{tmp_path}/**/*.json"
+    found = expand_input(pattern)
+    assert sorted(input_names(found, pattern).values()) == ["a.json", "sub/b.json", "sub/deeper/c.json"]
+    assert expand_input(f"{tmp_path}/*.json") == [f"{tmp_path}/a.json"]
+    (tmp_path / "sub" / "e.txt.gz").write_bytes(b"")
+    (tmp_path / "sub" / "f.jsonl.bz2").write_bytes(b"")
+    assert [p.rsplit("/", 1)[1] for p in expand_input(str(tmp_path / "sub"), (".txt",))] == ["d.txt", "e.txt.gz"]
+    assert [p.rsplit("/", 1)[1] for p in expand_input(str(tmp_path / "sub"), (".jsonl", ".txt"))] == ["f.jsonl.bz2"]
