@@ -126,9 +126,15 @@ def progress_line(counts: dict[str, list[int]], seconds: float, inputs: tuple | 
 
 def summary(stats: dict, output: str) -> list[str]:
     """One line per table and export of a finished job: rows and where they are."""
+    # the stages' reads overlap (a story read by parse is read again by prepare), so their sum
+    # is no count of anything: the line gives the stages and the rejects, which the rejects
+    # table holds one row each of
+    stages = stats.get("stages", {})
+    rejected = sum(s.get("rejected", 0) for s in stages.values())
     lines = [
-        f"{stats.get('job')}: {sum(s['read'] for s in stats.get('stages', {}).values()):,} records read, "
-        f"accounting {'balanced' if stats.get('balanced', True) else 'NOT balanced'}"
+        f"{stats.get('job')}: {len(stages)} stage{'s' if len(stages) != 1 else ''}, "
+        f"{rejected:,} record{'s' if rejected != 1 else ''} rejected, accounting "
+        f"{'balanced (read = written + rejected in each)' if stats.get('balanced', True) else 'NOT balanced'}"
     ]
     lines += [f"  {rows:>10,} rows  {output.rstrip('/')}/{name}" for name, rows in stats.get("tables", {}).items()]
     lines += [f"  {rows:>10,} records in export {name}" for name, rows in stats.get("exports", {}).items()]

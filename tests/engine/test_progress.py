@@ -32,12 +32,12 @@ def test_summary_gives_one_line_per_output():
     stats = {
         "job": "lot",
         "balanced": True,
-        "stages": {"parse": {"read": 48}},
+        "stages": {"parse": {"read": 48, "rejected": 2}, "prepare": {"read": 46, "rejected": 0}},
         "tables": {"senpos": 30, "rejects": 2},
         "exports": {"senpos/train": 24},
     }
     assert progress.summary(stats, "output/lot/") == [
-        "lot: 48 records read, accounting balanced",
+        "lot: 2 stages, 2 records rejected, accounting balanced (read = written + rejected in each)",
         "          30 rows  output/lot/senpos",
         "           2 rows  output/lot/rejects",
         "          24 records in export senpos/train",
