@@ -93,13 +93,28 @@ def _table_row(name: str, row: dict):
     return ((name, row),)
 
 
-def _write_table14(summaries: list[dict], path: str, n: int) -> None:
-    write_text(path, table14_markdown(summaries, n))
+def _write_table14(summaries: list[dict], path: str, n: int, empty: list[str]) -> None:
+    write_text(path, table14_markdown(summaries, n, empty_references=empty))
 
 
-def audit(rows, matched, report: JobReport, config: ng.OverlapConfig, references: dict[str, str], output: str):
+def _empty_reference(label_count: tuple[str, int], names: dict[str, str]) -> list[str]:
+    """The reference a (label, count) pair names when it holds no rows."""
+    label, count = label_count
+    return [names[label]] if count == 0 and label in names else []
+
+
+def audit(
+    rows,
+    matched,
+    report: JobReport,
+    config: ng.OverlapConfig,
+    references: dict[str, str],
+    output: str,
+    empty_references=None,
+):
     """Score the test examples among `rows` against the reference's matched n-grams (`references`:
-    task -> the reference it is audited against); write tables."""
+    task -> the reference it is audited against); write tables. `empty_references`: a
+    PCollection of the references that hold no rows (summary.md says their 0% means nothing)."""
     scored = (rows, matched) | "ScoreOverlap" >> ScoreOverlap()
     over = scored | "Over" >> beam.Filter(lambda r, t: r["ratio"] > t, config.over_threshold)
     over_rows = over | "OverRow" >> beam.Map(rep.over_row)
@@ -118,7 +133,13 @@ def audit(rows, matched, report: JobReport, config: ng.OverlapConfig, references
     written = (scored, over_rows, summaries) | WriteTables(tables, rows_of, spill=join(output, "_spill-tables"))
     report.tally(written)
     listed = summaries | "SummaryList" >> beam.combiners.ToList() | "SortSummary" >> beam.Map(rep.sorted_summaries)
-    listed | "Markdown" >> beam.Map(_write_table14, join(output, "summary.md"), config.n)
+    empty = beam.pvalue.AsSingleton(
+        (empty_references or (rows.pipeline | "NoEmptyReferences" >> beam.Create([])))
+        | "EmptyList" >> beam.combiners.ToList()
+        | "SortEmpty" >> beam.Map(sorted),
+        default_value=[],
+    )
+    listed | "Markdown" >> beam.Map(_write_table14, join(output, "summary.md"), config.n, empty)
     ids = over | "Ids" >> beam.combiners.ToList() | "IdList" >> beam.Map(rep.over_ids_tsv)
     ids | "WriteIds" >> beam.Map(write_text_to, join(output, "over_10pct.tsv"))
     report.extra("overlap", listed)
@@ -243,8 +264,11 @@ def run(argv: Sequence[str] | None = None) -> None:
         ) | "Labels" >> beam.Flatten()
         expected = [task, "reference"]
         references = {task: args.reference}
-    count_check(labels, expected) | report.stage("splits", ar.check_split)
-    audit(rows, refs, report, config, references, out)
+    counts = count_check(labels, expected)
+    counts | report.stage("splits", ar.check_split)
+    names = {"reference": args.reference} if not args.lot else {f"{t}/train": f"{t}/train" for t in TASKS}
+    empty = counts | "EmptyReferences" >> beam.FlatMap(_empty_reference, names)
+    audit(rows, refs, report, config, references, out, empty)
     if config.tokenizer == "jieba":
         report.record_jieba_backend(p, after=test_sets)  # resolved by the workers that tokenized the test side
     report.finish(p)

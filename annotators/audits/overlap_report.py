@@ -41,8 +41,10 @@ def _task_order(task: str) -> tuple:
     return (TASKS.index(task), "") if task in TASKS else (len(TASKS), task)
 
 
-def table14_markdown(summaries: Sequence[dict], n: int = 8) -> str:
-    """Markdown blocks in Table 14's layout: one block per (split, reference kind)."""
+def table14_markdown(summaries: Sequence[dict], n: int = 8, *, empty_references: Sequence[str] = ()) -> str:
+    """Markdown blocks in Table 14's layout: one block per (split, reference kind). A block
+    audited against a reference in `empty_references` (no readable row) says that its figures
+    compared against nothing: 0.00% there is no finding."""
     blocks: dict[tuple[str, str], list[dict]] = {}
     for row in summaries:
         kind = "train" if row["reference"].endswith("/train") else row["reference"]
@@ -54,9 +56,15 @@ def table14_markdown(summaries: Sequence[dict], n: int = 8) -> str:
         rows = sorted(rows, key=lambda r: _task_order(r["task"]))
         title = "the Training Sets (each task's own train split)" if kind == "train" else f"`{kind}`"
         head = [TASK_TITLES.get(r["task"], r["task"]) for r in rows]
+        lines += [f"## {split} split: overlap with {title}", ""]
+        empty = sorted({r["reference"] for r in rows if r["reference"] in empty_references})
+        if empty:
+            lines += [
+                f"**The reference {', '.join(f'`{e}`' for e in empty)} has no readable rows (see rejects/): "
+                "nothing was compared, so these figures say nothing about overlap.**",
+                "",
+            ]
         lines += [
-            f"## {split} split: overlap with {title}",
-            "",
             "| Tasks | " + " | ".join(head) + " |",
             "|---|" + "---:|" * len(rows),
         ]

@@ -611,3 +611,20 @@ def test_stories_with_a_bad_site_spec_is_one_error_line(spec, words, tmp_path, c
         "stories", ["--pages", str(pages), "--site", str(path), "--output", str(tmp_path / "out")], capsys
     )
     assert_one_error_line(code, err, "stories", f"--site {path}: ", words)
+
+
+def test_overlap_against_a_reference_with_no_readable_row_says_so(tmp_path, capsys):
+    """A GBK reference (whole-file not_utf8) left summary.md at 'Percent 0.00%' with no note."""
+    (tmp_path / "ref.txt").write_bytes("小猫在河边钓鱼。\n".encode("gbk") * 50)
+    test = tmp_path / "test.jsonl"
+    test.write_text(json.dumps({"id": "t0", "text": "小猫在河边钓鱼，钓到了一条大鱼。"}, ensure_ascii=False) + "\n")
+    argv = ["--test", str(test), "--reference", str(tmp_path / "ref.txt"), "--output", str(tmp_path / "out")]
+    code, err = run_job("overlap", argv, capsys)
+    assert code == 0 and "Traceback" not in err
+    summary = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
+    assert f"The reference `{tmp_path / 'ref.txt'}` has no readable rows" in summary
+    assert "empty_split" in set(rejects(tmp_path / "out").reason)
+    argv[3] = str(ROOT / "samples/lot/stories.jsonl")  # a readable reference: no such note
+    argv[-1] = str(tmp_path / "out2")
+    assert run_job("overlap", argv, capsys)[0] == 0
+    assert "no readable rows" not in (tmp_path / "out2" / "summary.md").read_text(encoding="utf-8")
