@@ -23,6 +23,7 @@ own and holds at most the asked tokens (exactly that many wherever a cut can).
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from typing import Protocol
 
@@ -94,6 +95,12 @@ class RegexTokenizer(SpanTokenizer):
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         return [m.span() for m in self._re.finditer(text)]
+
+    def window_spans(self, text: str, n: int) -> list[tuple[int, int]]:
+        """The spans of the first `n + 2` tokens (all when fewer): a regular expression's
+        matches come left to right, the same as the whole text's, so a chapter's head reads
+        only its start (ChapterBreak cuts a suffix of every later chapter at every boundary)."""
+        return [m.span() for m in itertools.islice(self._re.finditer(text), n + 2)]
 
     def tokens(self, text: str) -> list[str]:
         return [m.group() for m in self._re.finditer(text)]
