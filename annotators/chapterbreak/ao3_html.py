@@ -14,7 +14,7 @@ import collections
 import re
 
 from annotators.chapterbreak.ao3_text import note_free_paragraphs
-from annotators.chapterbreak.gutenberg import refuse_non_text, unify_newlines
+from annotators.chapterbreak.gutenberg import decode_text, refuse_non_text, unify_newlines
 from annotators.core.outcome import Drop
 from annotators.text.charset import decode_bytes
 
@@ -22,7 +22,7 @@ _WORK_LINK = re.compile(r"/works/(\d+)")
 
 
 def decode_page(raw: bytes) -> str | Drop:
-    """The page's text: BOM, then `<meta charset>`, then detection (`charset.decode_bytes`).
+    """The page's text: BOM, then `<meta charset>`, then UTF-8, else windows-1252 line by line.
 
     Empty and binary files are refused first, as for books (`gutenberg.refuse_non_text`).
     """
@@ -30,8 +30,12 @@ def decode_page(raw: bytes) -> str | Drop:
     if refused is not None:
         return refused
     decoded = decode_bytes(raw, html=True)
-    if decoded is None:
-        return Drop("undecodable", "no BOM, <meta> charset or detected encoding decodes the page")
+    if decoded is None or (decoded.evidence == "detected" and decoded.encoding != "utf-8"):
+        # AO3 is an English-language archive: bytes with no BOM or <meta> charset that are not
+        # UTF-8 are windows-1252 (line by line, as Gutenberg's books); detection's GB18030 and
+        # Big5 are Chinese sites' guesses (a cp1252 page read as GB18030 gave "wasn抰")
+        got = decode_text(raw)
+        return got if isinstance(got, Drop) else got[0]
     return unify_newlines(decoded.text)
 
 

@@ -208,3 +208,15 @@ def test_an_untitled_work_is_a_book_with_an_empty_title():
         "3001", parse_json_line("x:1", line), Ao3Config(language=None, rating=None, min_words=0, more_than_chapters=0)
     )
     assert book["title"] == ""
+
+
+def test_a_page_without_a_charset_that_is_not_utf8_is_read_as_windows_1252():
+    """AO3 is English: such a page was read as GB18030 ("wasn抰"), or, with a stray byte GB18030
+    refuses, rejected as undecodable."""
+    from annotators.chapterbreak.ao3_html import decode_page
+
+    page = "<html><body><p>It wasn\u2019t me, she said \u00d7 2.</p></body></html>\n"
+    assert decode_page(page.encode("cp1252")) == page
+    assert decode_page(page.encode("utf-8")) == page
+    gbk = '<html><head><meta charset="gbk"></head><body>小猫</body></html>'
+    assert decode_page(gbk.encode("gbk")) == gbk  # a declared charset still stands
