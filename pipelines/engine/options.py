@@ -39,16 +39,19 @@ class JobArgumentParser(argparse.ArgumentParser):
 
     def __init__(self, *args, **kwargs):
         self.long_options: dict[str, str] = {}  # the option with every `_` made `-` -> as added
+        self.single: set[str] = set()  # options that keep one value (the last one given)
         super().__init__(*args, **kwargs)
 
-    def note(self, action: argparse.Action) -> argparse.Action:
+    def note(self, action: argparse.Action, kind: Any = None) -> argparse.Action:
         for option in action.option_strings:
             if option.startswith("--"):
                 self.long_options[option.replace("_", "-")] = option
+                if kind in (None, "store") and action.nargs not in ("*", "+"):
+                    self.single.add(option)
         return action
 
     def add_argument(self, *args, **kwargs):
-        return self.note(super().add_argument(*args, **kwargs))
+        return self.note(super().add_argument(*args, **kwargs), kwargs.get("action"))
 
     def add_argument_group(self, *args, **kwargs):
         return self._noting(super().add_argument_group(*args, **kwargs))
@@ -59,20 +62,25 @@ class JobArgumentParser(argparse.ArgumentParser):
     def _noting(self, group):
         """`group` with its add_argument noting what it adds (and so do groups made in it)."""
         add, add_exclusive = group.add_argument, group.add_mutually_exclusive_group
-        group.add_argument = lambda *args, **kwargs: self.note(add(*args, **kwargs))
+        group.add_argument = lambda *args, **kwargs: self.note(add(*args, **kwargs), kwargs.get("action"))
         group.add_mutually_exclusive_group = lambda **kwargs: self._noting(add_exclusive(**kwargs))
         return group
 
     def spelled(self, argv: Sequence[str]) -> list[str]:
         """`argv` with each known long option in its added spelling (up to a lone `--`); an
         abbreviation (argparse takes a unique prefix) in the spelling of the options it begins."""
-        out, options = [], True
+        out, options, seen = [], True, set()
         for token in argv:
             if options and token == "--":
                 options = False
             elif options and token.startswith("--"):
                 name, eq, value = token.partition("=")
-                token = self._spelling(name) + eq + value
+                spelled = self._spelling(name)
+                token = spelled + eq + value
+                if spelled in self.single:
+                    if spelled in seen:  # argparse keeps the last: `--gutenberg A --gutenberg B` read B only
+                        self.error(f"argument {spelled}: given more than once (only the last would count)")
+                    seen.add(spelled)
             out.append(token)
         return out
 

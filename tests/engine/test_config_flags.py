@@ -163,3 +163,15 @@ def test_a_remote_runner_gets_the_flags_beam_does_not_know():
     they are left to it there, as Beam leaves them."""
     _, options, _ = _parse(["--runner", "DataflowRunner", "--some_service_option", "7"])
     assert options.get_all_options(retain_unknown_options=True)["some_service_option"] == "7"
+
+
+def test_a_flag_given_twice_is_an_error_not_the_last_one_silently():
+    """`--gutenberg A --gutenberg B` read B only: argparse keeps the last value of a flag."""
+    from pipelines.chapterbreak import build_parser
+
+    with pytest.raises(SystemExit):
+        parse_job_args(build_parser(), ["--gutenberg", "a", "--gutenberg=b", "--output", "o"])
+    with pytest.raises(SystemExit):
+        parse_job_args(build_parser(), ["--gutenberg", "a", "--output", "o", "--output", "p"])
+    args, _ = parse_job_args(build_parser(), ["--gutenberg", "a", "--output", "o", "--subsets", "cause,dialogue"])
+    assert args.gutenberg == "a" and args.output == "o"
