@@ -177,10 +177,13 @@ TABLES = (  # name, schema, sort key
 )
 
 
+MAX_TOKENS = 1 << 31  # a token budget past any model's context (and far inside the tables' int64)
+
+
 def run(argv: Sequence[str] | None = None) -> None:
     args, options = parse_job_args(_parser(), argv)
-    if args.budget < 1:
-        fail("storium", "--budget must be at least 1")
+    if not 1 <= args.budget <= MAX_TOKENS:  # 10**20 failed writing the table (int64), after the whole run
+        fail("storium", f"--budget must be from 1 to {MAX_TOKENS:,}")
     if args.separator_tokens < 0 or args.end_tokens < 0 or args.field_token_cap < 0:
         fail("storium", "--separator-tokens, --end-tokens and --field-token-cap must be 0 or more")
     split_cfg = config_from_args(args, SplitConfig, ratios=tuple(args.ratios))

@@ -46,8 +46,9 @@ class ExampleConfig:
         (8192,),
         "prefix lengths in tokens, comma list, e.g. 256,512,1024,2048,4096,8192 (§2: up to 8K; Fig. 2)",
         min=1,
+        max=1 << 31,  # 10**20 failed writing the examples table (int64), after the whole run
     )
-    suffix_tokens: int = _field(128, "tokens of the gold and negative suffixes (§2)", min=1)
+    suffix_tokens: int = _field(128, "tokens of the gold and negative suffixes (§2)", min=1, max=1 << 31)
     n_negatives: int = _field(5, "negatives per example (§2)", min=1)
     min_later_chapters: int = _field(5, "chapters needed after the gold (negatives come from them)", min=0)
     negatives_from: str = _field(

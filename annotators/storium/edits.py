@@ -65,6 +65,9 @@ def parse_edit_line(data: bytes) -> Edit | Drop:
     for field in ("generated", "published"):
         if not isinstance(raw.get(field), str):
             return Drop(field_problem(raw.get(field)), f"edit {edit_id}: {field} must be a string")
+
+    if not raw["generated"].strip() and not raw["published"].strip():  # once scored 0/0/0 into the means
+        return Drop("empty_text", f"edit {edit_id}: generated and published are both empty: nothing to score")
     chars = raw.get("characters")
     names = tuple(c for c in chars if isinstance(c, str)) if isinstance(chars, list) else ()
     story = raw.get("story_id")

@@ -102,7 +102,11 @@ def spacy_status(name: str | None) -> str | None:
         return "no --spacy-model given"
     import spacy.util
 
-    if not (spacy.util.is_package(name) or os.path.isdir(name)):
+    if os.path.isdir(name):
+        if not os.path.isfile(os.path.join(name, "meta.json")):  # spacy.load raised E053, losing the job
+            return f"{name!r} is a folder but not a spaCy pipeline (no meta.json)"
+        return None
+    if not spacy.util.is_package(name):
         return f"spaCy pipeline {name!r} is not installed"
     return None
 

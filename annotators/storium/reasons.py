@@ -13,6 +13,7 @@ REASONS: dict[str, str] = {
     "(every segment needs at least one token)",
     "unalignable_tokens": "the edit's USER tokens cannot be mapped back to character spans "
     "(a case-folding oddity), so its preserved text is not analysed",
+    "empty_text": "the edit's generated and published texts are both empty or only spaces: nothing to score",
 }
 
 _READING = (
@@ -38,6 +39,7 @@ STORIUM_REASONS: tuple[str, ...] = _READING + (
 
 EDITS_REASONS: tuple[str, ...] = tuple(c for c in _READING if c != "empty_file") + (
     "blank_line",
+    "empty_text",
     "unalignable_tokens",
     "over_size_limit",
 )

@@ -179,6 +179,9 @@ EDIT_LINES = [  # (line bytes, the reason it gets or None when it is scored)
     (b'{"id": "deep", "generated": ' + b"[" * 100_000 + b"}", "malformed_json"),
     (json.dumps({"id": "rep", "generated": "a b " * 2000, "published": "b a c " * 1400}).encode(), "over_size_limit"),
     (b'{"id": "ok3", "generated": "end", "published": "the end"}', None),
+    (b'{"id": "empty", "generated": "", "published": ""}', "empty_text"),  # once scored 0/0/0
+    (b'{"id": "spaces", "generated": " ", "published": "\\n "}', "empty_text"),
+    (b'{"id": "written", "generated": "", "published": "the end"}', None),  # all the writer's: scored
 ]
 
 
@@ -197,7 +200,7 @@ def test_edits_fault_table(tmp_path, capsys):
     }
     s = stats(out)
     assert s["stages"]["edits"]["read"] == len(EDIT_LINES)
-    assert s["tables"]["edits"] == 3
+    assert s["tables"]["edits"] == 4
     assert json.loads(rejects(out).query("reason == 'encoding'").detail.iloc[0])["charset"] in ("gb18030", "big5hkscs")
 
 
@@ -628,3 +631,14 @@ def test_overlap_against_a_reference_with_no_readable_row_says_so(tmp_path, caps
     argv[-1] = str(tmp_path / "out2")
     assert run_job("overlap", argv, capsys)[0] == 0
     assert "no readable rows" not in (tmp_path / "out2" / "summary.md").read_text(encoding="utf-8")
+
+
+def test_edits_with_a_folder_that_is_no_spacy_pipeline_skips_the_analysis(tmp_path, capsys):
+    """spacy.load raised E053 on an empty folder in every worker and the whole job was lost."""
+    edits = tmp_path / "edits.jsonl"
+    edits.write_text('{"id": "ok", "generated": "a dog ran", "published": "a dog ran far"}\n')
+    argv = ["--edits", str(edits), "--spacy-model", str(_mkdir(tmp_path / "nomodel")), "--output", str(tmp_path / "o")]
+    code, err = run_job("edits", argv, capsys)
+    assert code == 0 and "Traceback" not in err, err
+    assert stats(tmp_path / "o")["tables"]["edits"] == 1
+    assert "not a spaCy pipeline" in (tmp_path / "o" / "CARD.md").read_text(encoding="utf-8")

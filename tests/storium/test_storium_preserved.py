@@ -45,4 +45,6 @@ def test_punctuation_tokens_are_not_counted_and_merge_sums():
 def test_spacy_status_explains_why_analysis_is_skipped(tmp_path):
     assert spacy_status(None) == "no --spacy-model given"
     assert "is not installed" in spacy_status("xx_no_such_pipeline")
+    assert "not a spaCy pipeline (no meta.json)" in spacy_status(str(tmp_path))  # spacy.load failed on it
+    (tmp_path / "meta.json").write_text("{}")
     assert spacy_status(str(tmp_path)) is None
