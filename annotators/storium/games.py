@@ -194,8 +194,16 @@ def parse_entry(story_id: str, scene_index: int, entry_index: int, raw: Any, see
 def _scenes_and_entries(story_id: str, raw_scenes: list) -> tuple[list, list, list]:
     scenes, items, cards, seen, position = [], [], [], set(), 0
     for s_index, raw_scene in enumerate(raw_scenes):
-        scene = raw_scene if isinstance(raw_scene, dict) else {}
-        raw_entries = scene.get("entries") if isinstance(scene.get("entries"), list) else []
+        if not isinstance(raw_scene, dict):  # once an empty scene row, with no reject
+            what = f"scene {s_index} is a {type(raw_scene).__name__}, not an object"
+            items.append(Item(f"{story_id}:scene{s_index}", Drop("bad_field_type", what)))
+            continue
+        scene = raw_scene
+        raw_entries = scene.get("entries")
+        if raw_entries is not None and not isinstance(raw_entries, list):  # once read as no entries
+            what = f"scene {s_index}: entries is a {type(raw_entries).__name__}, not a list"
+            items.append(Item(f"{story_id}:scene{s_index}:entries", Drop("bad_field_type", what)))
+        raw_entries = raw_entries if isinstance(raw_entries, list) else []
         for e_index, raw_entry in enumerate(raw_entries):
             result = parse_entry(story_id, s_index, position, raw_entry, seen)
             items.append(Item(f"{story_id}:scene{s_index}:entry{e_index}", result))
@@ -228,7 +236,15 @@ def parse_game(input_id: str, data: bytes) -> Game | Drop:
         return Drop("no_characters", f"game {story_id}")
     if not isinstance(scenes, list) or not scenes:
         return Drop("no_scenes", f"game {story_id}")
-    char_items = [Item(f"{story_id}:character{i}", parse_character(story_id, c)) for i, c in enumerate(chars)]
+    char_items, char_ids = [], set()
+    for i, c in enumerate(chars):
+        record = parse_character(story_id, c)
+        if isinstance(record, Character):
+            if record.character_id in char_ids:  # once two rows with one id, the last used in packing
+                record = Drop("duplicate_id", f"character {record.character_id} again (the first is kept)")
+            else:
+                char_ids.add(record.character_id)
+        char_items.append(Item(f"{story_id}:character{i}", record))
     if not any(isinstance(item.record, Character) for item in char_items):
         return Drop("no_usable_character", f"game {story_id}: no character has a character_seq_id")
     scene_rows, entry_items, cards = _scenes_and_entries(story_id, scenes)

@@ -242,10 +242,25 @@ def test_storium_fault_table(tmp_path, capsys):
     first["description"] = 12345
     (games / "g_types.json").write_text(json.dumps(game), encoding="utf-8")
     (games / "g_utf16.json").write_bytes((FIX / "storium/g_garden.json").read_text(encoding="utf-8").encode("utf-16"))
+    odd = json.loads((FIX / "storium/g_orchard.json").read_text(encoding="utf-8"))
+    odd["scenes"] += ["notascene", None, {"entries": "abc"}]  # once empty scenes, no reject
+    odd["characters"].append(dict(odd["characters"][0], name="Twin"))  # a repeated character_seq_id
+    (games / "g_odd.json").write_text(json.dumps(odd), encoding="utf-8")
     code, err = run_job("storium", ["--games", str(games), "--output", str(tmp_path / "out")], capsys)
     assert code == 0 and "Traceback" not in err
-    reasons = sorted(rejects(tmp_path / "out").reason)
-    assert reasons.count("bad_field_type") == 2 and "utf16" in reasons
+    rows = rejects(tmp_path / "out")
+    reasons = sorted(rows.reason)
+    assert "utf16" in reasons
+    scene_rows = {r.input_id.split(":", 1)[1]: r.reason for r in rows.itertuples() if ":scene" in r.input_id}
+    n = len(odd["scenes"])
+    assert {k: scene_rows.get(k) for k in (f"scene{n - 3}", f"scene{n - 2}", f"scene{n - 1}:entries")} == {
+        f"scene{n - 3}": "bad_field_type",
+        f"scene{n - 2}": "bad_field_type",
+        f"scene{n - 1}:entries": "bad_field_type",
+    }
+    assert "duplicate_id" in set(rows[rows.input_id.str.contains(":character")].reason)
+    characters = pd.read_parquet(tmp_path / "out" / "characters")
+    assert characters.character_id.is_unique and "Twin" not in set(characters.name)
     stats(tmp_path / "out")
 
 

@@ -69,7 +69,8 @@ def test_cards_record_how_they_were_used():
 def test_bad_entries_and_characters_become_items_with_reasons():
     game = load("g_orchard.json")
     reasons = [e.reason for _, e in game.entry_items if isinstance(e, Drop)]
-    assert reasons == ["missing_field", "missing_field", "not_an_object"]
+    # the third scene is a string: a bad_field_type item (it was an empty scene row, no reject)
+    assert reasons == ["missing_field", "missing_field", "not_an_object", "bad_field_type"]
     char_reasons = [c.reason for _, c in game.character_items if isinstance(c, Drop)]
     assert char_reasons == ["missing_field", "not_an_object"]
     entries = {e.seq_id: e for e in game.entries()}
@@ -77,7 +78,7 @@ def test_bad_entries_and_characters_become_items_with_reasons():
     assert entries["402"].text == ""  # a null description is empty text
     quick = [c for c in game.cards if c.name == "Quick"][0]
     assert quick.card_id == "9" and quick.description == ""
-    assert len(game.scenes) == 3 and [s.n_entries for s in game.scenes] == [6, 0, 0]
+    assert len(game.scenes) == 2 and [s.n_entries for s in game.scenes] == [6, 0]
 
 
 def test_duplicate_seq_id_keeps_the_first():

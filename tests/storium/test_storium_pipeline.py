@@ -95,6 +95,7 @@ def test_accounting_balances_with_reasons(out):
         "duplicate_id": 1,
         "not_an_object": 1,
         "missing_field": 2,
+        "bad_field_type": 1,  # g_orchard's third scene is a string
     }
     check_rejects(out)
     rejects = table(out, "rejects")
