@@ -25,6 +25,7 @@ import dataclasses
 import functools
 import json
 import operator
+import os
 import sys
 from collections.abc import Sequence
 
@@ -260,6 +261,13 @@ def run(argv: Sequence[str] | None = None) -> int:
     config = config_from_args(args, EvalConfig)
     if config.problem():
         parser.error(config.problem())
+    if config.task in GLGE_TASKS and os.path.isdir(args.gold):
+        # a GLGE org_data folder holds every split's .tgt: they were all read, the first of
+        # colliding line keys won, and perfect predictions scored 56 against the wrong lines
+        split_file = os.path.join(args.gold, f"{config.split}.tgt")
+        if not os.path.isfile(split_file):
+            parser.error(f"--gold {args.gold}: a folder with no {config.split}.tgt (give the gold .tgt file)")
+        args.gold = split_file
     out = staging_path(args.output)
     rouge_db = wordnet_exc.load(config.rouge_wordnet, config.rouge_wordnet_exc) if config.uses_rouge155() else None
     stats_config = {

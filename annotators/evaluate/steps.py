@@ -174,13 +174,23 @@ def parse_gold_line(element: tuple[str, bytes], config: EvalConfig) -> list[Gold
     return [Gold(key, input_id, example_id or key, record)]
 
 
+# a table's split column keeps the papers' names ("val"), its files Hugging Face's ("validation-*")
+_SPLIT_NAMES = {"val": "validation", "valid": "validation", "dev": "validation"}
+
+
+def same_split(name: str | None) -> str | None:
+    """A split's name as --split and the split column compare it: `--split validation` (the
+    name the table's files show) once matched no row of a table whose rows say "val"."""
+    return _SPLIT_NAMES.get(name, name)
+
+
 def parse_gold_row(element: tuple[str, dict], config: EvalConfig) -> list[Gold] | Drop:
     """One row of a storybench table (lot/<task>/ or chapterbreak examples/); rows of other
     splits pass with no output. The key is the id; line alignment renumbers later."""
     input_id, row = element
     if READ_ERROR in row:
         return Drop("unreadable_file", row[READ_ERROR])
-    if config.task != "chapterbreak" and row.get("split") != config.split:
+    if config.task != "chapterbreak" and same_split(row.get("split")) != same_split(config.split):
         return []
     example_id = row.get("example_id")
     if not isinstance(example_id, str) or not example_id:

@@ -130,3 +130,16 @@ def test_table_gold_by_line_is_numbered_in_example_id_order():
             scores | beam.Map(lambda s: (s.key, s.example_id, s.values["bleu-1"])),
             equal_to([("1", "m", 1.0), ("2", "z", 1.0)]),
         )
+
+
+def test_split_validation_takes_the_rows_a_table_calls_val():
+    """The LOT tables' files say `validation-*` and their rows `val`: --split validation matched
+    no row, and every prediction became unexpected_prediction."""
+    from annotators.evaluate.config import EvalConfig
+    from annotators.evaluate.steps import parse_gold_row
+
+    row = {"example_id": "e1", "split": "val", "label": "1", "story": "s", "plot0": "a", "plot1": "b"}
+    for split in ("val", "validation", "valid", "dev"):
+        got = parse_gold_row(("t:1", row), EvalConfig(task="clozet", split=split))
+        assert [g.key for g in got] == ["e1"], split
+    assert parse_gold_row(("t:1", row), EvalConfig(task="clozet", split="test")) == []

@@ -657,3 +657,16 @@ def test_edits_with_a_folder_that_is_no_spacy_pipeline_skips_the_analysis(tmp_pa
     assert code == 0 and "Traceback" not in err, err
     assert stats(tmp_path / "o")["tables"]["edits"] == 1
     assert "not a spaCy pipeline" in (tmp_path / "o" / "CARD.md").read_text(encoding="utf-8")
+
+
+def test_evaluate_a_glge_gold_folder_takes_its_split_file(tmp_path, capsys):
+    """A GLGE org_data folder as --gold read dev, test and train .tgt alike: perfect
+    predictions scored against the wrong lines."""
+    folder = FIX / "glge" / "tiny_data" / "org_data"
+    argv = ["--task", "xsum", "--predictions", str(folder / "test.tgt"), "--gold", str(folder)]
+    code, err = run_job("evaluate", argv + ["--output", str(tmp_path / "out")], capsys)
+    assert code == 0, err
+    metrics = pd.read_parquet(tmp_path / "out" / "metrics")
+    assert set(metrics.value) == {100.0}
+    code, err = run_job("evaluate", argv + ["--split", "nosuch", "--output", str(tmp_path / "out2")], capsys)
+    assert_one_error_line(code, err, "evaluate", "a folder with no nosuch.tgt")
