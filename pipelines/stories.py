@@ -27,7 +27,7 @@ from annotators.core.lsh_sets import ComponentMember
 from annotators.core.near_dup import NearDupConfig, bands_rows, id_components
 from annotators.stories import steps
 from annotators.stories.card import stories_card
-from annotators.stories.clean import CleanConfig
+from annotators.stories.clean import CleanConfig, word_limits
 from annotators.stories.site_spec import SiteSpec, parse_spec
 from pipelines.engine import (
     Gather,
@@ -499,6 +499,12 @@ def run(argv: Sequence[str] | None = None) -> None:
     if not (args.pages or args.input) or (args.pages and not args.site):
         fail("stories", "give --pages with --site, and/or --input")
     clean = config_from_args(args, CleanConfig)
+    defaults = CleanConfig()
+    if clean.paper_length_filter and (clean.min_words, clean.max_words) != (defaults.min_words, defaults.max_words):
+        # the paper's 50-500 was applied while stats.json and the card recorded the flags' values
+        fail("stories", "--paper-length-filter applies LOT's 50-500 words: give it or --min-words/--max-words")
+    if clean.max_words and clean.min_words > clean.max_words:
+        fail("stories", f"--min-words {clean.min_words} is above --max-words {clean.max_words}: no story could pass")
     near = config_from_args(args, NearDupConfig, threshold=args.near_dup_threshold)
     if near.shingle < 1 or (near.sketch == "oph" and near.num_perm & (near.num_perm - 1)):
         fail(
@@ -512,6 +518,7 @@ def run(argv: Sequence[str] | None = None) -> None:
         fail("stories", f"--near_dup_threshold and --num-perm: {exc}")
     config = {
         "clean": dataclasses.asdict(clean),
+        "word_limits": list(word_limits(clean)),  # what is applied (fewest, most; 0: no limit)
         "near_dup": dataclasses.asdict(near),
         "site": args.site,
         "pages": args.pages,

@@ -378,6 +378,8 @@ def test_lot_utf16_and_empty_files(tmp_path, capsys):
             "--n: must be at least 1",
         ),
         ("stories", ["--input", str(FIX / "site/dumps"), "--min-han-ratio", "2"], "must be from 0 to 1 (not 2)"),
+        ("stories", ["--input", str(FIX / "site/dumps"), "--paper-length-filter", "--max-words", "100"], "50-500"),
+        ("stories", ["--input", str(FIX / "site/dumps"), "--min-words", "500", "--max-words", "10"], "no story could"),
         ("glge", ["--input", str(FIX / "glge"), "--tasks", "tiny", "nosuch"], "--tasks nosuch: no such task"),
         ("glge", ["--lot", str(FIX / "no_such_build")], "not a folder"),
         (
@@ -385,7 +387,11 @@ def test_lot_utf16_and_empty_files(tmp_path, capsys):
             ["--ao3", str(FIX / "chapterbreak/ao3"), "--heading-styles", "chapters"],
             "'chapters' is not one",
         ),
-        ("chapterbreak", ["--ao3", str(FIX / "chapterbreak/ao3"), "--prefix-lengths", "256,-5"], "at least 1 (not -5)"),
+        (
+            "chapterbreak",
+            ["--ao3", str(FIX / "chapterbreak/ao3"), "--prefix-lengths", "256,-5"],
+            "must be from 1 to 2147483648 (not -5)",
+        ),
         ("chapterbreak", ["--ao3", str(FIX / "chapterbreak/ao3"), "--n-negatives", "0"], "--n-negatives: must be"),
         ("chapterbreak", ["--ao3", str(FIX / "chapterbreak/ao3"), "--duplicate-threshold", "2"], "from 0 to 1"),
     ],
