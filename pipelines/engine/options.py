@@ -27,6 +27,7 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions,
 
 from pipelines.engine import pool, sorted_tables
 from pipelines.engine.report import LOCAL_RUNNERS
+from pipelines.engine.usage import warn
 
 
 class JobArgumentParser(argparse.ArgumentParser):
@@ -69,7 +70,7 @@ class JobArgumentParser(argparse.ArgumentParser):
     def spelled(self, argv: Sequence[str]) -> list[str]:
         """`argv` with each known long option in its added spelling (up to a lone `--`); an
         abbreviation (argparse takes a unique prefix) in the spelling of the options it begins."""
-        out, options, seen = [], True, set()
+        out, options, seen, repeated = [], True, set(), []
         for token in argv:
             if options and token == "--":
                 options = False
@@ -79,9 +80,11 @@ class JobArgumentParser(argparse.ArgumentParser):
                 token = spelled + eq + value
                 if spelled in self.single:
                     if spelled in seen:  # argparse keeps the last: `--gutenberg A --gutenberg B` read B only
-                        self.error(f"argument {spelled}: given more than once (only the last would count)")
+                        repeated.append(spelled)
                     seen.add(spelled)
             out.append(token)
+        for flag in dict.fromkeys(repeated):  # a warning, not an error: scripts append overrides
+            warn(f"{flag} is given more than once: only the last one counts ({self.prog})")
         return out
 
     def _spelling(self, name: str) -> str:

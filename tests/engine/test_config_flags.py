@@ -165,13 +165,13 @@ def test_a_remote_runner_gets_the_flags_beam_does_not_know():
     assert options.get_all_options(retain_unknown_options=True)["some_service_option"] == "7"
 
 
-def test_a_flag_given_twice_is_an_error_not_the_last_one_silently():
-    """`--gutenberg A --gutenberg B` read B only: argparse keeps the last value of a flag."""
+def test_a_flag_given_twice_is_said_not_taken_silently(capsys):
+    """`--gutenberg A --gutenberg B` read B only, without a word (argparse keeps the last value
+    of a flag); scripts that append an override (`--seed 4` after `--seed 3`) still run."""
     from pipelines.chapterbreak import build_parser
 
-    with pytest.raises(SystemExit):
-        parse_job_args(build_parser(), ["--gutenberg", "a", "--gutenberg=b", "--output", "o"])
-    with pytest.raises(SystemExit):
-        parse_job_args(build_parser(), ["--gutenberg", "a", "--output", "o", "--output", "p"])
+    args, _ = parse_job_args(build_parser(), ["--gutenberg", "a", "--gutenberg=b", "--output", "o"])
+    err = capsys.readouterr().err
+    assert args.gutenberg == "b" and "warning: --gutenberg is given more than once: only the last one counts" in err
     args, _ = parse_job_args(build_parser(), ["--gutenberg", "a", "--output", "o", "--subsets", "cause,dialogue"])
-    assert args.gutenberg == "a" and args.output == "o"
+    assert args.gutenberg == "a" and "more than once" not in capsys.readouterr().err
