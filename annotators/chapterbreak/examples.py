@@ -221,14 +221,15 @@ def chapter_examples(
             if config.negatives_from != "future" or len(chapters) - gold - 1 >= config.min_later_chapters
         ]
     )
-    rows, skipped = [], 0
+    rows, short, no_gold, few = [], 0, 0, 0
     for gold in range(1, len(chapters)):
         later = list(range(gold + 1, len(chapters)))
         if len(later) < config.min_later_chapters and config.negatives_from == "future":
+            short = len(chapters) - gold
             break
         gold_text = suffix(book, gold, gold, config)
         if gold_text is None:  # no verbatim gold of exactly suffix_tokens tokens
-            skipped += 1
+            no_gold += 1
             continue
         rng = rng_for(seed, book_id, "chapter", gold)
         if config.negatives_from == "out_of_book":
@@ -238,16 +239,18 @@ def chapter_examples(
             cands = [c for c in cands if c.text is not None and c.text != gold_text]
             negs = rng.sample(cands, config.n_negatives) if len(cands) >= config.n_negatives else None
         if not negs:
-            skipped += 1
+            few += 1
             continue
         rows.extend(
             example_rows(book, book_id, source, "chapter", gold, book.ends[gold - 1], gold_text, negs, seed, config)
         )
     if not rows:
+        where = "later chapters" if config.negatives_from == "future" else "other books' openings"
         return Drop(
             "no_usable_boundary",
-            f"{len(chapters)} chapters; a boundary needs "
-            f"{config.min_later_chapters} chapters after the gold ({skipped} skipped)",
+            f"{len(chapters)} chapters, {max(len(chapters) - 1, 0)} boundaries: {short} with fewer than "
+            f"{config.min_later_chapters} chapters after the gold, {no_gold} without a gold of exactly "
+            f"{config.suffix_tokens} tokens, {few} without {config.n_negatives} usable negatives ({where})",
         )
     return rows
 

@@ -112,21 +112,23 @@ def book_examples(
     pool = sorted(pool) if pool is not None else None
     chapters = book_chapters(book)
     text = BookText(chapters, config.tokenizer)  # tokenised once for every kind of boundary
-    rows = []
+    rows, why = [], ""
     if book["chapters"]:
         found = chapter_examples(
             book["book_id"], book["source"], chapters, seed=seed, config=config, pool=pool, book=text
         )
-        rows = [] if isinstance(found, Drop) else found
+        rows, why = ([], found.detail) if isinstance(found, Drop) else (found, "")
     for kind in config.subsets:
         rows += subset_examples(book["book_id"], book["source"], chapters, kind, seed=seed, config=config, book=text)
-    if not rows:
-        return Drop(
-            "no_usable_boundary",
-            f"{len(book['chapters'])} chapters; no boundary with "
-            f"{config.min_later_chapters} later chapters and no usable {'/'.join(config.subsets) or 'subset'} "
-            f"position (a subset boundary needs {config.n_negatives} later ones)",
+    if not rows:  # why each kind of boundary gave nothing (a generic text once hid it)
+        subsets = (
+            f"no usable {'/'.join(config.subsets)} position (a subset boundary needs {config.n_negatives} later "
+            "chapters)"
+            if config.subsets
+            else "no subset asked for"
         )
+        head = why or f"{len(book['chapters'])} chapters"
+        return Drop("no_usable_boundary", f"{head}; {subsets}")
     return rows
 
 

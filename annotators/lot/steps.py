@@ -348,7 +348,11 @@ def clozet_step(
         stories = list(group["story"])
         anns = sorted(group["ann"], key=lambda a: input_order(a["input_id"]))
         if not stories:
-            return [(a["input_id"], Drop("unknown_story", f"no story with id {story_id!r}")) for a in anns]
+            why = (  # "no story with id" was untrue of a story that was read, then dropped
+                f"no kept story has id {story_id!r}: the id is not in --stories, or its story was rejected "
+                "(an exact or near duplicate of another, too short, ...: see its rows in rejects/)"
+            )
+            return [(a["input_id"], Drop("unknown_story", why)) for a in anns]
         problem = whole_story_problem(stories[0], limits, "ClozeT")
         if problem is not None:
             return [(a["input_id"], problem) for a in anns]

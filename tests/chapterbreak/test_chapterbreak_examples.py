@@ -94,7 +94,14 @@ def test_caption_gold_starts_with_a_clean_heading_and_prefix_has_no_contents():
 
 
 def test_too_few_chapters_is_a_drop_and_keep_headings_option():
-    assert chapter_examples("b", "pg19", make_chapters(6), seed=0).reason == "no_usable_boundary"
+    dropped = chapter_examples("b", "pg19", make_chapters(6), seed=0)
+    assert dropped.reason == "no_usable_boundary"
+    assert dropped.detail.startswith("6 chapters, 5 boundaries: 5 with fewer than 5 chapters after the gold, 0 ")
+    few = chapter_examples("b", "pg19", make_chapters(8), seed=0, config=ExampleConfig(n_negatives=100))
+    assert few.detail == (  # once "(2 skipped)"
+        "8 chapters, 7 boundaries: 5 with fewer than 5 chapters after the gold, 0 without a gold of "
+        "exactly 128 tokens, 2 without 100 usable negatives (later chapters)"
+    )
     rows = chapter_examples("b", "pg19", make_chapters(7), seed=0, config=ExampleConfig(headings="keep"))
     assert len(rows) == 1 and sorted(n.split("\n")[0] for n in rows[0]["negatives"]) == [
         f"CHAPTER {i}" for i in range(3, 8)

@@ -272,7 +272,13 @@ def test_clozet_rejects_bad_and_unmatched_annotations():
             report.by_stage["clozet"],
             equal_to(
                 [
-                    reject("clozet", "n.jsonl:1", "unknown_story", "no story with id 'zzz'"),
+                    reject(
+                        "clozet",
+                        "n.jsonl:1",
+                        "unknown_story",
+                        "no kept story has id 'zzz': the id is not in --stories, or its story was rejected "
+                        "(an exact or near duplicate of another, too short, ...: see its rows in rejects/)",
+                    ),
                     reject("clozet", "n.jsonl:2", "first_sentence", "the right sentence may not be the first sentence"),
                 ]
             ),
