@@ -21,7 +21,7 @@ REASONS: dict[str, str] = {
 
 SHARED_USED = (
     "unreadable_file",
-    "undecodable",
+    "not_utf8",
     "blank_line",
     "malformed_json",
     "not_an_object",

@@ -53,7 +53,7 @@ def _json_object(raw: bytes) -> dict | Drop:
     try:
         text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
     except UnicodeDecodeError as exc:
-        return Drop("undecodable", f"not UTF-8: {exc}")
+        return Drop("not_utf8", f"not UTF-8: {exc}")
     if not text.strip():
         return Drop("blank_line", "empty line (it keeps its line number: later lines do not shift)")
     return json_object(text)
@@ -102,7 +102,7 @@ def text_line(raw: bytes) -> dict | Drop:
     try:
         return {"text": raw.decode("utf-8") if isinstance(raw, bytes) else raw}
     except UnicodeDecodeError as exc:
-        return Drop("undecodable", f"not UTF-8: {exc}")
+        return Drop("not_utf8", f"not UTF-8: {exc}")
 
 
 def parse_prediction(element: tuple[str, bytes], config: EvalConfig) -> list[Prediction] | Drop:
