@@ -28,6 +28,8 @@ REASONS: dict[str, str] = {
     "duplicate_review": "an earlier review of the same SenPos example counts",
     "not_reviewed": "a SenPos val/test example without a review (--senpos-reviewed-only)",
     "review_rejected": "the reviewer discarded the SenPos example (accept: false)",
+    "review_pending": "a SenPos review task fed back with accept still null: nobody reviewed it, so the "
+    "example stays unreviewed",
     "review_dropped_true_position": "the review drops the answer's own candidate position",
     "review_bad_position": "the review drops a candidate position that does not exist",
     # OutGen (LOT 3.4)

@@ -162,8 +162,9 @@ def review_task(example: SenPosExample) -> dict[str, Any]:
         "story": example.story,
         "candidates": candidates,
         "instructions": "Drop every candidate position where the sentence also fits, "
-        "so that exactly one fits; set accept=false to discard the example.",
-        "review": {"accept": True, "drop": []},
+        "so that exactly one fits; set accept=true to keep the example, or accept=false to discard it.",
+        # pending until a reviewer sets accept: a task fed back unedited once counted as reviewed
+        "review": {"accept": None, "drop": []},
     }
 
 
@@ -177,6 +178,8 @@ def parse_review(obj: Any) -> dict[str, Any] | Drop:
     review = obj.get("review", obj)
     if not isinstance(review, dict):
         return Drop("bad_field_type", "review must be an object {accept, drop}")
+    if "accept" in review and review["accept"] is None:
+        return Drop("review_pending", "accept is still null: the task was not reviewed (set it to true or false)")
     if not isinstance(review.get("accept", True), bool):
         return Drop("bad_field_type", "accept must be true or false")
     drop = review.get("drop", [])

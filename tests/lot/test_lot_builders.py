@@ -442,3 +442,15 @@ def test_input_lines_decode_as_the_charset_detection_does():
         want = decode_bytes(raw, html=False)
         got = decode_line(raw)
         assert (got.reason == "undecodable") if want is None else got == want.text, raw
+
+
+def test_a_review_task_fed_back_unedited_is_not_a_review():
+    """Review tasks shipped with accept: true, so feeding them back unedited (the README's cat)
+    marked every SenPos val/test example reviewed and accepted without any human review."""
+    from annotators.lot.senpos import parse_review
+
+    task = {"example_id": "e1", "review": {"accept": None, "drop": []}}
+    dropped = parse_review(task)
+    assert isinstance(dropped, Drop) and dropped.reason == "review_pending"
+    assert parse_review({"example_id": "e1", "review": {"accept": True, "drop": [2]}})["drop"] == [2]
+    assert parse_review({"example_id": "e1", "drop": [3]})["accept"] is True  # the short form
