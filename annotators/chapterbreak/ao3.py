@@ -182,7 +182,12 @@ def parse_json_line(input_id: str, raw: bytes) -> list[Ao3Part] | Drop:
         return Drop("no_chapter_list", "the work has no `chapters` list and no dump `text`")
     out = []
     for n, ch in enumerate(chapters, start=1):
-        ch = ch if isinstance(ch, dict) else {"text": str(ch)}
+        text = ch.get("text") if isinstance(ch, dict) else ch
+        if not isinstance(text, str) and not (isinstance(ch, dict) and text is None):
+            # null, a number or a list once became a chapter whose text was "None" or "1"
+            what = type(text).__name__
+            return Drop("bad_field_type", f"chapter {n} is a {what}, not text or an object with a `text` string")
+        ch = ch if isinstance(ch, dict) else {"text": ch}
         title = tag_text(ch.get("title")) or tag_text(ch.get("heading")) or ""
         out.append(Ao3Chapter(n, normalise_heading(n, title), title, clean_chapter_text(str(ch.get("text") or ""))))
     words = obj.get("num_words", obj.get("words"))

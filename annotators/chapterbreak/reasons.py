@@ -40,6 +40,8 @@ JOB_REASONS: tuple[str, ...] = (
     "undecodable",
     "malformed_json",
     "not_an_object",
+    "bad_field_type",
+    "truncated_file",
     "duplicate_id",
     "internal_error",
     *REASONS,

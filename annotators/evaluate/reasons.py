@@ -21,6 +21,7 @@ REASONS: dict[str, str] = {
 
 SHARED_USED = (
     "unreadable_file",
+    "truncated_file",
     "not_utf8",
     "blank_line",
     "malformed_json",

@@ -39,6 +39,7 @@ REASONS: dict[str, str] = {
 
 SHARED_USED = (
     "unreadable_file",
+    "truncated_file",
     "binary_file",
     "utf16",
     "undecodable",

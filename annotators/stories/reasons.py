@@ -63,6 +63,7 @@ CRAWL_REASONS: tuple[str, ...] = (
 JOB_REASONS: tuple[str, ...] = CRAWL_REASONS + (
     # reading the page cache and the dumps
     "unreadable_file",
+    "truncated_file",
     "undecodable",
     "blank_line",
     "malformed_json",

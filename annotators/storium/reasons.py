@@ -18,6 +18,7 @@ REASONS: dict[str, str] = {
 
 _READING = (
     "empty_file",
+    "truncated_file",
     "malformed_json",
     "utf16",
     "encoding",

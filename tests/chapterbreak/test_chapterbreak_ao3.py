@@ -220,3 +220,12 @@ def test_a_page_without_a_charset_that_is_not_utf8_is_read_as_windows_1252():
     assert decode_page(page.encode("utf-8")) == page
     gbk = '<html><head><meta charset="gbk"></head><body>小猫</body></html>'
     assert decode_page(gbk.encode("gbk")) == gbk  # a declared charset still stands
+
+
+@pytest.mark.parametrize("chapters", [[None, "b c"], ["a b", 1, "c"], ["a", ["x"]], [{"text": 5}]])
+def test_a_chapter_that_is_no_text_is_a_bad_field_type(chapters):
+    """`"chapters": [null, ...]` once became chapters whose text was "None" or "1"."""
+    got = parse_json_line("x:1", json.dumps({"work_id": "7", "chapters": chapters}).encode())
+    assert isinstance(got, Drop) and got.reason == "bad_field_type" and "not text" in got.detail
+    (part,) = parse_json_line("x:1", json.dumps({"work_id": "7", "chapters": ["a b", {"text": "c"}]}).encode())
+    assert [c.text for c in part.chapters] == ["a b", "c"]
