@@ -422,8 +422,10 @@ def run(argv=None):
         attachments=harness_tasks.attachments,
     )
 
-    kept, records = read_lines_or_rows(p, args.stories, STORY_EXTS) | "ParseStories" >> ParseStories(
-        report, story_cfg, reread=functools.partial(read_lines_or_rows, p, args.stories, STORY_EXTS)
+    # a --stories folder gives every story file in it, parquet and JSON lines alike (its JSON
+    # lines were skipped when it also held parquet)
+    kept, records = read_lines_or_rows(p, args.stories, STORY_EXTS, mixed=True) | "ParseStories" >> ParseStories(
+        report, story_cfg, reread=functools.partial(read_lines_or_rows, p, args.stories, STORY_EXTS, mixed=True)
     )
     report.declare("prepare")  # stats.json lists the stages in the order a story meets them
     if args.annotations:

@@ -261,13 +261,17 @@ def _is_line_file(source: Source) -> bool:
     return not _is_parquet(source)
 
 
-def read_lines_or_rows(p, pattern: str, exts: Sequence[str], label: str = ""):
+def read_lines_or_rows(p, pattern: str, exts: Sequence[str], label: str = "", *, mixed: bool = False):
     """(input_id, raw line bytes | parquet row dict) for every record of a pattern's JSON-lines
     and parquet files, matched when the job runs and routed by extension (a local pattern is
     listed now only to leave out a kind it has no file of). `label` tells apart several reads
-    of one pattern."""
-    kinds = {x.endswith(".parquet") for x in expand_input(pattern, exts)} if is_local_path(pattern) else {True, False}
-    sources = p | f"MatchRecords{label}" >> MatchInputs(pattern, exts)
+    of one pattern; `mixed`: a folder's files of every one of `exts` (`expand_input`)."""
+    kinds = (
+        {x.endswith(".parquet") for x in expand_input(pattern, exts, mixed=mixed)}
+        if is_local_path(pattern)
+        else {True, False}
+    )
+    sources = p | f"MatchRecords{label}" >> MatchInputs(pattern, exts, mixed=mixed)
     parts = []
     if False in kinds:
         parts.append(sources | f"LineFiles{label}" >> beam.Filter(_is_line_file) | f"ReadLines{label}" >> ReadLines())

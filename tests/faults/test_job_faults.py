@@ -676,3 +676,18 @@ def test_evaluate_a_glge_gold_folder_takes_its_split_file(tmp_path, capsys):
     assert set(metrics.value) == {100.0}
     code, err = run_job("evaluate", argv + ["--split", "nosuch", "--output", str(tmp_path / "out2")], capsys)
     assert_one_error_line(code, err, "evaluate", "a folder with no nosuch.tgt")
+
+
+def test_lot_stories_folder_reads_parquet_and_json_lines_alike(tmp_path, capsys):
+    """A --stories folder holding parquet and JSON lines read the parquet only, without a word."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    lines = (ROOT / "samples/lot/stories.jsonl").read_text(encoding="utf-8").splitlines()
+    folder = _mkdir(tmp_path / "stories")
+    (folder / "b.jsonl").write_text("\n".join(lines[:10]) + "\n", encoding="utf-8")
+    rows = [json.loads(x) for x in lines[10:20]]
+    pq.write_table(pa.Table.from_pylist([{"id": r["id"], "story": r["story"]} for r in rows]), folder / "a.parquet")
+    code, err = run_job("lot", ["--stories", str(folder), "--splits", "8,1,1", "--output", str(tmp_path / "o")], capsys)
+    assert code == 0, err
+    assert stats(tmp_path / "o")["stages"]["parse"]["read"] == 20
