@@ -54,16 +54,23 @@ def command(output_hint: str, group: str) -> str:
     return f"lm_eval run --model hf --model_args pretrained=MODEL --include_path {output_hint}/{FOLDER} --tasks {group}"
 
 
-def summary(groups: dict[str, list[str]], output_hint: str, notes: list[str]) -> dict:
-    """stats.json's `lm_eval`: the folder, each group with its tasks, the command."""
+READS = "this folder's parquet files"  # what the tasks read, unless a build says otherwise
+
+
+def summary(groups: dict[str, list[str]], output_hint: str, notes: list[str], reads: str = READS) -> dict:
+    """stats.json's `lm_eval`: the folder, each group with its tasks, the command, what the
+    tasks read (`reads`)."""
     first = next(iter(groups)) if groups else ""
-    return {
+    info = {
         "folder": FOLDER,
         "harness": HARNESS,
         "groups": groups,
         "command": command(output_hint, first) if groups else "",
         "notes": notes,
     }
+    if reads != READS:  # named only where it is not the tables (GLGE's line files)
+        info["reads"] = reads
+    return info
 
 
 def card_section(stats: dict) -> str:
@@ -72,11 +79,14 @@ def card_section(stats: dict) -> str:
     if not info:
         return ""
     lines = ["## Scoring a model (lm-evaluation-harness)", ""]
-    if not info["groups"]:
-        return "\n".join(lines + ["No task could be written: no table has a test split with rows.", ""])
+    if not info["groups"]:  # the notes say why when they can (a GLGE build of tasks GLGE has no metric for)
+        why = info["notes"][-1] if info.get("notes") and info["notes"][-1].startswith("No harness task") else ""
+        why = why[:1].lower() + why[1:]
+        return "\n".join(lines + [f"No task could be written: {why or 'no table has a test split with rows.'}", ""])
+    reads = info.get("reads", READS)
     lines += [
         f"`{info['folder']}/` holds lm-evaluation-harness tasks ({info['harness']}, which `make setup` "
-        "installs) that read this folder's parquet files by paths relative to the task files, so "
+        f"installs) that read {reads} by paths relative to the task files, so "
         "they run from any directory and after the folder moves. With OUT this folder (e.g. "
         "`output/lot`):",
         "",

@@ -107,4 +107,4 @@ def attachments(stats: dict) -> tuple[dict[str, str], dict]:
     ]
     if others:
         notes.append(f"No harness task for {', '.join(others)}: not a GLGE task with a GLGE metric.")
-    return files, common.summary(groups, "OUT", notes)
+    return files, common.summary(groups, "OUT", notes, reads="this folder's `.src`/`.tgt` line files")

@@ -231,3 +231,17 @@ def test_glge_line_files_split_as_the_jobs_split_them(tmp_path, monkeypatch):
     ds = utils.load_lines(data_files={"test": {"source": "../data/test.src", "target": "../data/test.tgt"}})
     rows = ds["test"].to_list()
     assert [(r["source"], r["target"]) for r in rows] == [("one", "1"), ("two\r(stray)", "2"), ("three", "3")]
+
+
+def test_glge_card_says_what_its_tasks_read_and_why_none_was_written():
+    """The GLGE card said its tasks read parquet files (they read the .src/.tgt files), and a
+    build of non-GLGE task names said 'no table has a test split with rows'."""
+    from annotators.harness.common import card_section
+
+    levels = {level: {"train_size": 4} for level in glge_tasks.LEVELS}
+    _, info = glge_tasks.attachments({"glge": {"xsum": {"sizes": {"test": 3}, "levels": levels}}})
+    assert "read this folder's `.src`/`.tgt` line files" in card_section({"lm_eval": info})
+    _, none = glge_tasks.attachments({"glge": {"mytask": {"sizes": {"test": 3}, "levels": levels}}})
+    assert "No task could be written: no harness task for mytask: not a GLGE task" in card_section({"lm_eval": none})
+    _, lot = lot_tasks.attachments(LOT_STATS)
+    assert "reads" not in lot and "read this folder's parquet files" in card_section({"lm_eval": lot})
