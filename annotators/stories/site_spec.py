@@ -188,7 +188,11 @@ def parse_spec(text: str, *, yaml_format: bool = False) -> SiteSpec:
         else:
             data = json.loads(text)
     except Exception as exc:  # both parsers raise their own error types
-        raise SpecError(f"unreadable site spec: {exc}") from exc
+        # PyYAML's message spans lines (the context, a caret): one line, with where it is
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        first = getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise SpecError(f"unreadable site spec: {first}{where}".strip()) from exc
     return spec_from_dict(data)
 
 

@@ -260,3 +260,11 @@ def test_sighup_in_process_stops_cleanly_too(tmp_path, capsys):
         assert "stopped by SIGHUP" in capsys.readouterr().err
         assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL  # the handler is put back
         resume_fetches_nothing_it_had(tmp_path, site, argv, site.paths())
+
+
+def test_a_yaml_spec_that_does_not_parse_is_one_line_with_where(tmp_path, capsys):
+    """PyYAML's message spans several lines (its context and a caret)."""
+    spec = tmp_path / "site.yaml"
+    spec.write_text("name: x\nfollow: [1, 2\nstory: 3\n", encoding="utf-8")
+    err = one_line_error(capsys, ["--site", str(spec), "--output", str(tmp_path / "out")])
+    assert "unreadable site spec: expected ',' or ']', but got ':' (line 3, column 6)" in err, err
