@@ -164,6 +164,8 @@ def gutenberg_key(element: tuple[str, bytes], config: ChapterConfig, keep_unchap
     (title page and contents included), so a copy whose chapters are found and one whose
     are not compare on the same text; [] for a file it rejects."""
     input_id, raw = element
+    if isinstance(raw, Drop):  # a compressed file that broke: the first read rejected it
+        return []
     cleaned = clean_book(raw)
     if isinstance(cleaned, Drop):
         return []
@@ -230,6 +232,8 @@ def keyed_boundary_stat(row: dict) -> tuple[str, BoundaryStat]:
 
 def accepted(element, step, *args) -> list:
     """The outputs of `step(element, *args)`, none when it is a Drop (a second read whose
-    first read's stages already counted and rejected it)."""
+    first read's stages already counted and rejected it, a compressed file that broke included)."""
+    if isinstance(element, tuple) and len(element) == 2 and isinstance(element[1], Drop):
+        return []
     result = step(element, *args)
     return [] if isinstance(result, Drop) else list(result)

@@ -203,7 +203,12 @@ def read_content(path: str) -> bytes | Drop:
         return read_bytes(path)
     try:
         with open_checked(path) as f:
-            return f.read()
+            chunks = []
+            while True:  # to the end: a break is raised by the read after the last bytes before it
+                chunk = f.read(1 << 20)
+                if not chunk:
+                    return b"".join(chunks)
+                chunks.append(chunk)
     except ReadBreak as exc:
         return broken_read(exc, 0)
 

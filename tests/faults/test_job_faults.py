@@ -578,6 +578,22 @@ def test_compressed_line_and_file_inputs_are_read_decompressed(tmp_path, capsys)
         "duplicate_book": 1
     }
 
+    # a whole-file input cut short: a truncated_file row, never the part before the cut as a whole
+    # file (a gzipped book cut in half was built as a shorter book)
+    packed = gzip.compress(book.read_bytes())
+    (books / "c.txt.gz").write_bytes(packed[: len(packed) // 2])
+    code, err = run_job("chapterbreak", ["--gutenberg", str(books), "--output", str(tmp_path / "cb2")], capsys)
+    assert code == 0 and "Traceback" not in err, err
+    cut = rejects(tmp_path / "cb2").query("input_id == 'c.txt.gz'")
+    assert list(cut.reason) == ["truncated_file"] and json.loads(cut.detail.iloc[0])["content_bytes_read"] > 0
+    games = _mkdir(tmp_path / "games")
+    packed = gzip.compress((FIX / "storium/g_desert.json").read_bytes())
+    (games / "g.json.gz").write_bytes(packed[: len(packed) // 2])
+    shutil.copy(FIX / "storium/g_garden.json", games / "h.json")
+    code, err = run_job("storium", ["--games", str(games), "--output", str(tmp_path / "st2")], capsys)
+    assert code == 0 and "Traceback" not in err, err
+    assert list(rejects(tmp_path / "st2").query("stage == 'games'").reason) == ["truncated_file"]
+
 
 def test_an_output_that_is_a_file_is_refused_before_the_run(tmp_path, capsys):
     afile = tmp_path / "afile"
