@@ -22,7 +22,7 @@ from annotators.core.outcome import Drop
 from pipelines.engine import JobReport, expand_input, input_names, is_local_path, join, progress, ranges
 from pipelines.engine.compressed import ReadBreak, open_checked
 from pipelines.engine.gather import once, seeded
-from pipelines.engine.readers import BLOCK_BYTES, counted, counted_lines, in_blocks, parquet_batches
+from pipelines.engine.readers import BLOCK_BYTES, broken_read, counted, counted_lines, in_blocks, parquet_batches
 from pipelines.engine.textlines import RangeBlock
 from pipelines.engine.usage import MissingInput, require_folder, warn_empty_files
 
@@ -37,19 +37,6 @@ def _open(path: str, kind: str):
     return open_checked(path)
 
 
-def _break(exc: ReadBreak, records: int) -> Drop:
-    """The rejects row of a compressed file that breaks mid-way: how far reading got."""
-    return Drop(
-        exc.reason,
-        {
-            "message": str(exc)[:300],
-            "records_read": records,
-            "compressed_bytes_read": exc.read_in,
-            "content_bytes_read": exc.read_out,
-        },
-    )
-
-
 def sniff_file(item: ar.AuditSource) -> list | Drop:
     """Stage fn over an AuditSource: keep a readable file, reject anything else."""
     path = item.path
@@ -61,7 +48,7 @@ def sniff_file(item: ar.AuditSource) -> list | Drop:
                 return [item]
             head = f.read(ar.SNIFF_BYTES)
     except ReadBreak as exc:  # broken within its first bytes
-        return _break(exc, 0)
+        return broken_read(exc, 0)
     except Exception as exc:  # unreadable, truncated, or not the format its name says
         return Drop("unreadable_file", f"{type(exc).__name__}: {exc}"[:300])
     dropped = ar.sniff_text(head)
@@ -90,7 +77,7 @@ def stream_records(item: ar.AuditSource, columns: Sequence[str] | None):
                 number += 1
                 yield ar.RawRecord(f"{name}:{number}", task, kind, raw.rstrip(b"\r"))
     except ReadBreak as exc:  # a truncated or corrupt archive: the records before the break are kept
-        yield ar.RawRecord(f"{name}:{number + 1}", task, kind, _break(exc, number))
+        yield ar.RawRecord(f"{name}:{number + 1}", task, kind, broken_read(exc, number))
     except Exception as exc:  # a file that breaks mid-way: one rejects row, the rest kept
         yield ar.RawRecord(
             f"{name}:{number + 1}", task, kind, Drop("unreadable_file", f"{type(exc).__name__}: {exc}"[:300])
