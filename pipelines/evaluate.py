@@ -224,8 +224,10 @@ def _meteor_info() -> dict:
     }
 
 
-# rejects that leave the metrics whole: the official scorer itself skips such an example
-FAITHFUL_SKIPS = ("skipped_by_official_scorer",)
+# rejects that leave the metrics whole: the official scorer itself skips such an example, and a
+# blank line holds no record (by line, the gold example at its number has no prediction: the
+# align stage's missing_prediction counts it)
+NOT_A_GAP = ("skipped_by_official_scorer", "blank_line")
 
 
 def unmatched(output: str) -> dict[str, int]:
@@ -248,7 +250,7 @@ def unmatched(output: str) -> dict[str, int]:
         if stage == "align":
             continue
         for reason, n in sorted(counts.get("rejected_by_reason", {}).items()):
-            if n and reason not in FAITHFUL_SKIPS:
+            if n and reason not in NOT_A_GAP:
                 problems[f"{stage}/{reason}"] = n
     if not stages.get("score", {}).get("written") and "score" in stages:
         problems["scored"] = 0  # nothing scored: every metric is NaN

@@ -205,6 +205,19 @@ def test_missing_and_extra_ids(sample, tmp_path):
     assert sorted(reasons) == ["missing_prediction", "unexpected_prediction"]
 
 
+def test_a_blank_line_by_id_is_no_gap_but_an_unreadable_one_is(sample, tmp_path):
+    """Every reject now gives exit 2 (a gold example left out of the metrics), but a blank line
+    between id-aligned predictions holds no record and leaves nothing out."""
+    rows = sorted((r for r in read_table(sample / "senpos") if r["split"] == "test"), key=lambda r: r["example_id"])
+    preds = [{"id": r["example_id"], "label": r["label"]} for r in rows] + [""]
+    args = ["--task", "senpos", "--align", "id", "--gold", str(sample / "senpos")]
+    code, out = run_eval(tmp_path, "blank", *args, "--predictions", str(write_lines(tmp_path / "p.jsonl", preds)))
+    assert code == 0 and [r[2] for r in rejects_of(out)] == ["blank_line"]
+    preds[-1] = "{not json"
+    code, out = run_eval(tmp_path, "broken", *args, "--predictions", str(write_lines(tmp_path / "q.jsonl", preds)))
+    assert code == 2 and [r[2] for r in rejects_of(out)] == ["malformed_json"]
+
+
 # ----------------------------------------------------------------------------- generation
 def test_plotcom_on_the_sample_build(sample, tmp_path):
     gold = gold_lines(sample, "plotcom")
