@@ -26,6 +26,7 @@ from pipelines.crawl.crawler import Progress
 from pipelines.crawl.fetch import FetchConfig
 from pipelines.crawl.stopping import shielded
 from pipelines.engine import join, read_bytes, write_bytes
+from pipelines.engine.commit import output_job
 from pipelines.engine.parquet_files import parquet_bytes
 from pipelines.engine.paths import is_local_path
 from schemas.common import REJECTS_SCHEMA, SCHEMA_VERSION, Reject
@@ -208,10 +209,7 @@ def check_output(output: str) -> None:
             f"--output {output} holds files but no {MARKER}: it is not a crawl's output, "
             "so the crawler will not write into it; choose another --output"
         )
-    try:
-        job = json.loads(read_bytes(stats).decode("utf-8")).get("job")
-    except (ValueError, AttributeError):
-        job = None
+    job = output_job(stats)
     if job != "crawl":
         raise ForeignOutput(
             f"--output {output} is not a crawl's output ({MARKER} is "

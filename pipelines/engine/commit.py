@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.engine.paths import is_local_path, read_bytes
+from pipelines.engine.paths import is_local_path, match_files, read_bytes
 from pipelines.engine.usage import ForeignOutput
 
 LOG = logging.getLogger("storybench")
@@ -84,7 +84,7 @@ def prepare(output: str, job: str | None = None, inputs: Sequence[str] = ()) -> 
                 "would delete; move that folder out or choose another --output"
             )
         if job:
-            owner = _job_of(top)
+            owner = output_job(top)
             if owner != job:
                 what = f"the output of job {owner!r}" if owner else f"a folder whose {MARKER} is unreadable"
                 raise ForeignOutput(
@@ -93,7 +93,7 @@ def prepare(output: str, job: str | None = None, inputs: Sequence[str] = ()) -> 
     _delete(_files(staging_path(output)))
 
 
-def _job_of(stats_path: str) -> str | None:
+def output_job(stats_path: str) -> str | None:
     """The `job` a stats.json names, or None when it cannot be read."""
     try:
         job = json.loads(read_bytes(stats_path).decode("utf-8")).get("job")
@@ -110,12 +110,7 @@ def _inside(name: str, root: str) -> str | None:
     """`name` (an input file, folder or glob) or a file it matches, when it lies in the folder
     `root` (or is it), else None."""
     folder = _absolute(root)
-    candidates = [name]
-    if any(c in name for c in GLOB_CHARS):
-        try:
-            candidates += [m.path for m in FileSystems.match([name])[0].metadata_list]
-        except Exception:  # a glob that matches nothing: its own path is checked
-            pass
+    candidates = [name] + (match_files(name) if any(c in name for c in GLOB_CHARS) else [])
     for path in candidates:
         full = _absolute(path)
         if full == folder or full.startswith(folder + "/"):

@@ -24,7 +24,7 @@ def join(*parts: str) -> str:
     return FileSystems.join(*parts) if parts else ""
 
 
-def _match(pattern: str) -> list[str]:
+def match_files(pattern: str) -> list[str]:
     """The files a pattern matches. `**/` matches zero or more folders, as in Python's glob
     and the shells (`games/**/*.json` takes `games/a.json` too): Beam's FileSystems match it
     only with one or more, so the pattern is also matched without each `**/`."""
@@ -54,7 +54,7 @@ def _globstar_variants(pattern: str) -> list[str]:
 def _is_folder(pattern: str) -> bool:
     if is_local_path(pattern):
         return os.path.isdir(pattern)
-    return not any(c in pattern for c in "*?[") and not _match(pattern)
+    return not any(c in pattern for c in "*?[") and not match_files(pattern)
 
 
 def expand_input(pattern: str, exts: Sequence[str] = (), *, mixed: bool = False) -> list[str]:
@@ -71,15 +71,15 @@ def expand_input(pattern: str, exts: Sequence[str] = (), *, mixed: bool = False)
         folder = pattern.rstrip("/")
         found: list[str] = []
         for ext in exts or ("",):
-            found += _match(f"{folder}/*{ext}")
+            found += match_files(f"{folder}/*{ext}")
             if ext and ext != ".parquet":
-                found = sorted(set(found + _match(f"{folder}/*{ext}.gz") + _match(f"{folder}/*{ext}.bz2")))
+                found = sorted(set(found + match_files(f"{folder}/*{ext}.gz") + match_files(f"{folder}/*{ext}.bz2")))
             if found and not mixed:
                 return found
         if found:
             return sorted(set(found))
         raise MissingInput(f"no {'/'.join(exts) or ''} files in folder {pattern!r}")
-    paths = _match(pattern)
+    paths = match_files(pattern)
     if not paths:
         raise MissingInput(f"no input files match {pattern!r}")
     return paths
