@@ -20,7 +20,7 @@ from pipelines.engine.compressed import ReadBreak, open_checked
 from pipelines.engine.gather import once, seeded
 from pipelines.engine.paths import Source, expand_input, is_local_path, match_sources, read_bytes
 from pipelines.engine.ranges import iter_lines
-from pipelines.engine.textlines import HEAD_BYTES, is_utf16_head
+from pipelines.engine.textlines import HEAD_BYTES, is_utf16_head, line_payload
 from pipelines.engine.usage import warn_empty_files
 
 READ_ERROR = "__read_error__"
@@ -135,7 +135,7 @@ def _compressed_lines(r: ranges.LineRange):
                 yield f"{r.name}:1", head
                 return
             for number, raw in enumerate(counted(iter_lines(_Head(head, f))), start=1):
-                yield f"{r.name}:{number}", raw.rstrip(b"\r")
+                yield f"{r.name}:{number}", line_payload(raw)
     except ReadBreak as exc:
         yield f"{r.name}:{number + 1}", broken_read(exc, number)
 
@@ -155,7 +155,7 @@ def _range_lines(r: ranges.LineRange):
                 yield f"{r.name}:1", head
             return
         for number, raw in enumerate(counted(ranges.range_lines(f, r)), start=r.first_line):
-            yield f"{r.name}:{number}", raw.rstrip(b"\r")
+            yield f"{r.name}:{number}", line_payload(raw)
 
 
 def parquet_batches(f, path: str, batch_size: int, columns):

@@ -23,7 +23,7 @@ from pipelines.engine import JobReport, expand_input, input_names, is_local_path
 from pipelines.engine.compressed import ReadBreak, open_checked
 from pipelines.engine.gather import once, seeded
 from pipelines.engine.readers import BLOCK_BYTES, broken_read, counted, counted_lines, in_blocks, parquet_batches
-from pipelines.engine.textlines import RangeBlock
+from pipelines.engine.textlines import RangeBlock, line_payload
 from pipelines.engine.usage import MissingInput, require_folder, warn_empty_files
 
 PARQUET_BATCH = 1024
@@ -75,7 +75,7 @@ def stream_records(item: ar.AuditSource, columns: Sequence[str] | None):
                 return
             for raw in counted_lines(f):
                 number += 1
-                yield ar.RawRecord(f"{name}:{number}", task, kind, raw.rstrip(b"\r"))
+                yield ar.RawRecord(f"{name}:{number}", task, kind, line_payload(raw))
     except ReadBreak as exc:  # a truncated or corrupt archive: the records before the break are kept
         yield ar.RawRecord(f"{name}:{number + 1}", task, kind, broken_read(exc, number))
     except Exception as exc:  # a file that breaks mid-way: one rejects row, the rest kept

@@ -1,10 +1,16 @@
-"""The numbered lines of a text file, with UTF-16 files caught before they are cut (issue 28).
+"""Lines of text files, read in chunks: UTF-16 files caught before they are cut (issue 28),
+and lines too long to be one record skipped as they are read.
 
 Cut at b"\\n", UTF-16 text falls apart: the byte 0x0A sits inside many CJK characters, so
 its "lines" are fragments that look like binary data, or even decode as GB18030 garbage.
-`numbered_lines` looks at a file's first bytes first: a UTF-16/32 file (a byte-order mark,
-or NULs at every other byte) is one record, its head, which the job's parser rejects as
-`utf16` (annotators.core.sniff), instead of hundreds of misleading rows.
+The readers look at a file's first bytes first (`is_utf16_head`): a UTF-16/32 file (a
+byte-order mark, or NULs at every other byte) is one record, its head, which the job's
+parser rejects as `utf16` (annotators.core.sniff), instead of hundreds of misleading rows.
+
+A line over `MAX_LINE_BYTES` is not a record a job can use (a JSON array written on one
+line, a dump with no newlines): held whole and parsed, one such line of a few hundred MB
+takes many GB. `iter_lines` keeps only its size and first bytes as it reads past it
+(`LongLine`), and the readers make it one `line_too_long` rejects row.
 """
 
 from __future__ import annotations
@@ -12,23 +18,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from annotators.core.outcome import Drop
 from annotators.core.sniff import utf16_evidence
 
 HEAD_BYTES = 4096
 CHUNK = 1 << 20  # bytes read at a time
-
-
-class _Prepended:
-    """A file object whose first bytes were already read: `read(n)` gives them back first."""
-
-    def __init__(self, head: bytes, f):
-        self._head, self._f = head, f
-
-    def read(self, n: int = -1) -> bytes:
-        if self._head:
-            data, self._head = self._head, b""
-            return data
-        return self._f.read(n)
+MAX_LINE_BYTES = 64 << 20  # the longest line read as a record (a long novel is 2-10 MB)
+_KEPT = 120  # first bytes of a skipped line shown in its rejects row
 
 
 def is_utf16_head(head: bytes) -> bool:
@@ -37,33 +33,75 @@ def is_utf16_head(head: bytes) -> bool:
     return len(head) >= 4 and bool(utf16_evidence(head))
 
 
-def numbered_lines(name: str, f, lines):
-    """(f"{name}:{n}", line bytes without "\\r") for each line of `f` (`lines(f)` cuts them),
-    or one (f"{name}:1", head) for a UTF-16/32 file."""
-    head = f.read(HEAD_BYTES)
-    if is_utf16_head(head):
-        yield f"{name}:1", head
-        return
-    for number, raw in enumerate(lines(_Prepended(head, f)), start=1):
-        yield f"{name}:{number}", raw.rstrip(b"\r")
+class LongLine:
+    """A line over the limit, read past without being held: its size in bytes (`len`) and
+    its first bytes."""
+
+    __slots__ = ("head", "limit", "size")
+
+    def __init__(self, size: int, head: bytes, limit: int = MAX_LINE_BYTES):
+        self.size, self.head, self.limit = size, head[:_KEPT], limit
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, LongLine) and (self.size, self.head) == (other.size, other.head)
+
+    def __repr__(self) -> str:
+        return f"LongLine({self.size}, {self.head!r})"
+
+    def drop(self) -> Drop:
+        start = self.head.decode("utf-8", errors="replace").rstrip("\ufffd")  # a character cut at the end
+        message = f"a {self.size:,}-byte line is over the {self.limit:,}-byte limit of one record; it was skipped."
+        if start.lstrip().startswith("["):
+            message += " It starts like a JSON array: a JSON-lines file holds one record per line (`jq -c '.[]'`)."
+        return Drop(
+            "line_too_long",
+            {"line_bytes": self.size, "limit_bytes": self.limit, "starts_with": start, "message": message},
+        )
 
 
-def iter_lines(f, chunk: int = CHUNK) -> Iterator[bytes]:
-    """Lines of a binary file object without their b"\\n", streamed chunk by chunk.
+def line_payload(raw):
+    """A line as a reader's record payload: its bytes without a final "\\r", or the Drop of a
+    line too long to read."""
+    return raw.drop() if isinstance(raw, LongLine) else raw.rstrip(b"\r")
+
+
+def iter_lines(f, chunk: int = CHUNK, limit: int = MAX_LINE_BYTES) -> Iterator:
+    """Lines of a binary file object without their b"\\n", streamed chunk by chunk; a line over
+    `limit` bytes is a LongLine (only its first bytes are held while it is read).
 
     Works on any object with read(n), including Beam's decompressing file wrappers, which
-    io.BufferedReader cannot wrap.
+    io.BufferedReader cannot wrap. A line spread over many chunks is joined once, at its end.
     """
-    rest = b""
+    parts, size = [], 0  # the line under way: its pieces (its first bytes only, past the limit) and size
     while True:
         data = f.read(chunk)
         if not data:
             break
-        lines = (rest + data).split(b"\n")
-        rest = lines.pop()
-        yield from lines
-    if rest:
-        yield rest
+        lines = data.split(b"\n")
+        tail = lines.pop()
+        if lines:
+            parts.append(lines[0])
+            yield _line(parts, size + len(lines[0]), limit)
+            if len(data) > limit:
+                yield from (_line([x], len(x), limit) for x in lines[1:])
+            else:
+                yield from lines[1:]
+            parts, size = [], 0
+        parts.append(tail)
+        size += len(tail)
+        if size > limit and len(parts) > 1:
+            parts = [b"".join(parts)[:_KEPT]]
+    if size:
+        yield _line(parts, size, limit)
+
+
+def _line(parts: list, size: int, limit: int):
+    if size > limit:
+        return LongLine(size, b"".join(parts), limit)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def range_lines(f, r) -> Iterator[bytes]:
@@ -123,7 +161,7 @@ class RangeBlock(NamedTuple):
             with _open_bytes(self.path) as f:
                 for raw in lines(range_lines(f, self)):
                     number += 1
-                    yield RawRecord(f"{self.name}:{number}", self.task, self.kind, raw.rstrip(b"\r"))
+                    yield RawRecord(f"{self.name}:{number}", self.task, self.kind, line_payload(raw))
         except Exception as exc:
             detail = f"{type(exc).__name__}: {exc}"[:300]
             yield RawRecord(f"{self.name}:{number + 1}", self.task, self.kind, Drop("unreadable_file", detail))

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from pipelines.engine import ranges
 from pipelines.engine.options import SMALL_INPUT_BYTES, WORKERS_ENV, JobOptions, local_workers
 from pipelines.engine.ranges import iter_lines
+from pipelines.engine.textlines import LongLine, line_payload
 
 
 def _read_all(path, data: bytes, range_bytes: int) -> list[tuple[int, bytes]]:
@@ -36,6 +37,38 @@ def test_every_cut_reads_each_line_once_with_its_sequential_number(tmp_path_fact
     path.write_bytes(data)
     expected = list(enumerate(iter_lines(io.BytesIO(data)), start=1))
     assert _read_all(path, data, range_bytes) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.lists(st.sampled_from([b"a", b"bcdefg", b"\n", b"\n\n", b"\r\n", b"x" * 9]), max_size=40).map(b"".join),
+    chunk=st.integers(min_value=1, max_value=10),
+    limit=st.integers(min_value=1, max_value=16),
+)
+def test_a_line_over_the_limit_is_read_past_keeping_its_size_and_first_bytes(data, chunk, limit):
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    expected = [LongLine(len(x), x, limit) if len(x) > limit else x for x in lines]
+    assert list(iter_lines(io.BytesIO(data), chunk, limit)) == expected
+
+
+def test_a_long_line_is_one_drop_and_is_never_held_whole():
+    reads = []
+
+    class Source(io.BytesIO):
+        def read(self, n=-1):
+            reads.append(n)
+            return super().read(n)
+
+    data = b"ok\n[" + b'{"id": 1},' * 100_000 + b"{}]\nafter\n"
+    got = list(iter_lines(Source(data), chunk=4096, limit=64 * 1024))
+    assert got[0] == b"ok" and got[2] == b"after" and all(n == 4096 for n in reads)
+    long = got[1]
+    assert isinstance(long, LongLine) and len(long) == len(data) - 10 and len(long.head) <= 120
+    drop = line_payload(long)
+    assert drop.reason == "line_too_long" and "jq -c" in drop.detail["message"]
+    assert line_payload(b"text\r") == b"text"
 
 
 def test_a_small_or_compressed_file_is_one_whole_range():

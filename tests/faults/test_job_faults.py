@@ -23,6 +23,7 @@ import pandas as pd
 import pytest
 from conftest import ROOT
 
+from pipelines.engine.textlines import MAX_LINE_BYTES
 from pipelines.engine.usage import main
 
 pytestmark = pytest.mark.slow  # end-to-end job runs: `make test-fast` leaves them out
@@ -593,6 +594,34 @@ def test_compressed_line_and_file_inputs_are_read_decompressed(tmp_path, capsys)
     code, err = run_job("storium", ["--games", str(games), "--output", str(tmp_path / "st2")], capsys)
     assert code == 0 and "Traceback" not in err, err
     assert list(rejects(tmp_path / "st2").query("stage == 'games'").reason) == ["truncated_file"]
+
+
+# ----------------------------------------------------------------------------- lines too long to be a record
+def test_a_json_array_written_on_one_line_is_one_line_too_long_row(tmp_path, capsys):
+    """`json.dump(stories, f)` writes a whole dump on one line: it was read whole, parsed into
+    millions of objects (several GB for a few hundred MB) and then rejected as not_an_object.
+    It is read past now, holding only its first bytes: one line_too_long row, plain or
+    gzipped, the lines around it kept."""
+    sample = (ROOT / "samples/lot/stories.jsonl").read_text(encoding="utf-8").splitlines()
+    stories = [json.loads(line) for line in sample]
+    one = json.dumps(stories, ensure_ascii=False).encode("utf-8")
+    array = b"[" + b",".join([one[1:-1]] * (MAX_LINE_BYTES // len(one) + 1)) + b"]"
+    assert len(array) > MAX_LINE_BYTES
+    data = "\n".join(sample[:5]).encode() + b"\n" + array + b"\n" + "\n".join(sample[5:10]).encode() + b"\n"
+    dumps = _mkdir(tmp_path / "dumps")
+    (dumps / "a.jsonl").write_bytes(data)
+    (dumps / "b.jsonl.gz").write_bytes(gzip.compress(data, compresslevel=1))
+    for job, flag in (("stories", "--input"), ("lot", "--stories")):
+        out = tmp_path / job
+        code, err = run_job(job, [flag, str(dumps), "--output", str(out)], capsys)
+        assert code == 0 and "Traceback" not in err, err
+        long = rejects(out).query("reason == 'line_too_long'")
+        assert sorted(long.input_id) == ["a.jsonl:6", "b.jsonl.gz:6"], rejects(out)
+        detail = json.loads(long.detail.iloc[0])
+        assert detail["line_bytes"] == len(array) and detail["limit_bytes"] == MAX_LINE_BYTES
+        assert detail["starts_with"].startswith('[{"id": ') and "jq -c" in detail["message"]
+        first = next(iter(stats(out)["stages"].values()))
+        assert first["read"] == 22 and first["balanced"], first  # 10 stories and the array line, twice
 
 
 def test_an_output_that_is_a_file_is_refused_before_the_run(tmp_path, capsys):
