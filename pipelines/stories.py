@@ -462,7 +462,11 @@ def read_raw(p, args, report, clean=None):
                 fail("stories", str(exc))
         pages = p | "MatchPages" >> MatchInputs(args.pages, (".parquet",))
         inputs.append(pages | "PagePaths" >> beam.Map(lambda s: (0, s.path)))
-        raws.append(("Pages", pages | "ReadPages" >> ReadFiles() | PagesToRaw(spec, report)))
+        page_raws = pages | "ReadPages" >> ReadFiles() | PagesToRaw(spec, report)
+        raws.append(("Pages", page_raws))
+        # pages read as UTF-8 with a few invalid byte sequences as U+FFFD, and how many in all
+        replaced = page_raws | "ReplacedCounts" >> beam.Map(steps.replaced_counts)
+        report.extra("utf8_replaced", replaced | "SumReplaced" >> beam.CombineGlobally(steps.sum_replaced))
     if args.input:
         dumps = p | "MatchDumps" >> MatchInputs(args.input, (".jsonl", ".json", ".txt"), mixed=True)
         inputs.append(dumps | "DumpPaths" >> beam.Map(lambda s: (1, s.path)))

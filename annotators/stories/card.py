@@ -20,6 +20,13 @@ DEDUP_RULE = (
     "(in (url, input_id) order) is a `duplicate_id` reject, so every row has its own id."
 )
 
+REPLACED_RULE = (
+    "{pages} page(s) that no charset decodes strictly were read as UTF-8 with their {sequences} invalid "
+    "byte sequence(s) as U+FFFD, as a browser shows them (at most one per 1,000 characters, one in a "
+    "shorter page; more is a wrong charset, `undecodable`). The U+FFFD stays in the text, and the row's "
+    "`encoding` says how many it holds."
+)
+
 CRAWL_RULE = (
     "Polite single-process crawl: robots.txt obeyed (disallowed URLs recorded, "
     "never requested), one request at a time, `delay_seconds` between requests to a host, "
@@ -44,6 +51,9 @@ def stories_card(stats: dict) -> str:
     lines += [
         f"| {c['representative']} | {', '.join(c['members'])} |" for c in stats.get("duplicate_clusters", [])[:200]
     ]
+    replaced = stats.get("utf8_replaced") or {}
+    if replaced.get("pages"):
+        lines += ["", "## Decoding", "", REPLACED_RULE.format(**replaced)]
     return "\n".join(lines) + "\n\n" + reasons_markdown(JOB_REASONS)
 
 

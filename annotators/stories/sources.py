@@ -7,7 +7,10 @@ plain-text files (one story each, any of UTF-8/GBK/GB18030/Big5). Each step retu
 record or a `Drop` with a reason; `to_story` then rejects mojibake (a wrong charset), cleans
 and filters (`annotators.stories.clean`).
 A page is a story only when it was fetched without error and its final URL matches the
-spec's `story` pattern; list pages and robots.txt are dropped as `not_story_page`.
+spec's `story` pattern; list pages and robots.txt are dropped as `not_story_page`. A page
+that no charset decodes strictly but that is UTF-8 save a few invalid byte sequences keeps
+them as U+FFFD, as a browser shows it (`charset.decode_bytes(replace=True)`); its
+`encoding` says how many.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from annotators.core.sniff import not_text_reason, utf16_evidence
 from annotators.stories.clean import CleanConfig, check_decoding, check_story, clean_text, single_line_title
 from annotators.stories.html_extract import extract_story
 from annotators.stories.site_spec import SiteSpec
-from annotators.text.charset import decode_bytes
+from annotators.text.charset import REPLACED_PER_CHARS, Decoded, decode_bytes, utf8_replaced
 from schemas.stories import Story
 
 
@@ -40,6 +43,7 @@ class RawStory:
     encoding: str | None = None
     outline: tuple[str, ...] | None = None
     given_id: str = ""
+    replaced: int = 0  # invalid UTF-8 byte sequences read as U+FFFD (pages only)
 
 
 def page_to_raw(row: dict, spec: SiteSpec) -> RawStory | Drop:
@@ -53,9 +57,15 @@ def page_to_raw(row: dict, spec: SiteSpec) -> RawStory | Drop:
         content_type = json.loads(row.get("headers") or "{}").get("content-type")
     except (ValueError, AttributeError):
         content_type = None
-    decoded = decode_bytes(row.get("body") or b"", content_type)
+    body = row.get("body") or b""
+    decoded = decode_bytes(body, content_type, replace=True)
     if decoded is None:
-        return Drop("undecodable", "no charset among header, meta, UTF-8, GB18030, Big5 fits")
+        text, replaced = utf8_replaced(body)
+        return Drop(
+            "undecodable",
+            "no charset among header, meta, UTF-8, GB18030, Big5 fits (as UTF-8: "
+            f"{replaced:,} invalid byte sequences in {len(text):,} characters, over 1 per {REPLACED_PER_CHARS:,})",
+        )
     extracted = extract_story(decoded.text, spec.title, spec.body)
     if isinstance(extracted, Drop):
         return extracted
@@ -68,8 +78,18 @@ def page_to_raw(row: dict, spec: SiteSpec) -> RawStory | Drop:
         final_url,
         spec.license,
         row.get("fetched_at"),
-        f"{decoded.encoding} ({decoded.evidence})",
+        page_encoding(decoded),
+        replaced=decoded.replaced,
     )
+
+
+def page_encoding(decoded: Decoded) -> str:
+    """`codec (evidence)`, e.g. `utf-8 (meta)`; with the invalid sequences read as U+FFFD, if any:
+    `utf-8 (meta, 1 invalid byte sequence as U+FFFD)`."""
+    if not decoded.replaced:
+        return f"{decoded.encoding} ({decoded.evidence})"
+    plural = "s" if decoded.replaced != 1 else ""
+    return f"{decoded.encoding} ({decoded.evidence}, {decoded.replaced} invalid byte sequence{plural} as U+FFFD)"
 
 
 def json_line_to_raw(input_id: str, raw: bytes, *, source: str, license: str) -> RawStory | Drop:

@@ -86,6 +86,23 @@ def page_story(page: PageRow, spec: SiteSpec) -> list[RawStory] | Drop:
     return one(page_to_raw(page.row, spec))
 
 
+REPLACED_NONE = {"pages": 0, "sequences": 0}  # stats.json `utf8_replaced` of a run with none
+
+
+def replaced_counts(raw: RawStory) -> dict[str, int]:
+    """stats.json `utf8_replaced` of one page: 1 and its invalid UTF-8 sequences read as U+FFFD
+    (`sources.page_to_raw`), or zeros."""
+    return {"pages": 1, "sequences": raw.replaced} if raw.replaced else REPLACED_NONE
+
+
+def sum_replaced(counts: Iterable[dict[str, int]]) -> dict[str, int]:
+    """The `replaced_counts` of every page summed (a CombineGlobally function: it also sums sums)."""
+    total = dict(REPLACED_NONE)
+    for c in counts:
+        total = {k: total[k] + c[k] for k in total}
+    return total
+
+
 def dump_line_story(input_id: str, line: bytes, *, source: str, license: str) -> list[RawStory] | Drop:
     return one(json_line_to_raw(input_id, line, source=source, license=license))
 

@@ -17,6 +17,16 @@ ordinary prose, the wrong one rare characters. GBK/GB2312 labels decode as GB180
 superset), Big5 as Big5-HKSCS (a superset) and Latin-1/ASCII as windows-1252 (as browsers
 do). `latin_share` measures how much of a text looks like CJK bytes read as Latin-1
 (mojibake), for callers that reject such text.
+
+With `replace=True` (the stories job's pages), bytes that nothing above decodes strictly are
+read as UTF-8 as a browser reads a UTF-8 page (WHATWG): each invalid byte sequence as U+FFFD,
+when they are few (`few_replaced`: at most one per 1,000 characters, one in a shorter text),
+so one stray windows-1252 apostrophe does not lose a whole story; more is a wrong charset
+(GBK read as UTF-8 gives one or more per Chinese character), and None. Only UTF-8 is read so:
+its multi-byte sequences check themselves, so few invalid ones mean stray bytes, while GB18030
+or Big5 decode almost any byte pair, and a wrong one gives few errors but mojibake. The
+evidence is the BOM or declaration that says UTF-8, else "detected"; `Decoded.replaced`
+counts the sequences.
 """
 
 from __future__ import annotations
@@ -52,17 +62,20 @@ _ALIASES = {
     "utf8": "utf-8",
 }
 DETECT = ("gb18030", "big5hkscs")
+REPLACED_PER_CHARS = 1000  # `replace=True`: UTF-8 may hold one invalid byte sequence per this many characters
 WEAK = frozenset({"cp1252", "iso8859-15"})  # codec names of weak (Latin) declarations; Latin-1 is cp1252
 LATIN_MARGIN = 0.1  # common_score lead that overrules a weak declaration
 
 
 @dataclasses.dataclass(frozen=True)
 class Decoded:
-    """Text plus the codec used and the evidence that chose it (bom/http/meta/detected)."""
+    """Text plus the codec used and the evidence that chose it (bom/http/meta/detected), and
+    how many invalid UTF-8 byte sequences it holds as U+FFFD (`replace=True` only)."""
 
     text: str
     encoding: str
     evidence: str
+    replaced: int = 0
 
 
 def codec_for(label: str | None) -> str | None:
@@ -134,8 +147,36 @@ def detect(body: bytes) -> Decoded | None:
     return best
 
 
-def decode_bytes(body: bytes, content_type: str | None = None, *, html: bool = True) -> Decoded | None:
-    """Decode by BOM, HTTP charset, <meta> charset (when `html`), then detection; None if nothing fits."""
+def utf8_replaced(body: bytes) -> tuple[str, int]:
+    """`body` as UTF-8 with each invalid byte sequence as U+FFFD (as WHATWG decodes it), and
+    how many there were (a U+FFFD the bytes spell out, EF BF BD, is not one)."""
+    text = body.decode("utf-8", "replace")
+    return text, text.count("\ufffd") - body.count(b"\xef\xbf\xbd")
+
+
+def few_replaced(text: str, replaced: int) -> bool:
+    """At most one invalid sequence per REPLACED_PER_CHARS characters (one in a shorter text)."""
+    return replaced <= max(1, len(text) // REPLACED_PER_CHARS)
+
+
+def _replaced_utf8(body: bytes, declared: list[tuple[str | None, str]]) -> Decoded | None:
+    """UTF-8 with U+FFFD for its invalid sequences when they are few (`few_replaced`), else
+    None; the evidence is a UTF-8 BOM or declaration, else "detected"."""
+    text, replaced = utf8_replaced(body)
+    if not few_replaced(text, replaced):
+        return None
+    if body.startswith(codecs.BOM_UTF8):
+        evidence = "bom"
+    else:
+        evidence = next((e for label, e in declared if codec_for(label) == "utf-8"), "detected")
+    return Decoded(text.lstrip("\ufeff"), "utf-8", evidence, replaced)
+
+
+def decode_bytes(
+    body: bytes, content_type: str | None = None, *, html: bool = True, replace: bool = False
+) -> Decoded | None:
+    """Decode by BOM, HTTP charset, <meta> charset (when `html`), then detection; then, with
+    `replace`, UTF-8 with a few invalid sequences as U+FFFD (`_replaced_utf8`); None if nothing fits."""
     for bom, codec in _BOMS:
         if body.startswith(bom):
             text = _strict(body, codec)
@@ -150,15 +191,20 @@ def decode_bytes(body: bytes, content_type: str | None = None, *, html: bool = T
         if text is None:
             continue
         if codec in WEAK and not body.isascii():
-            better = _overrule_latin(body, text, declared[i + 1 :])
+            better = _overrule_latin(body, text, declared[i + 1 :], replace)
             if better is not None:
                 return better
         return Decoded(text, codec, evidence)
-    return detect(body)
+    detected = detect(body)
+    return _replaced_utf8(body, declared) if detected is None and replace else detected
 
 
-def _overrule_latin(body: bytes, latin: str, later: list[tuple[str | None, str]]) -> Decoded | None:
-    """The first later non-Latin declaration or detection that beats a weak Latin decode, if any."""
+def _overrule_latin(
+    body: bytes, latin: str, later: list[tuple[str | None, str]], replace: bool = False
+) -> Decoded | None:
+    """The first later non-Latin declaration or detection that beats a weak Latin decode, if
+    any; with `replace`, UTF-8 with a few invalid sequences last (which must read as plausible
+    Chinese: the non-ASCII bytes of a real Latin page are invalid UTF-8)."""
     candidates = []
     for label, evidence in later:
         codec = codec_for(label)
@@ -168,8 +214,11 @@ def _overrule_latin(body: bytes, latin: str, later: list[tuple[str | None, str]]
     detected = detect(body)
     if detected is not None:
         candidates.append(detected)
+    replaced = _replaced_utf8(body, later) if replace else None
+    if replaced is not None:
+        candidates.append(replaced)
     floor = common_score(latin) + LATIN_MARGIN
     for candidate in candidates:
-        if candidate.encoding == "utf-8" or common_score(candidate.text) >= floor:
+        if (candidate.encoding == "utf-8" and not candidate.replaced) or common_score(candidate.text) >= floor:
             return candidate
     return None

@@ -204,6 +204,58 @@ def test_a_latin_declaration_stands_for_latin_text():
     assert decode_bytes(rare, "text/html; charset=ISO-8859-1").encoding == "cp1252"
 
 
+def _stray(text: str, n: int = 1) -> bytes:
+    """`text` as UTF-8 with `n` windows-1252 apostrophes (0x92) spread through it."""
+    data, step = text.encode("utf-8"), len(text) // (n + 1)
+    marks = [len(text[: step * (k + 1)].encode("utf-8")) for k in range(n)]
+    return b"".join(data[a:b] + (b"\x92" if b < len(data) else b"") for a, b in zip([0, *marks], [*marks, len(data)]))
+
+
+LONG = (STORY * 50)[:2000]  # 2,000 characters: two stray bytes may be read as U+FFFD
+
+
+@pytest.mark.parametrize(
+    "body,content_type,evidence,replaced",
+    [
+        (b'<meta charset="utf-8">' + _stray(STORY), "text/html", "meta", 1),
+        (_stray(LONG, 2), "text/html; charset=utf-8", "http", 2),
+        (_stray(LONG, 2), None, "detected", 2),  # UTF-8's sequences check themselves: no declaration needed
+        (b"\xef\xbb\xbf" + _stray(STORY), None, "bom", 1),
+        # a Latin header (a server's default) with UTF-8 in <meta>: plausible Chinese beats it
+        (b'<meta charset="utf-8">' + _stray(STORY), "text/html; charset=ISO-8859-1", "meta", 1),
+        ("\ufffd".encode("utf-8") + _stray(STORY), None, "detected", 1),  # a U+FFFD the page spells is no error
+    ],
+)
+def test_utf8_with_a_few_stray_bytes_reads_as_a_browser_reads_it(body, content_type, evidence, replaced):
+    """A page nothing decodes strictly that is UTF-8 but for a few invalid bytes: with replace,
+    each invalid sequence is U+FFFD (at most one per 1,000 characters); without, None as before."""
+    assert decode_bytes(body, content_type) is None or "charset=ISO-8859-1" in str(content_type)
+    decoded = decode_bytes(body, content_type, replace=True)
+    assert (decoded.encoding, decoded.evidence, decoded.replaced) == ("utf-8", evidence, replaced)
+    assert decoded.text.count("\ufffd") == replaced + body.count("\ufffd".encode("utf-8"))
+    assert decoded.text.replace("\ufffd", "") == body.replace(b"\x92", b"").decode("utf-8-sig").replace("\ufffd", "")
+
+
+@pytest.mark.parametrize(
+    "body,content_type",
+    [
+        (_stray(LONG, 3), "text/html; charset=utf-8"),  # 3 in 2,000 characters: over one per 1,000
+        (_stray(STORY, 2), None),  # 2 in a page under 1,000 characters
+        (b'<meta charset="utf-8">' + STORY.encode("gbk") + b"\xff", "text/html"),  # GBK said to be UTF-8
+    ],
+)
+def test_more_invalid_utf8_than_stray_bytes_stays_undecodable(body, content_type):
+    assert decode_bytes(body, content_type, replace=True) is None
+
+
+def test_a_latin_page_said_to_be_utf8_stays_latin_under_replace():
+    """Real windows-1252 text under a Latin header is not UTF-8 with stray bytes: a few invalid
+    sequences alone do not overrule the header, the text must read as Chinese."""
+    body = b'<meta charset="utf-8"><p>' + "Tom’s café, ".encode("cp1252") + b"and more plain words. " * 60
+    decoded = decode_bytes(body, "text/html; charset=ISO-8859-1", replace=True)
+    assert (decoded.encoding, decoded.replaced) == ("cp1252", 0) and "Tom’s café" in decoded.text
+
+
 def test_latin_share_separates_mojibake_from_latin_prose():
     assert latin_share(STORY.encode("gbk").decode("cp1252")) == 1.0
     assert latin_share(STORY.encode("utf-8").decode("latin-1")) == 1.0

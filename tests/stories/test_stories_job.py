@@ -242,6 +242,61 @@ def test_a_run_that_fails_leaves_the_previous_output_untouched(tmp_path, monkeyp
     assert files_under(out) == before
 
 
+def test_a_page_with_a_stray_byte_is_a_story_and_stats_count_it(tmp_path):
+    """A crawled UTF-8 page holding one windows-1252 apostrophe (0x92) was an `undecodable`
+    reject: the job now keeps its story, U+FFFD where the byte was, names it in `encoding`,
+    counts it in stats.json (`utf8_replaced`) and the card; a GBK page said to be UTF-8 stays
+    undecodable."""
+    import pyarrow as pa
+
+    from schemas.crawl import PAGES_SCHEMA, Page
+
+    def html(title, key):
+        return (
+            f"<meta charset=utf-8><h1>{title}</h1><div id=text><p>" + TEXT[key].replace("\n", "</p><p>") + "</p></div>"
+        )
+
+    first = html("小松鼠的冬粮", "01")
+    cut = first.index("小兔子")
+    bodies = {
+        "1": first[:cut].encode("utf-8") + b"\x92" + first[cut:].encode("utf-8"),
+        "2": html("老渔夫和海鸥", "02").encode("gbk") + b"\xff",
+        "3": html("会唱歌的石头", "03").encode("utf-8"),
+    }
+    headers = json.dumps({"content-type": "text/html"})
+    pages = [
+        Page(
+            "fables",
+            f"http://h.org/story/{k}.html",
+            f"http://h.org/story/{k}.html",
+            "story",
+            200,
+            headers,
+            b,
+            "2024-05-01T12:00:00Z",
+        )
+        for k, b in bodies.items()
+    ]
+    (tmp_path / "pages").mkdir()
+    pq.write_table(
+        pa.Table.from_pylist([p.to_row() for p in pages], schema=PAGES_SCHEMA), tmp_path / "pages" / "part-0.parquet"
+    )
+    spec = {"name": "fables", "start_urls": ["http://h.org/"], "allowed_hosts": ["h.org"], "follow": "/list/"}
+    spec.update({"story": "/story/", "title": "h1", "body": "#text", "license": "CC0-1.0"})
+    (tmp_path / "site.json").write_text(json.dumps(spec))
+    out = tmp_path / "out"
+    stories.run(["--pages", str(tmp_path / "pages"), "--site", str(tmp_path / "site.json"), "--output", str(out)])
+    rows = {r["url"][-6:]: r for r in read(out / "stories")}
+    assert sorted(rows) == ["1.html", "3.html"]
+    assert rows["1.html"]["text"] == TEXT["01"].replace("小兔子", "\ufffd小兔子", 1)
+    assert rows["1.html"]["encoding"] == "utf-8 (meta, 1 invalid byte sequence as U+FFFD)"
+    assert (rows["3.html"]["text"], rows["3.html"]["encoding"]) == (TEXT["03"], "utf-8 (meta)")
+    assert [(r["input_id"][-6:], r["reason"]) for r in read(out / "rejects")] == [("2.html", "undecodable")]
+    stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+    assert stats["balanced"] and stats["utf8_replaced"] == {"pages": 1, "sequences": 1}
+    assert "1 page(s) that no charset decodes strictly were read as UTF-8" in (out / "CARD.md").read_text("utf-8")
+
+
 def test_output_folder_is_a_hugging_face_dataset_card(built):
     """README.md's YAML configs load with datasets.load_dataset, splits and row counts as written."""
     from conftest import check_dataset_card

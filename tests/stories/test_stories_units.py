@@ -215,6 +215,22 @@ def test_page_to_raw_and_reasons():
     assert page_to_raw({**PAGE, "headers": "not json"}, SPEC).encoding == "gb18030 (meta)"
 
 
+def test_a_utf8_page_with_a_stray_byte_keeps_its_story_with_u_fffd():
+    """One windows-1252 apostrophe (0x92) in a UTF-8 page lost the whole story as `undecodable`:
+    it is read as a browser shows it, U+FFFD in its place, and `encoding` says so. A GBK page
+    said to be UTF-8 (an invalid sequence for about every character) is still undecodable."""
+    page = "<meta charset=utf-8><h1>冬粮</h1><div id=text><p>" + TEXT_01 + "</p></div>"
+    cut = page.index("小兔子")
+    body = page[:cut].encode("utf-8") + b"\x92" + page[cut:].encode("utf-8")
+    raw = page_to_raw({**PAGE, "body": body}, SPEC)
+    assert raw.body == TEXT_01.replace("小兔子", "\ufffd小兔子", 1)
+    assert (raw.encoding, raw.replaced) == ("utf-8 (meta, 1 invalid byte sequence as U+FFFD)", 1)
+    assert to_story(raw).text.count("\ufffd") == 1  # cleaning keeps it: the story shows where a byte was lost
+    wrong = page_to_raw({**PAGE, "body": page.encode("gbk") + b"\xff"}, SPEC)
+    assert wrong.reason == "undecodable" and "invalid byte sequences in" in wrong.detail
+    assert page_to_raw(PAGE, SPEC).replaced == 0
+
+
 def test_dump_readers_and_reasons():
     kw = {"source": "dump", "license": "unknown"}
     raw = json_line_to_raw("a.jsonl:1", json.dumps({"text": "故事", "id": "x7"}).encode(), **kw)
