@@ -3,7 +3,7 @@ LOT's exports and GLGE's `lot_outgen` task.
 
 - OutGen (generation, `baselines/generation`): source `title#phrase1#...#phrase8<extra_id_1>`,
   target `<extra_id_1>` + the story. A `#` inside the title or a phrase would add a field, so
-  it is written full-width (`＃`); line breaks become spaces (a line is one example).
+  it is written full-width (`＃`); line breaks become spaces (a line is one example: `one_line`).
 - ClozeT (pointer classifier, `baselines/understanding`): source `plot0<extra_id_1>plot1<extra_id_2>`
   + the story with its `<mask>` written `<sep>` + a final `<mask>` query; target = source +
   the right candidate's sentinel (`<extra_id_1>` for plot0, `<extra_id_2>` for plot1: the
@@ -14,11 +14,14 @@ LOT's exports and GLGE's `lot_outgen` task.
   `<extra_id_0>`..`<extra_id_99>`, so a SenPos example has at most 99 candidate positions
   (annotators.lot.senpos keeps windows within that).
 The files hold one example per line, separated by newlines with none after the last line,
-byte for byte as ../shared/data/lot/official_examples.
+byte for byte as ../shared/data/lot/official_examples. A line holds no character that
+`str.splitlines()` breaks a line at (Hugging Face `datasets`' "text" loader reads so), so
+line i of a `.source` is always the example of line i of its `.target`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -34,29 +37,37 @@ def sentinel(k: int) -> str:
     return f"<extra_id_{k}>"
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.splitlines()) if ("\n" in text or "\r" in text) else text
+# every character str.splitlines() ends a line at: \n, \r, VT, FF, FS, GS, RS, NEL, U+2028, U+2029
+LINE_BREAKS = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """`text` as one line of a line-per-example file: each line break `str.splitlines()` knows
+    (\\r\\n as one) becomes a space, a final one goes. Not only \\n and \\r: a \\x0b or U+2028
+    inside a story split its line for readers that use splitlines(), and the `.source` and
+    `.target` lines no longer paired up."""
+    return " ".join(text.splitlines()) if LINE_BREAKS.search(text) else text
 
 
 def _field(text: str) -> str:
-    return _one_line(text).replace("#", "＃")
+    return one_line(text).replace("#", "＃")
 
 
 def outgen_source_target(row: dict[str, Any]) -> tuple[str, str]:
     source = "#".join([_field(row["title"]), *(_field(p) for p in row["outline"])]) + sentinel(1)
-    return source, sentinel(1) + _one_line(row["story"])
+    return source, sentinel(1) + one_line(row["story"])
 
 
 def clozet_source_target(row: dict[str, Any]) -> tuple[str, str]:
-    story = _one_line(row["story"]).replace(CLOZET_MASK, SEP)
-    source = _one_line(row["plot0"]) + sentinel(1) + _one_line(row["plot1"]) + sentinel(2) + story + QUERY
+    story = one_line(row["story"]).replace(CLOZET_MASK, SEP)
+    source = one_line(row["plot0"]) + sentinel(1) + one_line(row["plot1"]) + sentinel(2) + story + QUERY
     return source, source + sentinel(int(row["label"]) + 1)
 
 
 def senpos_source_target(row: dict[str, Any]) -> tuple[str, str]:
-    parts = _one_line(row["story"]).split(SENPOS_MASK)
+    parts = one_line(row["story"]).split(SENPOS_MASK)
     story = parts[0] + "".join(sentinel(k) + part for k, part in enumerate(parts[1:], 1))
-    source = _one_line(row["sentence"]) + SEP + story + QUERY
+    source = one_line(row["sentence"]) + SEP + story + QUERY
     return source, source + sentinel(int(row["label"]))
 
 

@@ -14,7 +14,7 @@ import io
 from collections.abc import Iterable
 from typing import Any
 
-from annotators.core.longlm import outgen_source_target
+from annotators.core.longlm import one_line, outgen_source_target
 from annotators.core.outcome import Drop
 from schemas.glge import FILES, SIDES, SPLITS, GlgeTask, LotRow, LotTable, SrcTgt
 
@@ -82,20 +82,16 @@ def glge_task(task: str, files: dict[str, bytes | None], prefix: str = "") -> Gl
 
 
 # ----------------------------------------------------------------------------- LOT tables
-def _one_line(text: str) -> str:
-    return " ".join(text.splitlines()) if ("\n" in text or "\r" in text) else text
-
-
 def serialise_lot_row(kind: str, row: dict[str, Any]) -> SrcTgt:
     """(src, tgt) of a LOT row. PlotCom: story with <MASK> -> plot. OutGen: exactly LongLM's
     pair (PEERS.md 1.4; `annotators.core.longlm`): `title#phrase1#...#phraseK<extra_id_1>` ->
-    `<extra_id_1>` + story. Line breaks inside a field become spaces so each example stays on
-    one line."""
+    `<extra_id_1>` + story. Line breaks inside a field (any `str.splitlines()` splits at:
+    `longlm.one_line`) become spaces so each example stays on one line."""
     if kind == "plotcom":
         src, tgt = row["story"], row["plot"]
     else:
         src, tgt = outgen_source_target(row)
-    return SrcTgt(_one_line(src), _one_line(tgt))
+    return SrcTgt(one_line(src), one_line(tgt))
 
 
 def _field_drop(field: str, value: Any, ok: bool, text: str) -> Drop | None:

@@ -148,6 +148,19 @@ def test_lot_serialisation():
     )
 
 
+def test_lot_rows_become_one_line_whatever_line_break_they_hold():
+    """.src/.tgt lines are read back with str.splitlines() by some tools: no \\x0c, NEL or
+    U+2029 (any character it splits at) may stay inside one, or src and tgt lines stop pairing."""
+    row = {
+        **lot_rows("plotcom")[0],
+        "story": "他走进森林。\x0c<MASK>\x85最后\u2029他回家了。",
+        "plot": "狐\u2028狸\x1e",
+    }
+    src, tgt = serialise_lot_row("plotcom", row)
+    assert (src, tgt) == ("他走进森林。 <MASK> 最后 他回家了。", "狐 狸")
+    assert len(src.splitlines()) == len(tgt.splitlines()) == 1
+
+
 def test_lot_task_maps_val_to_dev_and_orders_by_example_id():
     task = lot_task("lot_plotcom", "plotcom", [LotTable("lot/plotcom/part-0.parquet", lot_rows("plotcom"))])
     assert isinstance(task, GlgeTask) and task.lang == "zh" and task.origin == "lot"

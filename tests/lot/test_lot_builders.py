@@ -410,6 +410,23 @@ def test_outgen_fields_never_add_a_hash_field():
     assert source == "第1＃章#甲＃乙#丙<extra_id_1>" and target == "<extra_id_1>故事 第二段"
 
 
+BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # line breaks to str.splitlines(), besides \n and \r
+
+
+def test_source_target_lines_hold_nothing_splitlines_splits_at():
+    """A \\x0b or U+2028 inside a story stayed in its `.source`/`.target` line, so a reader that
+    splits with str.splitlines() (Hugging Face `datasets`' "text" loader) saw more lines in one
+    file than in the other. Each becomes a space, as \\n and \\r always did."""
+    from annotators.core.longlm import one_line, outgen_source_target
+
+    for ch in BREAKS + "\n\r":
+        source, target = outgen_source_target(
+            {"title": f"灯{ch}塔", "outline": [f"甲{ch}乙"], "story": f"故事{ch}第二段"}
+        )
+        assert (source, target) == ("灯 塔#甲 乙<extra_id_1>", "<extra_id_1>故事 第二段"), repr(ch)
+    assert one_line("一\r\n二\u2028三\x0b") == "一 二 三" and one_line("没有换行。") == "没有换行。"
+
+
 def test_senpos_windows_have_at_most_99_candidates():
     text = "".join(f"第{i}天山山水水花花草草。" for i in range(150))  # short sentences, few words
     built = build_senpos(prepared(text), "train", seed=0)

@@ -258,6 +258,31 @@ def test_review_tasks_round_trip(built, tmp_path):
     assert before == len(tasks) and (built / "a" / "senpos" / "val.jsonl").read_text() == ""
 
 
+def test_every_line_export_has_one_line_per_row_when_read_with_splitlines(tmp_path):
+    """Stories holding \\x0b, \\x0c, \\x1c-\\x1e, NEL, U+2028 and U+2029 inside a sentence: each
+    `.source`/`.target` (a space in their place) and `.jsonl` export (escaped, the same JSON
+    value) read with str.splitlines() has one line per written row, as Hugging Face `datasets`'
+    "text" loader reads it; the parquet tables keep the text unchanged."""
+    breaks = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+    stories = _sample_stories()
+    for i, story in enumerate(stories[:16]):
+        text, ch = story["story"], breaks[i % len(breaks)]
+        story["story"] = text[: len(text) // 2] + ch + text[len(text) // 2 :]
+        story["title"] = story.get("title", "")[:1] + ch + story.get("title", "")[1:]
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in stories), "utf-8")
+    lot.run(["--stories", str(tmp_path / "s.jsonl"), "--output", str(tmp_path / "o")])
+    out = tmp_path / "o"
+    exports = json.loads((out / "stats.json").read_text(encoding="utf-8"))["exports"]
+    assert sum(name.endswith((".source", ".target")) for name in exports) >= 20
+    for name, rows in exports.items():
+        assert len((out / name).read_text(encoding="utf-8").splitlines()) == rows, name
+    for task in ("clozet", "senpos", "plotcom", "outgen"):
+        table = read_table(out / task)
+        lines = [line for path in sorted((out / task).glob("*.jsonl")) for line in path.read_text("utf-8").splitlines()]
+        assert sorted(json.loads(line)["story"] for line in lines) == sorted(table.story), task  # a row a line
+        assert task == "clozet" or set(breaks) <= set("".join(table.story)), task  # the table keeps the text
+
+
 def test_real_lot_stories(tmp_path):
     path = shared_path("lot", "outgen_val_sample.jsonl")
     lot.run(["--stories", str(path), "--output", str(tmp_path / "real")])
