@@ -163,7 +163,7 @@ def parse_json_line(input_id: str, raw: bytes) -> list[Ao3Part] | Drop:
     try:
         obj = jsonl.loads(raw.decode("utf-8", errors="strict"))
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError; RecursionError: nested too deeply
-        return Drop("malformed_json", str(exc)[:200])
+        return Drop("malformed_json", jsonl.malformed_detail(str(exc)[:200], raw))
     if isinstance(obj, dict) and len(obj) == 1 and isinstance(next(iter(obj.values())), dict):
         key, obj = next(iter(obj.items()))
         obj = {"work_id": key, **obj}

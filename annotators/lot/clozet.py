@@ -46,9 +46,9 @@ def parse_annotation(input_id: str, raw: bytes) -> dict[str, Any] | Drop:
     try:
         obj = jsonl.loads(decoded)
     except json.JSONDecodeError as exc:
-        return Drop("malformed_json", f"{exc.msg} at column {exc.colno}")
+        return Drop("malformed_json", jsonl.malformed_detail(f"{exc.msg} at column {exc.colno}", decoded))
     except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
-        return Drop("malformed_json", str(exc)[:200])
+        return Drop("malformed_json", jsonl.malformed_detail(str(exc)[:200], decoded))
     if not isinstance(obj, dict):
         return Drop("not_an_object", f"a JSON {type(obj).__name__}, not an object")
     problem = (

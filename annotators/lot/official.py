@@ -51,7 +51,7 @@ def official_outgen_stats(input_id: str, raw: bytes) -> dict[str, Any] | Drop:
     try:
         obj = jsonl.loads(text)
     except json.JSONDecodeError as exc:
-        return Drop("malformed_json", f"{exc.msg} at column {exc.colno}")
+        return Drop("malformed_json", jsonl.malformed_detail(f"{exc.msg} at column {exc.colno}", text))
     if not isinstance(obj, dict):
         return Drop("not_an_object", f"a JSON {type(obj).__name__}, not an object")
     outline = _outline(obj)

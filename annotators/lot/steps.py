@@ -461,7 +461,7 @@ def parse_review_line(input_id: str, raw: bytes) -> ReviewRecord | Drop:
     try:
         obj = jsonl.loads(text)
     except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
-        return Drop("malformed_json", str(exc)[:200])
+        return Drop("malformed_json", jsonl.malformed_detail(str(exc)[:200], text))
     review = parse_review(obj)
     return review if isinstance(review, Drop) else ReviewRecord(input_id, review)
 

@@ -182,9 +182,9 @@ def parse_story_record(input_id: str, raw: bytes | dict) -> dict[str, Any] | Dro
         try:
             obj = jsonl.loads(line)
         except json.JSONDecodeError as exc:
-            return Drop("malformed_json", f"{exc.msg} at column {exc.colno}")
+            return Drop("malformed_json", jsonl.malformed_detail(f"{exc.msg} at column {exc.colno}", decoded))
         except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
-            return Drop("malformed_json", str(exc)[:200])
+            return Drop("malformed_json", jsonl.malformed_detail(str(exc)[:200], decoded))
     else:
         obj = raw
         if isinstance(obj, dict) and "__read_error__" in obj:

@@ -104,7 +104,7 @@ def json_line_to_raw(input_id: str, raw: bytes, *, source: str, license: str) ->
     try:
         record = jsonl.loads(decoded.text)
     except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
-        return Drop("malformed_json", str(exc)[:200])
+        return Drop("malformed_json", jsonl.malformed_detail(str(exc)[:200], decoded.text))
     if not isinstance(record, dict):
         return Drop("not_an_object", type(record).__name__)
     text = record.get("story", record.get("text"))

@@ -53,7 +53,7 @@ def parse_edit_line(data: bytes) -> Edit | Drop:
     try:
         raw = jsonl.loads(text)
     except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
-        return Drop("malformed_json", str(exc)[:300])
+        return Drop("malformed_json", jsonl.malformed_detail(str(exc)[:300], text))
     if not isinstance(raw, dict):
         return Drop("not_an_object", type(raw).__name__)
     edit_id = raw.get("id")

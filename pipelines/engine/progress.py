@@ -23,6 +23,8 @@ import sys
 import threading
 import time
 
+from annotators.core.jsonl import pretty_warning
+
 INTERVAL = 10.0
 BAR_WIDTH = 20
 _LOCK = threading.Lock()
@@ -125,7 +127,8 @@ def progress_line(counts: dict[str, list[int]], seconds: float, inputs: tuple | 
 
 
 def summary(stats: dict, output: str) -> list[str]:
-    """One line per table and export of a finished job: rows and where they are."""
+    """One line per table and export of a finished job: rows and where they are; a warning line
+    per input file whose lines looked like one pretty-printed JSON document."""
     # the stages' reads overlap (a story read by parse is read again by prepare), so their sum
     # is no count of anything: the line gives the stages and the rejects, which the rejects
     # table holds one row each of
@@ -138,4 +141,6 @@ def summary(stats: dict, output: str) -> list[str]:
     ]
     lines += [f"  {rows:>10,} rows  {output.rstrip('/')}/{name}" for name, rows in stats.get("tables", {}).items()]
     lines += [f"  {rows:>10,} records in export {name}" for name, rows in stats.get("exports", {}).items()]
+    pretty = stats.get("pretty_printed_json") or {}  # files whose lines look like one pretty-printed JSON document
+    lines += [f"warning: {pretty_warning(file, n)}" for file, n in pretty.items()]
     return lines

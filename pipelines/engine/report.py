@@ -13,6 +13,7 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
+from annotators.core import jsonl
 from annotators.core.card import complete_card, default_card
 from annotators.core.figures import Figure, load_drawing
 from annotators.core.hf_card import readme as hf_readme
@@ -31,6 +32,14 @@ LOCAL_RUNNERS = {None, "", "DirectRunner", "FnApiRunner", "direct", "fnapi"}
 def runner_name(options: PipelineOptions) -> str:
     runner = options.view_as(StandardOptions).runner
     return "FnApiRunner" if runner in LOCAL_RUNNERS else str(runner)
+
+
+def _pretty_json_files(row: dict) -> list[tuple[str, int]]:
+    """(`pretty|<file>`, 1) of a rejects row whose line looks like a piece of a pretty-printed
+    JSON document (annotators.core.jsonl.malformed hinted it), for the summary's one line per file."""
+    if row["reason"] != "malformed_json" or jsonl.PRETTY_MARK not in row["detail"]:
+        return []
+    return [(f"pretty|{jsonl.pretty_file(row['input_id'])}", 1)]
 
 
 def _nest_tallies(pairs: Iterable[tuple[str, int]], stages: Sequence[str]) -> dict:
@@ -63,6 +72,8 @@ def _nest_tallies(pairs: Iterable[tuple[str, int]], stages: Sequence[str]) -> di
             out.setdefault("table_splits", {}).setdefault(table, {})[split] = n
         elif kind == "jsonl":
             out["exports"][name] = n
+        elif kind == "pretty":  # only when some file looked pretty-printed: other stats.json stay as they were
+            out.setdefault("pretty_printed_json", {})[name] = n
     out["balanced"] = all(s["balanced"] for s in out["stages"].values())
     return out
 
@@ -175,6 +186,8 @@ class JobReport:
         # first, the local runner held every stage's rejects until the last stage had run (13 MB
         # of the stories job's 80,000 shuffled stories, in the job's process, through its dedup)
         rejects = self._rejects or [p | "NoRejects" >> beam.Create([])]
+        for i, rows in enumerate(rejects):  # files whose lines look like one pretty-printed JSON document
+            self.tally(rows | f"PrettyJson{i}" >> beam.FlatMap(_pretty_json_files))
         self.tally(
             tuple(rejects)
             | WriteTables(
@@ -226,6 +239,9 @@ class JobReport:
         }
         stats.update(_nest_tallies(pairs, self.stages))
         stats.update(extras)
+        pretty = stats.get("pretty_printed_json") or {}
+        if pretty:  # the card's warnings and the job summary's (pipelines.engine.progress) name each file
+            stats["warnings"] = [*stats.get("warnings", []), *(jsonl.pretty_warning(f, n) for f, n in pretty.items())]
         if self.figures:  # drawn from the written tables (every write is in the tallies)
             from pipelines.engine.figures import draw_figures
 

@@ -82,3 +82,64 @@ def test_json_loads_refuses_a_lone_surrogate_and_keeps_pairs_and_literal_backsla
         assert err.value.msg.startswith("lone surrogate \\u") and err.value.colno == column, (text, err.value)
     drop = json_object('{"id": "x\\udc00"}')
     assert drop.reason == "malformed_json" and "lone surrogate \\udc00" in drop.detail
+
+
+@pytest.mark.parametrize(
+    "line, pretty",
+    [
+        ("[", True),
+        ("{", True),
+        ("  {", True),
+        ('    "story": "小猫在河边钓鱼。",', True),
+        ('"id": "01",', True),  # json.dumps(indent=0)
+        ("  },", True),
+        ("]", True),
+        ('{"id": "1", "story": "小猫"},', True),  # an array written an element a line
+        ('{"id": "1", "story": "小猫', False),  # a truncated JSON line
+        ("{oops", False),
+        ("   ", False),
+    ],
+)
+def test_lines_of_a_pretty_printed_document_are_told_from_broken_json_lines(line, pretty):
+    from annotators.core.jsonl import PRETTY_HINT, looks_pretty_printed, malformed_detail
+
+    assert looks_pretty_printed(line) is pretty and looks_pretty_printed(line.encode("utf-8")) is pretty
+    detail = malformed_detail("Expecting value", line)
+    assert detail == ("Expecting value; " + PRETTY_HINT if pretty else "Expecting value")
+
+
+def _json_line_readers():
+    """Every reader of a JSON-lines input, as `line bytes -> record | Drop`."""
+    from annotators.audits.records import parse_record
+    from annotators.chapterbreak.ao3 import parse_json_line
+    from annotators.evaluate.steps import _json_object
+    from annotators.lot.clozet import parse_annotation
+    from annotators.lot.official import official_outgen_stats
+    from annotators.lot.steps import parse_review_line
+    from annotators.lot.story import parse_story_record
+    from annotators.stories.sources import json_line_to_raw
+    from annotators.storium.edits import parse_edit_line
+
+    return {
+        "stories": lambda raw: json_line_to_raw("f.json:2", raw, source="dump", license="x"),
+        "lot stories": lambda raw: parse_story_record("f.json:2", raw),
+        "lot annotations": lambda raw: parse_annotation("f.json:2", raw),
+        "lot official": lambda raw: official_outgen_stats("f.json:2", raw),
+        "lot reviews": lambda raw: parse_review_line("f.json:2", raw),
+        "edits": parse_edit_line,
+        "ao3": lambda raw: parse_json_line("f.json:2", raw),
+        "audits": lambda raw: parse_record("json", raw),
+        "evaluate": _json_object,
+    }
+
+
+@pytest.mark.parametrize("reader", sorted(_json_line_readers()))
+def test_every_json_lines_reader_hints_at_a_pretty_printed_file(reader):
+    from annotators.core.jsonl import PRETTY_HINT
+
+    parse = _json_line_readers()[reader]
+    for line in (b"[", b"  {", '    "story": "小猫在河边钓鱼。",'.encode()):
+        drop = parse(line)
+        assert drop.reason == "malformed_json" and drop.detail.endswith(PRETTY_HINT), (reader, line, drop)
+    broken = parse(b'{"id": "1", "story": "x')
+    assert broken.reason == "malformed_json" and PRETTY_HINT not in broken.detail

@@ -44,6 +44,15 @@ def test_summary_gives_one_line_per_output():
     ]
 
 
+def test_summary_names_each_file_that_looked_pretty_printed():
+    stats = {"job": "stories", "balanced": True, "stages": {}, "pretty_printed_json": {"all.json": 22}}
+    assert progress.summary(stats, "out")[1:] == [
+        "warning: all.json: 22 line(s) rejected as malformed_json look like one JSON document spread over many "
+        "lines (pretty-printed); the job reads JSON lines (one object per line): convert it with "
+        "`jq -c '.[]' all.json > all.jsonl` (`jq -c . all.json > all.jsonl` for one object)"
+    ]
+
+
 def test_input_bar_shows_share_rate_and_eta():
     assert progress.input_bar(5_000_000, 20_000_000, 5.0) == (
         "input 25% [#####...............] 5.0/20.0 MB, 1.0 MB/s, ETA 15 s"

@@ -517,6 +517,45 @@ def test_a_lone_surrogate_escape_is_a_rejects_row_not_a_crash(job, tmp_path, cap
     assert sum(s["written"] for s in stats(tmp_path / "out")["stages"].values()) > 0
 
 
+# ----------------------------------------------------------------------------- pretty-printed JSON
+@pytest.mark.parametrize(
+    "job, flag, records",
+    [
+        ("stories", "--input", [{"id": "1", "story": "小猫在河边钓鱼。"}, {"id": "2", "story": "小狗在门口等。"}]),
+        ("lot", "--stories", [{"id": "1", "story": "小猫在河边钓鱼。"}, {"id": "2", "story": "小狗在门口等。"}]),
+        ("edits", "--edits", [{"id": "a", "generated": "a cat sat", "published": "a cat sat down"}]),
+    ],
+)
+def test_a_pretty_printed_json_file_says_how_to_make_it_json_lines(job, flag, records, tmp_path, capsys):
+    """One JSON array printed over many lines (json.dumps(indent=2), `jq .`) where JSON lines are
+    read gave a bare `malformed_json` row per line: every row is kept (read = written +
+    rejected), each says what the line looks like and how to convert the file, and the job's
+    summary names the file once, with its count and the jq command."""
+    pretty = tmp_path / "data.json"
+    pretty.write_text(json.dumps(records, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    lines = len(pretty.read_text(encoding="utf-8").splitlines())
+    code, err = run_job(job, [flag, str(pretty), "--output", str(tmp_path / "out")], capsys)
+    assert code == 0 and "Traceback" not in err, err
+    rows = rejects(tmp_path / "out")
+    assert len(rows) == lines and set(rows.reason) == {"malformed_json"}
+    assert rows.detail.str.contains("convert with `jq -c '.[]' file.json > file.jsonl`", regex=False).all()
+    data = stats(tmp_path / "out")
+    assert data["pretty_printed_json"] == {"data.json": lines}
+    warning = f"warning: data.json: {lines} line(s) rejected as malformed_json look like one JSON document"
+    assert warning in err and "`jq -c '.[]' data.json > data.jsonl`" in err
+    assert warning[len("warning: ") :] in (tmp_path / "out" / "CARD.md").read_text(encoding="utf-8")
+
+
+def test_a_json_lines_file_with_a_broken_line_gets_no_pretty_printing_hint(tmp_path, capsys):
+    lines = ['{"id": "1", "story": "小猫在河边钓鱼。"}', '{"id": "2", "story": "小狗', "{oops"]
+    (tmp_path / "s.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, err = run_job("stories", ["--input", str(tmp_path / "s.jsonl"), "--output", str(tmp_path / "o")], capsys)
+    rows = rejects(tmp_path / "o")
+    assert code == 0 and list(rows[rows.reason == "malformed_json"].input_id) == ["s.jsonl:2", "s.jsonl:3"]
+    assert not rows.detail.str.contains("jq").any() and "jq" not in err
+    assert "pretty_printed_json" not in stats(tmp_path / "o")
+
+
 # ----------------------------------------------------------------------------- outputs that are inputs
 def test_an_output_that_is_the_jobs_input_or_another_jobs_output_is_refused(tmp_path, capsys):
     lot = tmp_path / "lot"
