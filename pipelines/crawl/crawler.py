@@ -191,9 +191,12 @@ class Crawler:
     def _links(self, page: Page) -> list[str]:
         if not page.ok or not page.body or not self.spec.is_follow(page.final_url):
             return []
-        try:
-            decoded = decode_bytes(page.body, json.loads(page.headers).get("content-type"))
-            return extract_links(decoded.text, page.final_url) if decoded else []
+        try:  # a list page with a few stray bytes still gives its links, as the stories job reads it
+            decoded = decode_bytes(page.body, json.loads(page.headers).get("content-type"), replace=True)
+            if decoded is None:
+                LOG.warning("no links read from %s: no charset decodes it", page.url)
+                return []
+            return extract_links(decoded.text, page.final_url)
         except Exception as exc:  # a bug in link extraction: the page stays cached, its links are logged lost
             LOG.warning("no links read from %s: %s: %s", page.url, type(exc).__name__, exc)
             return []

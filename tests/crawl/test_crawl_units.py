@@ -281,6 +281,24 @@ PAGE = """<html><head><base href="/stories/"><script>var x = "<p>广告</p>";</s
 <p>第三段。</p><!-- 注释 --><style>p {}</style></div></body></html>"""
 
 
+def test_a_list_page_with_a_stray_byte_still_gives_its_links(caplog):
+    """Decoded strictly, a UTF-8 list page holding one windows-1252 apostrophe gave no links,
+    so no story under it was crawled, and nothing said so."""
+    from pipelines.crawl.crawler import Crawler
+    from schemas.crawl import Page
+
+    spec = parse_spec(json.dumps(SPEC))
+    crawler = Crawler(spec, Fetcher(FetchConfig(), max_bytes=10), [], lambda page: None)
+    links = "".join(f'<li><a href="/story/{i}.html">第{i}个故事</a></li>' for i in range(30))
+    html = f'<html><meta charset="utf-8"><p>Tom\x92s 故事集</p><ul>{links}</ul></html>'
+    body = html.encode("utf-8").replace(b"\xc2\x92", b"\x92")  # the one stray byte
+    url = "http://example.org/list/1.html"
+    page = Page("fables", url, url, "list", 200, "{}", body, "2026-01-01T00:00:00Z")
+    assert crawler._links(page) == [f"http://example.org/story/{i}.html" for i in range(30)]
+    garbage = Page("fables", url, url, "list", 200, "{}", bytes(range(128, 256)) * 20, "2026-01-01T00:00:00Z")
+    assert crawler._links(garbage) == [] and "no links read from" in caplog.text
+
+
 def test_extract_links_document_order_base_and_dedup():
     assert extract_links(PAGE, "http://h.org/list/1.html") == [
         "http://h.org/stories/a.html",
