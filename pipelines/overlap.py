@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import operator
 import os
 from collections.abc import Sequence
 
@@ -48,6 +49,7 @@ from pipelines.engine import (
 from pipelines.engine.folds import CombineFold, KeyedFoldPerBundle
 from pipelines.engine.paths import write_text_to
 from pipelines.engine.records import ReadRecords, count_check, lot_sources, table_sources
+from pipelines.engine.repeated_ids import RepeatedIds
 from pipelines.engine.usage import fail, main
 from schemas.audit import OVER_THRESHOLD_SCHEMA, OVERLAP_EXAMPLES_SCHEMA, OVERLAP_SUMMARY_SCHEMA
 from schemas.lot import SPLITS, TASKS, TEXT_FIELDS
@@ -213,6 +215,7 @@ def run(argv: Sequence[str] | None = None) -> None:
         )
         records = p | "ReadLot" >> ReadRecords(sources, report, "lot", columns)
         rows = records | report.stage("lot_rows", steps.overlap_row_fn(config, roles, None), setup=setup)
+        rows = unique_ids(rows, report)
         test_sets = _test_sets(rows)
         again = p | "ReadLotRef" >> ReadRecords(sources, report, "lot_ref", columns, check=False, blocks=True)
         refs = again | report.stage(
@@ -248,6 +251,7 @@ def run(argv: Sequence[str] | None = None) -> None:
         )
         ref_rec = p | "ReadRef" >> ReadRecords(ref_src, report, "reference", list(ref_fields), blocks=True)
         rows_t = test_rec | report.stage("test_rows", steps.overlap_row_fn(config, roles, "test"), setup=setup)
+        rows_t = unique_ids(rows_t, report)
         test_sets = _test_sets(rows_t)
         rows_r = ref_rec | report.stage(
             "reference_rows",
@@ -273,6 +277,20 @@ def run(argv: Sequence[str] | None = None) -> None:
         report.record_jieba_backend(p, after=test_sets)  # resolved by the workers that tokenized the test side
     report.finish(p)
     run_pipeline(p, commit_to=args.output)
+
+
+def unique_ids(rows, report: JobReport):
+    """The rows with one test example per task and example_id: a later row (in input order)
+    with an earlier one's id is a `duplicate_id` reject naming the row that keeps it, so each
+    id has one figure (the stories job's repeated-id check, pipelines.engine.repeated_ids)."""
+    repeated = rows | RepeatedIds(steps.example_id_entries)
+    return rows | report.stage(
+        "dedup_id",
+        steps.unique_example_id,
+        input_id=operator.attrgetter("input_id"),
+        pooled=False,
+        side_inputs={"repeated": repeated},
+    )
 
 
 def _test_sets(rows):

@@ -54,6 +54,7 @@ from pipelines.engine.merge_runs import park_blobs, read_loc, read_pickles
 from pipelines.engine.paths import delete_folder
 from pipelines.engine.pool_worker import outcome, read_file_bytes
 from pipelines.engine.ranges import content_name
+from pipelines.engine.repeated_ids import RepeatedIds
 from pipelines.engine.spill import SpillPickled
 from pipelines.engine.stage import PooledFlatMap
 from pipelines.engine.usage import fail, main
@@ -148,31 +149,6 @@ KEY_BLOCK = 1 << 14  # (key, location) pairs a bundle holds before it sends its 
 
 def text_blocks(key_loc):
     return [(steps.text_part(key_loc[0]), key_loc)]
-
-
-def id_blocks(keyed: steps.Keyed):
-    story_id, order = steps.id_entry(keyed.key)
-    return [(steps.id_part(story_id), (story_id, order))]
-
-
-class RepeatedIds(beam.PTransform):
-    """The cleaned `steps.Keyed` stories (one PCollection per input kind) -> the side input
-    of the stories whose id an earlier one has (`steps.repeated_id_pairs`): only (id, input
-    id, text hash) entries travel, packed per bundle and partition of the ids, never a text,
-    each branch's made where it was cleaned (a second reader of the cleaned stories)."""
-
-    def expand(self, branches):
-        blocks = [
-            branch | f"IdBlocks{i}" >> beam.ParDo(BlocksPerBundle(id_blocks, KEY_BLOCK, packed=True))
-            for i, branch in enumerate(branches)
-        ]
-        pairs = (
-            blocks
-            | "AllIdBlocks" >> beam.Flatten()
-            | "GroupIds" >> beam.GroupByKey()
-            | "RepeatedIdPairs" >> beam.FlatMap(steps.repeated_id_pairs)
-        )
-        return as_compact(compact_map(pairs, "RepeatedIds"))
 
 
 class DropExactDuplicates(beam.PTransform):
@@ -543,7 +519,7 @@ def run(argv: Sequence[str] | None = None) -> None:
     raws, inputs = read_raw(p, args, report, functools.partial(steps.clean_and_key, config=clean, near=near))
     report.extra("inputs", inputs)  # the matched paths, in stats.json's "inputs" place
     cleaned = [raw | f"Clean{kind}" >> CleanStories(clean, report, near, made=kind == "Lines") for kind, raw in raws]
-    repeated = tuple(cleaned) | RepeatedIds()
+    repeated = tuple(cleaned) | RepeatedIds(steps.id_entries)
     final = tuple(cleaned) | Deduplicate(near, report, join(staging, "_spill-stories"))
     # one id per row: a later story with an earlier one's id (the same source and given id or
     # URL) is a duplicate_id reject, decided where the kept stories come out of the dedup

@@ -57,6 +57,7 @@ class ExampleGrams:
     split: str
     example_id: str
     grams: tuple[str, ...]
+    input_id: str = ""  # "file:line": where a repeated example_id is told apart (steps.unique_example_id)
 
 
 def strip_placeholders(text: str, placeholders: Sequence[str] = PLACEHOLDERS) -> str:

@@ -29,7 +29,7 @@ _READING = (
     "internal_error",
 )
 
-OVERLAP_REASONS: tuple[str, ...] = _READING + ("no_text_fields",)
+OVERLAP_REASONS: tuple[str, ...] = _READING + ("no_text_fields", "duplicate_id")
 
 BIAS_REASONS: tuple[str, ...] = _READING + ("bad_placeholder", "no_candidates", "bad_label")
 

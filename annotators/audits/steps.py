@@ -14,6 +14,7 @@ from typing import NamedTuple
 from annotators.audits import bias as bb
 from annotators.audits import overlap as ng
 from annotators.audits import records as ar
+from annotators.core.dedup import input_order, keeper_of
 from annotators.core.outcome import Drop
 
 BIAS_TASKS = ("clozet", "senpos")
@@ -54,6 +55,7 @@ class TrainRow(NamedTuple):
     """In --lot mode: a train row was read (it is the reference, counted for the split check)."""
 
     task: str
+    input_id: str = ""
 
 
 def tokenizer(name: str):
@@ -112,12 +114,28 @@ def overlap_row_fn(config: ng.OverlapConfig, roles: Roles, source_role: str | No
         if source_role == "reference":
             return [ReferenceDoc(item.task, texts)]
         if is_train and roles.lot:
-            return [TrainRow(item.task)]
-        return [
-            ng.ExampleGrams(item.task, split, example_id, ng.example_ngrams(texts, tokenizer(config.tokenizer), config))
-        ]
+            return [TrainRow(item.task, item.input_id)]
+        grams = ng.example_ngrams(texts, tokenizer(config.tokenizer), config)
+        return [ng.ExampleGrams(item.task, split, example_id, grams, item.input_id)]
 
     return fn
+
+
+def example_id_entries(row) -> list[tuple[str, tuple]]:
+    """(task/example_id, its input order) of a test example: what finds a repeated id
+    (pipelines.engine.repeated_ids); nothing for a train row."""
+    if not ng.is_example(row):
+        return []
+    return [(f"{row.task}/{row.example_id}", (input_order(row.input_id), row.input_id, ""))]
+
+
+def unique_example_id(row, repeated) -> list | Drop:
+    """A test example, or `duplicate_id` when an earlier row of its task (in input order)
+    has its example_id: the examples table holds one row per id, never two figures for one."""
+    first = keeper_of(repeated, row.input_id, lambda: "") if ng.is_example(row) else None
+    if first is None:
+        return [row]
+    return Drop("duplicate_id", f"example_id {row.example_id!r} of {row.task} is also {first}'s, which keeps it")
 
 
 def test_strings(task: str, wanted: frozenset) -> ng.TestStrings:

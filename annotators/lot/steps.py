@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from annotators.core import jsonl
-from annotators.core.dedup import keep_first
+from annotators.core.dedup import input_order, keep_first
 from annotators.core.ids import unit_interval
 from annotators.core.lsh_sets import partition_id_sets
 from annotators.core.metrics import prf
@@ -48,12 +48,6 @@ from schemas.common import JsonlEntry
 def one(result):
     """A single output as a list, a Drop as it is (the Stage contract)."""
     return result if isinstance(result, Drop) else [result]
-
-
-def input_order(input_id: str) -> tuple:
-    """Sort key for "file:line" ids: file name, then line number as a number."""
-    name, _, line = input_id.rpartition(":")
-    return (name, int(line)) if line.isdigit() else (input_id, -1)
 
 
 class StoryKey(NamedTuple):

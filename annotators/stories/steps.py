@@ -13,7 +13,6 @@ DedupKeys; texts are needed only to verify the pairs of a component.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import pickle
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
@@ -21,7 +20,7 @@ from typing import Any, NamedTuple
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from annotators.core.dedup import keep_first
+from annotators.core.dedup import keep_first, keeper_of
 from annotators.core.lsh_sets import band_part, member_band_sets, partition_id_sets
 from annotators.core.near_dup import (
     Assignment,
@@ -195,47 +194,21 @@ def keep_first_key(group: tuple[str, Iterable[tuple[DedupKey, Any]]]) -> list[tu
 
 
 TEXT_PARTS = 64  # partitions of the text hashes: what the exact-duplicate shuffle is keyed by
-ID_PARTS = 64  # partitions of the story ids: what the repeated-id shuffle is keyed by
 
 
-def id_part(story_id: str, parts: int = ID_PARTS) -> int:
-    """The partition of a story id (a stable digest, never `hash()`): equal ids share it."""
-    return int.from_bytes(hashlib.blake2b(story_id.encode("utf-8"), digest_size=4).digest(), "big") % parts
-
-
-def id_entry(key: DedupKey) -> tuple[str, tuple[str, str, str]]:
-    """(story_id, (url, input_id, text hash)) of a cleaned story: what finds a repeated id."""
-    node = key.node
-    return node.story_id, (node.url, node.input_id, key.text_key)
-
-
-def repeated_id_pairs(group: tuple[int, Iterable[bytes]]) -> list[tuple[tuple[str, str], str]]:
-    """Of one partition of story ids (packed blocks of `id_entry` pairs): ((input_id, text
-    hash), the input id that keeps the id) for every story whose id an earlier one has (in
-    (url, input_id, text hash) order, the exact-duplicate rule's), and ((input_id, ""), "")
-    beside each, so a story not named costs one look-up (`unique_id`). A story id is a hash
-    of the source and the given id or URL: two dumps numbering their stories alike, or two
-    crawls of a page that changed, give one id to different stories."""
-    _, blobs = group
-    by_id: dict[str, list[tuple[str, str, str]]] = {}
-    for blob in blobs:
-        for story_id, order in pickle.loads(blob):
-            by_id.setdefault(story_id, []).append(order)
-    out: list[tuple[tuple[str, str], str]] = []
-    for story_id in sorted(by_id):
-        orders = sorted(set(by_id[story_id]))
-        first = orders[0][1]
-        for _, input_id, text_key in orders[1:]:
-            out += [((input_id, text_key), first), ((input_id, ""), "")]
-    return out
+def id_entries(keyed: Keyed) -> list[tuple[str, tuple[str, str, str]]]:
+    """(story_id, (url, input_id, text hash)) of a cleaned story: what finds a repeated id
+    (`annotators.core.dedup.repeated_id_pairs`, in the exact-duplicate rule's order). A
+    story id is a hash of the source and the given id or URL: two dumps numbering their
+    stories alike, or two crawls of a page that changed, give one id to different stories."""
+    node = keyed.key.node
+    return [(node.story_id, (node.url, node.input_id, keyed.key.text_key))]
 
 
 def unique_id(story: Story, repeated: Mapping) -> list[Story] | Drop:
     """A kept story, or `duplicate_id` when an earlier input has its story id
-    (`repeated_id_pairs`): every row of the stories table has its own id."""
-    if (story.input_id, "") not in repeated:
-        return [story]
-    first = repeated.get((story.input_id, exact_duplicate_key(story.text)))
+    (`id_entries`): every row of the stories table has its own id."""
+    first = keeper_of(repeated, story.input_id, lambda: exact_duplicate_key(story.text))
     if first is None:
         return [story]
     return Drop(

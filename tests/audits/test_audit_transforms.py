@@ -44,8 +44,8 @@ def test_test_rows_become_example_ngrams_and_bad_rows_rejects():
             result["main"],
             equal_to(
                 [
-                    ng.ExampleGrams("t", "test", "e1", ("a\x1fb\x1fc", "b\x1fc\x1fd")),
-                    ng.ExampleGrams("t", "test", "t.jsonl:5", ("x\x1fy\x1fz",)),
+                    ng.ExampleGrams("t", "test", "e1", ("a\x1fb\x1fc", "b\x1fc\x1fd"), "t.jsonl:1"),
+                    ng.ExampleGrams("t", "test", "t.jsonl:5", ("x\x1fy\x1fz",), "t.jsonl:5"),
                 ]
             ),
             label="main",

@@ -262,6 +262,50 @@ def test_english_with_regex_tokenizer(tmp_path):
     assert got == {"a": (8, 2), "b": (4, 0)}
 
 
+def test_repeated_test_id_keeps_the_first_row_in_input_order(tmp_path):
+    """Two rows of a --test table with one id: the examples table holds one row for the id,
+    line 2's (line 11 would come first as a string), and line 11 is a duplicate_id reject
+    naming line 2; once both rows were scored under one id."""
+    lines = [{"id": f"e{i}", "text": f"Filler sentence number {i} tells nothing about the old sea."} for i in range(11)]
+    lines[1] = {"id": "dup", "text": "The old man walked slowly to the sea, and the boy followed him."}
+    lines[10] = {
+        "id": "dup",
+        "text": "Another tale reuses that id, and the old man walked slowly to the sea, and then.",
+    }
+    test = tmp_path / "tales" / "t.jsonl"
+    test.parent.mkdir()
+    test.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    (tmp_path / "ref.txt").write_text("Yesterday the old man walked slowly to the sea, and nobody saw.\n")
+    out = tmp_path / "out"
+    overlap.run(
+        ["--test", str(test), "--reference", str(tmp_path / "ref.txt"), "--output", str(out), "--tokenizer", "regex"]
+    )
+    examples = table(out / "examples")
+    assert [(r["n"], r["o"]) for r in examples if r["example_id"] == "dup"] == [(8, 2)]  # line 2's figures
+    assert len(examples) == 10
+    (reject,) = table(out / "rejects")
+    assert (reject["stage"], reject["input_id"], reject["reason"]) == ("dedup_id", "t.jsonl:11", "duplicate_id")
+    assert "t.jsonl:2" in reject["detail"]
+    (summary,) = table(out / "summary")
+    assert summary["n_examples"] == 10
+    check_rejects(out)
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["stages"]["dedup_id"] == {**stats["stages"]["dedup_id"], "read": 11, "written": 10, "rejected": 1}
+
+
+def test_repeated_lot_example_id_is_one_example(tmp_path):
+    """--lot: a val row and a test row of one task with one example_id are one example (the
+    first in file order); train rows, the reference, are not examples and keep their ids."""
+    rows = write_lot(tmp_path / "lot", {"train": [0, 1], "val": [2], "test": [3]})
+    write_task(tmp_path / "lot", "plotcom", rows["plotcom"] + [{**rows["plotcom"][-1], "example_id": "plotcom-02"}])
+    out = tmp_path / "out"
+    overlap.run(["--lot", str(tmp_path / "lot"), "--output", str(out)])
+    ids = [(r["task"], r["split"], r["example_id"]) for r in table(out / "examples") if r["task"] == "plotcom"]
+    assert sorted(ids) == [("plotcom", "test", "plotcom-03"), ("plotcom", "val", "plotcom-02")]
+    assert [(r["stage"], r["reason"]) for r in table(out / "rejects")] == [("dedup_id", "duplicate_id")]
+    check_rejects(out)
+
+
 def test_real_stories_three_verbatim(tmp_path):
     sample = shared_path("lot", "outgen_val_sample.jsonl")
     records = [json.loads(line) for line in sample.read_text(encoding="utf-8").splitlines()]
