@@ -12,7 +12,14 @@ import re
 import sys
 import unicodedata
 
-HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# Han characters: the CJK Unified Ideographs block and Extension A, the compatibility
+# ideographs, and beyond the BMP Extensions B-F and I (U+20000-U+2EE5F, but for the unassigned
+# U+2A6E0-U+2A6FF), the compatibility supplement and Extensions G-H (U+30000-U+323AF).
+# jieba's own blocks ([\u4e00-\u9fd5], annotators.text.zh_tokens) are not this: it cuts every
+# other character as a token of its own, and the cut stays jieba's.
+HAN_BMP = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+HAN_SUPPLEMENTARY = r"\U00020000-\U0002a6df\U0002a700-\U0002ee5f\U0002f800-\U0002fa1f\U00030000-\U000323af"
+HAN = HAN_BMP + HAN_SUPPLEMENTARY
 _HAN_RE = re.compile(f"[{HAN}]")
 _HAN_RUN = re.compile(f"[{HAN}]+")
 _SPACE_RUN = re.compile(r"\s+")
@@ -39,10 +46,12 @@ def python_han_count(text: str) -> int:
 
 # han_count reads the high byte of each UTF-16 code unit: 0x34-0x9F (U+3400-U+9FFF) and
 # 0xF9-0xFA are Han but for U+4DC0-U+4DFF (Yijing hexagrams, high byte 0x4D), counted apart;
-# a character beyond the BMP is two surrogates (high bytes 0xD8-0xDF), never Han
+# a character beyond the BMP is two surrogates (high bytes 0xD8-0xDF, counted as nothing
+# here): a text holding one (more code units than characters) has those counted apart
 _HAN_HIGH_BYTE = bytes(1 if 0x34 <= b <= 0x9F or 0xF9 <= b <= 0xFA else 0 for b in range(256))
 _FIRST_HIGH_BYTE = 3 if sys.byteorder == "little" else 2  # "utf-16" starts with a 2-byte BOM
 _HEXAGRAM = re.compile("[\u4dc0-\u4dff]")
+_HAN_SUPPLEMENTARY_RUN = re.compile(f"[{HAN_SUPPLEMENTARY}]+")
 
 
 def han_count(text: str) -> int:
@@ -54,6 +63,8 @@ def han_count(text: str) -> int:
     count = high.translate(_HAN_HIGH_BYTE).count(1)
     if 0x4D in high:
         count -= len(_HEXAGRAM.findall(text))
+    if len(high) > len(text):
+        count += sum(map(len, _HAN_SUPPLEMENTARY_RUN.findall(text)))
     return count
 
 

@@ -60,6 +60,20 @@ def test_prepare_rejects_what_no_task_can_use():
     assert prepared("This story is written in English. It has sentences. Many of them.").reason == "not_chinese"
 
 
+def in_extension_b(text: str) -> str:
+    """`text` with each of its BMP ideographs moved to one of CJK Extension B (U+20000-2A6DF)."""
+    return "".join(chr(0x20000 + (ord(c) - 0x4E00) % 0xA6E0) if "\u4e00" <= c <= "\u9fff" else c for c in text)
+
+
+def test_a_story_in_extension_b_is_chinese():
+    """Ideographs beyond the BMP are Han: the story is prepared, its sentences cut and merged
+    (short ones by their Han count) as the BMP story's are (once it was not_chinese, "Han
+    share 0.00")."""
+    story = prepared(in_extension_b(STORY))
+    assert not isinstance(story, Drop)
+    assert list(story.sentences) == [in_extension_b(s) for s in prepared().sentences]
+
+
 def test_whole_story_limits_are_per_task():
     two = prepared("小猫在河边钓了一整天的鱼。它一条鱼也没有钓到，只好饿着肚子回家了。")
     assert len(two.sentences) == 2  # prepared: OutGen may still outline it

@@ -106,6 +106,9 @@ def test_check_story_reasons():
     )
     assert check_story("小猫在窗台上晒太阳，晒着晒着就睡着了。") == Drop("too_short", "11 words < 50")
     assert check_story(TEXT_01) is None
+    in_ext_b = "".join(chr(0x20000 + (ord(c) - 0x4E00) % 0xA6E0) if "\u4e00" <= c <= "\u9fff" else c for c in TEXT_01)
+    assert clean_text(in_ext_b) == in_ext_b  # its lines are Chinese text, not lines without a word
+    assert check_story(in_ext_b) is None  # Extension B ideographs are Han: not not_chinese
     assert check_story(TEXT_01, CleanConfig(max_words=60)).reason == "too_long"
 
 

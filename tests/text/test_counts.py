@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import shared_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,14 +21,41 @@ CHARS = st.one_of(
     st.characters(min_codepoint=0x20, max_codepoint=0x7E),
     st.characters(min_codepoint=0x1F300, max_codepoint=0x1FAFF),
     st.characters(min_codepoint=0x20000, max_codepoint=0x20100),
+    st.characters(min_codepoint=0x2A6D0, max_codepoint=0x2A710),  # extension B's end, C's start
+    st.characters(min_codepoint=0x2EE50, max_codepoint=0x2F810),  # extension I's end, compatibility
+    st.characters(min_codepoint=0x2FA10, max_codepoint=0x30010),
+    st.characters(min_codepoint=0x323A0, max_codepoint=0x323C0),  # extension H's end
     st.sampled_from(
         [" ", "\t", "\n", "\u3000", "\u00a0", "\x00", "\ud800", "\udfff", "，", "。", "²", "Ⅻ", "〇", "_", "é"]
     ),
 )
 
 
+# The Unicode Han ranges, each (first, last) counted and its neighbours not: the Unified
+# Ideographs, Extension A, the compatibility ideographs, Extensions B, C-F and I (one run),
+# the compatibility supplement, Extensions G-H.
+HAN_RANGES = [
+    (0x4E00, 0x9FFF),
+    (0x3400, 0x4DBF),
+    (0xF900, 0xFAFF),
+    (0x20000, 0x2A6DF),
+    (0x2A700, 0x2EE5F),
+    (0x2F800, 0x2FA1F),
+    (0x30000, 0x323AF),
+]
+
+
+@pytest.mark.parametrize("first, last", HAN_RANGES)
+def test_han_ranges_count_and_their_neighbours_do_not(first, last):
+    inside = chr(first) + chr(last) + chr((first + last) // 2)
+    outside = chr(first - 1) + chr(last + 1)
+    for count in (zh_clean.han_count, zh_clean.python_han_count):
+        assert (count(inside), count(outside), count("a" + inside + "。")) == (3, 0, 3)
+
+
 def test_han_count_on_every_code_point():
-    assert zh_clean.han_count(EVERY_CHARACTER) == zh_clean.python_han_count(EVERY_CHARACTER) == 20992 + 6592 + 512
+    total = sum(last - first + 1 for first, last in HAN_RANGES)
+    assert zh_clean.han_count(EVERY_CHARACTER) == zh_clean.python_han_count(EVERY_CHARACTER) == total == 98768
     assert [c for c in EVERY_CHARACTER if zh_clean.han_count(c) != zh_clean.python_han_count(c)] == []
 
 

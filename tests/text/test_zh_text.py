@@ -41,6 +41,10 @@ def test_han_count_and_ratio():
     assert han_ratio("abc") == 0.0
     assert han_ratio("") == 0.0
     assert han_ratio("中文") == 1.0
+    # Cantonese with two Extension B characters (U+20BB6, U+282E2): 8 Han characters, not 6
+    assert han_count("佢哋𠮶日去咗𨋢度。") == 8
+    assert han_ratio("𠮶𨋢𪜶") == 1.0  # B, B, C
+    assert clean_chinese("𠮶 𨋢 , 佢") == "𠮶𨋢，佢"  # spaces and ASCII commas beside them, as beside 中
 
 
 def test_split_after_terminators_and_closing_quotes():
