@@ -4,7 +4,8 @@ Layout: ../shared/data/storium/SCHEMA.md; what the original read: PEERS.md 4.1. 
 one game; a game without characters or scenes, an empty file, malformed JSON (bytes that
 are not UTF-8 included) or a non-object is dropped with a reason. Entries and characters
 are kept as `Item`s (input id, record or Drop) so a bad entry (no `seq_id`, duplicate
-`seq_id`, not an object) becomes its own rejects row while the rest of the game is used.
+`seq_id`, not an object, a role naming a character the game does not have) becomes its own
+rejects row while the rest of the game is used.
 Reason codes: annotators.storium.reasons. Guards against: BOM, null/number fields,
 `"unchanged"` hand contexts, cards that are not objects, scenes without `entries`.
 """
@@ -191,7 +192,23 @@ def parse_entry(story_id: str, scene_index: int, entry_index: int, raw: Any, see
     )
 
 
-def _scenes_and_entries(story_id: str, raw_scenes: list) -> tuple[list, list, list]:
+def character_problem(entry: Entry, characters: dict[str, Character]) -> Drop | None:
+    """`unknown_character` when a character entry names (by role or character_seq_id) no
+    usable character of its game: its example would have no character to write for, and
+    its id would point at no row of the characters table. The original raised a KeyError on
+    such an entry (storium-gpt2 `process_story`: `all_characters[entry["role"]]`)."""
+    if entry.character_id is None or entry.character_id in characters:
+        return None
+    seq = entry.character_id[len(entry.story_id) + 1 :]
+    usable = ", ".join(sorted(c.character_seq_id for c in characters.values())) or "none"
+    return Drop(
+        "unknown_character",
+        f"entry {entry.seq_id} (role {entry.role!r}) names character {seq}, which game "
+        f"{entry.story_id} does not have among its usable characters ({usable})",
+    )
+
+
+def _scenes_and_entries(story_id: str, raw_scenes: list, characters: dict) -> tuple[list, list, list]:
     scenes, items, cards, seen, position = [], [], [], set(), 0
     for s_index, raw_scene in enumerate(raw_scenes):
         if not isinstance(raw_scene, dict):  # once an empty scene row, with no reject
@@ -206,6 +223,8 @@ def _scenes_and_entries(story_id: str, raw_scenes: list) -> tuple[list, list, li
         raw_entries = raw_entries if isinstance(raw_entries, list) else []
         for e_index, raw_entry in enumerate(raw_entries):
             result = parse_entry(story_id, s_index, position, raw_entry, seen)
+            if isinstance(result, Entry):
+                result = character_problem(result, characters) or result
             items.append(Item(f"{story_id}:scene{s_index}:entry{e_index}", result))
             if isinstance(result, Entry):
                 cards.extend(parse_cards(result, raw_entry))
@@ -247,7 +266,8 @@ def parse_game(input_id: str, data: bytes) -> Game | Drop:
         char_items.append(Item(f"{story_id}:character{i}", record))
     if not any(isinstance(item.record, Character) for item in char_items):
         return Drop("no_usable_character", f"game {story_id}: no character has a character_seq_id")
-    scene_rows, entry_items, cards = _scenes_and_entries(story_id, scenes)
+    characters = {i.record.character_id: i.record for i in char_items if isinstance(i.record, Character)}
+    scene_rows, entry_items, cards = _scenes_and_entries(story_id, scenes, characters)
     return Game(
         story_id=story_id,
         input_id=input_id,

@@ -9,6 +9,8 @@ REASONS: dict[str, str] = {
     "no_characters": "the STORIUM game has no `characters` list, or the list is empty",
     "no_usable_character": "no character of the STORIUM game has a `character_seq_id`",
     "no_scenes": "the STORIUM game has no `scenes` list, or the list is empty",
+    "unknown_character": "a STORIUM entry's role (or character_seq_id) names a character the game "
+    "does not have among its usable characters",
     "budget_below_segments": "the packed example has more non-empty segments than budget tokens "
     "(every segment needs at least one token)",
     "unalignable_tokens": "the edit's USER tokens cannot be mapped back to character spans "
@@ -35,6 +37,7 @@ STORIUM_REASONS: tuple[str, ...] = _READING + (
     "no_characters",
     "no_usable_character",
     "no_scenes",
+    "unknown_character",
     "budget_below_segments",
 )
 

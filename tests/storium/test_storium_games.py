@@ -88,6 +88,36 @@ def test_duplicate_seq_id_keeps_the_first():
     assert [e.reason for _, e in game.entry_items if isinstance(e, Drop)] == ["duplicate_id"]
 
 
+def test_an_entry_by_a_character_the_game_lacks_is_an_unknown_character_reject():
+    """g_noest's entry 602 is by character 9, and the game has only character 1: it was packed
+    as an example with no character and an id ("game-noest:9") no characters row has; the
+    original raised a KeyError. It is now its own rejects row, and the rest of the game is used."""
+    game = load("g_noest.json")
+    (ghost,) = [(i, e) for i, e in game.entry_items if isinstance(e, Drop)]
+    assert ghost[0] == "game-noest:scene0:entry1" and ghost[1].reason == "unknown_character"
+    assert "entry 602 (role 'character:9') names character 9" in ghost[1].detail
+    assert "usable characters (1)" in ghost[1].detail
+    assert [e.seq_id for e in game.entries()] == ["601", "603"]
+    assert story_row(game, "train")["n_character_entries"] == 2
+
+
+def test_an_entry_by_a_rejected_character_is_an_unknown_character_reject():
+    """A character row that is itself rejected (a list as its name) is no usable character:
+    its entries are unknown_character rejects, their cards with them."""
+    raw = json.loads((FIXTURES / "g_lighthouse.json").read_text())
+    raw["characters"][1]["name"] = ["Tobin", "Hale"]
+    game = parse_game("g_lighthouse.json", json.dumps(raw).encode())
+    assert [c.reason for _, c in game.character_items if isinstance(c, Drop)] == ["bad_field_type"]
+    drops = [(i, e.reason) for i, e in game.entry_items if isinstance(e, Drop)]
+    # Tobin's moves 103 and 106 (the first entry of each scene is at entry0)
+    assert drops == [
+        ("game-lighthouse:scene0:entry2", "unknown_character"),
+        ("game-lighthouse:scene1:entry1", "unknown_character"),
+    ]
+    assert [e.seq_id for e in game.entries()] == ["101", "102", "104", "105", "107", "108", "109"]
+    assert not [c for c in game.cards if c.entry_id in ("game-lighthouse:103", "game-lighthouse:106")]
+
+
 def test_redacted_entry_text_is_not_republished():
     game = load("g_station.json")
     redacted = [e for e in game.entries() if e.redacted]

@@ -107,7 +107,7 @@ def test_context_segments_in_order_for_a_move():
 def test_missing_segments_collapse():
     contexts = {c.entry_id: c for c in build_contexts(game("g_noest.json"), SEGMENTS)}
     assert [s.kind for s in contexts["game-noest:601"].segments] == ["character", "entry"]
-    assert [s.kind for s in contexts["game-noest:602"].segments] == ["entry"]  # unknown character
+    assert "game-noest:602" not in contexts  # character 9, which the game lacks: an unknown_character reject
     assert "game-noest:603" not in contexts  # blank text: no example
 
 
