@@ -25,7 +25,7 @@ from annotators.harness import lot as harness_tasks
 from annotators.lot import splits, steps, tallies
 from annotators.lot.card import FIGURES as LOT_FIGURES
 from annotators.lot.card import lot_card
-from annotators.lot.clozet import ClozeTConfig
+from annotators.lot.clozet import ClozeTConfig, effective_annotations, moved_targets, retarget_annotation
 from annotators.lot.config import RETIRED_FLAGS, LotRunConfig, config_record, proportions_problem
 from annotators.lot.records import SenPosOutput
 from annotators.lot.splits import SplitPlan
@@ -150,7 +150,8 @@ class ParseStories(beam.PTransform):
     "texts": the input read once more, unparsed (NearDuplicateGroups parses the candidates
     only)}: every story's task steps take those groups as a side input, so they must not
     come out of the same fused stage as the kept records (NearDuplicateGroups says why the
-    texts are read apart).
+    texts are read apart). "text_groups" and "id_groups", the two dedups' grouped keys, tell
+    MoveAnnotations which removed exact duplicates annotations name.
     """
 
     def __init__(self, report, config: StoryConfig, reread=None, near_dup: NearDupConfig | None = None):
@@ -181,7 +182,8 @@ class ParseStories(beam.PTransform):
         again = self._reread("Again") if self._reread else raw
         kept = again | "Reparse" >> beam.ParDo(ListsPerBundle(steps.kept_records, STORY_BLOCK), dropped)
         texts = self._reread("Duptexts") if self._reread else raw
-        return kept, {"bands": bands, "dropped": dropped_map, "texts": texts}
+        reads = {"bands": bands, "dropped": dropped_map, "texts": texts, "text_groups": by_text, "id_groups": by_id}
+        return kept, reads
 
 
 def _dedup_parts(keys, key_name: str):
@@ -197,13 +199,45 @@ def _dedup_parts(keys, key_name: str):
 
 
 def annotations_by_story(anns):
-    """story_id -> [its parsed ClozeT annotations], a small side input (annotations are few)."""
+    """story_id -> [its parsed ClozeT annotations], a small side input (annotations are few);
+    one moved from a removed exact duplicate is left out where the story has its own."""
     return beam.pvalue.AsDict(
         anns
         | "AnnById" >> beam.Map(lambda a: (a["story_id"], a))
         | "AnnGroups" >> beam.GroupByKey()
-        | "AnnLists" >> beam.MapTuple(lambda k, v: (k, list(v)))
+        | "AnnLists" >> beam.MapTuple(lambda k, v: (k, effective_annotations(list(v))))
     )
+
+
+class MoveAnnotations(beam.PTransform):
+    """Parsed ClozeT annotations -> the same, each that names a story the build removed as an
+    exact duplicate naming the copy that keeps its text (clozet.retarget_annotation): a human
+    annotation is not lost to the dedup. Only the ids annotations name are looked for in the
+    dedups' grouped keys (ParseStories' "text_groups", "id_groups"), so what travels to the
+    side inputs is as small as the annotations."""
+
+    def __init__(self, reads: dict):
+        super().__init__()
+        self._reads = reads
+
+    def expand(self, anns):
+        reads = self._reads
+        named = beam.pvalue.AsSingleton(
+            anns
+            | "NamedIds" >> beam.Map(lambda a: a["story_id"])
+            | "NamedList" >> Gather()
+            | "NamedSet" >> beam.Map(frozenset),
+            default_value=frozenset(),
+        )
+        links = reads["text_groups"] | "DuplicateLinks" >> beam.FlatMap(steps.duplicate_links, named)
+        held = reads["id_groups"] | "HeldIds" >> beam.FlatMap(steps.held_ids, named)
+        moved = once(anns.pipeline, "MovedOnce") | "Moved" >> beam.Map(
+            lambda _, links, held, dropped: moved_targets(links, held, dropped),
+            beam.pvalue.AsList(links),
+            beam.pvalue.AsList(held),
+            as_compact(reads["dropped"]),
+        )
+        return anns | "Retarget" >> beam.Map(retarget_annotation, beam.pvalue.AsSingleton(moved))
 
 
 class NearDuplicateGroups(beam.PTransform):
@@ -429,8 +463,10 @@ def run(argv=None):
     )
     report.declare("prepare")  # stats.json lists the stages in the order a story meets them
     if args.annotations:
-        anns = _read_lines(p, "Annotations", args.annotations) | "ParseAnnotations" >> report.stage(
-            "annotations", steps.annotation_step
+        anns = (
+            _read_lines(p, "Annotations", args.annotations)
+            | "ParseAnnotations" >> report.stage("annotations", steps.annotation_step)
+            | "MoveAnnotations" >> MoveAnnotations(records)
         )
         annotated = annotations_by_story(anns)
     else:  # nothing is annotated: ClozeT has no step, every split side input is empty

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from annotators.core import jsonl
+from annotators.core.dedup import input_order
 from annotators.core.ids import rng_for, stable_id
 from annotators.core.outcome import Drop
 from annotators.lot.story import PreparedStory, decode_line, field_problem
@@ -67,6 +68,55 @@ def parse_annotation(input_id: str, raw: bytes) -> dict[str, Any] | Drop:
         "right": right if isinstance(right, str) else None,
         "annotator": str(obj.get("annotator") or ""),
     }
+
+
+# An annotation of a story the build removed as an exact duplicate of another is an annotation
+# of the kept copy's text: `retarget_annotation` moves it there, keeping the id it named in
+# NAMED_ID, unless the kept copy has an annotation of its own (`annotation_of_duplicate`).
+NAMED_ID = "named_story_id"
+
+
+def moved_targets(links, held, dropped) -> dict[str, str]:
+    """Annotated story id -> the id of the story that keeps its text, for each id an annotation
+    names that is a removed exact duplicate's (`links`: (id, steps.DuplicateLink) pairs). The
+    earliest removed copy with the id decides; nothing moves when a kept story holds the id
+    itself (`held`: the annotation names that story) or when the copy that kept the text was
+    removed in turn (`dropped`: input ids; a repeated id), so no kept copy has the text."""
+    out: dict[str, str] = {}
+    seen, held = set(), set(held)
+    for story_id, link in sorted(links):
+        if story_id in seen:
+            continue
+        seen.add(story_id)
+        if story_id not in held and link.kept_input_id not in dropped:
+            out[story_id] = link.kept_story_id
+    return out
+
+
+def retarget_annotation(ann: dict[str, Any], moved: dict[str, str]) -> dict[str, Any]:
+    """The annotation, naming the kept copy when the story it names is a removed exact
+    duplicate (`moved_targets`): the same text, so the annotation holds for it."""
+    kept = moved.get(ann["story_id"])
+    return ann if kept is None else {**ann, "story_id": kept, NAMED_ID: ann["story_id"]}
+
+
+def annotation_of_duplicate(ann: dict[str, Any], anns: list[dict[str, Any]]) -> Drop | None:
+    """`annotation_of_duplicate` when `ann` was moved from a removed exact duplicate and its
+    story (whose annotations are `anns`) has an annotation of its own, which wins."""
+    named = ann.get(NAMED_ID)
+    own = [a["input_id"] for a in anns if NAMED_ID not in a] if named is not None else []
+    if not own:
+        return None
+    return Drop(
+        "annotation_of_duplicate",
+        f"story {named} is an exact duplicate of story {ann['story_id']}, which keeps the text and "
+        f"has its own annotation ({min(own, key=input_order)})",
+    )
+
+
+def effective_annotations(anns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A story's annotations without those `annotation_of_duplicate` rejects."""
+    return [a for a in anns if annotation_of_duplicate(a, anns) is None]
 
 
 def check_annotation(story: PreparedStory, ann: dict[str, Any], config: ClozeTConfig) -> Drop | None:

@@ -19,6 +19,8 @@ REASONS: dict[str, str] = {
     "wrong_equals_right": "the wrong candidate is the right sentence itself",
     "wrong_length_ratio": "the wrong candidate is not 1/2 to 2 times the right sentence's length",
     "duplicate_annotation": "an earlier annotation gives the same story, right sentence and wrong candidate",
+    "annotation_of_duplicate": "the annotation names a story removed as an exact duplicate, and the copy "
+    "that keeps its text has an annotation of its own",
     "clozet_story": "a ClozeT story or a near-duplicate of one is held out of PlotCom training",
     "not_train_split": "the story's one split is val or test: PlotCom val/test come from ClozeT, not from here",
     # SenPos (LOT 3.2) and its human review

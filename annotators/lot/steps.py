@@ -21,6 +21,7 @@ from annotators.core.near_dup import NearDupConfig, Node, band_keys, id_componen
 from annotators.core.outcome import Drop
 from annotators.lot.clozet import (
     ClozeTConfig,
+    annotation_of_duplicate,
     annotation_task,
     build_clozet,
     build_plotcom_train,
@@ -254,6 +255,40 @@ def dedup_step(key_name: str, reason: str):
     return fn
 
 
+class DuplicateLink(NamedTuple):
+    """A removed exact duplicate (its input order) and the copy that keeps its text."""
+
+    order: tuple
+    kept_input_id: str
+    kept_story_id: str
+
+
+def duplicate_links(element, named: frozenset) -> list[tuple[str, DuplicateLink]]:
+    """Of one partition of the text dedup ((partition, StoryKeys), as `dedup_step` gets it):
+    (story id, DuplicateLink) of every exact duplicate the dedup removes whose id an
+    annotation names (`named`) and differs from the kept copy's (clozet.moved_targets)."""
+    _, keys = element
+    groups: dict[str, list[StoryKey]] = {}
+    for key in keys:
+        groups.setdefault(key.text_key, []).append(key)
+    links = []
+    for text_key in sorted(groups):
+        first, *later = sorted(groups[text_key], key=story_order)
+        links += [
+            (k.story_id, DuplicateLink(story_order(k), first.input_id, first.story_id))
+            for k in later
+            if k.story_id in named and k.story_id != first.story_id
+        ]
+    return links
+
+
+def held_ids(element, named: frozenset) -> list[str]:
+    """Of one partition of the id dedup (the stories left after the text dedup): the ids an
+    annotation names that a story has (the earliest of them keeps the id)."""
+    _, keys = element
+    return sorted({k.story_id for k in keys if k.story_id in named})
+
+
 def kept_records(element, dropped) -> list[dict[str, Any]]:
     """The second read of one input record: the parsed story unless parsing failed (already
     rejected by the parse stage) or a dedup stage dropped it (`dropped`: input ids)."""
@@ -347,12 +382,17 @@ def clozet_step(
                 "(an exact or near duplicate of another, too short, ...: see its rows in rejects/)"
             )
             return [(a["input_id"], Drop("unknown_story", why)) for a in anns]
+        # an annotation moved here from a removed exact duplicate yields to the story's own
+        moved = {a["input_id"]: annotation_of_duplicate(a, anns) for a in anns}
+        anns = [a for a in anns if moved[a["input_id"]] is None]
+        outcomes = [(i, drop) for i, drop in moved.items() if drop is not None]
         problem = whole_story_problem(stories[0], limits, "ClozeT")
         if problem is not None:
-            return [(a["input_id"], problem) for a in anns]
-        return _clozet_outcomes(
-            stories[0], anns, plan.split(story_id, groups, annotated), plan.seed, config, plotcom_eval
-        )
+            outcomes += [(a["input_id"], problem) for a in anns]
+        else:
+            split = plan.split(story_id, groups, annotated)
+            outcomes += _clozet_outcomes(stories[0], anns, split, plan.seed, config, plotcom_eval)
+        return sorted(outcomes, key=lambda pair: input_order(pair[0]))
 
     return fn
 

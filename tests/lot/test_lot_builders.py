@@ -318,6 +318,40 @@ def test_input_order_is_numeric_by_line():
     ]
 
 
+def test_annotations_of_removed_exact_duplicates_move_to_the_kept_copy():
+    """Which annotated ids of removed exact duplicates move, and where (the text dedup keeps
+    the earliest copy in file and line order, line 10 after line 9)."""
+    from annotators.lot.clozet import annotation_of_duplicate, moved_targets, retarget_annotation
+    from annotators.lot.steps import StoryKey, duplicate_links, held_ids
+
+    keys = [
+        StoryKey("s.jsonl:10", "b", "T"),  # a copy of a's text T: b's annotations move to a
+        StoryKey("s.jsonl:9", "a", "T"),
+        StoryKey("s.jsonl:11", "c", "U"),  # c copies d's text U, but a kept story also has id c
+        StoryKey("s.jsonl:3", "d", "U"),
+        StoryKey("s.jsonl:12", "c", "V"),
+        StoryKey("s.jsonl:13", "e", "W"),  # e copies f, which lost its id to an earlier story
+        StoryKey("s.jsonl:4", "f", "W"),
+        StoryKey("s.jsonl:14", "x", "T"),  # nobody annotated x
+    ]
+    named = frozenset("abcex")
+    links = duplicate_links((0, keys), named - {"x"})
+    assert sorted(i for i, _ in links) == ["b", "c", "e"]
+    held = held_ids(
+        (0, [k for k in keys if k.input_id in ("s.jsonl:9", "s.jsonl:3", "s.jsonl:12", "s.jsonl:4")]), named
+    )
+    assert held == ["a", "c"]
+    moved = moved_targets(links, held, {"s.jsonl:4"})
+    assert moved == {"b": "a"}
+    ann = {"input_id": "n.jsonl:2", "story_id": "b", "right_index": 1, "wrong": "w", "right": None, "annotator": ""}
+    assert retarget_annotation(ann, moved) == {**ann, "story_id": "a", "named_story_id": "b"}
+    assert retarget_annotation({**ann, "story_id": "c"}, moved)["story_id"] == "c"
+    own = {**ann, "input_id": "n.jsonl:7", "story_id": "a"}
+    drop = annotation_of_duplicate(retarget_annotation(ann, moved), [retarget_annotation(ann, moved), own])
+    assert drop.reason == "annotation_of_duplicate" and "(n.jsonl:7)" in drop.detail
+    assert annotation_of_duplicate(retarget_annotation(ann, moved), [retarget_annotation(ann, moved)]) is None
+
+
 @pytest.mark.parametrize("junk", ["<p>", "<br/>", '<a href="x.html">', "&nbsp;", "&#12288;"])
 def test_stories_with_html_junk_are_rejected(junk):
     assert prepared(STORY.replace("老木匠带着", junk + "老木匠带着")).reason == "html_markup"

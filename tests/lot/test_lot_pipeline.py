@@ -84,6 +84,52 @@ def built(tmp_path_factory):
     return tmp
 
 
+def test_an_annotation_of_a_removed_exact_duplicate_applies_to_the_kept_copy(tmp_path):
+    """copy-004 and copy-005 are exact duplicates of sample-004 and sample-005, removed by the
+    dedup. copy-004's annotation was an unknown_story reject (a human annotation lost); it now
+    applies to sample-004, which has none of its own: the build is the one where it names
+    sample-004, table for table. sample-005 has its own annotation, so copy-005's is an
+    annotation_of_duplicate reject naming sample-005 and that annotation's line."""
+    stories = {s["id"]: s for s in _sample_stories()}
+    copies = [{**stories["sample-004"], "id": "copy-004"}, {**stories["sample-005"], "id": "copy-005"}]
+    lines = (SAMPLE / "stories.jsonl").read_text(encoding="utf-8")
+    (tmp_path / "stories.jsonl").write_text(
+        lines + "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in copies), encoding="utf-8"
+    )
+    anns = (SAMPLE / "clozet_annotations.jsonl").read_text(encoding="utf-8").splitlines()
+    own5 = next(i for i, a in enumerate(anns) if json.loads(a)["story_id"] == "sample-005")
+    ann4 = {
+        "right_index": 7,
+        "right": "傍晚时，她在田角发现了三株依然绿着的稻苗。",
+        "wrong": "傍晚时，她在田角发现了三株正在唱歌的稻苗。",
+        "annotator": "second-batch",
+    }
+    ann5 = {**json.loads(anns[own5]), "story_id": "copy-005", "wrong": "张大伯没有骂他们，反而当场把瓜摔碎了。"}
+
+    def build(name, extra):
+        (tmp_path / f"{name}.jsonl").write_text(
+            "\n".join(anns + [json.dumps(a, ensure_ascii=False) for a in extra]) + "\n", encoding="utf-8"
+        )
+        argv = ["--stories", str(tmp_path / "stories.jsonl"), "--annotations", str(tmp_path / f"{name}.jsonl")]
+        lot.run(argv + ["--output", str(tmp_path / name), "--seed", "0", "--splits", "8,1,1"])
+        return tmp_path / name
+
+    moved = build("moved", [{**ann4, "story_id": "copy-004"}, ann5])
+    direct = build("direct", [{**ann4, "story_id": "sample-004"}])
+    clozet = read_table(moved / "clozet")
+    assert list(clozet[clozet.annotator == "second-batch"].story_id) == ["sample-004"]
+    rejects = read_table(moved / "rejects")
+    clozet_rejects = [(r.input_id, r.reason, r.detail) for r in rejects[rejects.stage == "clozet"].itertuples()]
+    assert [r[:2] for r in clozet_rejects] == [(f"moved.jsonl:{len(anns) + 2}", "annotation_of_duplicate")]
+    detail = json.loads(clozet_rejects[0][2])["message"]
+    assert "copy-005 is an exact duplicate of story sample-005" in detail and f"moved.jsonl:{own5 + 1}" in detail
+    for task in ("clozet", "plotcom", "senpos", "outgen"):
+        names = sorted(p.name for p in (moved / task).iterdir())
+        assert names == sorted(p.name for p in (direct / task).iterdir())
+        assert all(filecmp.cmp(moved / task / n, direct / task / n, shallow=False) for n in names), task
+    check_accounting(moved)
+
+
 def _all_sources():
     """story_id -> text of the sample stories and of the bad lines that still hold a story."""
     sources = {s["id"]: s["story"] for s in _sample_stories()}
