@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
+from annotators.core.dedup import input_order
 from annotators.core.jsonl import json_object
 from annotators.core.outcome import Drop
 from annotators.evaluate import glge_metrics as gm
@@ -208,12 +209,6 @@ def number_by_position(golds: Iterable[Gold]) -> list[Gold]:
 
 
 # ----------------------------------------------------------------------------- alignment
-def input_order(input_id: str) -> tuple:
-    """Sort key of an input id "name:N" in input order (line or row numbers as numbers)."""
-    name, _, number = input_id.rpartition(":")
-    return (name, int(number), "") if number.isdigit() else (input_id, -1, input_id)
-
-
 def align(element: tuple[str, dict]) -> list[tuple[str, list[Pair] | Drop]]:
     """Grouped stage: one key's gold and predictions -> the pair, or a reason per record."""
     key, groups = element

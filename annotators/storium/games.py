@@ -175,8 +175,8 @@ def parse_entry(story_id: str, scene_index: int, entry_index: int, raw: Any, see
     char_seq = id_of(raw.get("character_seq_id"))
     # A missing role follows character_seq_id (PEERS.md 4.1: role is "character:<seq>" then).
     role = text_of(raw.get("role")) or (f"character:{char_seq}" if char_seq else "narrator")
-    if not char_seq and role.startswith("character:"):
-        char_seq = role.split(":", 1)[1].strip()
+    if role.startswith("character:"):  # the role names the writer, as storium-gpt2 reads it
+        char_seq = role.split(":", 1)[1].strip() or char_seq  # (`all_characters[entry["role"]]`)
     redacted = raw.get("redacted") is True
     return Entry(
         entry_id=f"{story_id}:{seq}",

@@ -118,6 +118,21 @@ def test_an_entry_by_a_rejected_character_is_an_unknown_character_reject():
     assert not [c for c in game.cards if c.entry_id in ("game-lighthouse:103", "game-lighthouse:106")]
 
 
+def test_an_entry_whose_role_and_character_seq_id_disagree_is_the_roles_character():
+    """storium-gpt2 finds an entry's character by its role (`all_characters[entry["role"]]`);
+    character_seq_id decided here when both were given."""
+    raw = json.loads((FIXTURES / "g_lighthouse.json").read_text())
+    entry = raw["scenes"][0]["entries"][1]  # 102, Mara's move
+    entry["character_seq_id"] = "2"
+    game = parse_game("g_lighthouse.json", json.dumps(raw).encode())
+    (move,) = [e for e in game.entries() if e.seq_id == "102"]
+    assert move.role == "character:1" and move.character_id == "game-lighthouse:1"
+    del entry["role"]  # no role: character_seq_id names the writer
+    game = parse_game("g_lighthouse.json", json.dumps(raw).encode())
+    (move,) = [e for e in game.entries() if e.seq_id == "102"]
+    assert move.role == "character:2" and move.character_id == "game-lighthouse:2"
+
+
 def test_redacted_entry_text_is_not_republished():
     game = load("g_station.json")
     redacted = [e for e in game.entries() if e.redacted]
