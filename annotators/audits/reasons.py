@@ -16,6 +16,7 @@ REASONS: dict[str, str] = {
 _READING = (
     "unreadable_file",
     "truncated_file",
+    "line_too_long",
     "binary_file",
     "utf16",
     "encoding",

@@ -42,6 +42,7 @@ JOB_REASONS: tuple[str, ...] = (
     "not_an_object",
     "bad_field_type",
     "truncated_file",
+    "line_too_long",
     "duplicate_id",
     "internal_error",
     *REASONS,

@@ -41,6 +41,8 @@ SHARED = {
     "not_a_file": "the input path is a folder (or another non-file), not a file",
     "truncated_file": "a compressed file or archive ends early or is corrupt; the records before "
     "the break are kept (the detail says how far reading got)",
+    "line_too_long": "a line of over 64 MiB (a JSON array written on one line, a dump with no newlines) is no "
+    "record; it was read past, keeping its size and first bytes (the detail)",
     # the engine
     "internal_error": "the step raised an exception on this record (a bug to report; the job went on)",
 }

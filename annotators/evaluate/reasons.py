@@ -22,6 +22,7 @@ REASONS: dict[str, str] = {
 SHARED_USED = (
     "unreadable_file",
     "truncated_file",
+    "line_too_long",
     "not_utf8",
     "blank_line",
     "malformed_json",

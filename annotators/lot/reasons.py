@@ -42,6 +42,7 @@ REASONS: dict[str, str] = {
 SHARED_USED = (
     "unreadable_file",
     "truncated_file",
+    "line_too_long",
     "binary_file",
     "utf16",
     "undecodable",

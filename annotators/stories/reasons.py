@@ -64,6 +64,7 @@ JOB_REASONS: tuple[str, ...] = CRAWL_REASONS + (
     # reading the page cache and the dumps
     "unreadable_file",
     "truncated_file",
+    "line_too_long",
     "undecodable",
     "blank_line",
     "malformed_json",

@@ -21,6 +21,7 @@ REASONS: dict[str, str] = {
 _READING = (
     "empty_file",
     "truncated_file",
+    "line_too_long",
     "malformed_json",
     "utf16",
     "encoding",
