@@ -401,6 +401,7 @@ def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None) -> Any:
         result.wait_until_finish()
     finally:
         pool.shutdown()
+        progress.stop()
     checked = getattr(getattr(result, "job", None), "proto_pipeline", None) if dry else None
     if checked is not None:  # Dataflow's dry run: the graph translated, its job request made, then it stops
         _say_dry_run(checked, "nothing was submitted or written")

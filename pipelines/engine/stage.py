@@ -56,12 +56,6 @@ class _StageFn(beam.DoFn):
         """Count an outcome for the `<stage>/<outcome>` Beam metric (added once per bundle)."""
         self._outcome_counts[outcome] = self._outcome_counts.get(outcome, 0) + n
 
-    def _outcome(self, element, side):
-        """(tag, outcome) of `element` here, as the pool would give it: a record's outputs or
-        Drop, a block's (`each_record`) or a group's (`each_group`: an exception in the step
-        or its merge makes the group one reject, as an ungrouped record is)."""
-        return self._tag(element), outcome(self._step(side), element)
-
     def _tag(self, element):
         """What stays here while `element` is worked on: its input id (a block's: each
         record's; a block read where it is worked on: the block itself, its ids come back)."""
@@ -85,6 +79,7 @@ class _StageFn(beam.DoFn):
         self._keys = (f"{stage}|read", f"{stage}|written", f"{stage}|rejected", f"{stage}|outputs")
         self._batches: pool.Batches | None = None
         self._pooled = not self._here and pool.current() is not None
+        self._working = progress.working(stage)  # the records in hand, for the heartbeat line
 
     def _add(self, key: str, n: int = 1):
         self._tally[key] = self._tally.get(key, 0) + n
@@ -151,6 +146,8 @@ class _StageFn(beam.DoFn):
         return self._emit_group if self._grouped else self._emit
 
     def process(self, element, **side):
+        tag = self._tag(element)
+        self._working.begin(tag, progress.record_size(element))
         if self._pooled:
             if self._batches is None:
                 # a group is a task of its own: its outputs (a file's records) may be large
@@ -159,16 +156,25 @@ class _StageFn(beam.DoFn):
                 self._batches = pool.Batches(
                     pool.current(), self._stage, self._step(side), self._setup, items=items, fresh=self._fresh
                 )
-            tag = self._tag(element)
             if self._grouped:
                 element = _listed(element)
             if self._batches.add(tag, element):
-                emit = self._emitter()
-                for input_id, result in self._batches.ready():
-                    yield from emit(input_id, result)
+                yield from self._emit_ready(self._batches.ready())
                 return
             self._run_here()
-        yield from self._emitter()(*self._outcome(element, side))
+        # here, as the pool would give it: a record's outputs or Drop, a block's (`each_record`)
+        # or a group's (`each_group`: an exception in the step or its merge makes the group
+        # one reject, as an ungrouped record is)
+        result = outcome(self._step(side), element)
+        self._working.end()
+        yield from self._emitter()(tag, result)
+
+    def _emit_ready(self, done, wrap=None):
+        """The outcomes the pool gave back, each record's in hand no longer."""
+        emit = self._emitter()
+        for input_id, result in done:
+            self._working.end()
+            yield from emit(input_id, result) if wrap is None else emit(input_id, result, wrap)
 
     def _emit_group(self, input_id, result, wrap=lambda v: v):
         """A group's outcome (`pool_worker.each_group`): each record's accounting and rejects
@@ -196,10 +202,9 @@ class _StageFn(beam.DoFn):
         """Outcomes still in the pool; then one tally element per key and bundle, not per
         record: the report's shuffle stays small."""
         if self._batches is not None:
-            emit = self._emitter()
-            for input_id, result in self._batches.finish():
-                yield from emit(input_id, result, GlobalWindows.windowed_value)
+            yield from self._emit_ready(self._batches.finish(), GlobalWindows.windowed_value)
             self._batches = None
+        progress.done(self._working)
         for outcome_, n in sorted(self._outcome_counts.items()):
             if outcome_ not in self._counters:
                 self._counters[outcome_] = Metrics.counter(self._stage, outcome_)
@@ -317,21 +322,31 @@ class PooledFlatMap(beam.DoFn):
             if workers is None
             else pool.Batches(workers, self._name, self._fn, items=self._items, fresh=self._fresh)
         )
+        self._working = progress.working(self._name)  # the elements in hand, for the heartbeat line
 
     def _outputs(self, done):
         for _, result in done:
+            self._working.end()
             if isinstance(result, Drop):  # as the function's exception would have, here
                 raise RuntimeError(f"{self._name}: {result.detail}")
             yield from result
 
     def process(self, element):
+        self._working.begin(_input_id(element), progress.record_size(element))
         sent = self._batches is not None and (self._worth is None or self._worth(element))
         if sent and self._batches.add(None, element):
             yield from self._outputs(self._batches.ready())
             return
         yield from self._fn(element)
+        self._working.end()
 
     def finish_bundle(self):
         if self._batches is not None:
             for value in self._outputs(self._batches.finish()):
                 yield GlobalWindows.windowed_value(value)
+        progress.done(self._working)
+
+
+def _input_id(element):
+    """An element's input id when it is (input_id, payload), for the progress line; else None."""
+    return element[0] if type(element) is tuple and element and isinstance(element[0], str) else None

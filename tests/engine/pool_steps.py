@@ -177,3 +177,15 @@ def line_words(record):
 
 def word_counts_of_pairs(outputs: list) -> list:
     return word_counts([word for word, _ in outputs])
+
+
+SLOW_SECONDS = 1.5
+
+
+def slow_book(record: tuple[str, bytes]):
+    """(name, size) of a book; a book whose name starts with "slow" takes SLOW_SECONDS (one
+    huge book that keeps a step busy)."""
+    name, data = record
+    if name.startswith("slow"):
+        time.sleep(SLOW_SECONDS)
+    return [(name, len(data))]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pipelines.engine import progress
 
 
@@ -87,3 +89,46 @@ def test_a_local_run_shows_a_bar_of_the_input_files_read(tmp_path, monkeypatch, 
     assert "input 100% [####################]" in bars[-1]
     shares = [int(line.split(" input ")[1].split("%")[0]) for line in bars]
     assert shares == sorted(shares) and shares[0] < 100
+
+
+def test_still_working_names_the_record_and_how_long():
+    one = [("long_road.txt", 60_000_000, 0.0)]
+    assert progress.still_working("examples", one, 185.0) == (
+        "still working: examples on 'long_road.txt' (60.0 MB) for 3 min 5 s"
+    )
+    assert progress.still_working("examples", [("b1", None, 0.0)], 12.9) == "still working: examples on 'b1' for 12 s"
+    several = [("a.txt", 300, 0.0), ("long_road.txt", 60_000_000, 1.0), ("c.txt", 50, 2.0)]
+    assert progress.still_working("gutenberg_books", several, 7500.0) == (
+        "still working: gutenberg_books on 3 records for 2 h 5 min, the largest 'long_road.txt' (60.0 MB)"
+    )
+    blocks = [(["s:1", "s:2"], None, 0.0), (["s:3"], None, 0.0)]
+    assert progress.still_working("parse", blocks, 30.0).endswith(
+        "on 2 records for 30 s, the oldest the block of 's:1'"
+    )
+
+
+def test_the_interval_comes_from_the_environment(monkeypatch):
+    for text, seconds in (("0.5", 0.5), ("0", 0.0), ("", 10.0), ("soon", 10.0), ("-1", 10.0)):
+        monkeypatch.setenv(progress.INTERVAL_ENV, text)
+        assert progress.interval_from_env() == seconds
+
+
+@pytest.mark.parametrize("workers", [1, 2], ids=["one_process", "pool"])
+def test_a_record_worked_on_for_long_is_shown_while_nothing_finishes(workers, monkeypatch, capsys):
+    """One book that keeps its step busy (1.5 s, with a line due every 0.3 s): nothing is
+    counted meanwhile, and the lines say which book is being worked on and for how long."""
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipelines.engine import Stage, make_pipeline, run_pipeline
+    from tests.engine import pool_steps
+
+    monkeypatch.setattr(progress, "INTERVAL", 0.3)
+    p = make_pipeline(PipelineOptions(["--direct_num_workers", str(workers)]))
+    _ = p | beam.Create([("slow_road.txt", b"x" * 250_000)]) | Stage("books", pool_steps.slow_book)
+    run_pipeline(p)
+    lines = capsys.readouterr().err.splitlines()
+    still = [line for line in lines if "still working:" in line]
+    assert len(still) >= 2, lines  # a line every 0.3 s while the book takes 1.5 s
+    assert all(" still working: books on 'slow_road.txt' (0.2 MB) for " in line for line in still), still
+    assert not any("books 1 read" in line for line in still)  # the counts: nothing finished meanwhile
