@@ -7,3 +7,7 @@ import os
 # the system allocator gives it back. Arrow reads this once, when it loads, which is why it is
 # set here, before any job imports Beam (and Beam pyarrow). An explicit setting still wins.
 os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+
+from pipelines.engine.usage import quiet_start  # noqa: E402 (Beam-free: the package loads names lazily)
+
+quiet_start()  # `python -m pipelines.<job>`: Ctrl-C while Beam imports is one line, not a traceback

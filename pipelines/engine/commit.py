@@ -137,6 +137,18 @@ def commit(output: str) -> list[str]:
     return final
 
 
+def discard(output: str, staged: bool = True) -> bool:
+    """After an interrupted run: its staging folder goes (unless `staged` is False: a remote
+    job may still be writing there), the output stays as it was; returns whether the output
+    holds files (a previous run's)."""
+    staging = staging_path(output)
+    if staged:
+        _delete(_files(staging))
+        if is_local_path(staging) and os.path.isdir(staging):
+            _remove_empty_dirs(staging)
+    return bool(_files(output))
+
+
 def _remove_empty_dirs(folder: str, *, keep_root: bool = False) -> None:
     """Local folders left empty by a delete or a rename (object stores have no folders)."""
     for root, _, _ in os.walk(folder, topdown=False):

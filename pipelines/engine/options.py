@@ -27,7 +27,7 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions,
 
 from pipelines.engine import pool, sorted_tables
 from pipelines.engine.report import LOCAL_RUNNERS
-from pipelines.engine.usage import warn
+from pipelines.engine.usage import Interrupted, deferred_interrupt, interrupted, warn
 
 
 class JobArgumentParser(argparse.ArgumentParser):
@@ -253,12 +253,33 @@ def make_pipeline(options: PipelineOptions, local_mode: str = POOL) -> beam.Pipe
         options = options.view_as(ViewsOnce)  # the same values, each view made once
     options.view_as(TypeOptions).pipeline_type_check = False
     if options.view_as(StandardOptions).runner in LOCAL_RUNNERS:
-        from apache_beam.runners.portability.fn_api_runner import FnApiRunner
-
-        p = beam.Pipeline(runner=FnApiRunner(), options=options)
+        p = beam.Pipeline(runner=_local_runner(), options=options)
         setattr(p, LOCAL, {"mode": local_mode, "setups": []})
         return p
     return beam.Pipeline(options=options)
+
+
+# The shell command that starts each of Beam's worker processes in its multi-process mode is
+# prefixed with this: Ctrl-C reaches every process of the terminal's group, and each worker
+# printed its own KeyboardInterrupt traceback. Ignored there (Python then installs no handler
+# for it), it leaves the job's process to stop the run, which ends its workers. `exec` also
+# leaves no shell between the runner and its worker.
+WORKER_IGNORES_CTRL_C = b"trap '' INT; exec "
+
+
+def _local_runner():
+    """Beam's FnApiRunner, whose multi-process workers ignore Ctrl-C (WORKER_IGNORES_CTRL_C)."""
+    from apache_beam.portability import python_urns
+    from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+    class LocalRunner(FnApiRunner):
+        def run_via_runner_api(self, pipeline_proto, options):
+            for env in pipeline_proto.components.environments.values():
+                if env.urn == python_urns.SUBPROCESS_SDK and not env.payload.startswith(WORKER_IGNORES_CTRL_C):
+                    env.payload = WORKER_IGNORES_CTRL_C + env.payload
+            return super().run_via_runner_api(pipeline_proto, options)
+
+    return LocalRunner()
 
 
 SMALL_INPUT_BYTES = 4 << 20  # below this much local input, one process beats starting several
@@ -385,7 +406,11 @@ def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None) -> Any:
 
     With `commit_to` (the job's output, whose writers wrote to `staging_path(output)`), the
     staging folder is cleared first and, once the run finished, replaces the output's contents
-    (pipelines.engine.commit). A dry run runs nothing and touches no file.
+    (pipelines.engine.commit). A dry run runs nothing and touches no file. Ctrl-C (or any
+    KeyboardInterrupt) stops the run's workers, removes the staging folder and raises
+    `usage.Interrupted` (on a remote runner, whose job is not stopped by it, the staging
+    folder is left to that job); the output is left as it was (from the command line, a Ctrl-C
+    during the commit is ignored: `usage.deferred_interrupt`).
     """
     from pipelines.engine import commit, progress
 
@@ -397,11 +422,18 @@ def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None) -> Any:
     local_workers(p.options, progress.expected_input(p), getattr(p, LOCAL, {}).get("mode", POOL))
     progress.start(p)
     try:
-        result = p.run()
-        result.wait_until_finish()
-    finally:
-        pool.shutdown()
-        progress.stop()
+        try:
+            result = p.run()
+            result.wait_until_finish()
+        finally:
+            pool.shutdown()
+            progress.stop()
+    except BaseException as exc:  # Ctrl-C: the workers are stopped, then the staging folder goes
+        if not (commit_to and not dry and interrupted(exc)):
+            raise
+        runner = p.options.view_as(StandardOptions).runner
+        remote = None if runner in LOCAL_RUNNERS else runner  # its job runs on without this process
+        raise Interrupted(commit_to, commit.discard(commit_to, staged=remote is None), remote) from None
     checked = getattr(getattr(result, "job", None), "proto_pipeline", None) if dry else None
     if checked is not None:  # Dataflow's dry run: the graph translated, its job request made, then it stops
         _say_dry_run(checked, "nothing was submitted or written")
@@ -409,8 +441,9 @@ def run_pipeline(p: beam.Pipeline, *, commit_to: str | None = None) -> Any:
         state = str(getattr(result, "state", "DONE"))
         if "DONE" not in state:
             raise RuntimeError(f"pipeline ended in state {state}; {commit_to!r} left as it was")
-        commit.commit(commit_to)
-        _print_summary(commit_to)
+        with deferred_interrupt():  # never half replaced
+            commit.commit(commit_to)
+            _print_summary(commit_to)
     return result
 
 

@@ -561,4 +561,14 @@ def shutdown() -> None:
         pool.close()
 
 
+def kill() -> None:
+    """End every worker at once, waiting for none (a second Ctrl-C: the job's process exits
+    now, and a worker, which ignores Ctrl-C, would otherwise finish its task first)."""
+    pool = _STATE["pool"]
+    if pool is not None:
+        for worker in [pool._warming, *pool._workers]:
+            if worker is not None:
+                worker.proc.kill()
+
+
 atexit.register(shutdown)

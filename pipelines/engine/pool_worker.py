@@ -24,6 +24,7 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import signal
 import struct
 import sys
 import traceback
@@ -260,6 +261,9 @@ if __name__ == "__main__":
     # `pipelines.engine`, whose __init__ imports Beam.
     sys.modules["pipelines.engine.pool_worker"] = sys.modules["__main__"]
     lower_priority()
+    # Ctrl-C reaches every process of the terminal's group: the job's process decides (it
+    # stops its workers), and a worker that raised KeyboardInterrupt printed a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     out = sys.stdout.fileno()
     sys.stdout = sys.stderr  # a stray print in a step must not corrupt the replies
     serve(sys.stdin.buffer, out)

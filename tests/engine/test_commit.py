@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pathlib
 
 import apache_beam as beam
 import pyarrow as pa
@@ -11,21 +12,36 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines.engine import JobReport, WriteTable, make_pipeline, run_pipeline, staging_path
+from pipelines.engine.usage import Interrupted
 
 SCHEMA = pa.schema([pa.field("id", pa.string(), nullable=False), pa.field("n", pa.int64(), nullable=False)])
 
 
-def _job(output, values, tables=("a", "b"), job="toy", inputs=()):
-    """A toy job writing each table of `tables` through the staging folder."""
+def _job(output, values, tables=("a", "b"), job="toy", inputs=(), interrupt=False):
+    """A toy job writing each table of `tables` through the staging folder; with `interrupt`,
+    Ctrl-C comes once a table is written there (`_ctrl_c`)."""
     options = PipelineOptions([])
     p = make_pipeline(options)
     out = staging_path(str(output))
     report = JobReport(out, job, config={}, seed=0, inputs=[str(i) for i in inputs], options=options)
     rows = p | beam.Create(values) | beam.Map(lambda v: {"id": f"r{v}", "n": v if v >= 0 else None})
     for name in tables:
-        report.tally(rows | f"W{name}" >> WriteTable(f"{out}/{name}", SCHEMA, lambda r: r["id"], name=name))
+        written = rows | f"W{name}" >> WriteTable(f"{out}/{name}", SCHEMA, lambda r: r["id"], name=name)
+        report.tally(written)
+        if interrupt:
+            _ = written | f"CtrlC{name}" >> beam.Map(_ctrl_c, out)
     report.finish(p)
     return run_pipeline(p, commit_to=str(output))
+
+
+_STAGED: list[list[str]] = []
+
+
+def _ctrl_c(tally, staging: str):
+    """KeyboardInterrupt in a step, as Python raises it when Ctrl-C comes (Beam re-raises it
+    as a RuntimeError); notes what the staging folder holds then."""
+    _STAGED.append(sorted(str(p) for p in pathlib.Path(staging).rglob("*") if p.is_file()))
+    raise KeyboardInterrupt
 
 
 def _snapshot(folder):
@@ -49,6 +65,23 @@ def test_a_failed_run_leaves_the_previous_output_untouched(tmp_path):
     with pytest.raises(Exception, match="non-nullable"):
         _job(out, [5, -1])  # a null in a non-nullable column fails the write
     assert _snapshot(out) == before
+
+
+def test_an_interrupted_run_removes_its_staging_folder_and_leaves_the_previous_output(tmp_path):
+    out = tmp_path / "out"
+    _job(out, [1, 2])
+    before = _snapshot(out)
+    _STAGED.clear()
+    with pytest.raises(Interrupted) as stopped:
+        _job(out, [3, 4], interrupt=True)
+    assert _STAGED and any("part-" in p for p in _STAGED[0])  # a table was staged when it came
+    assert not (tmp_path / "out.incomplete").exists()
+    assert _snapshot(out) == before
+    assert stopped.value.line() == f"interrupted: nothing was written; the previous output in {str(out)!r} is unchanged"
+    with pytest.raises(Interrupted) as stopped:
+        _job(tmp_path / "new", [3], interrupt=True)
+    assert stopped.value.line() == f"interrupted: nothing was written; {str(tmp_path / 'new')!r} was not created"
+    assert not (tmp_path / "new").exists() and not (tmp_path / "new.incomplete").exists()
 
 
 def test_a_dry_run_touches_nothing(tmp_path):

@@ -775,3 +775,89 @@ def test_lot_stories_folder_reads_parquet_and_json_lines_alike(tmp_path, capsys)
     code, err = run_job("lot", ["--stories", str(folder), "--splits", "8,1,1", "--output", str(tmp_path / "o")], capsys)
     assert code == 0, err
     assert stats(tmp_path / "o")["stages"]["parse"]["read"] == 20
+
+
+# ----------------------------------------------------------------------------- Ctrl-C
+def _session_processes(sid: int) -> list[str]:
+    """The command lines of the processes still in session `sid` (the job and its workers)."""
+    found = []
+    for entry in pathlib.Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            if int(stat.rsplit(")", 1)[1].split()[3]) == sid:  # field 6: the session id
+                found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except (OSError, ValueError, IndexError):  # it ended meanwhile
+            continue
+    return found
+
+
+@pytest.mark.skipif(not pathlib.Path("/proc/self/stat").exists(), reason="lists processes through /proc")
+@pytest.mark.parametrize("mode", [[], ["--direct_running_mode=multi_processing"]], ids=["pool", "beam_processes"])
+def test_ctrl_c_is_one_line_exit_130_and_leaves_the_previous_output_and_no_process(mode, tmp_path):
+    """Ctrl-C on a running `python -m pipelines.lot` (SIGINT to the whole process group, as a
+    terminal sends it: the job and its pool workers or Beam's worker processes): one line
+    on stderr, no traceback, exit status 130, the previous output's files byte for byte, no
+    staging folder and no process of the job left."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    rows = [json.loads(x) for x in (ROOT / "samples/lot/stories.jsonl").read_text(encoding="utf-8").splitlines()]
+    stories = tmp_path / "stories.jsonl"
+    with stories.open("w", encoding="utf-8") as f:
+        for i in range(40):  # about 1.8 MB: a run of many seconds
+            for r in rows:
+                f.write(
+                    json.dumps({**r, "id": f"{r['id']}-{i}", "story": f"{r['story']}第{i}次。"}, ensure_ascii=False)
+                )
+                f.write("\n")
+    out = tmp_path / "out"  # a previous build of the job
+    (out / "senpos").mkdir(parents=True)
+    (out / "stats.json").write_text(json.dumps({"job": "lot"}), encoding="utf-8")
+    (out / "senpos" / "train-00000-of-00001.parquet").write_bytes(b"PAR1 previous rows PAR1")
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "STORYBENCH_PROGRESS_SECONDS": "0.2", "STORYBENCH_WORKERS": "2"}
+    argv = ["--stories", str(stories), "--output", str(out), "--direct_num_workers=2", *mode]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipelines.lot", *argv],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, which the "terminal" below signals
+    )
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
+    try:
+        stop = time.monotonic() + 60
+        while not any("[storybench" in line for line in lines):  # the run has begun
+            assert proc.poll() is None, "".join(lines)
+            assert time.monotonic() < stop, "no progress line in 60 s"
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    reader.join(timeout=10)
+    err = "".join(lines)
+    assert code == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    said = [line for line in err.splitlines() if "interrupted" in line]
+    assert said == [
+        f"python -m pipelines.lot: interrupted: nothing was written; the previous output in {str(out)!r} is unchanged"
+    ], err
+    assert err.splitlines()[-1] == said[0]
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert not (tmp_path / "out.incomplete").exists()
+    stop = time.monotonic() + 10
+    while _session_processes(proc.pid):  # the workers are gone with the job
+        assert time.monotonic() < stop, _session_processes(proc.pid)
+        time.sleep(0.1)
