@@ -47,7 +47,7 @@ _LOCK = threading.Lock()
 _COUNTS: dict[str, list[int]] = {}  # stage -> [read, written, rejected], this process
 _STATE = {"last": time.monotonic(), "start": time.monotonic()}
 _EXPECTED: dict[int, int] = {}  # id(pipeline) -> input bytes, registered while its graph is built
-_INPUT = {"read": 0, "total": 0, "first": None}  # bytes read and expected in this run
+_INPUT = {"read": 0, "total": 0, "first": None, "last": None}  # bytes read and expected in this run
 _WORKING: set[Working] = set()  # the steps of this process with records in hand (Working)
 _BEAT: dict = {"pid": None}  # the process whose heartbeat thread runs
 BEAT_MIN_SECONDS, BEAT_MAX_SECONDS = 0.05, 1.0  # how often the heartbeat wakes, at most and at least
@@ -216,7 +216,7 @@ def start(pipeline) -> None:
         _COUNTS.clear()
         _WORKING.clear()
         _STATE.update(last=now, start=now)
-        _INPUT.update(read=0, total=_EXPECTED.pop(id(pipeline), 0), first=None)
+        _INPUT.update(read=0, total=_EXPECTED.pop(id(pipeline), 0), first=None, last=None)
 
 
 def advance(nbytes: int) -> None:
@@ -226,6 +226,7 @@ def advance(nbytes: int) -> None:
         if _INPUT["first"] is None:
             _INPUT["first"] = now
         _INPUT["read"] += nbytes
+        _INPUT["last"] = now
         line = _due(now)
     if line:
         print(line, file=sys.stderr, flush=True)
@@ -253,7 +254,6 @@ def _due(now: float) -> str | None:
 def _line(now: float, heartbeat: bool = False) -> str | None:
     """The progress line now (caller holds _LOCK): the record held longest when it is older
     than INTERVAL, the input bar, the counts. For the heartbeat, None without such a record."""
-    first = _INPUT["first"]
     longest = _longest(now)
     still = None
     if longest is not None and now - longest[1][0][2] >= INTERVAL:
@@ -263,9 +263,18 @@ def _line(now: float, heartbeat: bool = False) -> str | None:
     return progress_line(
         _COUNTS,
         now - _STATE["start"],
-        (_INPUT["read"], _INPUT["total"], now - first if first is not None else 0.0),
+        (_INPUT["read"], _INPUT["total"], _reading_seconds(now)),
         still,
     )
+
+
+def _reading_seconds(now: float) -> float:
+    """How long the input has been read: until now, or until its last byte once it is all
+    read (the rate then stays the reading's, not falling while the rest of the job works)."""
+    first, last = _INPUT["first"], _INPUT["last"]
+    if first is None:
+        return 0.0
+    return (last if _INPUT["read"] >= _INPUT["total"] else now) - first
 
 
 def input_bar(read: int, total: int, seconds: float) -> str:

@@ -18,7 +18,9 @@ def test_progress_line_per_stage_with_rates():
 def test_count_prints_at_most_every_interval(monkeypatch, capsys):
     monkeypatch.setattr(progress, "_COUNTS", {})
     monkeypatch.setattr(progress, "_STATE", {"last": 0.0, "start": 0.0})
-    monkeypatch.setattr(progress, "_INPUT", {"read": 0, "total": 0, "first": None})  # no bar: no input known
+    monkeypatch.setattr(
+        progress, "_INPUT", {"read": 0, "total": 0, "first": None, "last": None}
+    )  # no bar: no input known
     clock = iter([5.0, 12.0, 13.0, 25.0])
     monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
     for written in (1, 1, 0, 1):
@@ -67,6 +69,23 @@ def test_input_bar_shows_share_rate_and_eta():
         "| parse 10 read (10 written, 0 rejected, 2/s)"
     )
     assert "input" not in progress.progress_line({"parse": [10, 10, 0]}, 5.0, (5_000_000, 0, 5.0))
+
+
+def test_the_rate_of_input_read_is_the_readings_once_it_is_all_read(monkeypatch):
+    """Once every byte was read, the rate fell for the rest of the run (`0.4 MB/s, done` at the
+    end of a 2-minute job that read its input in 10 s)."""
+    clock = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(progress, "_INPUT", {"read": 0, "total": 20_000_000, "first": None, "last": None})
+    monkeypatch.setattr(progress, "INTERVAL", 1e9)
+    for _ in range(10):
+        progress.advance(2_000_000)
+        clock[0] += 1.0
+    assert progress._reading_seconds(clock[0]) == 9.0  # from the first read to the last
+    clock[0] += 110.0
+    assert progress._reading_seconds(clock[0]) == 9.0
+    progress._INPUT["total"] = 40_000_000  # not all read yet: until now
+    assert progress._reading_seconds(clock[0]) == 120.0
 
 
 def test_a_local_run_shows_a_bar_of_the_input_files_read(tmp_path, monkeypatch, capsys):
