@@ -156,3 +156,36 @@ def test_property_negatives_and_prefix(n, words, seed, lengths):
             assert neg != r["gold"] and j > k + 1
             assert neg.split("\n")[0] == f"CHAPTER {k + 2}"
             assert neg.split("\n\n", 1)[1] in chapters[j].body or chapters[j].body.startswith(neg.split("\n\n", 1)[1])
+
+
+_HEADINGS = ["", "CHAPTER 3", "Chapter IV. The Storm", "IV.", "  II  ", "Chapter 5: The 5th Day", "PART ONE", "1."]
+_BODIES = ["", "\n\n", "   ", "It was late.", "“Go,” she said — don't.", "word " * 40, "a\n\nb c.\n\n\nd", "...!!"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    parts=st.lists(
+        st.tuples(
+            st.sampled_from(_HEADINGS),
+            st.sampled_from(["", "3", "IV", "II", "5", "1", "ONE"]),
+            st.lists(st.sampled_from(_BODIES), max_size=6).map("".join),
+        ),
+        min_size=2,
+        max_size=8,
+    ),
+    mode=st.sampled_from(["normalize", "keep", "strip", "number"]),
+    tokenizer=st.sampled_from(["words_punct_v1", "word_punct_chars", "word_punct_runs", "whitespace_v1"]),
+    n=st.sampled_from([1, 2, 3, 5, 40, 128]),
+)
+def test_a_chapters_head_cut_once_per_book_is_the_suffix_cut_per_boundary(parts, mode, tokenizer, n):
+    """`suffix_fn` cuts each chapter once per book (a 6,000-chapter book cut 18 million
+    suffixes, 15 minutes); every suffix it gives is the one `suffix` cuts for that boundary."""
+    from annotators.chapterbreak.examples import BookText, suffix, suffix_fn
+
+    chapters = [BookChapter(i, h, num, b) for i, (h, num, b) in enumerate(parts)]
+    config = ExampleConfig(headings=mode, tokenizer=tokenizer, suffix_tokens=n)
+    book = BookText(chapters, tokenizer)
+    assert book.separable
+    for gold in range(len(chapters)):
+        fn = suffix_fn(book, gold, config)
+        assert [fn(j) for j in range(len(chapters))] == [suffix(book, j, gold, config) for j in range(len(chapters))]
