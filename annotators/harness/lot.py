@@ -15,6 +15,10 @@ the same strings as `.source` files), written as Jinja templates in the task fil
 - OutGen: `title#phrase1#...#phrase8<extra_id_1>` (a `#` inside a field written `＃`); the
   model writes the story.
 
+In the ClozeT, SenPos and OutGen prompts a line break inside a field is a space (Jinja's
+`' '.join(field.splitlines())`, annotators.core.longlm.one_line), as on the `.source` line:
+before, a story holding U+2028 or \x0b gave the model another text than LongLM's input.
+
 Generation follows LOT section 5.2 (top-k sampling, k = 40, temperature 0.7; at most 512
 tokens for a story); PlotCom and OutGen are scored with storybench's OutGen metrics
 (`utils.py`: what `pipelines.evaluate --compat original` gives). A task is written only when
@@ -32,14 +36,16 @@ TASKS = ("clozet", "senpos", "plotcom", "outgen")
 PROMPTS = {
     "clozet": [
         "output_type: multiple_choice",
-        "doc_to_text: \"{{plot0}}<extra_id_1>{{plot1}}<extra_id_2>{{story | replace('<mask>', '<sep>')}}<mask>\"",
+        "doc_to_text: \"{{' '.join(plot0.splitlines())}}<extra_id_1>{{' '.join(plot1.splitlines())}}<extra_id_2>"
+        "{{' '.join(story.splitlines()) | replace('<mask>', '<sep>')}}<mask>\"",
         'doc_to_choice: ["<extra_id_1>", "<extra_id_2>"]',
         'doc_to_target: "{{label | int}}"',
         'target_delimiter: ""',
     ],
     "senpos": [
         "output_type: multiple_choice",
-        "doc_to_text: \"{{sentence}}<sep>{% for part in story.split('[MASK]') %}{% if not loop.first %}"
+        "doc_to_text: \"{{' '.join(sentence.splitlines())}}<sep>"
+        "{% for part in ' '.join(story.splitlines()).split('[MASK]') %}{% if not loop.first %}"
         '<extra_id_{{loop.index0}}>{% endif %}{{part}}{% endfor %}<mask>"',
         "doc_to_choice: \"[{% for k in range(1, story.count('[MASK]') + 1) %}'<extra_id_{{k}}>', {% endfor %}]\"",
         'doc_to_target: "{{label - 1}}"',
@@ -59,7 +65,8 @@ PROMPTS = {
     ],
     "outgen": [
         "output_type: generate_until",
-        "doc_to_text: \"{{ ([title] + outline) | map('replace', '#', '＃') | join('#') }}<extra_id_1>\"",
+        'doc_to_text: "{% for field in [title] + outline %}{% if not loop.first %}#{% endif %}'
+        "{{' '.join(field.splitlines()) | replace('#', '＃')}}{% endfor %}<extra_id_1>\"",
         'doc_to_target: "{{story}}"',
         'target_delimiter: ""',
         "generation_kwargs:",

@@ -30,6 +30,17 @@ ROWS = {
     "senpos": {"story": "第一句。[MASK]第二句。[MASK]第三句。[MASK]第四句。", "sentence": "插入的句子。", "label": 2},
     "outgen": {"title": "小#猫", "outline": ["钓鱼", "河边#走", "回家"], "story": "小猫去河边钓鱼，然后回家。"},
 }
+# The same rows with a line break of every kind `str.splitlines()` knows in their prompt fields
+# (a crawled story's U+2028, a Word export's \x0b, a CRLF): the `.source` line has a space there.
+BROKEN_ROWS = {
+    "clozet": {**ROWS["clozet"], "story": "小明\u2028出门了。\r\n<mask>他很\x0b开心。\n", "plot0": "天下\x85雨了。"},
+    "senpos": {
+        **ROWS["senpos"],
+        "story": "第一句。\u2029[MASK]第二\x1c句。[MASK]第三句。\x0c[MASK]第四句。",
+        "sentence": "插入\r的句子。",
+    },
+    "outgen": {**ROWS["outgen"], "title": "小#\x1d猫", "outline": ["钓鱼\x1e", "河边#走", "回\u2028家"]},
+}
 
 
 def _write(folder, files: dict[str, str]):
@@ -55,11 +66,12 @@ def _render(config: dict, key: str, doc: dict):
     return value if not isinstance(value, str) else apply_template(value, doc)
 
 
+@pytest.mark.parametrize("rows", [ROWS, BROKEN_ROWS], ids=["plain", "line_breaks"])
 @pytest.mark.parametrize("task", ["clozet", "senpos", "outgen"])
-def test_prompts_are_longlm_inputs(tmp_path, task):
+def test_prompts_are_longlm_inputs(tmp_path, task, rows):
     files, _ = lot_tasks.attachments(LOT_STATS)
     _write(tmp_path, files)
-    config, row = _config(tmp_path, task), ROWS[task]
+    config, row = _config(tmp_path, task), rows[task]
     source, target = longlm.source_target(task, row)
     assert _render(config, "doc_to_text", row) == source
     if task == "outgen":
