@@ -125,7 +125,7 @@ class JobReport:
         self._tallies: list = []
         self._rejects: list = []
         self._extras: dict[str, tuple] = {}  # stats key -> (PCollection, default, key in its dict)
-        self._warned_from = len(usage.WARNINGS)  # the warnings given from here on are this job's
+        self._warned_from = usage.start_job_warnings()  # the warnings given from here on are this job's
 
     def stage(self, name: str, fn: Callable, **kwargs) -> Stage:
         """`pcoll | report.stage(name, fn, ...)`: apply a Stage and register it; returns its main output."""

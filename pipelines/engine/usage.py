@@ -159,11 +159,21 @@ def require_folder(path: str | None, flag: str) -> None:
 
 
 WARNINGS: list[str] = []  # every warning given in this process, in order (JobReport keeps its job's)
+_JOB_WARNINGS = [0]  # where the job now running starts in WARNINGS
+
+
+def start_job_warnings() -> int:
+    """Marks where the job now starting begins in WARNINGS (`main` and JobReport); returns it."""
+    _JOB_WARNINGS[0] = len(WARNINGS)
+    return _JOB_WARNINGS[0]
 
 
 def warn(message: str) -> None:
     """A warning line on stderr (an empty input, a layout with nothing in it); the job's
-    stats.json (`warnings`) and card repeat it."""
+    stats.json (`warnings`) and card repeat it. A warning the job already gave is not given
+    again: chapterbreak matches its books twice, and an empty book was two warnings."""
+    if message in WARNINGS[_JOB_WARNINGS[0] :]:
+        return
     WARNINGS.append(message)
     print(f"warning: {message}", file=sys.stderr, flush=True)
 
@@ -182,6 +192,7 @@ def main(run: Callable[[Sequence[str] | None], object], job: str, argv: Sequence
 
         _handle_interrupts(job)
         return_freed_memory()
+    start_job_warnings()
     try:
         result = run(argv)
     except UsageError as exc:

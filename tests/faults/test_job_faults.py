@@ -343,6 +343,21 @@ def test_lot_utf16_and_empty_files(tmp_path, capsys):
     stats(tmp_path / "out")
 
 
+def test_chapterbreak_warns_once_of_an_empty_book(tmp_path, capsys):
+    """chapterbreak reads its books twice (the second read finds the book keys): an empty
+    book is still one warning on stderr, in stats.json and in the card."""
+    books = _mkdir(tmp_path / "books")
+    shutil.copy(FIX / "chapterbreak/books/short_chapters.txt", books)
+    (books / "empty.txt").write_bytes(b"")
+    code, err = run_job("chapterbreak", ["--gutenberg", str(books), "--output", str(tmp_path / "out")], capsys)
+    assert code == 0 and "Traceback" not in err
+    assert err.count("empty.txt' is empty") == 1
+    assert [w for w in stats(tmp_path / "out")["warnings"] if "empty.txt" in w] == [
+        f"input file {str(books / 'empty.txt')!r} is empty: it holds no records"
+    ]
+    assert (tmp_path / "out" / "CARD.md").read_text(encoding="utf-8").count("empty.txt' is empty") == 1
+
+
 @pytest.mark.parametrize(
     "job,argv,words",
     [
