@@ -11,7 +11,7 @@ and OutGen tables become tasks too (`lot_task`), serialised as stated in `serial
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from annotators.core.longlm import one_line, outgen_source_target
@@ -30,12 +30,23 @@ def split_lines(data: bytes) -> list[bytes]:
     return lines
 
 
+def iter_lines(data: bytes) -> Iterator[bytes]:
+    """`split_lines(data)` one line at a time, without a list of them all."""
+    for line in io.BytesIO(data):
+        yield line[:-1] if line.endswith(b"\n") else line
+
+
+def line_count(data: bytes) -> int:
+    """`len(split_lines(data))`, counted without splitting."""
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
 def line_text(line: bytes) -> str:
     """A line as text for scoring (already checked to be UTF-8; a CR and a BOM are dropped)."""
     return line.rstrip(b"\r").decode("utf-8").lstrip("\ufeff")
 
 
-def _first_non_utf8(name: str, lines: list[bytes]) -> Drop | None:
+def _first_non_utf8(name: str, lines: Iterable[bytes]) -> Drop | None:
     """The first line that is not UTF-8, as a Drop naming file, line, column and byte."""
     for number, line in enumerate(lines, start=1):
         try:
@@ -57,14 +68,13 @@ def check_task(task: GlgeTask) -> GlgeTask | Drop:
             )
         if not task.files[key]:
             return Drop("empty_file", f"{task.names[key]} line 1: file is empty")
-    lines = {key: split_lines(task.files[key]) for key in FILES}
-    for key in FILES:
-        bad = _first_non_utf8(task.names[key], lines[key])
+    for key in FILES:  # a file's lines one at a time: a list of every file's lines held 2x the task
+        bad = _first_non_utf8(task.names[key], iter_lines(task.files[key]))
         if bad:
             return bad
     for split in SPLITS:
         src, tgt = (f"{split}.{side}" for side in SIDES)
-        n_src, n_tgt = len(lines[src]), len(lines[tgt])
+        n_src, n_tgt = line_count(task.files[src]), line_count(task.files[tgt])
         if n_src != n_tgt:
             longer = src if n_src > n_tgt else tgt
             return Drop(

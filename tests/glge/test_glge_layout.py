@@ -218,3 +218,32 @@ def test_level_summaries_give_average_source_and_target_lengths():
         src = [3, 2, 1]
         expected = round(sum(src[i] for i in chosen) / len(chosen), 2) if chosen else None
         assert summary["levels"][level]["avg_src_len"] == expected
+
+
+def test_build_levels_tokenizes_train_in_bounded_batches(monkeypatch):
+    """Training targets are tokenized TOKEN_BATCH lines at a time and only their test-vocabulary
+    token ids are kept (a 400,000-line task held every line's token list: 1.2 GB peak for a
+    171 MB task); the scores, levels, summary and files are those of one batch."""
+    from annotators.glge import levels as lv
+    from annotators.glge.layout import iter_lines, line_count
+
+    files = tiny_files()
+    files["train.tgt"] = files["train.tgt"].rstrip(b"\n")  # no final newline
+    files["train.src"] = files["train.src"].rstrip(b"\n")
+    whole = build_levels(glge_task("tiny", files), GlgeConfig(), seed=0)
+    sizes = []
+    real = lv.tokens_of
+
+    def spy(texts, config):
+        sizes.append(len(texts))
+        return real(texts, config)
+
+    monkeypatch.setattr(lv, "TOKEN_BATCH", 3)
+    monkeypatch.setattr(lv, "tokens_of", spy)
+    batched = build_levels(glge_task("tiny", files), GlgeConfig(), seed=0)
+    assert sizes[1:] == [3, 3, 2]  # the test targets first, then train in batches of 3
+    assert batched == whole
+    assert list(level_files(batched)) == list(level_files(whole))
+    for data in (b"", b"\n", b"a", b"a\n", b"a\r\n\nb", b"a\n\n"):
+        assert list(iter_lines(data)) == split_lines(data)
+        assert line_count(data) == len(split_lines(data))
