@@ -119,8 +119,8 @@ def check_example(
         return Drop("unknown_split", f"split {split!r} is not one of {SPLITS}")
     for field in fields:
         value = record.get(field)
-        if value is None:
-            return Drop("missing_field", field)
+        if value is None:  # the keys it has: a story table's "story" where "text" was looked for
+            return Drop("missing_field", f"no {field!r} field; its keys: {sorted(record)[:10]}")
         ok = (
             isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
             if field in list_fields

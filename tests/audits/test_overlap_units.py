@@ -177,6 +177,13 @@ def test_check_example(record, expected):
     assert (out.reason if isinstance(out, Drop) else out) == expected
 
 
+def test_a_missing_text_field_names_the_keys_the_record_has():
+    """The detail was the field's name alone ("text"), when a user passed a story table whose
+    text is under "story"."""
+    out = ar.check_example({"id": "x", "title": "t", "story": "s"}, ("text",), default_split="test")
+    assert out == Drop("missing_field", "no 'text' field; its keys: ['id', 'story', 'title']")
+
+
 def test_check_example_fallback_id_and_list_fields():
     rec = {"story": "s", "outline": ["a", "b"]}
     assert ar.check_example(
